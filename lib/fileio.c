@@ -1,0 +1,175 @@
+/* fileio.c - opening inputs and writing outputs atomically (temporary file + rename). */
+#define _POSIX_C_SOURCE 200809L
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define IOBUF (1u << 20)
+#define MAX_PENDING 8
+
+struct fk_output {
+    FILE *f;
+    int is_stdout;
+    char *path; /* final path */
+    char *tmp;  /* temporary path */
+    int slot;
+};
+
+/* Temporary names still on disk, for fk_output_cleanup_all. Set and cleared
+ * with signals in mind: a slot is published only once its name is complete. */
+static char pending_name[MAX_PENDING][4096];
+static volatile sig_atomic_t pending_used[MAX_PENDING];
+
+static int is_dash(const char *p)
+{
+    return p == NULL || strcmp(p, "-") == 0;
+}
+
+int fk_input_open(FILE **out, const char *path, int binary, int force, fk_error *err)
+{
+    *out = NULL;
+    FILE *f;
+    if (is_dash(path)) {
+        if (binary && !force && isatty(STDIN_FILENO))
+            return fk_fail(err, FK_EINVAL, "refusing to read binary data from a terminal (give a file, or pipe one in)");
+        f = stdin;
+    } else {
+        f = fopen(path, "rb");
+        if (!f) return fk_fail(err, FK_EIO, "%s: %s", path, strerror(errno));
+        struct stat sb;
+        if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            fclose(f);
+            return fk_fail(err, FK_EIO, "%s: is a directory", path);
+        }
+    }
+    setvbuf(f, NULL, _IOFBF, IOBUF);
+    *out = f;
+    return FK_OK;
+}
+
+void fk_input_close(FILE *f)
+{
+    if (f && f != stdin) fclose(f);
+}
+
+int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_error *err)
+{
+    *out = NULL;
+    fk_output *o = calloc(1, sizeof *o);
+    if (!o) return fk_fail(err, FK_ENOMEM, "out of memory");
+    o->slot = -1;
+    if (is_dash(path)) {
+        if (binary && !force && isatty(STDOUT_FILENO)) {
+            free(o);
+            return fk_fail(err, FK_EINVAL, "refusing to write binary data to a terminal (use -o FILE or redirect)");
+        }
+        o->is_stdout = 1;
+        o->f = stdout;
+        setvbuf(stdout, NULL, _IOFBF, IOBUF);
+        *out = o;
+        return FK_OK;
+    }
+    size_t n = strlen(path);
+    o->path = strdup(path);
+    o->tmp = malloc(n + 16);
+    if (!o->path || !o->tmp) {
+        fk_output_abort(o);
+        return fk_fail(err, FK_ENOMEM, "out of memory");
+    }
+    snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (!pending_used[i]) {
+            o->slot = i;
+            break;
+        }
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(o->tmp);
+        o->tmp = NULL;
+        fk_output_abort(o);
+        return fk_fail(err, FK_EIO, "%s: cannot create a temporary file beside it: %s", path, strerror(e));
+    }
+    if (o->slot >= 0 && n + 16 <= sizeof pending_name[0]) {
+        memcpy(pending_name[o->slot], o->tmp, n + 16);
+        pending_used[o->slot] = 1;
+    }
+    /* mkstemp creates 0600; give the file the permissions a plain creat() would. */
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um);
+    o->f = fdopen(fd, "wb");
+    if (!o->f) {
+        close(fd);
+        fk_output_abort(o);
+        return fk_fail(err, FK_EIO, "%s: %s", path, strerror(errno));
+    }
+    setvbuf(o->f, NULL, _IOFBF, IOBUF);
+    *out = o;
+    return FK_OK;
+}
+
+FILE *fk_output_file(fk_output *o)
+{
+    return o->f;
+}
+
+const char *fk_output_name(const fk_output *o)
+{
+    return o->is_stdout ? "stdout" : o->path;
+}
+
+static void release(fk_output *o)
+{
+    if (o->slot >= 0) pending_used[o->slot] = 0;
+    free(o->path);
+    free(o->tmp);
+    free(o);
+}
+
+int fk_output_commit(fk_output *o, fk_error *err)
+{
+    int st = FK_OK;
+    if (o->is_stdout) {
+        if (fflush(stdout) != 0 || ferror(stdout))
+            st = fk_fail(err, FK_EIO, "write error on stdout: %s", strerror(errno));
+        release(o);
+        return st;
+    }
+    if (fflush(o->f) != 0 || ferror(o->f))
+        st = fk_fail(err, FK_EIO, "%s: write error: %s", o->path, strerror(errno));
+    else if (fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS)
+        st = fk_fail(err, FK_EIO, "%s: fsync: %s", o->path, strerror(errno));
+    if (fclose(o->f) != 0 && st == FK_OK)
+        st = fk_fail(err, FK_EIO, "%s: close: %s", o->path, strerror(errno));
+    o->f = NULL;
+    if (st == FK_OK && rename(o->tmp, o->path) != 0)
+        st = fk_fail(err, FK_EIO, "%s: rename: %s", o->path, strerror(errno));
+    if (st != FK_OK) unlink(o->tmp);
+    release(o);
+    return st;
+}
+
+void fk_output_abort(fk_output *o)
+{
+    if (!o) return;
+    if (!o->is_stdout) {
+        if (o->f) fclose(o->f);
+        if (o->tmp) unlink(o->tmp);
+    } else {
+        fflush(stdout);
+    }
+    release(o);
+}
+
+void fk_output_cleanup_all(void)
+{
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (pending_used[i]) unlink(pending_name[i]);
+}

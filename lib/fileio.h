@@ -1,0 +1,43 @@
+/* fileio.h - opening inputs ("-" is stdin) and atomic outputs (temporary file, renamed on commit). */
+#ifndef FK_FILEIO_H
+#define FK_FILEIO_H
+
+#include <stdio.h>
+
+#include "error.h"
+
+/* Opens path for reading ("-" or NULL: stdin) with a large buffer. With
+ * binary set, a terminal on stdin is refused unless force is set (binary
+ * data is not typed). *f is set to the stream (never closed for stdin by
+ * fk_input_close). */
+int fk_input_open(FILE **f, const char *path, int binary, int force, fk_error *err);
+void fk_input_close(FILE *f);
+
+/* An output being written: to stdout, or to a temporary file beside the
+ * final path that fk_output_commit renames into place, so that a failed or
+ * interrupted program never leaves a half-written file under the final
+ * name. */
+typedef struct fk_output fk_output;
+
+/* Opens path ("-" or NULL: stdout). With binary set, a terminal on stdout is
+ * refused unless force is set. */
+int fk_output_open(fk_output **o, const char *path, int binary, int force, fk_error *err);
+
+FILE *fk_output_file(fk_output *o);
+
+/* The name used in messages ("stdout" or the final path). */
+const char *fk_output_name(const fk_output *o);
+
+/* Flushes, fsyncs and closes the temporary file (each step checked) and
+ * renames it onto the final path; for stdout, flushes and checks for write
+ * errors. Frees o, also on failure (then the temporary is removed). */
+int fk_output_commit(fk_output *o, fk_error *err);
+
+/* Discards the output: closes and removes the temporary file. Frees o. */
+void fk_output_abort(fk_output *o);
+
+/* Removes every temporary file still open. Async-signal-safe (only
+ * unlink(2)); for signal handlers and fatal-error paths. */
+void fk_output_cleanup_all(void);
+
+#endif

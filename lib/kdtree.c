@@ -1,0 +1,265 @@
+/* kdtree.c - balanced kd-tree over particles: CPU build by median selection, bounds, checks, stream I/O. */
+#include "kdtree.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv.h"
+
+/* Below this many particles a subtree is built by the thread that reached it. */
+#define TASK_MIN 65536
+
+uint32_t fk_tree_depth(uint64_t n, uint32_t leafsize)
+{
+    uint32_t d = 0;
+    while (((n + (UINT64_C(1) << d) - 1) >> d) > leafsize) d++;
+    return d;
+}
+
+typedef struct item {
+    float x[3];
+    uint32_t i;
+} item;
+
+static inline void swap_items(item *a, item *b)
+{
+    item t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Rearranges a[0..n) so that a[kth] is the element that a sort along axis
+ * would put there, with no greater element before it and no smaller after.
+ * Quickselect with median-of-three pivots and a Hoare partition, which
+ * splits runs of equal keys evenly (duplicated positions stay O(n)). */
+static void select_nth(item *a, uint64_t n, uint64_t kth, int axis)
+{
+    uint64_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        if (hi - lo < 16) {
+            for (uint64_t i = lo + 1; i <= hi; i++)
+                for (uint64_t j = i; j > lo && a[j - 1].x[axis] > a[j].x[axis]; j--) swap_items(&a[j - 1], &a[j]);
+            return;
+        }
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (a[mid].x[axis] < a[lo].x[axis]) swap_items(&a[mid], &a[lo]);
+        if (a[hi].x[axis] < a[lo].x[axis]) swap_items(&a[hi], &a[lo]);
+        if (a[hi].x[axis] < a[mid].x[axis]) swap_items(&a[hi], &a[mid]);
+        const float p = a[mid].x[axis];
+        uint64_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i].x[axis] < p) i++;
+            while (a[j].x[axis] > p) j--;
+            if (i <= j) {
+                swap_items(&a[i], &a[j]);
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        if (kth <= j)
+            hi = j;
+        else if (kth >= i)
+            lo = i;
+        else
+            return;
+    }
+}
+
+static void build(item *a, uint64_t n, uint64_t node, uint32_t level, uint32_t depth)
+{
+    if (level == depth) return;
+    uint64_t s, e, m, tmp;
+    fk_tree_range(n, node, &s, &e);
+    fk_tree_range(n, 2 * node + 1, &tmp, &m);
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (uint64_t i = s; i < e; i++)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fminf(lo[k], a[i].x[k]);
+            hi[k] = fmaxf(hi[k], a[i].x[k]);
+        }
+    int axis = 0;
+    for (int k = 1; k < 3; k++)
+        if (hi[k] - lo[k] > hi[axis] - lo[axis]) axis = k;
+    select_nth(a + s, e - s, m - s, axis);
+    if (e - s >= TASK_MIN) {
+        #pragma omp task
+        build(a, n, 2 * node + 1, level + 1, depth);
+        #pragma omp task
+        build(a, n, 2 * node + 2, level + 1, depth);
+        #pragma omp taskwait
+    } else {
+        build(a, n, 2 * node + 1, level + 1, depth);
+        build(a, n, 2 * node + 2, level + 1, depth);
+    }
+}
+
+static int tree_alloc(fk_tree *t, uint64_t n, uint32_t leafsize, const char *builder, fk_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (leafsize < 2) return fk_fail(err, FK_EINVAL, "leaf size %u is below 2", leafsize);
+    if (n >= (UINT64_C(1) << 32))
+        return fk_fail(err, FK_EUNSUP, "%" PRIu64 " particles: trees hold fewer than 2^32", n);
+    t->n = n;
+    t->leafsize = leafsize;
+    t->depth = n ? fk_tree_depth(n, leafsize) : 0;
+    t->nnodes = n ? (UINT64_C(2) << t->depth) - 1 : 0;
+    snprintf(t->builder, sizeof t->builder, "%s", builder);
+    t->box = malloc(t->nnodes ? t->nnodes * 6 * sizeof(float) : 1);
+    if (!t->box) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " tree nodes", t->nnodes);
+    return FK_OK;
+}
+
+int fk_tree_build_cpu(float *pos, uint64_t n, uint32_t leafsize, fk_tree *t, uint32_t **perm, fk_error *err)
+{
+    *perm = NULL;
+    int st = tree_alloc(t, n, leafsize, "cpu-median", err);
+    if (st) return st;
+    item *a = malloc(n ? n * sizeof *a : 1);
+    uint32_t *p = malloc(n ? n * sizeof *p : 1);
+    if (!a || !p) {
+        free(a);
+        free(p);
+        fk_tree_free(t);
+        return fk_fail(err, FK_ENOMEM, "out of memory building a tree of %" PRIu64 " particles", n);
+    }
+    #pragma omp parallel for schedule(static)
+    for (uint64_t i = 0; i < n; i++) {
+        memcpy(a[i].x, pos + 3 * i, sizeof a[i].x);
+        a[i].i = (uint32_t)i;
+    }
+    if (n) {
+        #pragma omp parallel
+        #pragma omp single
+        build(a, n, 0, 0, t->depth);
+    }
+    #pragma omp parallel for schedule(static)
+    for (uint64_t i = 0; i < n; i++) {
+        memcpy(pos + 3 * i, a[i].x, sizeof a[i].x);
+        p[i] = a[i].i;
+    }
+    free(a);
+    fk_tree_bounds(t, pos);
+    *perm = p;
+    return FK_OK;
+}
+
+void fk_tree_bounds(fk_tree *t, const float *pos)
+{
+    if (t->nnodes == 0) return;
+    const uint64_t first = (UINT64_C(1) << t->depth) - 1, n = t->n;
+    #pragma omp parallel for schedule(static)
+    for (uint64_t i = first; i < t->nnodes; i++) {
+        uint64_t s, e;
+        fk_tree_range(n, i, &s, &e);
+        float *b = t->box + 6 * i;
+        for (int k = 0; k < 3; k++) {
+            b[k] = INFINITY;
+            b[k + 3] = -INFINITY;
+        }
+        for (uint64_t j = s; j < e; j++)
+            for (int k = 0; k < 3; k++) {
+                b[k] = fminf(b[k], pos[3 * j + k]);
+                b[k + 3] = fmaxf(b[k + 3], pos[3 * j + k]);
+            }
+    }
+    for (int d = (int)t->depth - 1; d >= 0; d--) {
+        const uint64_t lo = (UINT64_C(1) << d) - 1, hi = (UINT64_C(2) << d) - 1;
+        #pragma omp parallel for schedule(static)
+        for (uint64_t i = lo; i < hi; i++) {
+            const float *l = t->box + 6 * (2 * i + 1), *r = t->box + 6 * (2 * i + 2);
+            float *b = t->box + 6 * i;
+            for (int k = 0; k < 3; k++) {
+                b[k] = fminf(l[k], r[k]);
+                b[k + 3] = fmaxf(l[k + 3], r[k + 3]);
+            }
+        }
+    }
+}
+
+int fk_tree_check(const fk_tree *t, const float *pos, const char *name, fk_error *err)
+{
+    if (t->leafsize < 2 || t->n >= (UINT64_C(1) << 32) ||
+        (t->n && (t->depth > FK_TREE_MAX_DEPTH || t->depth != fk_tree_depth(t->n, t->leafsize))) ||
+        t->nnodes != (t->n ? (UINT64_C(2) << t->depth) - 1 : 0))
+        return fk_fail(err, FK_EFORMAT,
+                       "%s: TREE chunk is inconsistent (n %" PRIu64 ", leaf size %u, depth %u, %" PRIu64 " nodes)",
+                       name, t->n, t->leafsize, t->depth, t->nnodes);
+    if (t->nnodes == 0) return FK_OK;
+    const uint64_t first = (UINT64_C(1) << t->depth) - 1;
+    uint64_t bad = UINT64_MAX;
+    #pragma omp parallel for schedule(static) reduction(min : bad)
+    for (uint64_t i = 0; i < t->nnodes; i++) {
+        const float *b = t->box + 6 * i;
+        int ok = 1;
+        for (int k = 0; k < 3; k++) ok &= isfinite(b[k]) && isfinite(b[k + 3]) && b[k] <= b[k + 3];
+        if (ok && i < first) {
+            for (int c = 1; c <= 2; c++) {
+                const float *cb = t->box + 6 * (2 * i + c);
+                for (int k = 0; k < 3; k++) ok &= cb[k] >= b[k] && cb[k + 3] <= b[k + 3];
+            }
+        } else if (ok) {
+            uint64_t s, e;
+            fk_tree_range(t->n, i, &s, &e);
+            for (uint64_t j = s; j < e; j++)
+                for (int k = 0; k < 3; k++) ok &= pos[3 * j + k] >= b[k] && pos[3 * j + k] <= b[k + 3];
+        }
+        if (!ok && i < bad) bad = i;
+    }
+    if (bad != UINT64_MAX)
+        return fk_fail(err, FK_EFORMAT, "%s: tree node %" PRIu64 " does not contain its %s", name, bad,
+                       bad < first ? "children" : "particles (the stream is not in this tree's order)");
+    return FK_OK;
+}
+
+int fk_tree_format(const fk_tree *t, char **text, fk_error *err)
+{
+    fk_kvbuf b;
+    fk_kv_init(&b);
+    fk_kv_u64(&b, "n", t->n);
+    fk_kv_u64(&b, "leafsize", t->leafsize);
+    fk_kv_u64(&b, "depth", t->depth);
+    fk_kv_u64(&b, "nodes", t->nnodes);
+    fk_kv_str(&b, "builder", t->builder);
+    return fk_kv_finish(&b, text, err);
+}
+
+int fk_tree_parse(const char *text, fk_tree *t, const char *name, fk_error *err)
+{
+    char what[300];
+    snprintf(what, sizeof what, "%s: TREE chunk", name);
+    memset(t, 0, sizeof *t);
+    uint64_t ls = 0, depth = 0;
+    int st = fk_kv_get_u64(text, "n", &t->n, what, err);
+    if (!st) st = fk_kv_get_u64(text, "leafsize", &ls, what, err);
+    if (!st) st = fk_kv_get_u64(text, "depth", &depth, what, err);
+    if (!st) st = fk_kv_get_u64(text, "nodes", &t->nnodes, what, err);
+    if (st) return st;
+    if (ls < 2 || ls > UINT32_MAX || depth > FK_TREE_MAX_DEPTH)
+        return fk_fail(err, FK_EFORMAT, "%s: leaf size %" PRIu64 " or depth %" PRIu64 " out of range", what, ls, depth);
+    t->leafsize = (uint32_t)ls;
+    t->depth = (uint32_t)depth;
+    if (fk_kv_has(text, "builder")) fk_kv_get_str(text, "builder", t->builder, sizeof t->builder, what, NULL);
+    return FK_OK;
+}
+
+int fk_tree_write(fk_writer *w, const fk_tree *t, fk_error *err)
+{
+    char *text;
+    int st = fk_tree_format(t, &text, err);
+    if (st) return st;
+    st = fk_writer_text(w, "TREE", 0, text, err);
+    free(text);
+    if (st) return st;
+    fk_chunk c;
+    fk_chunk_init(&c, "TBOX", "<f4", 0, t->nnodes, 6);
+    return fk_writer_put(w, &c, t->box, err);
+}
+
+void fk_tree_free(fk_tree *t)
+{
+    free(t->box);
+    t->box = NULL;
+}

@@ -1,0 +1,84 @@
+/* kdtree.h - the balanced kd-tree: its stream layout (TREE, TBOX), node ranges, CPU build and checks. */
+#ifndef FK_KDTREE_H
+#define FK_KDTREE_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "stream.h"
+
+/*
+ * The tree is a complete binary tree over the particles in stream order,
+ * which the builder rearranges so that every node's particles are
+ * contiguous. It is implicit: only the bounding boxes are stored.
+ *
+ *   n         particles, 0 <= n < 2^32
+ *   S         leaf size, >= 2: no leaf holds more than S particles
+ *   D         depth: 0 if n <= S, else the least D with ceil(n / 2^D) <= S
+ *   nodes     2^(D+1) - 1 (none when n = 0); node 0 is the root, the
+ *             children of node i are 2i+1 and 2i+2, the leaves are nodes
+ *             2^D - 1 .. 2^(D+1) - 2
+ *   ranges    node i, at level d = floor(log2(i+1)) and position
+ *             k = i + 1 - 2^d in that level, holds the particles
+ *             [floor(k n / 2^d), floor((k+1) n / 2^d)); so the two children
+ *             split their parent's range in halves (to within one) and
+ *             every leaf holds floor(n/2^D) or ceil(n/2^D) >= 1 particles
+ *
+ * TREE chunk (text, see kv.h):  n, leafsize, depth, nodes, builder
+ * TBOX chunk: <f4, one row per node: lo_x lo_y lo_z hi_x hi_y hi_z, a box
+ *             containing every particle of the node (builders write the
+ *             tight box; readers require only containment).
+ *
+ * A builder chooses how to split (median along the widest axis here, Morton
+ * order on the GPU); the linkers need only the layout above.
+ */
+
+#define FK_TREE_MAX_DEPTH 31
+
+typedef struct fk_tree {
+    uint64_t n;
+    uint32_t leafsize, depth;
+    uint64_t nnodes;
+    float *box; /* nnodes x 6 */
+    char builder[32];
+} fk_tree;
+
+/* Depth for n particles and leaf size S (S >= 2). */
+uint32_t fk_tree_depth(uint64_t n, uint32_t leafsize);
+
+/* Particle range [*start, *end) of node i of a tree over n particles. */
+static inline void fk_tree_range(uint64_t n, uint64_t i, uint64_t *start, uint64_t *end)
+{
+    uint64_t i1 = i + 1;
+    int d = 63 - __builtin_clzll(i1);
+    uint64_t k = i1 - (UINT64_C(1) << d);
+    *start = (k * n) >> d;
+    *end = ((k + 1) * n) >> d;
+}
+
+/* Builds the tree over pos (n x 3) on the CPU with OpenMP: sets t (t->box
+ * allocated) and rearranges pos into tree order; perm[new] = old position
+ * (allocated, n entries). Median split along the widest axis of each node's
+ * bounding box, by selection: O(n log n). */
+int fk_tree_build_cpu(float *pos, uint64_t n, uint32_t leafsize, fk_tree *t, uint32_t **perm, fk_error *err);
+
+/* Computes every node's tight bounding box from pos in tree order. */
+void fk_tree_bounds(fk_tree *t, const float *pos);
+
+/* Checks that t is a consistent tree over pos (n x 3 in tree order): the
+ * layout fields agree, every particle lies in its leaf's box and every box
+ * contains its children's. */
+int fk_tree_check(const fk_tree *t, const float *pos, const char *name, fk_error *err);
+
+/* TREE text for t (caller frees *text). */
+int fk_tree_format(const fk_tree *t, char **text, fk_error *err);
+
+/* Parses TREE text into t's layout fields (box left NULL). */
+int fk_tree_parse(const char *text, fk_tree *t, const char *name, fk_error *err);
+
+/* Writes TREE and TBOX. */
+int fk_tree_write(fk_writer *w, const fk_tree *t, fk_error *err);
+
+void fk_tree_free(fk_tree *t);
+
+#endif

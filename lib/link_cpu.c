@@ -1,0 +1,335 @@
+/* link_cpu.c - FoF linking on the CPU: per-leaf tree walks with OpenMP, lock-free sink linking, clique shortcuts. */
+#include "link.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+int fk_link_check(const fk_linkopts *o, fk_error *err)
+{
+    if (!(o->l > 0) || !isfinite((float)o->l) || (float)o->l <= 0)
+        return fk_fail(err, FK_EINVAL, "linking length %g is not a positive number", o->l);
+    if (!isfinite((float)o->l * (float)o->l) || (float)o->l * (float)o->l == 0)
+        return fk_fail(err, FK_EINVAL, "linking length %g is out of binary32 range", o->l);
+    if (o->periodic && o->l > 0.5 * o->box)
+        return fk_fail(err, FK_EINVAL, "linking length %g is larger than half the box (%g)", o->l, 0.5 * o->box);
+    if (!(o->psi >= 0) || !isfinite((float)(o->psi * o->psi)) || (o->psi > 0 && (float)o->psi * (float)o->psi == 0))
+        return fk_fail(err, FK_EINVAL, "velocity linking length %g is not a usable positive number", o->psi);
+    return FK_OK;
+}
+
+fk_geom fk_link_geom(const fk_linkopts *o)
+{
+    fk_geom g;
+    g.periodic = o->periodic;
+    g.L = o->periodic ? (float)o->box : 0.0f;
+    g.h = 0.5f * g.L;
+    return g;
+}
+
+float fk_link_l2(const fk_linkopts *o)
+{
+    float l = (float)o->l;
+    return l * l;
+}
+
+/* ---- the lock-free sink array ---- */
+
+static inline uint32_t ld(const uint32_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* The sink of x, halving the path on the way: each write points a non-sink
+ * at one of its ancestors, which stays an ancestor forever. */
+static inline uint32_t find(uint32_t *s, uint32_t x)
+{
+    uint32_t p = ld(&s[x]);
+    while (p != x) {
+        uint32_t g = ld(&s[p]);
+        if (g != p) __atomic_store_n(&s[x], g, __ATOMIC_RELAXED);
+        x = p;
+        p = g;
+    }
+    return x;
+}
+
+/* Merges the groups of a and b: the higher sink is linked under the lower. */
+static void unite(uint32_t *s, uint32_t a, uint32_t b)
+{
+    a = find(s, a);
+    b = find(s, b);
+    while (a != b) {
+        if (a < b) {
+            uint32_t t = a;
+            a = b;
+            b = t;
+        }
+        uint32_t expect = a;
+        if (__atomic_compare_exchange_n(&s[a], &expect, b, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+        a = find(s, expect);
+        b = find(s, b);
+    }
+}
+
+uint64_t fk_sink_flatten(uint32_t *sink, uint64_t n)
+{
+    /* sink[i] <= i, so in increasing order sink[sink[i]] is already final. */
+    uint64_t groups = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t p = sink[i];
+        if (p == i)
+            groups++;
+        else
+            sink[i] = sink[p];
+    }
+    return groups;
+}
+
+/* ---- linking ---- */
+
+typedef struct ctx {
+    const fk_tree *t;
+    const float *pos, *vel;
+    const float *vbox; /* velocity boxes per node (6D only) */
+    uint32_t *sink;
+    uint8_t *clique; /* every pair of the node's particles is linked */
+    fk_geom g;
+    float l2, p2;
+    int sixd;
+    uint64_t first_leaf;
+} ctx;
+
+static inline int friends(const ctx *c, uint64_t i, uint64_t j)
+{
+    float r2 = fk_sep2(c->pos + 3 * i, c->pos + 3 * j, c->g);
+    if (!(r2 < c->l2)) return 0;
+    if (!c->sixd) return 1;
+    return fk_phase_friends(r2, fk_vsep2(c->vel + 3 * i, c->vel + 3 * j), c->l2, c->p2);
+}
+
+/* Bounds for the pair of nodes (a, b): 1 if no pair can be linked, 2 if
+ * every pair is linked, 0 otherwise. */
+static int pair_bounds(const ctx *c, uint64_t a, uint64_t b)
+{
+    double lo2, hi2;
+    fk_box_bounds(c->t->box + 6 * a, c->t->box + 6 * b, c->g, &lo2, &hi2);
+    if (lo2 >= c->l2) return 1;
+    if (!c->sixd) return hi2 < c->l2 ? 2 : 0;
+    const fk_geom flat = {0, 0, 0};
+    double vlo2, vhi2;
+    const double slack = 1.0 / (1 << 20);
+    fk_box_bounds(c->vbox + 6 * a, c->vbox + 6 * b, flat, &vlo2, &vhi2);
+    if (lo2 / c->l2 + vlo2 / c->p2 >= 1 + slack) return 1;
+    return hi2 / c->l2 + vhi2 / c->p2 < 1 - slack ? 2 : 0;
+}
+
+typedef struct counters {
+    uint64_t pairs, nodes;
+} counters;
+
+/* Links the particles of leaves A and X (A before X in stream order). */
+static void leaf_pairs(const ctx *c, uint64_t as, uint64_t ae, uint64_t xs, uint64_t xe, int connA, int connX,
+                       counters *k)
+{
+    uint32_t *s = c->sink;
+    if (connA && connX) { /* one link joins the two cliques */
+        for (uint64_t a = as; a < ae; a++)
+            for (uint64_t x = xs; x < xe; x++) {
+                k->pairs++;
+                if (friends(c, a, x)) {
+                    unite(s, (uint32_t)a, (uint32_t)x);
+                    return;
+                }
+            }
+        return;
+    }
+    if (connX) {
+        for (uint64_t a = as; a < ae; a++) {
+            if (find(s, (uint32_t)a) == find(s, (uint32_t)xs)) continue;
+            for (uint64_t x = xs; x < xe; x++) {
+                k->pairs++;
+                if (friends(c, a, x)) {
+                    unite(s, (uint32_t)a, (uint32_t)x);
+                    break;
+                }
+            }
+        }
+        return;
+    }
+    if (connA) {
+        for (uint64_t x = xs; x < xe; x++) {
+            if (find(s, (uint32_t)x) == find(s, (uint32_t)as)) continue;
+            for (uint64_t a = as; a < ae; a++) {
+                k->pairs++;
+                if (friends(c, a, x)) {
+                    unite(s, (uint32_t)a, (uint32_t)x);
+                    break;
+                }
+            }
+        }
+        return;
+    }
+    for (uint64_t a = as; a < ae; a++)
+        for (uint64_t x = xs; x < xe; x++) {
+            k->pairs++;
+            if (friends(c, a, x)) unite(s, (uint32_t)a, (uint32_t)x);
+        }
+}
+
+/* Finds every link between leaf A and the particles after it. top is A's
+ * topmost clique ancestor (or UINT64_MAX): its particles are one group
+ * already, so nothing inside it is visited. */
+static void link_leaf(const ctx *c, uint64_t A, uint64_t top, counters *k)
+{
+    const fk_tree *t = c->t;
+    const uint64_t n = t->n;
+    uint32_t *s = c->sink;
+    uint64_t as, ae, ts = 0, te = 0;
+    fk_tree_range(n, A, &as, &ae);
+    if (top != UINT64_MAX) fk_tree_range(n, top, &ts, &te);
+    const int connA = top != UINT64_MAX;
+
+    if (!connA)
+        for (uint64_t i = as; i < ae; i++)
+            for (uint64_t j = i + 1; j < ae; j++) {
+                k->pairs++;
+                if (friends(c, i, j)) unite(s, (uint32_t)i, (uint32_t)j);
+            }
+
+    uint64_t stack[2 * FK_TREE_MAX_DEPTH + 4];
+    int sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        uint64_t X = stack[--sp], xs, xe;
+        fk_tree_range(n, X, &xs, &xe);
+        if (xe <= as) continue;               /* before A: its leaves link to A   */
+        if (connA && xs >= ts && xe <= te) continue; /* inside A's clique      */
+        if (xs <= as && ae <= xe) {           /* A itself or an ancestor of A      */
+            if (X != A) {
+                stack[sp++] = 2 * X + 2;
+                stack[sp++] = 2 * X + 1;
+            }
+            continue;
+        }
+        k->nodes++;
+        int b = pair_bounds(c, A, X);
+        if (b == 1) continue;
+        if (b == 2) { /* every pair is linked: A and X become one group */
+            if (!connA)
+                for (uint64_t a = as; a < ae; a++) unite(s, (uint32_t)a, (uint32_t)xs);
+            if (!c->clique[X])
+                for (uint64_t x = xs; x < xe; x++) unite(s, (uint32_t)as, (uint32_t)x);
+            else
+                unite(s, (uint32_t)as, (uint32_t)xs);
+            continue;
+        }
+        if (connA && c->clique[X] && find(s, (uint32_t)as) == find(s, (uint32_t)xs)) continue;
+        if (X >= c->first_leaf) {
+            leaf_pairs(c, as, ae, xs, xe, connA, c->clique[X], k);
+        } else {
+            stack[sp++] = 2 * X + 2;
+            stack[sp++] = 2 * X + 1;
+        }
+    }
+}
+
+/* Velocity boxes of every node, for 6D bounds. */
+static float *velocity_boxes(const fk_tree *t, const float *vel)
+{
+    float *vb = malloc(t->nnodes * 6 * sizeof(float));
+    if (!vb) return NULL;
+    fk_tree tv = *t;
+    tv.box = vb;
+    fk_tree_bounds(&tv, vel);
+    return vb;
+}
+
+int fk_link_cpu(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
+                fk_linkstats *stats, fk_error *err)
+{
+    int st = fk_link_check(o, err);
+    if (st) return st;
+    const uint64_t n = t->n;
+    fk_linkstats z = {0};
+    for (uint64_t i = 0; i < n; i++) sink[i] = (uint32_t)i;
+    if (n == 0) {
+        if (stats) *stats = z;
+        return FK_OK;
+    }
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    c.pos = pos;
+    c.vel = vel;
+    c.sink = sink;
+    c.g = fk_link_geom(o);
+    c.l2 = fk_link_l2(o);
+    c.sixd = o->psi > 0;
+    c.p2 = (float)o->psi * (float)o->psi;
+    c.first_leaf = (UINT64_C(1) << t->depth) - 1;
+    c.clique = malloc(t->nnodes);
+    float *vbox = NULL;
+    if (c.sixd && !(vbox = velocity_boxes(t, vel))) {
+        free(c.clique);
+        return fk_fail(err, FK_ENOMEM, "out of memory for velocity boxes");
+    }
+    c.vbox = vbox;
+    if (!c.clique) {
+        free(vbox);
+        return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " node flags", t->nnodes);
+    }
+    const int nt = o->nthreads > 0 ? o->nthreads : 0;
+
+    /* Cliques: a node is one when its own bounds prove every pair linked. */
+    #pragma omp parallel for schedule(static) num_threads(nt ? nt : omp_get_max_threads())
+    for (uint64_t i = 0; i < t->nnodes; i++) c.clique[i] = pair_bounds(&c, i, i) == 2;
+
+    /* Each topmost clique starts as one group, its sink its first particle. */
+    const uint64_t nleaves = t->nnodes - c.first_leaf;
+    uint64_t *top = malloc(nleaves * sizeof *top);
+    if (!top) {
+        free(c.clique);
+        free(vbox);
+        return fk_fail(err, FK_ENOMEM, "out of memory");
+    }
+    uint64_t dense = 0;
+    #pragma omp parallel for schedule(static) reduction(+ : dense) num_threads(nt ? nt : omp_get_max_threads())
+    for (uint64_t L = 0; L < nleaves; L++) {
+        uint64_t A = c.first_leaf + L, best = UINT64_MAX;
+        for (uint64_t x = A;; x = (x - 1) / 2) {
+            if (c.clique[x]) best = x;
+            if (x == 0) break;
+        }
+        top[L] = best;
+        if (best != UINT64_MAX) {
+            uint64_t ts, te, as, ae;
+            fk_tree_range(n, best, &ts, &te);
+            fk_tree_range(n, A, &as, &ae);
+            for (uint64_t i = as; i < ae; i++) sink[i] = (uint32_t)ts;
+            if (as == ts) dense++;
+        }
+    }
+
+    uint64_t pairs = 0, nodes = 0;
+    #pragma omp parallel for schedule(dynamic, 16) reduction(+ : pairs, nodes) num_threads(nt ? nt : omp_get_max_threads())
+    for (uint64_t L = 0; L < nleaves; L++) {
+        counters k = {0, 0};
+        link_leaf(&c, c.first_leaf + L, top[L], &k);
+        pairs += k.pairs;
+        nodes += k.nodes;
+    }
+    free(top);
+    free(c.clique);
+    free(vbox);
+    z.pair_tests = pairs;
+    z.node_tests = nodes;
+    z.dense_nodes = dense;
+    z.groups = fk_sink_flatten(sink, n);
+    if (stats) *stats = z;
+    return FK_OK;
+}

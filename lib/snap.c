@@ -1,0 +1,143 @@
+/* snap.c - the SNAP metadata chunk and checks on particle chunks. */
+#include "snap.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv.h"
+
+static const char *type_key[3] = {"ngas", "ndark", "nstar"};
+static const char *src_key[3] = {"nsource_gas", "nsource_dark", "nsource_star"};
+
+int fk_snap_format(const fk_snap *s, char **text, fk_error *err)
+{
+    fk_kvbuf b;
+    fk_kv_init(&b);
+    fk_kv_u64(&b, "n", s->n);
+    for (int t = 0; t < 3; t++) fk_kv_u64(&b, type_key[t], s->ntype[t]);
+    fk_kv_u64(&b, "nsource", s->nsource);
+    for (int t = 0; t < 3; t++) fk_kv_u64(&b, src_key[t], s->nsource_type[t]);
+    fk_kv_dbl(&b, "time", s->time);
+    fk_kv_dbl(&b, "box", s->box);
+    fk_kv_dbl(&b, "origin", s->origin);
+    fk_kv_u64(&b, "periodic", s->periodic ? 1 : 0);
+    fk_kv_str(&b, "source", s->source);
+    return fk_kv_finish(&b, text, err);
+}
+
+int fk_snap_parse(const char *text, fk_snap *s, const char *name, fk_error *err)
+{
+    char what[300];
+    snprintf(what, sizeof what, "%s: SNAP chunk", name);
+    memset(s, 0, sizeof *s);
+    uint64_t per = 0;
+    int st = fk_kv_get_u64(text, "n", &s->n, what, err);
+    for (int t = 0; t < 3 && !st; t++) st = fk_kv_get_u64(text, type_key[t], &s->ntype[t], what, err);
+    if (!st) st = fk_kv_get_u64(text, "nsource", &s->nsource, what, err);
+    for (int t = 0; t < 3 && !st; t++) st = fk_kv_get_u64(text, src_key[t], &s->nsource_type[t], what, err);
+    if (!st) st = fk_kv_get_dbl(text, "time", &s->time, what, err);
+    if (!st) st = fk_kv_get_dbl(text, "box", &s->box, what, err);
+    if (!st) st = fk_kv_get_dbl(text, "origin", &s->origin, what, err);
+    if (!st) st = fk_kv_get_u64(text, "periodic", &per, what, err);
+    if (st) return st;
+    if (fk_kv_has(text, "source") && fk_kv_get_str(text, "source", s->source, sizeof s->source, what, NULL))
+        s->source[0] = '\0';
+    s->periodic = per != 0;
+    if (s->ntype[0] + s->ntype[1] + s->ntype[2] != s->n)
+        return fk_fail(err, FK_EFORMAT, "%s: gas + dark + star (%" PRIu64 ") differs from n (%" PRIu64 ")", what,
+                       s->ntype[0] + s->ntype[1] + s->ntype[2], s->n);
+    if (s->nsource_type[0] + s->nsource_type[1] + s->nsource_type[2] != s->nsource)
+        return fk_fail(err, FK_EFORMAT, "%s: source counts by type do not add up to nsource", what);
+    for (int t = 0; t < 3; t++)
+        if (s->ntype[t] > s->nsource_type[t])
+            return fk_fail(err, FK_EFORMAT, "%s: more particles of a type than the source holds", what);
+    if (!(s->box > 0) || !isfinite((float)s->box) || !isfinite(s->origin) || !isfinite((float)(s->origin + s->box)))
+        return fk_fail(err, FK_EFORMAT, "%s: box %g with origin %g is not a valid box", what, s->box, s->origin);
+    if (per > 1) return fk_fail(err, FK_EFORMAT, "%s: periodic must be 0 or 1", what);
+    return FK_OK;
+}
+
+const char *fk_id_dtype(uint64_t nsource)
+{
+    return nsource > (UINT64_C(1) << 31) ? "<u8" : "<u4";
+}
+
+int fk_snap_check_chunk(const fk_snap *s, const fk_chunk *c, const char *dtype, uint32_t ncols, const char *name,
+                        fk_error *err)
+{
+    int dt_ok = dtype ? strcmp(c->dtype, dtype) == 0 : (strcmp(c->dtype, "<u4") == 0 || strcmp(c->dtype, "<u8") == 0);
+    if (!dt_ok || c->ncols != ncols)
+        return fk_fail(err, FK_EFORMAT, "%s: chunk %s holds %s x %u, expected %s x %u", name, c->tag, c->dtype, c->ncols,
+                       dtype ? dtype : "<u4 or <u8", ncols);
+    if (c->nrows != s->n)
+        return fk_fail(err, FK_EFORMAT, "%s: chunk %s has %" PRIu64 " rows for %" PRIu64 " particles", name, c->tag,
+                       c->nrows, s->n);
+    if (!(c->flags & FK_CF_PARTICLE))
+        return fk_fail(err, FK_EFORMAT, "%s: chunk %s is not marked as per-particle", name, c->tag);
+    return FK_OK;
+}
+
+int fk_snap_check_positions(const fk_snap *s, const float *pos, const char *name, fk_error *err)
+{
+    const float lo = (float)s->origin, hi = (float)(s->origin + s->box);
+    uint64_t bad = UINT64_MAX;
+    int nonfinite = 0;
+    #pragma omp parallel for reduction(min : bad) schedule(static)
+    for (uint64_t i = 0; i < s->n; i++) {
+        for (int k = 0; k < 3; k++) {
+            float x = pos[3 * i + k];
+            if (!isfinite(x) || (s->periodic && (x < lo || x >= hi))) {
+                if (i < bad) bad = i;
+            }
+        }
+    }
+    if (bad == UINT64_MAX) return FK_OK;
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(pos[3 * bad + k])) nonfinite = 1;
+    if (nonfinite)
+        return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has a non-finite coordinate (%g %g %g)", name, bad,
+                       pos[3 * bad], pos[3 * bad + 1], pos[3 * bad + 2]);
+    return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " at (%g %g %g) lies outside the periodic box [%g, %g)", name,
+                   bad, pos[3 * bad], pos[3 * bad + 1], pos[3 * bad + 2], lo, hi);
+}
+
+int fk_snap_load_ids(fk_reader *r, const fk_chunk *c, uint64_t **ids, fk_error *err)
+{
+    *ids = NULL;
+    void *raw;
+    int st = fk_reader_load(r, &raw, err);
+    if (st) return st;
+    if (strcmp(c->dtype, "<u8") == 0) {
+        *ids = raw;
+        return FK_OK;
+    }
+    uint64_t *out = malloc(c->nrows ? c->nrows * sizeof *out : 1);
+    if (!out) {
+        free(raw);
+        return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " particle IDs", c->nrows);
+    }
+    const uint32_t *in = raw;
+    for (uint64_t i = 0; i < c->nrows; i++) out[i] = in[i];
+    free(raw);
+    *ids = out;
+    return FK_OK;
+}
+
+int fk_snap_read(fk_reader *r, fk_chunk *c, fk_snap *s, char **text, const char *name, fk_error *err)
+{
+    *text = NULL;
+    int st = fk_reader_next(r, c, err);
+    if (st < 0) return st;
+    if (st == 0 || strcmp(c->tag, "SNAP") != 0)
+        return fk_fail(err, FK_EMISSING, "%s: stream does not start with a SNAP chunk", name);
+    st = fk_reader_load_text(r, text, err);
+    if (!st) st = fk_snap_parse(*text, s, name, err);
+    if (st) {
+        free(*text);
+        *text = NULL;
+    }
+    return st;
+}

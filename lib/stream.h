@@ -1,0 +1,133 @@
+/* stream.h - the fofkit stream: a versioned, tagged-chunk binary format read and written through pipes. */
+#ifndef FK_STREAM_H
+#define FK_STREAM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+
+/*
+ * Layout (all integers little-endian; see fofstream(5) for the full text).
+ *
+ * A stream is a 64-byte stream header followed by chunks. Every chunk is a
+ * 64-byte chunk header followed by its payload, zero-padded to a multiple of
+ * 64 bytes, so every header and every payload starts at a file offset that is
+ * a multiple of 64 (arrays can be mapped in place, e.g. by numpy). The last
+ * chunk is always END; a stream without it is truncated.
+ *
+ * Stream header
+ *   OFFSET SIZE DESCRIPTION
+ *        0    8 magic: 0x89 'F' 'O' 'F' '\r' '\n' 0x1a '\n'
+ *        8    4 format version (FK_STREAM_VERSION)
+ *       12   48 reserved, zero
+ *       60    4 CRC-32 (zlib) of bytes 0..59
+ *
+ * Chunk header
+ *   OFFSET SIZE DESCRIPTION
+ *        0    8 tag: ASCII [A-Z0-9_], NUL-padded ("POS", "SINK", ...)
+ *        8    4 element type as a numpy typestr, NUL-padded: "<f4", "<f8",
+ *               "<u4", "<u8", "<i4", "<i8", "|u1"
+ *       12    4 flags: bit 0 payload is a zlib stream (FK_CF_ZLIB);
+ *               bit 1 one row per particle, in stream order (FK_CF_PARTICLE);
+ *               bit 2 payload is UTF-8 "key value" text lines (FK_CF_TEXT)
+ *       16    8 rows
+ *       24    4 columns (elements per row, >= 1)
+ *       28    4 level: instance number for tags that repeat (0 otherwise)
+ *       32    8 stored payload size in bytes (after compression, if any)
+ *       40    4 CRC-32 (zlib) of the stored payload bytes
+ *       44   16 reserved, zero
+ *       60    4 CRC-32 (zlib) of bytes 0..59 of this header
+ *   The uncompressed payload is rows * columns * element size bytes, the
+ *   array in C (row-major) order.
+ */
+
+#define FK_STREAM_VERSION 1u
+#define FK_STREAM_ALIGN 64u
+#define FK_TAG_MAX 8
+#define FK_CF_ZLIB 1u
+#define FK_CF_PARTICLE 2u
+#define FK_CF_TEXT 4u
+#define FK_CF_KNOWN (FK_CF_ZLIB | FK_CF_PARTICLE | FK_CF_TEXT)
+
+/* A chunk header, decoded. */
+typedef struct fk_chunk {
+    char tag[FK_TAG_MAX + 1];
+    char dtype[5];
+    uint32_t flags;
+    uint64_t nrows;
+    uint32_t ncols;
+    uint32_t level;
+    uint64_t stored; /* payload bytes as stored           */
+    uint32_t crc;    /* CRC-32 of the stored payload      */
+} fk_chunk;
+
+/* Size in bytes of one element of a typestr, or 0 if it is not one of the
+ * supported ones. */
+size_t fk_dtype_size(const char *dtype);
+
+/* Uncompressed payload size of c (rows * columns * element size). */
+uint64_t fk_chunk_rawsize(const fk_chunk *c);
+
+/* Fills c for a new chunk; stored and crc are set by the writer. */
+void fk_chunk_init(fk_chunk *c, const char *tag, const char *dtype,
+                   uint32_t flags, uint64_t nrows, uint32_t ncols);
+
+typedef struct fk_reader fk_reader;
+typedef struct fk_writer fk_writer;
+
+/* Starts reading a stream from f (not owned; name is used in messages) and
+ * checks its header. On error *r is NULL and FK_EFORMAT/FK_EIO/FK_ENOMEM is
+ * returned: an empty input, a wrong magic, an unknown version. */
+int fk_reader_open(fk_reader **r, FILE *f, const char *name, fk_error *err);
+
+/* Advances to the next chunk, first skipping (and CRC-checking) the payload
+ * of the current one if it was not read. Returns 1 and fills c when a chunk
+ * follows, 0 at the END chunk (after checking that nothing follows it), or a
+ * negative status: a truncated stream, a damaged header (CRC), a malformed
+ * field. */
+int fk_reader_next(fk_reader *r, fk_chunk *c, fk_error *err);
+
+/* Reads the current chunk's payload, verifying its CRC and decompressing it,
+ * into buf, which must hold exactly fk_chunk_rawsize() bytes (bufsize). */
+int fk_reader_read(fk_reader *r, void *buf, uint64_t bufsize, fk_error *err);
+
+/* As fk_reader_read, into a new malloc'd buffer (*buf, free() it). A chunk
+ * of zero bytes gives a valid 1-byte allocation. */
+int fk_reader_load(fk_reader *r, void **buf, fk_error *err);
+
+/* As fk_reader_load for a FK_CF_TEXT chunk, NUL-terminated. */
+int fk_reader_load_text(fk_reader *r, char **text, fk_error *err);
+
+/* Bytes consumed so far (the stream header included). */
+uint64_t fk_reader_offset(const fk_reader *r);
+
+void fk_reader_close(fk_reader *r);
+
+/* Starts a stream on f (not owned): writes the stream header. With zlevel
+ * 1..9 every chunk written is zlib-compressed at that level (pass-through
+ * chunks too); with 0, new chunks are raw and pass-through chunks keep their
+ * stored form. */
+int fk_writer_open(fk_writer **w, FILE *f, int zlevel, fk_error *err);
+
+/* Writes one chunk: c describes it (tag, dtype, flags, rows, columns,
+ * level); data holds fk_chunk_rawsize(c) bytes. */
+int fk_writer_put(fk_writer *w, const fk_chunk *c, const void *data,
+                  fk_error *err);
+
+/* Writes a FK_CF_TEXT chunk holding the NUL-terminated text. */
+int fk_writer_text(fk_writer *w, const char *tag, uint32_t level,
+                   const char *text, fk_error *err);
+
+/* Copies the current chunk of r (described by c, its payload not yet read)
+ * to w, verifying its CRC on the way. */
+int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c,
+                   fk_error *err);
+
+/* Writes the END chunk and flushes. The stream is complete only after this
+ * returns FK_OK. */
+int fk_writer_finish(fk_writer *w, fk_error *err);
+
+void fk_writer_free(fk_writer *w);
+
+#endif

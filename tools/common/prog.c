@@ -1,0 +1,186 @@
+/* prog.c - messages, exit codes, option parsing and output handling shared by the programs. */
+#define _POSIX_C_SOURCE 200809L
+#include "prog.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "version.h"
+
+const char *prog_name = "fofkit";
+int prog_verbose = 0;
+
+static void on_signal(int sig)
+{
+    fk_output_cleanup_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void prog_init(const char *name)
+{
+    prog_name = name;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static void vmessage(const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    fprintf(stderr, "%s: ", prog_name);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void prog_die(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
+    fk_output_cleanup_all();
+    exit(status);
+}
+
+void prog_fail(const fk_error *err)
+{
+    int status = EXIT_DATA;
+    if (err->code == FK_ENOMEM || err->code == FK_EDEVICE) status = EXIT_RESOURCE;
+    prog_die(status, "%s", err->msg[0] ? err->msg : fk_strstatus(err->code));
+}
+
+void prog_usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "Try '%s --help' for more information.\n", prog_name);
+    fk_output_cleanup_all();
+    exit(EXIT_USAGE);
+}
+
+void prog_info(const char *fmt, ...)
+{
+    if (!prog_verbose) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
+}
+
+double prog_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double prog_parse_double(const char *opt, const char *arg, double lo, double hi)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || errno == ERANGE || !isfinite(v))
+        prog_usage("option %s needs a number, not '%s'", opt, arg);
+    if (v < lo || v > hi) prog_usage("option %s: %s is out of range [%g, %g]", opt, arg, lo, hi);
+    return v;
+}
+
+long long prog_parse_int(const char *opt, const char *arg, long long lo, long long hi)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (end == arg || *end || errno == ERANGE) prog_usage("option %s needs a whole number, not '%s'", opt, arg);
+    if (v < lo || v > hi) prog_usage("option %s: %s is out of range [%lld, %lld]", opt, arg, lo, hi);
+    return v;
+}
+
+int prog_parse_list(const char *opt, const char *arg, double *out, int max, double lo, double hi)
+{
+    char buf[1024];
+    int n = 0;
+    snprintf(buf, sizeof buf, "%s", arg);
+    char *save = NULL;
+    if (buf[0] == '\0' || buf[strlen(buf) - 1] == ',' || buf[0] == ',' || strstr(buf, ",,"))
+        prog_usage("option %s needs a comma-separated list of numbers, not '%s'", opt, arg);
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == max) prog_usage("option %s takes at most %d values", opt, max);
+        out[n++] = prog_parse_double(opt, t, lo, hi);
+    }
+    return n;
+}
+
+int prog_std_option(int c, const char *arg, prog_std *o, void (*help)(void), char *const *argv)
+{
+    switch (c) {
+    case 'h':
+        help();
+        if (fflush(stdout) != 0 || ferror(stdout)) prog_die(EXIT_DATA, "write error on stdout");
+        exit(EXIT_OK);
+    case 'V':
+        printf("%s (fofkit) %s\n", prog_name, FK_VERSION);
+        if (fflush(stdout) != 0 || ferror(stdout)) prog_die(EXIT_DATA, "write error on stdout");
+        exit(EXIT_OK);
+    case 'v':
+        prog_verbose = 1;
+        return 1;
+    case 'f':
+        o->force = 1;
+        return 1;
+    case 'o':
+        if (arg[0] == '-' && arg[1] != '\0') prog_usage("option -o needs a file name, not '%s'", arg);
+        if (arg[0] == '\0') prog_usage("option -o needs a file name");
+        o->output = arg;
+        return 1;
+    case 'z':
+        o->zlevel = arg ? (int)prog_parse_int("--compress", arg, 1, 9) : 6;
+        return 1;
+    case ':':
+        prog_usage("option '%s' needs a value", argv[optind - 1]);
+    case '?':
+        if (optopt) prog_usage("unknown option '-%c'", optopt);
+        prog_usage("unknown option '%s'", argv[optind - 1]);
+    }
+    return 0;
+}
+
+const char *prog_one_input(int argc, char **argv, int optind_)
+{
+    if (optind_ >= argc) return "-";
+    if (argc - optind_ > 1) prog_usage("too many input files (one at most, or '-' for stdin)");
+    return argv[optind_];
+}
+
+fk_output *prog_open_output(const prog_std *o, int binary)
+{
+    fk_error err = {0};
+    fk_output *out;
+    if (fk_output_open(&out, o->output, binary, o->force, &err)) prog_fail(&err);
+    return out;
+}
+
+FILE *prog_open_input(const char *path, int binary, int force)
+{
+    fk_error err = {0};
+    FILE *f;
+    if (fk_input_open(&f, path, binary, force, &err)) prog_fail(&err);
+    return f;
+}
+
+void prog_commit(fk_output *out)
+{
+    fk_error err = {0};
+    if (fk_output_commit(out, &err)) prog_fail(&err);
+}

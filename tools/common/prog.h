@@ -1,0 +1,82 @@
+/* prog.h - what every fofkit program shares: messages, exit codes, strict option parsing, outputs. */
+#ifndef FK_PROG_H
+#define FK_PROG_H
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "fileio.h"
+
+/* Exit statuses, documented in every man page. */
+enum {
+    EXIT_OK = 0,
+    EXIT_DATA = 1,   /* bad input, I/O failure, anything that went wrong at run time */
+    EXIT_USAGE = 2,  /* bad command line                                            */
+    EXIT_RESOURCE = 3 /* out of memory, no GPU, not enough GPU memory               */
+};
+
+extern const char *prog_name;
+extern int prog_verbose;
+
+/* Names the program (for messages) and installs the signal handlers that
+ * remove unfinished outputs on SIGINT, SIGTERM and SIGHUP. */
+void prog_init(const char *name);
+
+/* Prints "name: message" on stderr, removes unfinished outputs, exits. */
+_Noreturn void prog_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* As prog_die with a library error; the status follows the error code. */
+_Noreturn void prog_fail(const fk_error *err);
+
+/* A usage error: the message, a pointer to --help, exit status 2. */
+_Noreturn void prog_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "name: message" on stderr when -v was given. */
+void prog_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Seconds on a monotonic clock. */
+double prog_now(void);
+
+/* Strict numeric operands: the whole string must be a number within
+ * [lo, hi], else a usage error naming the option. */
+double prog_parse_double(const char *opt, const char *arg, double lo, double hi);
+long long prog_parse_int(const char *opt, const char *arg, long long lo, long long hi);
+
+/* A list of up to max comma-separated numbers ("0.2,0.1"), each within
+ * [lo, hi]; returns how many. */
+int prog_parse_list(const char *opt, const char *arg, double *out, int max, double lo, double hi);
+
+/* The options every stream program takes. */
+typedef struct prog_std {
+    const char *output; /* -o FILE ("-" or NULL: stdout) */
+    int force;          /* -f: binary to/from a terminal  */
+    int zlevel;         /* -z / --compress[=N]            */
+} prog_std;
+
+#define PROG_STD_SHORT "ho:fzvV"
+#define PROG_STD_LONG                                                                                   \
+    {"help", no_argument, 0, 'h'}, {"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},    \
+        {"compress", optional_argument, 0, 'z'}, {"verbose", no_argument, 0, 'v'},                            \
+        {"version", no_argument, 0, 'V'}
+
+/* Handles one of the standard options (returns 1) or returns 0 for the
+ * program to handle. help() prints the usage to stdout. Unknown options and
+ * missing operands ('?' and ':') are reported here as usage errors. */
+int prog_std_option(int c, const char *arg, prog_std *o, void (*help)(void), char *const *argv);
+
+/* The input file from the operands left after options: none or "-" for
+ * stdin, one name; more is a usage error. */
+const char *prog_one_input(int argc, char **argv, int optind_);
+
+/* Opens the output named by o->output for binary or text; exits on error. */
+fk_output *prog_open_output(const prog_std *o, int binary);
+
+/* Opens the input (exits on error). */
+FILE *prog_open_input(const char *path, int binary, int force);
+
+/* Commits the output (exits on error). */
+void prog_commit(fk_output *out);
+
+#endif
