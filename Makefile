@@ -20,7 +20,7 @@ ifeq ($(CUDA),1)
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread
 endif
 
-B := build
+B ?= build
 LIB_C   := $(wildcard lib/*.c)
 LIB_CU  := $(wildcard lib/gpu/*.cu)
 ifeq ($(CUDA),1)
