@@ -48,6 +48,11 @@ float fk_link_l2(const fk_linkopts *o);
 int fk_link_cpu(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
                 fk_linkstats *stats, fk_error *err);
 
+/* Links all pairs by brute force, O(n^2), in the given order; no tree.
+ * The same canonical sink array as fk_link_cpu for the same order. */
+int fk_link_brute_cpu(uint64_t n, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
+                      fk_linkstats *stats, fk_error *err);
+
 /* Points every particle at its sink (the array must satisfy sink[i] <= i)
  * and returns the number of groups (sinks). */
 uint64_t fk_sink_flatten(uint32_t *sink, uint64_t n);

@@ -1,0 +1,211 @@
+/* test_link.c - the tree linker against the all-pairs reference on hard inputs: same partition, canonical sinks. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kdtree.h"
+#include "link.h"
+
+static uint64_t rng = 88172645463325252ull;
+static double urand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* Wraps x into [-0.5, 0.5). */
+static float wrapf(double x)
+{
+    x -= floor(x + 0.5);
+    float f = (float)x;
+    if (f >= 0.5f) f = -0.5f;
+    return f;
+}
+
+/* 1 if partitions a and b (labels per particle) are the same. */
+static int same_partition(const uint32_t *a, const uint32_t *b, uint64_t n)
+{
+    uint32_t *ab = malloc(n * 4 + 4), *ba = malloc(n * 4 + 4);
+    memset(ab, 0xff, n * 4 + 4);
+    memset(ba, 0xff, n * 4 + 4);
+    int ok = 1;
+    for (uint64_t i = 0; i < n && ok; i++) {
+        if (ab[a[i]] == UINT32_MAX) ab[a[i]] = b[i];
+        if (ba[b[i]] == UINT32_MAX) ba[b[i]] = a[i];
+        ok = ab[a[i]] == b[i] && ba[b[i]] == a[i];
+    }
+    free(ab);
+    free(ba);
+    return ok;
+}
+
+/* Links pos (original order) with the tree at leaf size S and by brute
+ * force; checks they agree and that the tree's sinks are canonical. */
+static void compare(const char *what, const float *pos0, uint64_t n, double l, int periodic, uint32_t S, int threads)
+{
+    fk_error err = {0};
+    fk_linkopts o = {0};
+    o.l = l;
+    o.periodic = periodic;
+    o.box = 1.0;
+    o.nthreads = threads;
+    uint32_t *ref = calloc(n + 1, 4), *sink = calloc(n + 1, 4), *mapped = calloc(n + 1, 4);
+    float *pos = malloc(n * 12 + 12);
+    memcpy(pos, pos0, n * 12);
+    CHECK(fk_link_brute_cpu(n, pos0, NULL, &o, ref, NULL, &err) == FK_OK);
+    fk_tree t;
+    uint32_t *perm;
+    CHECK_MSG(fk_tree_build_cpu(pos, n, S, &t, &perm, &err) == FK_OK, "%s", err.msg);
+    CHECK_MSG(fk_tree_check(&t, pos, what, &err) == FK_OK, "%s", err.msg);
+    fk_linkstats st;
+    CHECK_MSG(fk_link_cpu(&t, pos, NULL, &o, sink, &st, &err) == FK_OK, "%s", err.msg);
+    int canon = 1;
+    for (uint64_t i = 0; i < n; i++) canon &= sink[i] <= i && sink[sink[i]] == sink[i];
+    CHECK_MSG(canon, "%s: sinks not canonical", what);
+    for (uint64_t i = 0; i < n; i++) mapped[perm[i]] = perm[sink[i]];
+    CHECK_MSG(same_partition(ref, mapped, n), "%s (n %llu, l %g, periodic %d, leaf %u): partitions differ", what,
+              (unsigned long long)n, l, periodic, S);
+    /* the reference's group count equals the linker's */
+    uint64_t g = 0;
+    for (uint64_t i = 0; i < n; i++) g += ref[i] == i;
+    CHECK_MSG(g == st.groups, "%s: %llu groups vs %llu", what, (unsigned long long)g, (unsigned long long)st.groups);
+    fk_tree_free(&t);
+    free(perm);
+    free(ref);
+    free(sink);
+    free(mapped);
+    free(pos);
+}
+
+static void all_ways(const char *what, const float *pos, uint64_t n, double l)
+{
+    static const uint32_t leaves[] = {2, 3, 8, 33};
+    for (int p = 0; p <= 1; p++)
+        for (int k = 0; k < 4; k++) compare(what, pos, n, l, p, leaves[k], k % 2 + 1);
+}
+
+int main(void)
+{
+    const uint64_t N = 4096;
+    float *pos = malloc(N * 12);
+
+    /* uniform, across linking lengths from sparse to percolating */
+    for (uint64_t i = 0; i < 3 * N; i++) pos[i] = wrapf(urand());
+    for (double b = 0.1; b < 1.3; b += 0.3) all_ways("uniform", pos, N, b / cbrt((double)N));
+
+    /* clustered: dense blobs (cliques) of many sizes, some straddling the box edge, plus background */
+    uint64_t i = 0;
+    while (i < N) {
+        double cx = urand() - 0.5, cy = urand() - 0.5, cz = urand() - 0.5;
+        if (urand() < 0.2) cx = 0.4999; /* on the periodic boundary */
+        double r = 0.002 + 0.05 * urand() * urand();
+        uint64_t m = 1 + (uint64_t)(400 * urand() * urand() * urand());
+        for (uint64_t j = 0; j < m && i < N; j++, i++) {
+            double rr = r * pow(urand(), 2.0);
+            pos[3 * i] = wrapf(cx + rr * (2 * urand() - 1));
+            pos[3 * i + 1] = wrapf(cy + rr * (2 * urand() - 1));
+            pos[3 * i + 2] = wrapf(cz + rr * (2 * urand() - 1));
+        }
+    }
+    all_ways("clustered", pos, N, 0.2 / cbrt((double)N));
+    all_ways("clustered-long", pos, N, 0.01);
+
+    /* duplicated positions: a handful of distinct points, each many times */
+    for (uint64_t k = 0; k < N; k++) {
+        uint64_t s = k % 7;
+        pos[3 * k] = wrapf(0.13 * s);
+        pos[3 * k + 1] = wrapf(0.29 * s);
+        pos[3 * k + 2] = -0.5f;
+    }
+    all_ways("duplicates", pos, N, 0.01);
+
+    /* one big group: everything inside a ball smaller than l */
+    for (uint64_t k = 0; k < 3 * N; k++) pos[k] = (float)(0.001 * (urand() - 0.5));
+    all_ways("one-group", pos, N, 0.01);
+
+    /* a lattice with spacing exactly l: no pairs, since the comparison is strict */
+    const int side = 16;
+    const float sp = 1.0f / side;
+    for (int a = 0; a < side; a++)
+        for (int b = 0; b < side; b++)
+            for (int c = 0; c < side; c++) {
+                uint64_t k = (uint64_t)((a * side + b) * side + c);
+                pos[3 * k] = -0.5f + a * sp;
+                pos[3 * k + 1] = -0.5f + b * sp;
+                pos[3 * k + 2] = -0.5f + c * sp;
+            }
+    uint64_t nl = (uint64_t)side * side * side;
+    {
+        fk_error err = {0};
+        fk_linkopts o = {0};
+        o.l = sp;
+        o.periodic = 1;
+        o.box = 1;
+        uint32_t *s = malloc(nl * 4);
+        CHECK(fk_link_brute_cpu(nl, pos, NULL, &o, s, NULL, &err) == FK_OK);
+        uint64_t g = 0;
+        for (uint64_t k = 0; k < nl; k++) g += s[k] == k;
+        CHECK_MSG(g == nl, "lattice at exactly l: %llu groups", (unsigned long long)g);
+        o.l = nextafterf(sp, 1.0f);
+        CHECK(fk_link_brute_cpu(nl, pos, NULL, &o, s, NULL, &err) == FK_OK);
+        g = 0;
+        for (uint64_t k = 0; k < nl; k++) g += s[k] == k;
+        CHECK_MSG(g == 1, "lattice just above l, periodic: %llu groups", (unsigned long long)g);
+        free(s);
+    }
+    all_ways("lattice-exact", pos, nl, sp);
+    all_ways("lattice-above", pos, nl, nextafterf(sp, 1.0f));
+    all_ways("lattice-below", pos, nl, nextafterf(sp, 0.0f));
+
+    /* tiny inputs */
+    pos[0] = 0.1f, pos[1] = 0.2f, pos[2] = 0.3f;
+    pos[3] = 0.1f, pos[4] = 0.2f, pos[5] = 0.3f;
+    for (uint64_t n = 0; n <= 2; n++) all_ways("tiny", pos, n, 0.01);
+
+    /* two particles on opposite faces of the periodic box, exactly l apart through the boundary */
+    {
+        float two[6] = {-0.5f, 0.0f, 0.0f, 0.4375f, 0.0f, 0.0f}; /* separation 0.0625 through the wrap */
+        fk_error err = {0};
+        fk_linkopts o = {0};
+        o.periodic = 1;
+        o.box = 1;
+        uint32_t s[2];
+        o.l = 0.0625;
+        CHECK(fk_link_brute_cpu(2, two, NULL, &o, s, NULL, &err) == FK_OK && s[1] == 1);
+        o.l = nextafter(0.0625, 1);
+        o.l = (double)nextafterf(0.0625f, 1.0f);
+        CHECK(fk_link_brute_cpu(2, two, NULL, &o, s, NULL, &err) == FK_OK && s[1] == 0);
+        o.periodic = 0;
+        CHECK(fk_link_brute_cpu(2, two, NULL, &o, s, NULL, &err) == FK_OK && s[1] == 1);
+        all_ways("edge-pair", two, 2, 0.0625);
+        all_ways("edge-pair-above", two, 2, (double)nextafterf(0.0625f, 1.0f));
+    }
+
+    /* bad linking lengths are refused */
+    {
+        fk_error err = {0};
+        fk_linkopts o = {0};
+        o.periodic = 1;
+        o.box = 1;
+        o.l = 0;
+        CHECK(fk_link_check(&o, &err) == FK_EINVAL);
+        fk_error_clear(&err);
+        o.l = -1;
+        CHECK(fk_link_check(&o, &err) == FK_EINVAL);
+        fk_error_clear(&err);
+        o.l = 0.6;
+        CHECK(fk_link_check(&o, &err) == FK_EINVAL && strstr(err.msg, "half the box"));
+        fk_error_clear(&err);
+        o.l = NAN;
+        CHECK(fk_link_check(&o, &err) == FK_EINVAL);
+        fk_error_clear(&err);
+        o.l = 0.5;
+        CHECK(fk_link_check(&o, &err) == FK_OK);
+    }
+    free(pos);
+    CHECK_DONE();
+}

@@ -1,0 +1,142 @@
+/* kdbuild - builds the kd-tree over a stream's particles, puts them in tree order, and appends TREE and TBOX. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kdtree.h"
+#include "prog.h"
+#include "snap.h"
+#include "stream.h"
+
+static void help(void)
+{
+    printf("Usage: kdbuild [OPTION]... [FILE]\n"
+           "Build a balanced kd-tree over the particles of a fofkit stream (FILE or stdin),\n"
+           "rearrange every per-particle chunk into tree order, and append the tree.\n"
+           "\n"
+           "  -s, --leaf-size=N   most particles in a leaf (default 8, at least 2)\n"
+           "  -o, --output=FILE   write to FILE (default stdout)\n"
+           "  -z, --compress[=N]  zlib-compress every chunk (level N, default 6)\n"
+           "  -f, --force         read or write binary data on a terminal\n"
+           "  -v, --verbose       progress and timings on stderr\n"
+           "  -h, --help          this help\n"
+           "  -V, --version       version\n"
+           "\n"
+           "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n"
+           "See kdbuild(1) and fofstream(5).\n");
+}
+
+/* A per-particle chunk that arrived before POS, held until the order is known. */
+typedef struct held {
+    fk_chunk c;
+    void *data;
+} held;
+
+/* out[i] = in[perm[i]], rows of rowsize bytes. */
+static void *permute(const void *in, const uint32_t *perm, uint64_t n, size_t rowsize)
+{
+    uint64_t bytes = n * rowsize;
+    char *out = malloc(bytes > 0 ? bytes : 1);
+    if (!out) return NULL;
+    const char *src = in;
+    #pragma omp parallel for schedule(static)
+    for (uint64_t i = 0; i < n; i++) memcpy(out + i * rowsize, src + (uint64_t)perm[i] * rowsize, rowsize);
+    return out;
+}
+
+static void put_permuted(fk_writer *w, const fk_chunk *c, const void *data, const uint32_t *perm, fk_error *err)
+{
+    size_t rowsize = c->ncols * fk_dtype_size(c->dtype);
+    void *out = permute(data, perm, c->nrows, rowsize);
+    if (!out) prog_die(EXIT_RESOURCE, "out of memory reordering chunk %s", c->tag);
+    fk_chunk o = *c;
+    if (fk_writer_put(w, &o, out, err)) prog_fail(err);
+    free(out);
+}
+
+int main(int argc, char **argv)
+{
+    prog_init("kdbuild");
+    prog_std std = {0};
+    long long leafsize = 8;
+    static const struct option longopts[] = {PROG_STD_LONG, {"leaf-size", required_argument, 0, 's'}, {0, 0, 0, 0}};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT "s:", longopts, NULL)) != -1) {
+        if (prog_std_option(c, optarg, &std, help, argv)) continue;
+        if (c == 's') leafsize = prog_parse_int("--leaf-size", optarg, 2, 1 << 20);
+    }
+    const char *in = prog_one_input(argc, argv, optind);
+    const char *name = strcmp(in, "-") ? in : "stdin";
+
+    fk_error err = {0};
+    FILE *fin = prog_open_input(in, 1, std.force);
+    fk_output *out = prog_open_output(&std, 1);
+    fk_reader *r;
+    fk_writer *w;
+    if (fk_reader_open(&r, fin, name, &err) || fk_writer_open(&w, fk_output_file(out), std.zlevel, &err))
+        prog_fail(&err);
+
+    fk_chunk ch;
+    fk_snap snap;
+    char *snaptext;
+    if (fk_snap_read(r, &ch, &snap, &snaptext, name, &err) || fk_writer_put(w, &ch, snaptext, &err)) prog_fail(&err);
+    free(snaptext);
+
+    held *hold = NULL;
+    int nheld = 0;
+    uint32_t *perm = NULL;
+    fk_tree tree;
+    memset(&tree, 0, sizeof tree);
+    int st;
+    while ((st = fk_reader_next(r, &ch, &err)) == 1) {
+        if (!strcmp(ch.tag, "TREE") || !strcmp(ch.tag, "SINK"))
+            prog_die(EXIT_DATA, "%s: stream already has a %s chunk (it is in tree order already)", name, ch.tag);
+        if (!(ch.flags & FK_CF_PARTICLE)) {
+            if (fk_writer_copy(w, r, &ch, &err)) prog_fail(&err);
+            continue;
+        }
+        if (ch.nrows != snap.n)
+            prog_die(EXIT_DATA, "%s: chunk %s has %" PRIu64 " rows for %" PRIu64 " particles", name, ch.tag, ch.nrows,
+                     snap.n);
+        void *data;
+        if (fk_reader_load(r, &data, &err)) prog_fail(&err);
+        if (!strcmp(ch.tag, "POS")) {
+            if (perm) prog_die(EXIT_DATA, "%s: stream has two POS chunks", name);
+            if (fk_snap_check_chunk(&snap, &ch, "<f4", 3, name, &err) ||
+                fk_snap_check_positions(&snap, data, name, &err))
+                prog_fail(&err);
+            double t0 = prog_now();
+            if (fk_tree_build_cpu(data, snap.n, (uint32_t)leafsize, &tree, &perm, &err)) prog_fail(&err);
+            prog_info("built a tree of %" PRIu64 " particles, depth %u, %" PRIu64 " nodes in %.3f s (%.3g particles/s)",
+                      snap.n, tree.depth, tree.nnodes, prog_now() - t0, snap.n / (prog_now() - t0 + 1e-12));
+            if (fk_writer_put(w, &ch, data, &err)) prog_fail(&err);
+            free(data);
+            for (int i = 0; i < nheld; i++) {
+                put_permuted(w, &hold[i].c, hold[i].data, perm, &err);
+                free(hold[i].data);
+            }
+            nheld = 0;
+        } else if (perm) {
+            put_permuted(w, &ch, data, perm, &err);
+            free(data);
+        } else {
+            held *h = realloc(hold, (nheld + 1) * sizeof *hold);
+            if (!h) prog_die(EXIT_RESOURCE, "out of memory");
+            hold = h;
+            hold[nheld].c = ch;
+            hold[nheld++].data = data;
+        }
+    }
+    if (st < 0) prog_fail(&err);
+    if (!perm) prog_die(EXIT_DATA, "%s: stream has no POS chunk", name);
+    if (fk_tree_write(w, &tree, &err) || fk_writer_finish(w, &err)) prog_fail(&err);
+    prog_commit(out);
+    fk_writer_free(w);
+    fk_reader_close(r);
+    fk_input_close(fin);
+    fk_tree_free(&tree);
+    free(perm);
+    free(hold);
+    return EXIT_OK;
+}
