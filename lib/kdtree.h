@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "hd.h"
 #include "stream.h"
 
 /*
@@ -47,13 +48,25 @@ typedef struct fk_tree {
 uint32_t fk_tree_depth(uint64_t n, uint32_t leafsize);
 
 /* Particle range [*start, *end) of node i of a tree over n particles. */
-static inline void fk_tree_range(uint64_t n, uint64_t i, uint64_t *start, uint64_t *end)
+FK_HD void fk_tree_range(uint64_t n, uint64_t i, uint64_t *start, uint64_t *end)
 {
     uint64_t i1 = i + 1;
-    int d = 63 - __builtin_clzll(i1);
+    int d = fk_log2_u64(i1);
     uint64_t k = i1 - (UINT64_C(1) << d);
     *start = (k * n) >> d;
     *end = ((k + 1) * n) >> d;
+}
+
+/* The node after i's subtree in depth-first order (left before right), or
+ * 0 when i's subtree ends the walk. Walking from fk_tree_next(i) visits the
+ * subtrees whose particles all come after i's, in stream order. */
+FK_HD uint64_t fk_tree_next(uint64_t i)
+{
+    while ((i & 1) == 0) { /* a right child (or the root): climb */
+        if (i == 0) return 0;
+        i = (i - 1) / 2;
+    }
+    return i + 1; /* a left child: its right sibling */
 }
 
 /* Builds the tree over pos (n x 3) on the CPU with OpenMP: sets t (t->box

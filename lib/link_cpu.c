@@ -183,15 +183,15 @@ static void leaf_pairs(const ctx *c, uint64_t as, uint64_t ae, uint64_t xs, uint
 
 /* Finds every link between leaf A and the particles after it. top is A's
  * topmost clique ancestor (or UINT64_MAX): its particles are one group
- * already, so nothing inside it is visited. */
+ * already. The walk starts after A's subtree (or top's) in depth-first
+ * order, so it meets exactly the subtrees whose particles all come later in
+ * stream order: each pair is considered once, from its lower leaf. */
 static void link_leaf(const ctx *c, uint64_t A, uint64_t top, counters *k)
 {
-    const fk_tree *t = c->t;
-    const uint64_t n = t->n;
+    const uint64_t n = c->t->n;
     uint32_t *s = c->sink;
-    uint64_t as, ae, ts = 0, te = 0;
+    uint64_t as, ae;
     fk_tree_range(n, A, &as, &ae);
-    if (top != UINT64_MAX) fk_tree_range(n, top, &ts, &te);
     const int connA = top != UINT64_MAX;
 
     if (!connA)
@@ -201,24 +201,15 @@ static void link_leaf(const ctx *c, uint64_t A, uint64_t top, counters *k)
                 if (friends(c, i, j)) unite(s, (uint32_t)i, (uint32_t)j);
             }
 
-    uint64_t stack[2 * FK_TREE_MAX_DEPTH + 4];
-    int sp = 0;
-    stack[sp++] = 0;
-    while (sp > 0) {
-        uint64_t X = stack[--sp], xs, xe;
+    for (uint64_t X = fk_tree_next(connA ? top : A); X != 0;) {
+        uint64_t xs, xe;
         fk_tree_range(n, X, &xs, &xe);
-        if (xe <= as) continue;               /* before A: its leaves link to A   */
-        if (connA && xs >= ts && xe <= te) continue; /* inside A's clique      */
-        if (xs <= as && ae <= xe) {           /* A itself or an ancestor of A      */
-            if (X != A) {
-                stack[sp++] = 2 * X + 2;
-                stack[sp++] = 2 * X + 1;
-            }
-            continue;
-        }
         k->nodes++;
         int b = pair_bounds(c, A, X);
-        if (b == 1) continue;
+        if (b == 1) { /* no pair linked */
+            X = fk_tree_next(X);
+            continue;
+        }
         if (b == 2) { /* every pair is linked: A and X become one group */
             if (!connA)
                 for (uint64_t a = as; a < ae; a++) unite(s, (uint32_t)a, (uint32_t)xs);
@@ -226,14 +217,18 @@ static void link_leaf(const ctx *c, uint64_t A, uint64_t top, counters *k)
                 for (uint64_t x = xs; x < xe; x++) unite(s, (uint32_t)as, (uint32_t)x);
             else
                 unite(s, (uint32_t)as, (uint32_t)xs);
+            X = fk_tree_next(X);
             continue;
         }
-        if (connA && c->clique[X] && find(s, (uint32_t)as) == find(s, (uint32_t)xs)) continue;
+        if (connA && c->clique[X] && find(s, (uint32_t)as) == find(s, (uint32_t)xs)) {
+            X = fk_tree_next(X);
+            continue;
+        }
         if (X >= c->first_leaf) {
             leaf_pairs(c, as, ae, xs, xe, connA, c->clique[X], k);
+            X = fk_tree_next(X);
         } else {
-            stack[sp++] = 2 * X + 2;
-            stack[sp++] = 2 * X + 1;
+            X = 2 * X + 1;
         }
     }
 }

@@ -32,11 +32,7 @@
 
 #include <math.h>
 
-#if defined(__CUDACC__)
-#define FK_HD __host__ __device__ __forceinline__
-#else
-#define FK_HD static inline
-#endif
+#include "hd.h"
 
 FK_HD float fk_fsub(float a, float b)
 {
