@@ -1,0 +1,192 @@
+/* groups.c - resolving sink chains, checking original indices, numbering groups, GRPS records. */
+#include "groups.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv.h"
+
+enum { UNSEEN = 0, ON_PATH = 1, RESOLVED = 2 };
+
+int fk_groups_resolve(uint32_t *sink, uint64_t n, const char *name, fk_error *err)
+{
+    if (n > UINT32_MAX)
+        return fk_fail(err, FK_EUNSUP, "%s: SINK chunk: %" PRIu64 " particles do not fit 32-bit indices", name, n);
+    /* Values out of range first, so that the message names the lowest bad
+     * particle whatever the chains look like. */
+    for (uint64_t i = 0; i < n; i++)
+        if (sink[i] >= n)
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: SINK chunk: particle %" PRIu64 " links to %" PRIu32 ", beyond the last particle (%" PRIu64
+                           ")",
+                           name, i, sink[i], n - 1);
+    unsigned char *state = calloc(n ? n : 1, 1);
+    if (!state) return fk_fail(err, FK_ENOMEM, "out of memory resolving %" PRIu64 " sink chains", n);
+    for (uint64_t i = 0; i < n; i++) {
+        if (state[i] == RESOLVED) continue;
+        /* Walk to the first particle that is a sink or already resolved,
+         * marking the path; meeting the path again is a cycle. */
+        uint64_t j = i;
+        uint32_t root;
+        for (;;) {
+            if (state[j] == RESOLVED) {
+                root = sink[j];
+                break;
+            }
+            if (state[j] == ON_PATH) {
+                free(state);
+                return fk_fail(err, FK_EFORMAT,
+                               "%s: SINK chunk: particle %" PRIu64 " lies on a cycle of links (no sink ends its chain)",
+                               name, j);
+            }
+            if (sink[j] == j) {
+                state[j] = RESOLVED;
+                root = (uint32_t)j;
+                break;
+            }
+            state[j] = ON_PATH;
+            j = sink[j];
+        }
+        /* Point the path at its sink. */
+        for (j = i; state[j] == ON_PATH;) {
+            uint64_t next = sink[j];
+            sink[j] = root;
+            state[j] = RESOLVED;
+            j = next;
+        }
+    }
+    free(state);
+    return FK_OK;
+}
+
+int fk_groups_check_ids(const uint64_t *ids, uint64_t n, uint64_t nsource, const char *name, fk_error *err)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (ids[i] >= nsource)
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: ID chunk: particle %" PRIu64 " has original index %" PRIu64
+                           ", beyond the %" PRIu64 " particles of the source",
+                           name, i, ids[i], nsource);
+    unsigned char *seen = calloc(nsource / 8 + 1, 1);
+    if (!seen) return fk_fail(err, FK_ENOMEM, "out of memory checking %" PRIu64 " particle IDs", n);
+    int st = FK_OK;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t id = ids[i];
+        unsigned char bit = (unsigned char)(1u << (id % 8));
+        if (seen[id / 8] & bit) {
+            st = fk_fail(err, FK_EFORMAT,
+                         "%s: ID chunk: particle %" PRIu64 " repeats original index %" PRIu64 " (IDs must be distinct)",
+                         name, i, id);
+            break;
+        }
+        seen[id / 8] |= bit;
+    }
+    free(seen);
+    return st;
+}
+
+typedef struct kept {
+    uint32_t root, size;
+    uint64_t minid;
+} kept;
+
+static int by_size_then_minid(const void *pa, const void *pb)
+{
+    const kept *a = pa, *b = pb;
+    if (a->size != b->size) return a->size > b->size ? -1 : 1;
+    return (a->minid > b->minid) - (a->minid < b->minid);
+}
+
+#define NOT_KEPT UINT32_MAX
+
+int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint64_t nsource, uint64_t minsize,
+                     uint32_t *gid, fk_groups *info, fk_error *err)
+{
+    memset(info, 0, sizeof *info);
+    if (minsize < 1) return fk_fail(err, FK_EINVAL, "minimum group size must be at least 1");
+    if (n > UINT32_MAX) return fk_fail(err, FK_EUNSUP, "%" PRIu64 " particles do not fit 32-bit group indices", n);
+    if (!ids && nsource != n)
+        return fk_fail(err, FK_EINVAL, "without IDs the source must be the stream (%" PRIu64 " != %" PRIu64 ")",
+                       nsource, n);
+    /* slot[r]: first the size of the group whose sink is r, then its index
+     * among the kept groups (NOT_KEPT for dropped ones), finally its number (0 for dropped ones). */
+    uint32_t *slot = calloc(n ? n : 1, sizeof *slot);
+    if (!slot) return fk_fail(err, FK_ENOMEM, "out of memory numbering the groups of %" PRIu64 " particles", n);
+    for (uint64_t i = 0; i < n; i++) slot[root[i]]++;
+    uint64_t nkept = 0, nfound = 0;
+    for (uint64_t r = 0; r < n; r++) {
+        if (root[r] != r) continue;
+        nfound++;
+        if (slot[r] >= minsize) nkept++;
+    }
+    kept *g = malloc(nkept ? nkept * sizeof *g : 1);
+    if (!g) {
+        free(slot);
+        return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", nkept);
+    }
+    uint64_t k = 0;
+    for (uint64_t r = 0; r < n; r++) {
+        if (root[r] != r) continue;
+        if (slot[r] >= minsize) {
+            g[k] = (kept){(uint32_t)r, slot[r], UINT64_MAX};
+            info->ngrouped += slot[r];
+            slot[r] = (uint32_t)k++;
+        } else {
+            slot[r] = NOT_KEPT;
+        }
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t s = slot[root[i]];
+        uint64_t id = ids ? ids[i] : i;
+        if (s != NOT_KEPT && id < g[s].minid) g[s].minid = id;
+    }
+    qsort(g, nkept, sizeof *g, by_size_then_minid);
+    for (uint64_t r = 0; r < n; r++)
+        if (root[r] == r && slot[r] == NOT_KEPT) slot[r] = 0;
+    for (k = 0; k < nkept; k++) slot[g[k].root] = (uint32_t)(k + 1);
+    memset(gid, 0, nsource * sizeof *gid);
+    for (uint64_t i = 0; i < n; i++) gid[ids ? ids[i] : i] = slot[root[i]];
+    info->n = n;
+    info->nsource = nsource;
+    info->minsize = minsize;
+    info->nfound = nfound;
+    info->ngroups = nkept;
+    info->largest = nkept ? g[0].size : 0;
+    free(g);
+    free(slot);
+    return FK_OK;
+}
+
+int fk_groups_format(const fk_groups *info, char **text, fk_error *err)
+{
+    fk_kvbuf b;
+    fk_kv_init(&b);
+    fk_kv_u64(&b, "level", info->level);
+    fk_kv_u64(&b, "ngroups", info->ngroups);
+    fk_kv_u64(&b, "minsize", info->minsize);
+    fk_kv_u64(&b, "ngrouped", info->ngrouped);
+    fk_kv_u64(&b, "nfound", info->nfound);
+    fk_kv_u64(&b, "largest", info->largest);
+    fk_kv_u64(&b, "n", info->n);
+    fk_kv_u64(&b, "nsource", info->nsource);
+    fk_kv_str(&b, "order", FK_GROUPS_ORDER);
+    return fk_kv_finish(&b, text, err);
+}
+
+int fk_groups_parse(const char *text, fk_groups *info, const char *name, fk_error *err)
+{
+    char what[300];
+    snprintf(what, sizeof what, "%s: GRPS chunk", name);
+    memset(info, 0, sizeof *info);
+    int st = fk_kv_get_u64(text, "ngroups", &info->ngroups, what, err);
+    if (!st) st = fk_kv_get_u64(text, "minsize", &info->minsize, what, err);
+    static const char *opt_key[] = {"ngrouped", "nfound", "largest", "n", "nsource"};
+    uint64_t *opt_val[] = {&info->ngrouped, &info->nfound, &info->largest, &info->n, &info->nsource};
+    for (int i = 0; i < 5 && !st; i++)
+        if (fk_kv_has(text, opt_key[i])) st = fk_kv_get_u64(text, opt_key[i], opt_val[i], what, err);
+    if (!st && info->ngroups > UINT32_MAX)
+        st = fk_fail(err, FK_EFORMAT, "%s: %" PRIu64 " groups do not fit the 32-bit group ids", what, info->ngroups);
+    return st;
+}

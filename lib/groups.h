@@ -1,0 +1,80 @@
+/* groups.h - resolving a sink array into numbered groups: validation, numbering, the GRPS and GID chunks. */
+#ifndef FK_GROUPS_H
+#define FK_GROUPS_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+/*
+ * Input: the SINK chunk of level k (<u4, n rows, stream order). Every
+ * particle i starts a chain i -> sink[i] -> sink[sink[i]] -> ... that must
+ * end at a sink s (sink[s] == s); the particles whose chains end at the
+ * same sink form one group. Any valid chains are accepted, not only the
+ * canonical array foflink writes (sink[i] = lowest stream index of i's
+ * group); a value >= n or a cycle of two or more particles is an error.
+ *
+ * Output, level k (groups resolves level 0 today; hierarchical linking will
+ * add SINK levels 1, 2, ..., each giving the GRPS and GID of the same level):
+ *   GID   <u4, nsource rows, 1 column, flags 0 (NOT per particle): row r is
+ *         the group of the particle whose original index (ID) is r, 0 when
+ *         it is in no kept group or absent from the stream
+ *   GRPS  text (kv.h):
+ *     level      the level k
+ *     ngroups    groups kept, numbered 1..ngroups
+ *     minsize    the least size kept
+ *     ngrouped   particles in kept groups
+ *     nfound     groups found, groups of one included
+ *     largest    members of group 1 (0 when there is none)
+ *     n nsource  particles in the stream, in the source snapshot
+ *     order      "size-desc,minid": the numbering rule below
+ * Numbering: kept groups are numbered 1..ngroups by decreasing size; groups
+ * of equal size by increasing lowest original index (ID) among their
+ * members, so the numbers do not depend on the stream order.
+ */
+
+#define FK_GROUPS_ORDER "size-desc,minid"
+
+/* What a numbering found; the content of GRPS. */
+typedef struct fk_groups {
+    uint32_t level;
+    uint64_t n, nsource;
+    uint64_t minsize;
+    uint64_t nfound;   /* sinks: groups of one included                 */
+    uint64_t ngroups;  /* groups of at least minsize members            */
+    uint64_t ngrouped; /* particles in them                             */
+    uint64_t largest;  /* members of group 1, 0 when ngroups is 0       */
+} fk_groups;
+
+/* Resolves every chain of sink (n entries) in place: afterwards sink[i] is
+ * the sink that ends i's chain. O(n) time (each particle is walked at most
+ * twice) and n bytes of scratch. Fails with FK_EFORMAT, naming the particle,
+ * on a value >= n (the lowest such particle) or on a cycle, FK_EUNSUP when n
+ * does not fit 32 bits, FK_ENOMEM. On failure sink is partly resolved (the
+ * same groups, some chains shortened). name is used in messages. */
+int fk_groups_resolve(uint32_t *sink, uint64_t n, const char *name, fk_error *err);
+
+/* Checks that every one of the n original indices is below nsource and that
+ * none repeats (FK_EFORMAT naming the stream particle); nsource / 8 bytes of
+ * scratch. */
+int fk_groups_check_ids(const uint64_t *ids, uint64_t n, uint64_t nsource, const char *name, fk_error *err);
+
+/* Numbers the groups of a resolved sink array (root[root[i]] == root[i] for
+ * every i, as fk_groups_resolve leaves it) and writes gid[ids[i]], the
+ * group of particle i, for the nsource rows of gid (all of them written: 0
+ * for absent and ungrouped particles). ids are checked original indices
+ * (fk_groups_check_ids), or NULL for the identity (then nsource must be n).
+ * Groups of fewer than minsize (>= 1) members are dropped. Fills info (level
+ * left 0). O(n) plus a sort of the kept groups; 4n bytes of scratch.
+ * FK_EINVAL for bad arguments, FK_ENOMEM. */
+int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint64_t nsource, uint64_t minsize,
+                     uint32_t *gid, fk_groups *info, fk_error *err);
+
+/* GRPS text for info (caller frees *text). */
+int fk_groups_format(const fk_groups *info, char **text, fk_error *err);
+
+/* Parses GRPS text: ngroups and minsize are required, the other keys read
+ * when present (else 0); level is left to the caller (it is the chunk's). */
+int fk_groups_parse(const char *text, fk_groups *info, const char *name, fk_error *err);
+
+#endif
