@@ -4,6 +4,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Every fallible library function returns an int status: FK_OK (0) on
  * success, or one of the negative codes below, and, when given a non-NULL
  * fk_error, fills it with a one-line message that names the problem (never
@@ -36,5 +40,9 @@ void fk_error_clear(fk_error *err);
 
 /* A short name for a status code ("I/O error", ...); never NULL. */
 const char *fk_strstatus(int code);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

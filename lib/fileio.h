@@ -6,6 +6,10 @@
 
 #include "error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Opens path for reading ("-" or NULL: stdin) with a large buffer. With
  * binary set, a terminal on stdin is refused unless force is set (binary
  * data is not typed). *f is set to the stream (never closed for stdin by
@@ -39,5 +43,9 @@ void fk_output_abort(fk_output *o);
 /* Removes every temporary file still open. Async-signal-safe (only
  * unlink(2)); for signal handlers and fatal-error paths. */
 void fk_output_cleanup_all(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

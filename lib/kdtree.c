@@ -96,7 +96,7 @@ static void build(item *a, uint64_t n, uint64_t node, uint32_t level, uint32_t d
     }
 }
 
-static int tree_alloc(fk_tree *t, uint64_t n, uint32_t leafsize, const char *builder, fk_error *err)
+int fk_tree_alloc(fk_tree *t, uint64_t n, uint32_t leafsize, const char *builder, fk_error *err)
 {
     memset(t, 0, sizeof *t);
     if (leafsize < 2) return fk_fail(err, FK_EINVAL, "leaf size %u is below 2", leafsize);
@@ -115,7 +115,7 @@ static int tree_alloc(fk_tree *t, uint64_t n, uint32_t leafsize, const char *bui
 int fk_tree_build_cpu(float *pos, uint64_t n, uint32_t leafsize, fk_tree *t, uint32_t **perm, fk_error *err)
 {
     *perm = NULL;
-    int st = tree_alloc(t, n, leafsize, "cpu-median", err);
+    int st = fk_tree_alloc(t, n, leafsize, "cpu-median", err);
     if (st) return st;
     item *a = malloc(n ? n * sizeof *a : 1);
     uint32_t *p = malloc(n ? n * sizeof *p : 1);

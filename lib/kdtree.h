@@ -8,6 +8,10 @@
 #include "hd.h"
 #include "stream.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * The tree is a complete binary tree over the particles in stream order,
  * which the builder rearranges so that every node's particles are
@@ -75,6 +79,10 @@ FK_HD uint64_t fk_tree_next(uint64_t i)
  * bounding box, by selection: O(n log n). */
 int fk_tree_build_cpu(float *pos, uint64_t n, uint32_t leafsize, fk_tree *t, uint32_t **perm, fk_error *err);
 
+/* Sets t's layout for n particles and leaf size S and allocates t->box
+ * (uninitialised); builder names the builder. */
+int fk_tree_alloc(fk_tree *t, uint64_t n, uint32_t leafsize, const char *builder, fk_error *err);
+
 /* Computes every node's tight bounding box from pos in tree order. */
 void fk_tree_bounds(fk_tree *t, const float *pos);
 
@@ -93,5 +101,9 @@ int fk_tree_parse(const char *text, fk_tree *t, const char *name, fk_error *err)
 int fk_tree_write(fk_writer *w, const fk_tree *t, fk_error *err);
 
 void fk_tree_free(fk_tree *t);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

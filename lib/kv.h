@@ -6,6 +6,10 @@
 
 #include "error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A metadata chunk is UTF-8 text, one "key value" pair a line: the key is
  * [a-z0-9_]+, one space, then the value (the rest of the line). Readers
  * ignore keys they do not know, so stages can add keys without breaking
@@ -33,5 +37,9 @@ int fk_kv_get_u64(const char *text, const char *key, uint64_t *out, const char *
 int fk_kv_get_dbl(const char *text, const char *key, double *out, const char *what, fk_error *err);
 /* 1 if key is present, 0 if not. */
 int fk_kv_has(const char *text, const char *key);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,6 +8,10 @@
 #include "kdtree.h"
 #include "predicate.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * The sink array. sink[i] starts as i; linking i and j finds the sinks
  * (s = sink[s]) of both and links the higher-index sink under the lower one
@@ -38,9 +42,8 @@ typedef struct fk_linkstats {
  * periodic box l <= box/2. */
 int fk_link_check(const fk_linkopts *o, fk_error *err);
 
-/* The binary32 constants of the predicate. */
-fk_geom fk_link_geom(const fk_linkopts *o);
-float fk_link_l2(const fk_linkopts *o);
+/* The binary32 constants of the predicate for o. */
+fk_linkparams fk_link_params(const fk_linkopts *o);
 
 /* Links the particles at pos (n x 3, in t's tree order; vel n x 3 when
  * o->psi > 0, else unused) on the CPU with OpenMP; writes the canonical
@@ -56,5 +59,9 @@ int fk_link_brute_cpu(uint64_t n, const float *pos, const float *vel, const fk_l
 /* Points every particle at its sink (the array must satisfy sink[i] <= i)
  * and returns the number of groups (sinks). */
 uint64_t fk_sink_flatten(uint32_t *sink, uint64_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -14,14 +14,11 @@ int fk_link_brute_cpu(uint64_t n, const float *pos, const float *vel, const fk_l
 {
     int st = fk_link_check(o, err);
     if (st) return st;
-    const fk_geom g = fk_link_geom(o);
-    const float l2 = fk_link_l2(o), p2 = (float)o->psi * (float)o->psi;
+    const fk_linkparams p = fk_link_params(o);
     for (uint64_t i = 0; i < n; i++) sink[i] = (uint32_t)i;
     for (uint64_t i = 0; i < n; i++)
         for (uint64_t j = i + 1; j < n; j++) {
-            float r2 = fk_sep2(pos + 3 * i, pos + 3 * j, g);
-            if (!(r2 < l2)) continue;
-            if (o->psi > 0 && !fk_phase_friends(r2, fk_vsep2(vel + 3 * i, vel + 3 * j), l2, p2)) continue;
+            if (!fk_friends(pos + 3 * i, pos + 3 * j, vel ? vel + 3 * i : NULL, vel ? vel + 3 * j : NULL, &p)) continue;
             uint32_t a = root(sink, (uint32_t)i), b = root(sink, (uint32_t)j);
             if (a < b)
                 sink[b] = a;

@@ -22,19 +22,19 @@ int fk_link_check(const fk_linkopts *o, fk_error *err)
     return FK_OK;
 }
 
-fk_geom fk_link_geom(const fk_linkopts *o)
+fk_linkparams fk_link_params(const fk_linkopts *o)
 {
-    fk_geom g;
-    g.periodic = o->periodic;
-    g.L = o->periodic ? (float)o->box : 0.0f;
-    g.h = 0.5f * g.L;
-    return g;
-}
-
-float fk_link_l2(const fk_linkopts *o)
-{
-    float l = (float)o->l;
-    return l * l;
+    fk_linkparams p;
+    p.g.periodic = o->periodic;
+    p.g.L = o->periodic ? (float)o->box : 0.0f;
+    p.g.h = 0.5f * p.g.L;
+    float l = (float)o->l, psi = (float)o->psi;
+    p.l2 = l * l;
+    p.sixd = o->psi > 0;
+    p.p2 = p.sixd ? psi * psi : 1.0f;
+    p.il2 = 1.0 / p.l2;
+    p.ip2 = 1.0 / p.p2;
+    return p;
 }
 
 /* ---- the lock-free sink array ---- */
@@ -98,34 +98,20 @@ typedef struct ctx {
     const float *vbox; /* velocity boxes per node (6D only) */
     uint32_t *sink;
     uint8_t *clique; /* every pair of the node's particles is linked */
-    fk_geom g;
-    float l2, p2;
-    int sixd;
+    fk_linkparams p;
     uint64_t first_leaf;
 } ctx;
 
 static inline int friends(const ctx *c, uint64_t i, uint64_t j)
 {
-    float r2 = fk_sep2(c->pos + 3 * i, c->pos + 3 * j, c->g);
-    if (!(r2 < c->l2)) return 0;
-    if (!c->sixd) return 1;
-    return fk_phase_friends(r2, fk_vsep2(c->vel + 3 * i, c->vel + 3 * j), c->l2, c->p2);
+    const float *vi = c->p.sixd ? c->vel + 3 * i : NULL, *vj = c->p.sixd ? c->vel + 3 * j : NULL;
+    return fk_friends(c->pos + 3 * i, c->pos + 3 * j, vi, vj, &c->p);
 }
 
-/* Bounds for the pair of nodes (a, b): 1 if no pair can be linked, 2 if
- * every pair is linked, 0 otherwise. */
-static int pair_bounds(const ctx *c, uint64_t a, uint64_t b)
+static inline int pair_bounds(const ctx *c, uint64_t a, uint64_t b)
 {
-    double lo2, hi2;
-    fk_box_bounds(c->t->box + 6 * a, c->t->box + 6 * b, c->g, &lo2, &hi2);
-    if (lo2 >= c->l2) return 1;
-    if (!c->sixd) return hi2 < c->l2 ? 2 : 0;
-    const fk_geom flat = {0, 0, 0};
-    double vlo2, vhi2;
-    const double slack = 1.0 / (1 << 20);
-    fk_box_bounds(c->vbox + 6 * a, c->vbox + 6 * b, flat, &vlo2, &vhi2);
-    if (lo2 / c->l2 + vlo2 / c->p2 >= 1 + slack) return 1;
-    return hi2 / c->l2 + vhi2 / c->p2 < 1 - slack ? 2 : 0;
+    const float *va = c->p.sixd ? c->vbox + 6 * a : NULL, *vb = c->p.sixd ? c->vbox + 6 * b : NULL;
+    return fk_node_pair(c->t->box + 6 * a, c->t->box + 6 * b, va, vb, &c->p);
 }
 
 typedef struct counters {
@@ -206,11 +192,11 @@ static void link_leaf(const ctx *c, uint64_t A, uint64_t top, counters *k)
         fk_tree_range(n, X, &xs, &xe);
         k->nodes++;
         int b = pair_bounds(c, A, X);
-        if (b == 1) { /* no pair linked */
+        if (b == FK_NODES_APART) {
             X = fk_tree_next(X);
             continue;
         }
-        if (b == 2) { /* every pair is linked: A and X become one group */
+        if (b == FK_NODES_LINKED) { /* A and X become one group */
             if (!connA)
                 for (uint64_t a = as; a < ae; a++) unite(s, (uint32_t)a, (uint32_t)xs);
             if (!c->clique[X])
@@ -262,14 +248,11 @@ int fk_link_cpu(const fk_tree *t, const float *pos, const float *vel, const fk_l
     c.pos = pos;
     c.vel = vel;
     c.sink = sink;
-    c.g = fk_link_geom(o);
-    c.l2 = fk_link_l2(o);
-    c.sixd = o->psi > 0;
-    c.p2 = (float)o->psi * (float)o->psi;
+    c.p = fk_link_params(o);
     c.first_leaf = (UINT64_C(1) << t->depth) - 1;
     c.clique = malloc(t->nnodes);
     float *vbox = NULL;
-    if (c.sixd && !(vbox = velocity_boxes(t, vel))) {
+    if (c.p.sixd && !(vbox = velocity_boxes(t, vel))) {
         free(c.clique);
         return fk_fail(err, FK_ENOMEM, "out of memory for velocity boxes");
     }
@@ -282,7 +265,7 @@ int fk_link_cpu(const fk_tree *t, const float *pos, const float *vel, const fk_l
 
     /* Cliques: a node is one when its own bounds prove every pair linked. */
     #pragma omp parallel for schedule(static) num_threads(nt ? nt : omp_get_max_threads())
-    for (uint64_t i = 0; i < t->nnodes; i++) c.clique[i] = pair_bounds(&c, i, i) == 2;
+    for (uint64_t i = 0; i < t->nnodes; i++) c.clique[i] = pair_bounds(&c, i, i) == FK_NODES_LINKED;
 
     /* Each topmost clique starts as one group, its sink its first particle. */
     const uint64_t nleaves = t->nnodes - c.first_leaf;

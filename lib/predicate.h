@@ -154,4 +154,42 @@ FK_HD void fk_box_bounds(const float *A, const float *B, fk_geom g, double *lo2,
     *hi2 = hi * (1.0 + slack);
 }
 
+
+/* The constants of one linking pass. */
+typedef struct fk_linkparams {
+    fk_geom g;
+    float l2; /* l*l, binary32            */
+    float p2; /* psi*psi, binary32 (6D)   */
+    int sixd;
+    double il2, ip2; /* 1/l2, 1/p2 for the bounds (rounding covered by their slack) */
+} fk_linkparams;
+
+/* The predicate for particles i and j (vi, vj used only in 6D). */
+FK_HD int fk_friends(const float *pi, const float *pj, const float *vi, const float *vj, const fk_linkparams *p)
+{
+    float r2 = fk_sep2(pi, pj, p->g);
+    if (!(r2 < p->l2)) return 0;
+    return !p->sixd || fk_phase_friends(r2, fk_vsep2(vi, vj), p->l2, p->p2);
+}
+
+enum { FK_NODES_MAYBE = 0, FK_NODES_APART = 1, FK_NODES_LINKED = 2 };
+
+/* What the boxes of two nodes prove about their pairs: FK_NODES_APART (no
+ * pair is linked), FK_NODES_LINKED (every pair is), or FK_NODES_MAYBE. In
+ * 6D the velocity boxes (vA, vB) enter too; with a = r2/l2 and b = w2/p2
+ * each bounded as above, the rounded sum is within 2^-20 of the exact one. */
+FK_HD int fk_node_pair(const float *A, const float *B, const float *vA, const float *vB, const fk_linkparams *p)
+{
+    double lo2, hi2;
+    fk_box_bounds(A, B, p->g, &lo2, &hi2);
+    if (lo2 >= p->l2) return FK_NODES_APART;
+    if (!p->sixd) return hi2 < p->l2 ? FK_NODES_LINKED : FK_NODES_MAYBE;
+    const fk_geom flat = {0.0f, 0.0f, 0};
+    const double slack = 1.0 / (1 << 20);
+    double vlo2, vhi2;
+    fk_box_bounds(vA, vB, flat, &vlo2, &vhi2);
+    if (lo2 * p->il2 + vlo2 * p->ip2 >= 1 + slack) return FK_NODES_APART;
+    return hi2 * p->il2 + vhi2 * p->ip2 < 1 - slack ? FK_NODES_LINKED : FK_NODES_MAYBE;
+}
+
 #endif

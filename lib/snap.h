@@ -7,6 +7,10 @@
 #include "error.h"
 #include "stream.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * Particle chunks, one row per particle in stream order (FK_CF_PARTICLE):
  *   TAG   TYPE  COLUMNS  CONTENT
@@ -67,5 +71,9 @@ int fk_snap_load_ids(fk_reader *r, const fk_chunk *c, uint64_t **ids, fk_error *
  * messages. On success *c holds the chunk and its text is in *text (caller
  * frees) so that it can be written on. */
 int fk_snap_read(fk_reader *r, fk_chunk *c, fk_snap *s, char **text, const char *name, fk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,10 @@
 
 #include "error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * Layout (all integers little-endian; see fofstream(5) for the full text).
  *
@@ -129,5 +133,9 @@ int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c,
 int fk_writer_finish(fk_writer *w, fk_error *err);
 
 void fk_writer_free(fk_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,41 +7,7 @@
 #include "check.h"
 #include "kdtree.h"
 #include "link.h"
-
-static uint64_t rng = 88172645463325252ull;
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-/* Wraps x into [-0.5, 0.5). */
-static float wrapf(double x)
-{
-    x -= floor(x + 0.5);
-    float f = (float)x;
-    if (f >= 0.5f) f = -0.5f;
-    return f;
-}
-
-/* 1 if partitions a and b (labels per particle) are the same. */
-static int same_partition(const uint32_t *a, const uint32_t *b, uint64_t n)
-{
-    uint32_t *ab = malloc(n * 4 + 4), *ba = malloc(n * 4 + 4);
-    memset(ab, 0xff, n * 4 + 4);
-    memset(ba, 0xff, n * 4 + 4);
-    int ok = 1;
-    for (uint64_t i = 0; i < n && ok; i++) {
-        if (ab[a[i]] == UINT32_MAX) ab[a[i]] = b[i];
-        if (ba[b[i]] == UINT32_MAX) ba[b[i]] = a[i];
-        ok = ab[a[i]] == b[i] && ba[b[i]] == a[i];
-    }
-    free(ab);
-    free(ba);
-    return ok;
-}
+#include "testdata.h"
 
 /* Links pos (original order) with the tree at leaf size S and by brute
  * force; checks they agree and that the tree's sinks are canonical. */
@@ -67,7 +33,7 @@ static void compare(const char *what, const float *pos0, uint64_t n, double l, i
     for (uint64_t i = 0; i < n; i++) canon &= sink[i] <= i && sink[sink[i]] == sink[i];
     CHECK_MSG(canon, "%s: sinks not canonical", what);
     for (uint64_t i = 0; i < n; i++) mapped[perm[i]] = perm[sink[i]];
-    CHECK_MSG(same_partition(ref, mapped, n), "%s (n %llu, l %g, periodic %d, leaf %u): partitions differ", what,
+    CHECK_MSG(td_same_partition(ref, mapped, n), "%s (n %llu, l %g, periodic %d, leaf %u): partitions differ", what,
               (unsigned long long)n, l, periodic, S);
     /* the reference's group count equals the linker's */
     uint64_t g = 0;
@@ -94,51 +60,24 @@ int main(void)
     float *pos = malloc(N * 12);
 
     /* uniform, across linking lengths from sparse to percolating */
-    for (uint64_t i = 0; i < 3 * N; i++) pos[i] = wrapf(urand());
+    td_uniform(pos, N);
     for (double b = 0.1; b < 1.3; b += 0.3) all_ways("uniform", pos, N, b / cbrt((double)N));
 
-    /* clustered: dense blobs (cliques) of many sizes, some straddling the box edge, plus background */
-    uint64_t i = 0;
-    while (i < N) {
-        double cx = urand() - 0.5, cy = urand() - 0.5, cz = urand() - 0.5;
-        if (urand() < 0.2) cx = 0.4999; /* on the periodic boundary */
-        double r = 0.002 + 0.05 * urand() * urand();
-        uint64_t m = 1 + (uint64_t)(400 * urand() * urand() * urand());
-        for (uint64_t j = 0; j < m && i < N; j++, i++) {
-            double rr = r * pow(urand(), 2.0);
-            pos[3 * i] = wrapf(cx + rr * (2 * urand() - 1));
-            pos[3 * i + 1] = wrapf(cy + rr * (2 * urand() - 1));
-            pos[3 * i + 2] = wrapf(cz + rr * (2 * urand() - 1));
-        }
-    }
+    /* clustered: dense blobs (cliques) of many sizes, some straddling the box edge */
+    td_clustered(pos, N, 400);
     all_ways("clustered", pos, N, 0.2 / cbrt((double)N));
     all_ways("clustered-long", pos, N, 0.01);
 
-    /* duplicated positions: a handful of distinct points, each many times */
-    for (uint64_t k = 0; k < N; k++) {
-        uint64_t s = k % 7;
-        pos[3 * k] = wrapf(0.13 * s);
-        pos[3 * k + 1] = wrapf(0.29 * s);
-        pos[3 * k + 2] = -0.5f;
-    }
+    td_duplicates(pos, N);
     all_ways("duplicates", pos, N, 0.01);
 
-    /* one big group: everything inside a ball smaller than l */
-    for (uint64_t k = 0; k < 3 * N; k++) pos[k] = (float)(0.001 * (urand() - 0.5));
+    td_ball(pos, N);
     all_ways("one-group", pos, N, 0.01);
 
     /* a lattice with spacing exactly l: no pairs, since the comparison is strict */
     const int side = 16;
     const float sp = 1.0f / side;
-    for (int a = 0; a < side; a++)
-        for (int b = 0; b < side; b++)
-            for (int c = 0; c < side; c++) {
-                uint64_t k = (uint64_t)((a * side + b) * side + c);
-                pos[3 * k] = -0.5f + a * sp;
-                pos[3 * k + 1] = -0.5f + b * sp;
-                pos[3 * k + 2] = -0.5f + c * sp;
-            }
-    uint64_t nl = (uint64_t)side * side * side;
+    uint64_t nl = td_lattice(pos, side);
     {
         fk_error err = {0};
         fk_linkopts o = {0};

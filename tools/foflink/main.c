@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "kdtree.h"
 #include "kv.h"
 #include "link.h"
@@ -22,6 +23,7 @@ static void help(void)
            "  -l, --link-length=L    absolute linking length (instead of -b)\n"
            "      --no-periodic      isolated boundaries even if the stream's box is periodic\n"
            "      --method=M         tree (default) or brute (all pairs, O(n^2): small inputs)\n"
+           "      --device=D         auto (default: the GPU if there is one), cpu or gpu\n"
            "  -j, --threads=N        CPU threads (default: all)\n"
            "  -o, --output=FILE      write to FILE (default stdout)\n"
            "  -z, --compress[=N]     zlib-compress every chunk (level N, default 6)\n"
@@ -40,15 +42,16 @@ int main(int argc, char **argv)
     prog_init("foflink");
     prog_std std = {0};
     double b = 0.2, l = 0;
-    int have_l = 0, have_b = 0, no_periodic = 0, brute = 0;
+    int have_l = 0, have_b = 0, no_periodic = 0, brute = 0, devchoice = device_default();
     long long threads = 0;
-    enum { OPT_NOPER = 256, OPT_METHOD };
+    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"b", required_argument, 0, 'b'},
                                              {"link-length", required_argument, 0, 'l'},
                                              {"no-periodic", no_argument, 0, OPT_NOPER},
                                              {"method", required_argument, 0, OPT_METHOD},
                                              {"threads", required_argument, 0, 'j'},
+                                             {"device", required_argument, 0, OPT_DEVICE},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -75,6 +78,7 @@ int main(int argc, char **argv)
                 prog_usage("option --method takes tree or brute, not '%s'", optarg);
             break;
         case 'j': threads = prog_parse_int("--threads", optarg, 1, 4096); break;
+        case OPT_DEVICE: devchoice = device_parse(optarg); break;
         }
     }
     if (have_l && have_b) prog_usage("options -l and -b are exclusive");
@@ -142,18 +146,40 @@ int main(int argc, char **argv)
     prog_info("linking %" PRIu64 " particles with l = %.9g (%s box %g)", snap.n, o.l,
               o.periodic ? "periodic" : "isolated", snap.box);
 
+    fk_gpuinfo gi;
+    int dev = device_resolve(devchoice, &gi);
+    if (dev == DEV_GPU && !brute && tree.leafsize > 32) {
+        if (devchoice == DEV_GPU)
+            prog_die(EXIT_DATA, "%s: the GPU linker needs leaves of at most 32 particles, this tree has %u "
+                     "(rebuild it with kdbuild -s 32 or less)", name, tree.leafsize);
+        prog_info("device: CPU after all (the tree's leaves hold up to %u particles, the GPU linker takes 32)",
+                  tree.leafsize);
+        dev = DEV_CPU;
+    }
+
     uint32_t *sink = malloc(snap.n ? snap.n * sizeof *sink : 1);
     if (!sink) prog_die(EXIT_RESOURCE, "out of memory for the sink array of %" PRIu64 " particles", snap.n);
     fk_linkstats ls;
+    fk_gputimes gt;
     double t0 = prog_now();
-    st = brute ? fk_link_brute_cpu(snap.n, pos, NULL, &o, sink, &ls, &err)
-               : fk_link_cpu(&tree, pos, NULL, &o, sink, &ls, &err);
+    if (dev == DEV_GPU) {
+        prog_info("GPU memory needed: %.3f GiB",
+                  (double)(brute ? snap.n * 16 : fk_gpu_link_bytes(snap.n, tree.nnodes, 0)) / (1 << 30));
+        st = brute ? fk_gpu_link_brute(snap.n, pos, NULL, &o, sink, &ls, &gt, &err)
+                   : fk_gpu_link(&tree, pos, NULL, &o, sink, &ls, &gt, &err);
+    } else {
+        st = brute ? fk_link_brute_cpu(snap.n, pos, NULL, &o, sink, &ls, &err)
+                   : fk_link_cpu(&tree, pos, NULL, &o, sink, &ls, &err);
+    }
     if (st) prog_fail(&err);
     double dt = prog_now() - t0;
-    prog_info("linked on the CPU (%s) in %.3f s (%.3g particles/s): %" PRIu64 " groups, %" PRIu64
-              " pair tests, %" PRIu64 " box tests, %" PRIu64 " clique nodes",
-              brute ? "brute" : "tree", dt, snap.n / (dt + 1e-12), ls.groups, ls.pair_tests, ls.node_tests,
-              ls.dense_nodes);
+    if (dev == DEV_GPU)
+        prog_info("GPU times: upload %.4f s, link %.4f s (%.3g particles/s), download %.4f s", gt.upload, gt.link,
+                  snap.n / (gt.link + 1e-12), gt.download);
+    prog_info("linked on the %s (%s) in %.3f s (%.3g particles/s): %" PRIu64 " groups, %" PRIu64
+              " pair tests, %" PRIu64 " box tests",
+              dev == DEV_GPU ? "GPU" : "CPU", brute ? "brute" : "tree", dt, snap.n / (dt + 1e-12), ls.groups,
+              ls.pair_tests, ls.node_tests);
 
     fk_kvbuf kv;
     fk_kv_init(&kv);
@@ -163,7 +189,7 @@ int main(int argc, char **argv)
     fk_kv_u64(&kv, "periodic", (uint64_t)o.periodic);
     fk_kv_dbl(&kv, "box", o.box);
     fk_kv_str(&kv, "method", brute ? "brute" : "tree");
-    fk_kv_str(&kv, "device", "cpu");
+    fk_kv_str(&kv, "device", dev == DEV_GPU ? "gpu" : "cpu");
     fk_kv_u64(&kv, "levels", 1);
     fk_kv_u64(&kv, "groups", ls.groups);
     char *linktext;

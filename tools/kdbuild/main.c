@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "kdtree.h"
 #include "prog.h"
 #include "snap.h"
@@ -15,6 +16,7 @@ static void help(void)
            "rearrange every per-particle chunk into tree order, and append the tree.\n"
            "\n"
            "  -s, --leaf-size=N   most particles in a leaf (default 8, at least 2)\n"
+           "      --device=D      auto (default: the GPU if there is one), cpu or gpu\n"
            "  -o, --output=FILE   write to FILE (default stdout)\n"
            "  -z, --compress[=N]  zlib-compress every chunk (level N, default 6)\n"
            "  -f, --force         read or write binary data on a terminal\n"
@@ -59,12 +61,17 @@ int main(int argc, char **argv)
     prog_init("kdbuild");
     prog_std std = {0};
     long long leafsize = 8;
-    static const struct option longopts[] = {PROG_STD_LONG, {"leaf-size", required_argument, 0, 's'}, {0, 0, 0, 0}};
+    int devchoice = device_default();
+    static const struct option longopts[] = {PROG_STD_LONG,
+                                             {"leaf-size", required_argument, 0, 's'},
+                                             {"device", required_argument, 0, 256},
+                                             {0, 0, 0, 0}};
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT "s:", longopts, NULL)) != -1) {
         if (prog_std_option(c, optarg, &std, help, argv)) continue;
         if (c == 's') leafsize = prog_parse_int("--leaf-size", optarg, 2, 1 << 20);
+        if (c == 256) devchoice = device_parse(optarg);
     }
     const char *in = prog_one_input(argc, argv, optind);
     const char *name = strcmp(in, "-") ? in : "stdin";
@@ -106,8 +113,21 @@ int main(int argc, char **argv)
             if (fk_snap_check_chunk(&snap, &ch, "<f4", 3, name, &err) ||
                 fk_snap_check_positions(&snap, data, name, &err))
                 prog_fail(&err);
+            fk_gpuinfo gi;
+            int dev = device_resolve(devchoice, &gi);
             double t0 = prog_now();
-            if (fk_tree_build_cpu(data, snap.n, (uint32_t)leafsize, &tree, &perm, &err)) prog_fail(&err);
+            if (dev == DEV_GPU) {
+                fk_gputimes gt;
+                prog_info("GPU memory needed: %.3f GiB",
+                          (double)fk_gpu_build_bytes(snap.n, (uint32_t)leafsize) / (1 << 30));
+                if (fk_gpu_build(data, snap.n, (uint32_t)leafsize, snap.origin, snap.periodic ? snap.box : 0, &tree,
+                                 &perm, &gt, &err))
+                    prog_fail(&err);
+                prog_info("GPU times: upload %.4f s, build %.4f s (%.3g particles/s), download %.4f s", gt.upload,
+                          gt.build, snap.n / (gt.build + 1e-12), gt.download);
+            } else if (fk_tree_build_cpu(data, snap.n, (uint32_t)leafsize, &tree, &perm, &err)) {
+                prog_fail(&err);
+            }
             prog_info("built a tree of %" PRIu64 " particles, depth %u, %" PRIu64 " nodes in %.3f s (%.3g particles/s)",
                       snap.n, tree.depth, tree.nnodes, prog_now() - t0, snap.n / (prog_now() - t0 + 1e-12));
             if (fk_writer_put(w, &ch, data, &err)) prog_fail(&err);

@@ -1,0 +1,64 @@
+/* gpu.h - the CUDA backend seen from C: device probe, tree build, linking; stubs when built without CUDA. */
+#ifndef FK_GPU_H
+#define FK_GPU_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "kdtree.h"
+#include "link.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fk_gpuinfo {
+    int present;          /* a usable CUDA device was found        */
+    char name[256];       /* e.g. "NVIDIA H100 80GB HBM3"          */
+    char reason[160];     /* why none is usable, when present == 0 */
+    int cc_major, cc_minor;
+    int multiprocessors;
+    uint64_t mem_free, mem_total;
+} fk_gpuinfo;
+
+/* Device-timed phases of one GPU call, in seconds (CUDA events). */
+typedef struct fk_gputimes {
+    double upload, build, link, download;
+    uint64_t bytes_needed; /* device memory the call allocated */
+} fk_gputimes;
+
+/* 1 when this build has the CUDA backend. */
+int fk_gpu_compiled(void);
+
+/* Looks for device 0. Never fails for a missing GPU or driver: info->present
+ * is 0 and info->reason says why. */
+int fk_gpu_probe(fk_gpuinfo *info, fk_error *err);
+
+/* Device memory (bytes) fk_gpu_link / fk_gpu_build will allocate. */
+uint64_t fk_gpu_link_bytes(uint64_t n, uint64_t nnodes, int sixd);
+uint64_t fk_gpu_build_bytes(uint64_t n, uint32_t leafsize);
+
+/* fk_link_cpu on the GPU: one upload of positions (and velocities for 6D)
+ * and boxes, one download of the sink array; the same canonical sinks.
+ * Needs t->leafsize <= 32 (one warp a leaf). FK_EDEVICE when the device
+ * lacks memory (the message gives needed and available bytes). */
+int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
+                fk_linkstats *stats, fk_gputimes *times, fk_error *err);
+
+/* All-pairs linking on the GPU (shared-memory tiles, one thread a
+ * particle): an oracle for small inputs, in the given order. */
+int fk_gpu_link_brute(uint64_t n, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
+                      fk_linkstats *stats, fk_gputimes *times, fk_error *err);
+
+/* Builds the tree on the GPU by sorting Morton codes (CUB radix sort):
+ * particles are quantised in [lo, lo + span) on each axis (a periodic box:
+ * lo = origin, span = box; else pass span 0 to use the particles' bounds).
+ * Same layout as fk_tree_build_cpu: pos rearranged, perm[new] = old. */
+int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo, double span, fk_tree *t, uint32_t **perm,
+                 fk_gputimes *times, fk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,196 @@
+/* build.cu - the tree built on the GPU: Morton codes, one CUB radix sort, a gather, then node boxes. */
+#include <string.h>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include "boxes.cuh"
+#include "common.cuh"
+#include "gpu.h"
+
+#define MORTON_BITS 21 /* per axis: 63-bit keys */
+
+/* Spreads the low 21 bits of v so that bit i lands on bit 3i. */
+__device__ __forceinline__ uint64_t spread3(uint64_t v)
+{
+    v &= 0x1fffff;
+    v = (v | v << 32) & 0x1f00000000ffffull;
+    v = (v | v << 16) & 0x1f0000ff0000ffull;
+    v = (v | v << 8) & 0x100f00f00f00f00full;
+    v = (v | v << 4) & 0x10c30c30c30c30c3ull;
+    v = (v | v << 2) & 0x1249249249249249ull;
+    return v;
+}
+
+/* Bounds of the points, as order-preserving integers for atomicMin/Max. */
+__device__ __forceinline__ int f2o(float f)
+{
+    int i = __float_as_int(f);
+    return i >= 0 ? i : i ^ 0x7fffffff;
+}
+__host__ __device__ inline float o2f(int i)
+{
+#ifdef __CUDA_ARCH__
+    return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff);
+#else
+    int j = i >= 0 ? i : i ^ 0x7fffffff;
+    float f;
+    memcpy(&f, &j, 4);
+    return f;
+#endif
+}
+
+__global__ void k_bounds(const float *__restrict__ pos, uint64_t n, int *out /* lo[3], hi[3] */)
+{
+    int lo[3] = {INT_MAX, INT_MAX, INT_MAX}, hi[3] = {INT_MIN, INT_MIN, INT_MIN};
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        for (int k = 0; k < 3; k++) {
+            int v = f2o(pos[3 * i + k]);
+            lo[k] = min(lo[k], v);
+            hi[k] = max(hi[k], v);
+        }
+    for (int k = 0; k < 3; k++) {
+        for (int o = 16; o > 0; o >>= 1) {
+            lo[k] = min(lo[k], __shfl_down_sync(0xffffffffu, lo[k], o));
+            hi[k] = max(hi[k], __shfl_down_sync(0xffffffffu, hi[k], o));
+        }
+        if ((threadIdx.x & 31) == 0) {
+            atomicMin(out + k, lo[k]);
+            atomicMax(out + 3 + k, hi[k]);
+        }
+    }
+}
+
+/* One thread a particle: its Morton key in the quantisation cube. */
+__global__ void k_morton(const float *__restrict__ pos, uint64_t n, float lo0, float lo1, float lo2, float scale,
+                         uint64_t *__restrict__ keys, uint32_t *__restrict__ idx)
+{
+    const float lo[3] = {lo0, lo1, lo2};
+    const float top = (float)((1 << MORTON_BITS) - 1);
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        uint64_t key = 0;
+        for (int k = 0; k < 3; k++) {
+            float q = fminf(fmaxf((pos[3 * i + k] - lo[k]) * scale, 0.0f), top);
+            key |= spread3((uint64_t)q) << (2 - k);
+        }
+        keys[i] = key;
+        idx[i] = (uint32_t)i;
+    }
+}
+
+__global__ void k_gather(const float *__restrict__ pos, const uint32_t *__restrict__ idx, uint64_t n,
+                         float *__restrict__ out)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        uint64_t j = idx[i];
+        out[3 * i] = pos[3 * j];
+        out[3 * i + 1] = pos[3 * j + 1];
+        out[3 * i + 2] = pos[3 * j + 2];
+    }
+}
+
+static unsigned grid_for(uint64_t items)
+{
+    uint64_t g = (items + 255) / 256;
+    if (g > (1u << 20)) g = 1u << 20;
+    return g ? (unsigned)g : 1u;
+}
+
+static size_t sort_temp_bytes(uint64_t n)
+{
+    size_t bytes = 0;
+    cub::DoubleBuffer<uint64_t> k(nullptr, nullptr);
+    cub::DoubleBuffer<uint32_t> v(nullptr, nullptr);
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, (int)n, 0, 3 * MORTON_BITS);
+    return bytes;
+}
+
+extern "C" uint64_t fk_gpu_build_bytes(uint64_t n, uint32_t leafsize)
+{
+    uint64_t nnodes = n ? (UINT64_C(2) << fk_tree_depth(n, leafsize)) - 1 : 0;
+    /* positions 12n, keys 2 x 8n (freed before the sorted positions, 12n), indices 2 x 4n */
+    return n * (12 + 16 + 8) + nnodes * 24 + sort_temp_bytes(n) + 64;
+}
+
+extern "C" int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo, double span, fk_tree *t,
+                            uint32_t **perm, fk_gputimes *times, fk_error *err)
+{
+    *perm = NULL;
+    if (n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU tree builder handles fewer than 2^31 particles");
+    fk_gputimes tz;
+    memset(&tz, 0, sizeof tz);
+    tz.bytes_needed = fk_gpu_build_bytes(n, leafsize);
+    int st = fk_gpu_reserve(tz.bytes_needed, err);
+    if (st) return st;
+    if ((st = fk_tree_alloc(t, n, leafsize, "gpu-morton", err))) return st;
+    uint32_t *h_perm = (uint32_t *)malloc(n ? n * sizeof *h_perm : 1);
+    if (!h_perm) {
+        fk_tree_free(t);
+        return fk_fail(err, FK_ENOMEM, "out of memory for the permutation");
+    }
+    /* The device work, in a scope of its own so its buffers are freed on every path. */
+    st = [&]() -> int {
+        dbuf<float> d_pos, d_box;
+        dbuf<uint64_t> d_k1, d_k2;
+        dbuf<uint32_t> d_v1, d_v2;
+        dbuf<int> d_bounds;
+        dbuf<unsigned char> d_temp;
+        size_t temp = sort_temp_bytes(n);
+        int s;
+        if ((s = d_pos.alloc(3 * n, err)) || (s = d_k1.alloc(n, err)) || (s = d_k2.alloc(n, err)) ||
+            (s = d_v1.alloc(n, err)) || (s = d_v2.alloc(n, err)) || (s = d_box.alloc(6 * t->nnodes, err)) ||
+            (s = d_bounds.alloc(6, err)) || (s = d_temp.alloc(temp, err)))
+            return s;
+        timer tm;
+        if ((s = tm.mark(err))) return s;
+        FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
+        if ((s = tm.mark(err))) return s;
+        float qlo[3] = {(float)lo, (float)lo, (float)lo}, qspan = (float)span;
+        if (n > 0 && !(span > 0)) { /* quantise in the cube around the particles' bounds */
+            int init[6] = {INT_MAX, INT_MAX, INT_MAX, INT_MIN, INT_MIN, INT_MIN}, b[6];
+            FK_CU(cudaMemcpy(d_bounds.p, init, sizeof init, cudaMemcpyHostToDevice), err);
+            k_bounds<<<grid_for(n), 256>>>(d_pos.p, n, d_bounds.p);
+            FK_LAUNCHED("k_bounds", err);
+            FK_CU(cudaMemcpy(b, d_bounds.p, sizeof b, cudaMemcpyDeviceToHost), err);
+            qspan = 0;
+            for (int k = 0; k < 3; k++) {
+                qlo[k] = o2f(b[k]);
+                qspan = fmaxf(qspan, o2f(b[3 + k]) - qlo[k]);
+            }
+        }
+        float scale = qspan > 0 ? (float)(1 << MORTON_BITS) / qspan : 0.0f;
+        if (n > 0) {
+            k_morton<<<grid_for(n), 256>>>(d_pos.p, n, qlo[0], qlo[1], qlo[2], scale, d_k1.p, d_v1.p);
+            FK_LAUNCHED("k_morton", err);
+            cub::DoubleBuffer<uint64_t> keys(d_k1.p, d_k2.p);
+            cub::DoubleBuffer<uint32_t> vals(d_v1.p, d_v2.p);
+            FK_CU(cub::DeviceRadixSort::SortPairs(d_temp.p, temp, keys, vals, (int)n, 0, 3 * MORTON_BITS), err);
+            d_k1.release(); /* the keys are done with: make room for the sorted positions */
+            d_k2.release();
+            dbuf<float> d_out;
+            if ((s = d_out.alloc(3 * n, err))) return s;
+            k_gather<<<grid_for(n), 256>>>(d_pos.p, vals.Current(), n, d_out.p);
+            FK_LAUNCHED("k_gather", err);
+            if ((s = fk_gpu_boxes(d_out.p, t, d_box.p, err))) return s;
+            if ((s = tm.mark(err))) return s;
+            FK_CU(cudaMemcpy(pos, d_out.p, 12 * n, cudaMemcpyDeviceToHost), err);
+            FK_CU(cudaMemcpy(h_perm, vals.Current(), 4 * n, cudaMemcpyDeviceToHost), err);
+            FK_CU(cudaMemcpy(t->box, d_box.p, 24 * t->nnodes, cudaMemcpyDeviceToHost), err);
+        } else if ((s = tm.mark(err))) {
+            return s;
+        }
+        if ((s = tm.mark(err))) return s;
+        FK_CU(cudaDeviceSynchronize(), err);
+        tz.upload = tm.secs(0, 1);
+        tz.build = tm.secs(1, 2);
+        tz.download = tm.secs(2, 3);
+        return FK_OK;
+    }();
+    if (st) {
+        free(h_perm);
+        fk_tree_free(t);
+        return st;
+    }
+    if (times) *times = tz;
+    *perm = h_perm;
+    return FK_OK;
+}

@@ -1,0 +1,119 @@
+/* common.cuh - what the CUDA sources share: checked calls, device buffers, the device sink array. */
+#ifndef FK_GPU_COMMON_CUH
+#define FK_GPU_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Returns FK_EDEVICE with the CUDA message from the enclosing function when
+ * call fails. Every CUDA call and kernel launch goes through one of these. */
+#define FK_CU(call, err)                                                                                   \
+    do {                                                                                                   \
+        cudaError_t e_ = (call);                                                                           \
+        if (e_ != cudaSuccess)                                                                             \
+            return fk_fail((err), FK_EDEVICE, "CUDA error in %s (%s:%d): %s", #call, __FILE__, __LINE__,      \
+                           cudaGetErrorString(e_));                                                        \
+    } while (0)
+
+/* After a launch: a bad configuration shows at once, a fault at the next sync. */
+#define FK_LAUNCHED(what, err) FK_CU(cudaPeekAtLastError(), err)
+
+/* A device allocation freed when it goes out of scope. */
+template <typename T> struct dbuf {
+    T *p = nullptr;
+    size_t count = 0;
+    dbuf() = default;
+    dbuf(const dbuf &) = delete;
+    dbuf &operator=(const dbuf &) = delete;
+    ~dbuf() { release(); }
+    void release()
+    {
+        if (p) cudaFree(p);
+        p = nullptr;
+    }
+    /* FK_EDEVICE with the size when the allocation fails. */
+    int alloc(size_t n, fk_error *err)
+    {
+        count = n;
+        cudaError_t e = cudaMalloc((void **)&p, (n ? n : 1) * sizeof(T));
+        if (e != cudaSuccess) {
+            p = nullptr;
+            cudaGetLastError();
+            return fk_fail(err, FK_EDEVICE, "cannot allocate %.3f GiB of GPU memory: %s",
+                           (double)n * sizeof(T) / (1 << 30), cudaGetErrorString(e));
+        }
+        return FK_OK;
+    }
+};
+
+/* CUDA events around phases; destroyed with the object. */
+struct timer {
+    cudaEvent_t ev[8];
+    int n = 0;
+    ~timer() { for (int i = 0; i < n; i++) cudaEventDestroy(ev[i]); }
+    int mark(fk_error *err)
+    {
+        FK_CU(cudaEventCreate(&ev[n]), err);
+        FK_CU(cudaEventRecord(ev[n]), err);
+        n++;
+        return FK_OK;
+    }
+    /* Seconds between marks a and b (after a synchronize). */
+    double secs(int a, int b)
+    {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, ev[a], ev[b]);
+        return ms * 1e-3;
+    }
+};
+
+/* Checks that the device has need bytes free before a run. */
+int fk_gpu_reserve(uint64_t need, fk_error *err);
+
+/* ---- the sink array on the device (see link.h for the contract) ---- */
+
+/* Reads through L2 (coherent across SMs): a stale read can only show an
+ * older ancestor, which is still an ancestor, so it costs retries, never
+ * correctness. */
+__device__ __forceinline__ uint32_t sink_ld(const uint32_t *p)
+{
+    return __ldcg(p);
+}
+
+__device__ __forceinline__ uint32_t sink_find(uint32_t *s, uint32_t x)
+{
+    uint32_t p = sink_ld(s + x);
+    while (p != x) {
+        uint32_t g = sink_ld(s + p);
+        if (g != p) __stcg(s + x, g); /* path halving: point x at an ancestor */
+        x = p;
+        p = g;
+    }
+    return x;
+}
+
+/* Links the groups of a and b: the higher sink under the lower, by CAS. */
+__device__ __forceinline__ void sink_unite(uint32_t *s, uint32_t a, uint32_t b)
+{
+    a = sink_find(s, a);
+    b = sink_find(s, b);
+    while (a != b) {
+        if (a < b) {
+            uint32_t t = a;
+            a = b;
+            b = t;
+        }
+        uint32_t old = atomicCAS(s + a, a, b);
+        if (old == a) return;
+        a = sink_find(s, old);
+        b = sink_find(s, b);
+    }
+}
+
+/* Kernels shared by the linkers. */
+__global__ void k_sink_flatten(uint32_t *s, uint64_t n, unsigned long long *groups);
+int fk_gpu_flatten(uint32_t *d_sink, uint64_t n, uint64_t *groups, fk_error *err);
+
+#endif

@@ -1,0 +1,82 @@
+/* device.cu - finding the GPU, checking its free memory, and the sink flattening shared by the linkers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common.cuh"
+#include "gpu.h"
+
+extern "C" int fk_gpu_compiled(void)
+{
+    return 1;
+}
+
+extern "C" int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
+{
+    (void)err;
+    memset(info, 0, sizeof *info);
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        snprintf(info->reason, sizeof info->reason, "no usable CUDA device (%s)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        return FK_OK;
+    }
+    cudaDeviceProp p;
+    size_t fr = 0, tot = 0;
+    if ((e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess || (e = cudaSetDevice(0)) != cudaSuccess ||
+        (e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(info->reason, sizeof info->reason, "CUDA device 0 is not usable (%s)", cudaGetErrorString(e));
+        return FK_OK;
+    }
+    info->present = 1;
+    snprintf(info->name, sizeof info->name, "%s", p.name);
+    info->cc_major = p.major;
+    info->cc_minor = p.minor;
+    info->multiprocessors = p.multiProcessorCount;
+    info->mem_free = fr;
+    info->mem_total = tot;
+    return FK_OK;
+}
+
+int fk_gpu_reserve(uint64_t need, fk_error *err)
+{
+    size_t fr = 0, tot = 0;
+    FK_CU(cudaMemGetInfo(&fr, &tot), err);
+    if (need > fr)
+        return fk_fail(err, FK_EDEVICE, "needs %.2f GiB of GPU memory, %.2f GiB available (of %.2f GiB)",
+                       (double)need / (1 << 30), (double)fr / (1 << 30), (double)tot / (1 << 30));
+    return FK_OK;
+}
+
+/* Points every particle at its sink and counts the sinks. Launched after
+ * linking has finished: concurrent writes here only replace an ancestor by
+ * the sink, both on the reader's path. */
+__global__ void k_sink_flatten(uint32_t *s, uint64_t n, unsigned long long *groups)
+{
+    unsigned long long mine = 0;
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        uint32_t r = sink_find(s, (uint32_t)i);
+        __stcg(s + i, r);
+        mine += r == i;
+    }
+    for (int o = 16; o > 0; o >>= 1) mine += __shfl_down_sync(0xffffffffu, mine, o);
+    if ((threadIdx.x & 31) == 0 && mine) atomicAdd(groups, mine);
+}
+
+int fk_gpu_flatten(uint32_t *d_sink, uint64_t n, uint64_t *groups, fk_error *err)
+{
+    dbuf<unsigned long long> d_groups;
+    if (d_groups.alloc(1, err)) return err->code;
+    FK_CU(cudaMemset(d_groups.p, 0, sizeof(unsigned long long)), err);
+    unsigned blocks = (unsigned)((n + 255) / 256);
+    if (blocks > 65535u * 16) blocks = 65535u * 16;
+    if (blocks == 0) blocks = 1;
+    k_sink_flatten<<<blocks, 256>>>(d_sink, n, d_groups.p);
+    FK_LAUNCHED("k_sink_flatten", err);
+    unsigned long long g = 0;
+    FK_CU(cudaMemcpy(&g, d_groups.p, sizeof g, cudaMemcpyDeviceToHost), err);
+    *groups = g;
+    return FK_OK;
+}

@@ -1,0 +1,56 @@
+/* gpu_none.c - the GPU interface in a build without CUDA: no device, every call refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu.h"
+
+int fk_gpu_compiled(void)
+{
+    return 0;
+}
+
+int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
+{
+    (void)err;
+    memset(info, 0, sizeof *info);
+    snprintf(info->reason, sizeof info->reason, "this build has no CUDA support (built with CUDA=0)");
+    return FK_OK;
+}
+
+uint64_t fk_gpu_link_bytes(uint64_t n, uint64_t nnodes, int sixd)
+{
+    (void)n, (void)nnodes, (void)sixd;
+    return 0;
+}
+
+uint64_t fk_gpu_build_bytes(uint64_t n, uint32_t leafsize)
+{
+    (void)n, (void)leafsize;
+    return 0;
+}
+
+static int none(fk_error *err)
+{
+    return fk_fail(err, FK_EDEVICE, "this build has no CUDA support (built with CUDA=0)");
+}
+
+int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
+                fk_linkstats *stats, fk_gputimes *times, fk_error *err)
+{
+    (void)t, (void)pos, (void)vel, (void)o, (void)sink, (void)stats, (void)times;
+    return none(err);
+}
+
+int fk_gpu_link_brute(uint64_t n, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
+                      fk_linkstats *stats, fk_gputimes *times, fk_error *err)
+{
+    (void)n, (void)pos, (void)vel, (void)o, (void)sink, (void)stats, (void)times;
+    return none(err);
+}
+
+int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo, double span, fk_tree *t, uint32_t **perm,
+                 fk_gputimes *times, fk_error *err)
+{
+    (void)pos, (void)n, (void)leafsize, (void)lo, (void)span, (void)t, (void)perm, (void)times;
+    return none(err);
+}

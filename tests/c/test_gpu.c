@@ -1,0 +1,141 @@
+/* test_gpu.c - the GPU builder and linkers against the CPU ones: identical sinks, same partitions (skips without a GPU). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gpu.h"
+#include "kdtree.h"
+#include "link.h"
+#include "testdata.h"
+
+static fk_linkopts opts(double l, int periodic)
+{
+    fk_linkopts o;
+    memset(&o, 0, sizeof o);
+    o.l = l;
+    o.periodic = periodic;
+    o.box = 1.0;
+    return o;
+}
+
+/* All paths on one configuration: CPU and GPU linkers on the CPU tree give
+ * byte-identical sinks; the GPU-built tree is valid and gives the same
+ * partition; the brute-force linkers agree with each other and with it. */
+static void compare(const char *what, const float *pos0, uint64_t n, double l, int periodic, uint32_t S)
+{
+    fk_error err = {0};
+    fk_linkopts o = opts(l, periodic);
+    uint32_t *ref = calloc(n + 1, 4), *gref = calloc(n + 1, 4), *cs = calloc(n + 1, 4), *gs = calloc(n + 1, 4),
+             *mapped = calloc(n + 1, 4);
+    float *pos = malloc(n * 12 + 12), *gpos = malloc(n * 12 + 12);
+    memcpy(pos, pos0, n * 12);
+    memcpy(gpos, pos0, n * 12);
+
+    CHECK(fk_link_brute_cpu(n, pos0, NULL, &o, ref, NULL, &err) == FK_OK);
+    CHECK_MSG(fk_gpu_link_brute(n, pos0, NULL, &o, gref, NULL, NULL, &err) == FK_OK, "%s", err.msg);
+    CHECK_MSG(memcmp(ref, gref, n * 4) == 0, "%s: GPU brute force differs from CPU brute force", what);
+
+    fk_tree t, gt;
+    uint32_t *perm, *gperm;
+    CHECK(fk_tree_build_cpu(pos, n, S, &t, &perm, &err) == FK_OK);
+    CHECK(fk_link_cpu(&t, pos, NULL, &o, cs, NULL, &err) == FK_OK);
+    CHECK_MSG(fk_gpu_link(&t, pos, NULL, &o, gs, NULL, NULL, &err) == FK_OK, "%s", err.msg);
+    CHECK_MSG(memcmp(cs, gs, n * 4) == 0, "%s (n %llu, l %g, periodic %d, leaf %u): GPU sinks differ from CPU", what,
+              (unsigned long long)n, l, periodic, S);
+
+    CHECK_MSG(fk_gpu_build(gpos, n, S, -0.5, periodic ? 1.0 : 0.0, &gt, &gperm, NULL, &err) == FK_OK, "%s", err.msg);
+    fk_error e2 = {0};
+    CHECK_MSG(fk_tree_check(&gt, gpos, what, &e2) == FK_OK, "%s", e2.msg);
+    CHECK_MSG(fk_gpu_link(&gt, gpos, NULL, &o, gs, NULL, NULL, &err) == FK_OK, "%s", err.msg);
+    CHECK(fk_link_cpu(&gt, gpos, NULL, &o, cs, NULL, &err) == FK_OK);
+    CHECK_MSG(memcmp(cs, gs, n * 4) == 0, "%s: on the GPU-built tree, GPU sinks differ from CPU", what);
+    for (uint64_t i = 0; i < n; i++) mapped[gperm[i]] = gperm[gs[i]];
+    CHECK_MSG(td_same_partition(ref, mapped, n), "%s (n %llu, leaf %u): GPU-built tree gives another partition", what,
+              (unsigned long long)n, S);
+    int isperm = 1;
+    memset(mapped, 0, n * 4);
+    for (uint64_t i = 0; i < n; i++) isperm &= gperm[i] < n && mapped[gperm[i]]++ == 0;
+    CHECK_MSG(isperm, "%s: GPU permutation is not a permutation", what);
+
+    fk_tree_free(&t);
+    fk_tree_free(&gt);
+    free(perm);
+    free(gperm);
+    free(ref);
+    free(gref);
+    free(cs);
+    free(gs);
+    free(mapped);
+    free(pos);
+    free(gpos);
+}
+
+static void all_ways(const char *what, const float *pos, uint64_t n, double l)
+{
+    static const uint32_t leaves[] = {2, 7, 8, 32};
+    for (int p = 0; p <= 1; p++)
+        for (int k = 0; k < 4; k++) compare(what, pos, n, l, p, leaves[k]);
+}
+
+int main(void)
+{
+    fk_gpuinfo gi;
+    fk_error err = {0};
+    CHECK(fk_gpu_probe(&gi, &err) == FK_OK);
+    if (!gi.present) {
+        const char *req = getenv("FOFKIT_REQUIRE_GPU");
+        if (req && *req == '1') {
+            fprintf(stderr, "test_gpu: FOFKIT_REQUIRE_GPU=1 but %s\n", gi.reason);
+            return 1;
+        }
+        printf("%s: skipped: %s\n", __FILE__, gi.reason);
+        return 0;
+    }
+    printf("%s: on %s\n", __FILE__, gi.name);
+
+    const uint64_t N = 4096;
+    float *pos = malloc(200000 * 12);
+    td_uniform(pos, N);
+    for (double b = 0.1; b < 1.3; b += 0.3) all_ways("uniform", pos, N, b / cbrt((double)N));
+    td_clustered(pos, N, 400);
+    all_ways("clustered", pos, N, 0.2 / cbrt((double)N));
+    all_ways("clustered-long", pos, N, 0.01);
+    td_duplicates(pos, N);
+    all_ways("duplicates", pos, N, 0.01);
+    td_ball(pos, N);
+    all_ways("one-group", pos, N, 0.01);
+    uint64_t nl = td_lattice(pos, 16);
+    all_ways("lattice-exact", pos, nl, 1.0 / 16);
+    all_ways("lattice-above", pos, nl, nextafterf(1.0f / 16, 1.0f));
+    all_ways("lattice-below", pos, nl, nextafterf(1.0f / 16, 0.0f));
+    for (uint64_t n = 0; n <= 2; n++) all_ways("tiny", pos, n, 0.01);
+
+    /* a larger clustered set with big cliques, twice: races would show as differences */
+    td_clustered(pos, 200000, 40000);
+    fk_linkopts o = opts(0.2 / cbrt(200000.0), 1);
+    fk_tree t;
+    uint32_t *perm, *a = malloc(200000 * 4), *b = malloc(200000 * 4), *c = malloc(200000 * 4);
+    CHECK(fk_tree_build_cpu(pos, 200000, 32, &t, &perm, &err) == FK_OK);
+    CHECK(fk_link_cpu(&t, pos, NULL, &o, a, NULL, &err) == FK_OK);
+    for (int rep = 0; rep < 3; rep++) {
+        CHECK_MSG(fk_gpu_link(&t, pos, NULL, &o, b, NULL, NULL, &err) == FK_OK, "%s", err.msg);
+        CHECK_MSG(memcmp(a, b, 200000 * 4) == 0, "200k clustered, run %d: GPU differs from CPU", rep);
+    }
+    /* leaves of more than 32 particles are refused, with the reason */
+    fk_tree big;
+    uint32_t *bperm;
+    CHECK(fk_tree_build_cpu(pos, 1000, 33, &big, &bperm, &err) == FK_OK);
+    fk_error e3 = {0};
+    CHECK(fk_gpu_link(&big, pos, NULL, &o, c, NULL, NULL, &e3) == FK_EUNSUP && strstr(e3.msg, "at most 32"));
+    fk_tree_free(&big);
+    free(bperm);
+    fk_tree_free(&t);
+    free(perm);
+    free(a);
+    free(b);
+    free(c);
+    free(pos);
+    CHECK_DONE();
+}
