@@ -1,0 +1,236 @@
+#!/usr/bin/env bats
+# groups.bats - groups(1): numbering, the GID and GRPS chunks, .grp files, every bad input with its message and status.
+
+bats_require_minimum_version 1.5.0
+load groups_helpers
+
+DATA=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
+
+# Runs groups ARGS... expecting status 1 and exactly MESSAGE on stderr (stdout may
+# hold the part of the stream passed through before the failure).
+fails() {
+    local msg=$1
+    shift
+    run -1 --separate-stderr groups "$@"
+    echo "stderr: $stderr"
+    [ "$stderr" = "$msg" ]
+}
+
+# The nine-particle stream with its SINK replaced by the given values.
+nine_with_sink() {
+    nine | sed "s/^sink .*/sink $*/" | mkstream
+}
+
+@test "--help prints the usage and the default minimum size on stdout" {
+    run --separate-stderr groups --help
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "Usage: groups [OPTION]... [STREAM]" ]
+    [[ "$output" == *"-m, --min-size=N      keep groups of at least N members (default 8)"* ]]
+    [[ "$output" == *"--format=FORMAT"* ]]
+    [ -z "$stderr" ]
+}
+
+@test "--version names the program and the release" {
+    run groups --version
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ ^groups\ \(fofkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "usage errors: one message, a pointer to --help, status 2" {
+    run -2 groups --bogus
+    [ "${lines[0]}" = "groups: unknown option '--bogus'" ]
+    [ "${lines[1]}" = "Try 'groups --help' for more information." ]
+    [ "${#lines[@]}" -eq 2 ]
+    run -2 groups -m 0
+    [ "${lines[0]}" = "groups: option -m: 0 is out of range [1, 4294967295]" ]
+    run -2 groups -m 3x
+    [ "${lines[0]}" = "groups: option -m needs a whole number, not '3x'" ]
+    run -2 groups -m
+    [ "${lines[0]}" = "groups: option '-m' needs a value" ]
+    run -2 groups --format=xml
+    [ "${lines[0]}" = "groups: option --format needs 'stream' or 'grp', not 'xml'" ]
+    run -2 groups --format=grp -z
+    [ "${lines[0]}" = "groups: option -z applies to --format=stream only" ]
+    run -2 groups a.fof b.fof
+    [ "${lines[0]}" = "groups: too many input files (one at most, or '-' for stdin)" ]
+}
+
+@test "GID holds the groups in original order; GRPS the counts; every other chunk passes through" {
+    nine | sed 's/^sink/text FOO answer 42\nsink/' | mkstream -o in.fof
+    groups -m 2 -o out.fof in.fof
+    [ "$(u32_payload out.fof GID | tr '\n' ' ')" = "$NINE_GID " ]
+    [ "$(chunks out.fof | awk '{ printf "%s ", $2 }')" = "SNAP POS VEL MASS TYPE ID FOO SINK GRPS GID END " ]
+    # GID: <u4, flags 0 (not per particle), nsource rows, level 0
+    [ "$(chunks out.fof | awk '$2 == "GID" { print $3, $4, $5, $6 }')" = "<u4 0 13 0" ]
+    grps=$(text_payload out.fof GRPS)
+    for kv in "level 0" "ngroups 3" "minsize 2" "ngrouped 7" "nfound 5" "largest 3" "n 9" "nsource 13"; do
+        grep -qx "$kv" <<<"$grps"
+    done
+    # everything before GRPS is the input, byte for byte, up to its END chunk
+    at=$(chunks out.fof | awk '$2 == "GRPS" { print $1 }')
+    cmp <(head -c "$at" out.fof) <(head -c "$at" in.fof)
+    [ "$(chunks in.fof | awk '$2 == "END" { print $1 }')" -eq "$at" ]
+}
+
+@test "--format=grp: nsource, then one group id a line in original order" {
+    nine | mkstream -o in.fof
+    run --separate-stderr groups -m 2 --format=grp in.fof
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(echo 13; printf '%s\n' $NINE_GID)" ]
+    [ -z "$stderr" ]
+    # from stdin, to a file
+    groups -m 2 --format=grp -o out.grp <in.fof
+    [ "$(cat out.grp)" = "$output" ]
+}
+
+@test "the default minimum size is 8 members" {
+    {
+        for i in $(seq 0 15); do echo "p 0.$i 0.5 0.5"; done
+        echo "sink 0 0 0 0 0 0 0 0 0 9 9 9 9 9 9 9" # 9 and 7 members
+    } | mkstream -o in.fof
+    [ "$(groups --format=grp in.fof | tr '\n' ' ')" = "16 1 1 1 1 1 1 1 1 1 0 0 0 0 0 0 0 " ]
+    [ "$(groups -m 7 --format=grp in.fof | tail -n 1)" = 2 ]
+}
+
+@test "-m 1 numbers every particle: equal sizes by lowest original index" {
+    nine | mkstream -o in.fof
+    # the singletons: original index 0 (group 4) before 12 (group 5)
+    [ "$(groups -m 1 --format=grp in.fof | tail -n +2 | tr '\n' ' ')" = "4 2 1 3 0 3 0 1 1 0 0 2 5 " ]
+    [ "$(groups -m 4 --format=grp in.fof | sort -u | tr '\n' ' ')" = "0 13 " ]
+}
+
+@test "canonical, upward and downward chains give the same groups" {
+    for s in "0 1 2 0 0 1 6 2 8" "4 1 2 0 4 1 6 2 8" "3 5 7 4 4 5 6 7 8" "4 5 7 0 4 5 6 7 8"; do
+        nine_with_sink "$s" >in.fof
+        [ "$(groups -m 2 --format=grp in.fof | tail -n +2 | tr '\n' ' ')" = "$NINE_GID " ]
+    done
+}
+
+@test "-v prints one summary line on stderr" {
+    nine | mkstream -o in.fof
+    run --separate-stderr groups -v -m 2 -o out.fof in.fof
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    [[ "$stderr" =~ ^groups:\ 5\ groups\ found,\ 3\ kept\ \(at\ least\ 2\ members\),\ largest\ 3,\ 77\.8%\ of\ 9\ particles\ grouped\ \([0-9.]+\ s\)$ ]]
+}
+
+@test "groups on its own output replaces GID and GRPS" {
+    nine | mkstream | groups -m 2 | groups -m 1 >twice.fof
+    [ "$(chunks twice.fof | awk '$2 == "GID" || $2 == "GRPS"' | wc -l)" -eq 2 ]
+    [ "$(u32_payload twice.fof GID | tr '\n' ' ')" = "4 2 1 3 0 3 0 1 1 0 0 2 5 " ]
+    grep -qx "minsize 1" <(text_payload twice.fof GRPS)
+}
+
+@test "compressed streams in and out" {
+    nine | mkstream -z >in.fof
+    groups --compress=9 -m 2 in.fof >out.fof
+    # every chunk but END carries the zlib flag (bit 0)
+    [ "$(chunks out.fof | awk '$2 != "END" && $4 % 2 == 0' | wc -l)" -eq 0 ]
+    [ "$(groups -m 2 --format=grp out.fof | tail -n +2 | tr '\n' ' ')" = "$NINE_GID " ]
+}
+
+@test "missing chunks: SINK, ID, SNAP" {
+    nine | grep -v '^sink' | mkstream -o nosink.fof
+    fails "groups: stream has no SINK chunk (run foflink first)" nosink.fof
+    nine | mkstream --omit=ID -o noid.fof
+    fails "groups: stream has no ID chunk (run tipsy2bin first)" noid.fof
+    nine | mkstream --omit=SNAP -o nosnap.fof
+    fails "groups: nosnap.fof: stream does not start with a SNAP chunk" nosnap.fof
+}
+
+@test "bad SINK chunks: a link out of range, cycles, wrong size, another level" {
+    nine_with_sink 0 1 9 0 0 1 6 2 8 >bad.fof
+    fails "groups: bad.fof: SINK chunk: particle 2 links to 9, beyond the last particle (8)" bad.fof
+    nine_with_sink 3 5 7 4 0 5 6 7 8 >bad.fof # 0 -> 3 -> 4 -> 0
+    fails "groups: bad.fof: SINK chunk: particle 0 lies on a cycle of links (no sink ends its chain)" bad.fof
+    nine_with_sink 0 5 7 0 0 1 6 7 8 >bad.fof # 1 -> 5 -> 1
+    fails "groups: bad.fof: SINK chunk: particle 1 lies on a cycle of links (no sink ends its chain)" -m 1 --format=grp bad.fof
+    nine_with_sink 1 2 3 4 5 6 7 8 0 >bad.fof # one cycle through all
+    fails "groups: bad.fof: SINK chunk: particle 0 lies on a cycle of links (no sink ends its chain)" bad.fof
+    nine_with_sink 0 1 2 >bad.fof
+    fails "groups: bad.fof: chunk SINK has 3 rows for 9 particles" bad.fof
+    nine | mkstream --level=SINK=1 -o bad.fof
+    fails "groups: bad.fof: SINK level 1 found: this groups resolves level 0 only" bad.fof
+}
+
+@test "bad ID chunks: an index beyond nsource, a repeated index" {
+    nine | sed 's/^nsource 13/nsource 12/' | mkstream -o bad.fof
+    fails "groups: bad.fof: ID chunk: particle 8 has original index 12, beyond the 12 particles of the source" bad.fof
+    nine | sed 's/ 1 1 12$/ 1 1 7/' | mkstream -o bad.fof
+    fails "groups: bad.fof: ID chunk: particle 8 repeats original index 7 (IDs must be distinct)" bad.fof
+}
+
+@test "damaged input: empty, wrong magic, truncated, CRC mismatch" {
+    : >empty.fof
+    fails "groups: empty.fof: empty input" empty.fof
+    fails "groups: stdin: empty input" </dev/null
+    head -c 200 /dev/zero >magic.fof
+    fails "groups: magic.fof: not a fofkit stream (bad magic)" magic.fof
+    nine | mkstream -o in.fof
+    size=$(stat -c %s in.fof)
+    head -c $((size - 64)) in.fof >cut.fof
+    fails "groups: cut.fof: truncated stream (no END chunk)" cut.fof
+    sink=$(chunks in.fof | awk '$2 == "SINK" { print $1 }')
+    head -c $((sink + 64 + 10)) in.fof >cut.fof
+    fails "groups: cut.fof: truncated stream (ends inside a chunk payload at byte $((sink + 64 + 10)))" cut.fof
+    cp in.fof crc.fof
+    flip_byte crc.fof $((sink + 64 + 5))
+    fails "groups: crc.fof: chunk SINK: payload CRC mismatch (damaged data)" crc.fof
+    cp in.fof hdr.fof
+    flip_byte hdr.fof $((sink + 20))
+    fails "groups: hdr.fof: damaged chunk header at byte $sink (CRC mismatch)" hdr.fof
+}
+
+@test "a failure leaves no output: neither a new file nor a temporary, an old file untouched" {
+    nine_with_sink 3 5 7 4 0 5 6 7 8 >cycle.fof
+    run -1 groups -o new.fof cycle.fof
+    [ ! -e new.fof ]
+    run -1 groups --format=grp -o new.grp cycle.fof
+    [ ! -e new.grp ]
+    echo old >old.fof
+    run -1 groups -o old.fof cycle.fof
+    [ "$(cat old.fof)" = old ]
+    [ "$(ls | sort | tr '\n' ' ')" = "cycle.fof old.fof " ]
+}
+
+@test "end to end: groups of clustered particles match a brute-force awk friends-of-friends" {
+    command -v kdbuild && command -v foflink || skip "kdbuild and foflink not built"
+    clusters >cl.txt
+    awk_fof 0.03 3 <cl.txt >want.grp
+    # the reference itself: 34 particles, groups 1..5 of 9, 7, 5, 5, 3 members
+    [ "$(tail -n +2 want.grp | sort -n | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')" = "0:5 1:9 2:7 3:5 4:5 5:3 " ]
+    mkstream cl.txt | kdbuild | foflink -l 0.03 | groups -m 3 --format=grp >got.grp
+    diff want.grp got.grp
+    # a linking length that joins nothing: every particle alone, so nothing kept at -m 2
+    mkstream cl.txt | kdbuild | foflink -l 0.0001 | groups -m 2 --format=grp >none.grp
+    [ "$(sort -u none.grp | tr '\n' ' ')" = "0 34 " ]
+}
+
+@test "end to end: a real snapshot's .grp has nsource + 1 lines and agrees with GRPS" {
+    [ -f "$DATA/skid-dark.std" ] || skip "no $DATA/skid-dark.std"
+    command -v tipsy2bin && command -v kdbuild && command -v foflink || skip "upstream programs not built"
+    tipsy2bin "$DATA/skid-dark.std" | kdbuild | foflink -b 0.2 | groups -m 20 -o skid.grps
+    groups -m 20 --format=grp skid.grps >skid.grp
+    [ "$(wc -l <skid.grp)" -eq 32769 ]
+    [ "$(head -n 1 skid.grp)" = 32768 ]
+    grps=$(text_payload skid.grps GRPS)
+    ngroups=$(awk '$1 == "ngroups" { print $2 }' <<<"$grps")
+    ngrouped=$(awk '$1 == "ngrouped" { print $2 }' <<<"$grps")
+    [ "$ngroups" -gt 10 ]
+    [ "$(tail -n +2 skid.grp | sort -n | tail -n 1)" -eq "$ngroups" ]
+    [ "$(tail -n +2 skid.grp | grep -cv '^0$')" -eq "$ngrouped" ]
+    # sizes never grow with the group id
+    tail -n +2 skid.grp | grep -v '^0$' | sort -n | uniq -c | awk 'NR > 1 && $1 > last { exit 1 } { last = $1 }'
+}
+
+@test "end to end: particles left out by tipsy2bin -t get group 0 in the .grp" {
+    [ -f "$DATA/run99-gas-dark-star.std" ] || skip "no $DATA/run99-gas-dark-star.std"
+    command -v tipsy2bin && command -v kdbuild && command -v foflink || skip "upstream programs not built"
+    tipsy2bin -t star --no-periodic "$DATA/run99-gas-dark-star.std" | kdbuild | foflink -l 0.01 |
+        groups -m 8 --format=grp >star.grp
+    [ "$(wc -l <star.grp)" -eq 8580 ]
+    [ "$(head -n 1 star.grp)" = 8579 ]
+    # gas (1049) and dark (1021) come first in the source: all 0; some stars are grouped
+    [ "$(sed -n '2,2071p' star.grp | sort -u)" = 0 ]
+    [ "$(tail -n +2072 star.grp | grep -cv '^0$')" -gt 0 ]
+}
