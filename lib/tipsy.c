@@ -54,11 +54,15 @@ void fk_tipsy_snap_free(fk_tipsy_snap *s)
 
 /* ---- byte order ---------------------------------------------------------- */
 
-static uint32_t get32(const unsigned char *p, int format)
+static inline uint32_t get32(const unsigned char *p, int format)
 {
-    if (format == FK_TIPSY_STANDARD)
-        return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | (uint32_t)p[0];
+    uint32_t v;
+    memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return format == FK_TIPSY_STANDARD ? __builtin_bswap32(v) : v;
+#else
+    return format == FK_TIPSY_STANDARD ? v : __builtin_bswap32(v);
+#endif
 }
 
 static void put32(unsigned char *p, uint32_t v, int format)
@@ -66,7 +70,7 @@ static void put32(unsigned char *p, uint32_t v, int format)
     for (int i = 0; i < 4; i++) p[format == FK_TIPSY_STANDARD ? 3 - i : i] = (unsigned char)(v >> (8 * i));
 }
 
-static float getf(const unsigned char *p, int format)
+static inline float getf(const unsigned char *p, int format)
 {
     uint32_t u = get32(p, format);
     float f;
@@ -199,8 +203,9 @@ static uint64_t body_bytes(const fk_tipsy_header *h)
 /* Converts count records of type t from raw (file index of the first:
  * first) into the output arrays at out. Returns the file index of the
  * first bad particle (non-finite, or far outside the box), or UINT64_MAX. */
-static uint64_t convert_block(const unsigned char *raw, uint64_t count, int t, uint64_t first, int format,
-                              const fk_tipsy_opts *o, float lo, float hi, fk_tipsy_snap *s, uint64_t out)
+static inline __attribute__((always_inline)) uint64_t convert(const unsigned char *raw, uint64_t count, int t,
+                                                              uint64_t first, const int format, const fk_tipsy_opts *o,
+                                                              float lo, float hi, fk_tipsy_snap *s, uint64_t out)
 {
     const unsigned rec = fk_tipsy_recsize[t];
     uint64_t bad = UINT64_MAX, wrapped = 0;
@@ -239,6 +244,15 @@ static uint64_t convert_block(const unsigned char *raw, uint64_t count, int t, u
     }
     s->nwrapped += wrapped;
     return bad;
+}
+
+/* convert() with the byte order a constant, so that the swaps compile to
+ * single instructions. */
+static uint64_t convert_block(const unsigned char *raw, uint64_t count, int t, uint64_t first, int format,
+                              const fk_tipsy_opts *o, float lo, float hi, fk_tipsy_snap *s, uint64_t out)
+{
+    if (format == FK_TIPSY_STANDARD) return convert(raw, count, t, first, FK_TIPSY_STANDARD, o, lo, hi, s, out);
+    return convert(raw, count, t, first, FK_TIPSY_NATIVE, o, lo, hi, s, out);
 }
 
 /* The message for bad particle index (file index) whose record is at r. */

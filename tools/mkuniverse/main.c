@@ -1,0 +1,167 @@
+/* mkuniverse - writes a tipsy snapshot of a clustered mock universe (NFW halos in a uniform background). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mock.h"
+#include "prog.h"
+#include "snap.h"
+#include "tipsy.h"
+
+/* Particles generated and written per block: 24 MB of arrays, plenty of
+ * pieces for every thread. */
+#define BLOCK (UINT64_C(1) << 20)
+
+static void help(void)
+{
+    printf("Usage: mkuniverse [OPTION]...\n"
+           "Write a tipsy snapshot (standard by default) of a clustered mock universe in the periodic box\n"
+           "[-0.5, 0.5)^3: NFW halos with dN/dM ~ M^-1.9 in a uniform background, all dark matter.\n"
+           "Counts take a suffix: k M G (10^3, 10^6, 10^9) or Ki Mi Gi (2^10, 2^20, 2^30).\n"
+           "\n"
+           "  -n, --particles=N     particles in all (default 1Mi = 1048576; at most 2^31 - 1)\n"
+           "  -s, --seed=S          random seed, 0 to 2^64 - 1 (default %u)\n"
+           "      --halo-fraction=F share of the particles in halos, 0 to 1 (default 0.55)\n"
+           "      --min-halo=N      smallest halo (default 32)\n"
+           "      --max-halo=N      upper end of the halo mass function (default N/4)\n"
+           "      --big-halo=N      add one dense halo (concentration 15) of N particles, taken out of\n"
+           "                        the total before the rest is shared out (default 0: none)\n"
+           "      --native          write native (little-endian) tipsy instead of standard\n"
+           "      --catalog=FILE    write the halo catalogue (text, one halo a line) to FILE\n"
+           "  -o, --output=FILE     write to FILE (default stdout)\n"
+           "  -f, --force           write binary data to a terminal\n"
+           "  -v, --verbose         the universe's make-up and the time taken on stderr\n"
+           "  -h, --help            this help\n"
+           "  -V, --version         version\n"
+           "\n"
+           "Exit status: 0 success, 1 I/O error, 2 usage error, 3 out of memory.\n"
+           "See mkuniverse(1) and tipsy2bin(1).\n",
+           FK_MOCK_SEED);
+}
+
+/* A count: digits with an optional suffix k, M, G (powers of 1000) or Ki,
+ * Mi, Gi (powers of 1024), within [lo, hi]. */
+static uint64_t parse_count(const char *opt, const char *arg, uint64_t lo, uint64_t hi)
+{
+    static const struct {
+        const char *suffix;
+        uint64_t mult;
+    } units[] = {{"", 1}, {"k", 1000}, {"M", 1000000}, {"G", 1000000000}, {"Ki", 1u << 10}, {"Mi", 1u << 20},
+                 {"Gi", 1u << 30}};
+    char *end;
+    errno = 0;
+    if (arg[0] < '0' || arg[0] > '9') prog_usage("option %s needs a count, not '%s'", opt, arg);
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (errno == ERANGE) prog_usage("option %s: %s is out of range [%" PRIu64 ", %" PRIu64 "]", opt, arg, lo, hi);
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(end, units[i].suffix)) continue;
+        if (v > hi / units[i].mult || v * units[i].mult < lo)
+            prog_usage("option %s: %s is out of range [%" PRIu64 ", %" PRIu64 "]", opt, arg, lo, hi);
+        return v * units[i].mult;
+    }
+    prog_usage("option %s needs a count (digits, then k, M, G, Ki, Mi or Gi), not '%s'", opt, arg);
+}
+
+static void write_catalog(const fk_mock *m, const char *path)
+{
+    prog_std cs = {.output = path};
+    fk_output *out = prog_open_output(&cs, 0);
+    FILE *f = fk_output_file(out);
+    fprintf(f, "# mkuniverse halo catalogue: n %" PRIu64 " seed %" PRIu64 " halos %" PRIu64 " background %" PRIu64 "\n",
+            m->p.n, m->p.seed, m->nhalo, m->nbackground);
+    fprintf(f, "# id first npart mass r200 c x y z vx vy vz sigma\n");
+    for (uint64_t i = 0; i < m->nhalo; i++) {
+        const fk_mock_halo *h = &m->halo[i];
+        fprintf(f, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %.9g %.9g %.6g %.9g %.9g %.9g %.6g %.6g %.6g %.6g\n", i, h->first,
+                h->npart, h->mass, h->r200, h->c, h->centre[0], h->centre[1], h->centre[2], h->vbulk[0], h->vbulk[1],
+                h->vbulk[2], h->sigma);
+    }
+    prog_commit(out);
+}
+
+int main(int argc, char **argv)
+{
+    prog_init("mkuniverse");
+    prog_std std = {0};
+    fk_mock_params p;
+    fk_mock_defaults(&p, UINT64_C(1) << 20);
+    int format = FK_TIPSY_STANDARD;
+    const char *catalog = NULL;
+    enum { OPT_HALO_FRACTION = 256, OPT_MIN_HALO, OPT_MAX_HALO, OPT_BIG_HALO, OPT_NATIVE, OPT_CATALOG };
+    static const struct option longopts[] = {{"help", no_argument, 0, 'h'},
+                                             {"output", required_argument, 0, 'o'},
+                                             {"force", no_argument, 0, 'f'},
+                                             {"verbose", no_argument, 0, 'v'},
+                                             {"version", no_argument, 0, 'V'},
+                                             {"particles", required_argument, 0, 'n'},
+                                             {"seed", required_argument, 0, 's'},
+                                             {"halo-fraction", required_argument, 0, OPT_HALO_FRACTION},
+                                             {"min-halo", required_argument, 0, OPT_MIN_HALO},
+                                             {"max-halo", required_argument, 0, OPT_MAX_HALO},
+                                             {"big-halo", required_argument, 0, OPT_BIG_HALO},
+                                             {"native", no_argument, 0, OPT_NATIVE},
+                                             {"catalog", required_argument, 0, OPT_CATALOG},
+                                             {0, 0, 0, 0}};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":ho:fvVn:s:", longopts, NULL)) != -1) {
+        if (prog_std_option(c, optarg, &std, help, argv)) continue;
+        switch (c) {
+        case 'n': p.n = parse_count("-n", optarg, 1, INT32_MAX); break;
+        case 's': p.seed = parse_count("--seed", optarg, 0, UINT64_MAX); break;
+        case OPT_HALO_FRACTION: p.halo_fraction = prog_parse_double("--halo-fraction", optarg, 0, 1); break;
+        case OPT_MIN_HALO: p.min_halo = parse_count("--min-halo", optarg, 1, INT32_MAX); break;
+        case OPT_MAX_HALO: p.max_halo = parse_count("--max-halo", optarg, 1, INT32_MAX); break;
+        case OPT_BIG_HALO: p.big_halo = parse_count("--big-halo", optarg, 0, INT32_MAX); break;
+        case OPT_NATIVE: format = FK_TIPSY_NATIVE; break;
+        case OPT_CATALOG:
+            if (optarg[0] == '\0' || (optarg[0] == '-' && optarg[1] != '\0'))
+                prog_usage("option --catalog needs a file name, not '%s'", optarg);
+            catalog = optarg;
+            break;
+        }
+    }
+    if (optind < argc) prog_usage("unexpected argument '%s' (mkuniverse reads no input)", argv[optind]);
+    if (p.big_halo > p.n) prog_usage("option --big-halo: %" PRIu64 " is more than the %" PRIu64 " particles", p.big_halo, p.n);
+    if (p.max_halo && p.max_halo < p.min_halo)
+        prog_usage("option --max-halo: %" PRIu64 " is below the smallest halo (%" PRIu64 ")", p.max_halo, p.min_halo);
+
+    fk_error err = {0};
+    fk_output *out = prog_open_output(&std, 1);
+    double t0 = prog_now();
+    fk_mock m;
+    if (fk_mock_plan(&m, &p, &err)) prog_fail(&err);
+    if (catalog) write_catalog(&m, catalog);
+
+    uint64_t block = p.n < BLOCK ? p.n : BLOCK;
+    float *pos = malloc(block * 12), *vel = malloc(block * 12);
+    if (!pos || !vel) prog_die(EXIT_RESOURCE, "out of memory");
+    FILE *f = fk_output_file(out);
+    const char *name = fk_output_name(out);
+    fk_tipsy_header h = {.time = 1.0, .nbodies = (uint32_t)p.n, .ndim = 3, .ntype = {0, (uint32_t)p.n, 0},
+                         .format = format, .header_size = 32};
+    if (fk_tipsy_write_header(f, name, &h, &err)) prog_fail(&err);
+    double tgen = 0;
+    for (uint64_t at = 0; at < p.n; at += block) {
+        uint64_t count = p.n - at < block ? p.n - at : block;
+        double t = prog_now();
+        fk_mock_generate(&m, at, count, pos, vel);
+        tgen += prog_now() - t;
+        if (fk_tipsy_write_particles(f, name, format, FK_DARK, count, pos, vel, NULL, (float)(1.0 / (double)p.n), &err))
+            prog_fail(&err);
+    }
+    prog_commit(out);
+    double t1 = prog_now();
+    uint64_t nbig = p.big_halo ? 1 : 0, nh = m.nhalo - nbig;
+    prog_info("%" PRIu64 " particles (%s tipsy, seed %" PRIu64 "): %" PRIu64 " halos of %" PRIu64 " to %" PRIu64
+              " particles, %" PRIu64 " in all; big halo %" PRIu64 "; background %" PRIu64 "; generated in %.3f s, "
+              "%.3f s in all (%.3g particles/s)",
+              p.n, fk_tipsy_format_name(format), p.seed, nh, nh ? m.halo[m.nhalo - 1].npart : 0,
+              nh ? m.halo[nbig].npart : 0, m.nhalo_particles - p.big_halo, p.big_halo, m.nbackground, tgen, t1 - t0,
+              (double)p.n / (t1 - t0 + 1e-12));
+    free(pos);
+    free(vel);
+    fk_mock_free(&m);
+    return EXIT_OK;
+}
