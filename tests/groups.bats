@@ -6,41 +6,19 @@ load groups_helpers
 
 DATA=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
 
-# Runs groups ARGS... expecting status 1 and exactly MESSAGE on stderr (stdout may
-# hold the part of the stream passed through before the failure).
-fails() {
-    local msg=$1
-    shift
-    run -1 --separate-stderr groups "$@"
-    echo "stderr: $stderr"
-    [ "$stderr" = "$msg" ]
-}
-
 # The nine-particle stream with its SINK replaced by the given values.
 nine_with_sink() {
     nine | sed "s/^sink .*/sink $*/" | mkstream
 }
 
-@test "--help prints the usage and the default minimum size on stdout" {
-    run --separate-stderr groups --help
-    [ "$status" -eq 0 ]
-    [ "${lines[0]}" = "Usage: groups [OPTION]... [STREAM]" ]
+@test "--help (with the default minimum size), --version, an unknown option" {
+    standard_options groups
+    run groups --help
     [[ "$output" == *"-m, --min-size=N      keep groups of at least N members (default 8)"* ]]
     [[ "$output" == *"--format=FORMAT"* ]]
-    [ -z "$stderr" ]
-}
-
-@test "--version names the program and the release" {
-    run groups --version
-    [ "$status" -eq 0 ]
-    [[ "$output" =~ ^groups\ \(fofkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 }
 
 @test "usage errors: one message, a pointer to --help, status 2" {
-    run -2 groups --bogus
-    [ "${lines[0]}" = "groups: unknown option '--bogus'" ]
-    [ "${lines[1]}" = "Try 'groups --help' for more information." ]
-    [ "${#lines[@]}" -eq 2 ]
     run -2 groups -m 0
     [ "${lines[0]}" = "groups: option -m: 0 is out of range [1, 4294967295]" ]
     run -2 groups -m 3x
@@ -119,6 +97,9 @@ nine_with_sink() {
     [ "$(chunks twice.fof | awk '$2 == "GID" || $2 == "GRPS"' | wc -l)" -eq 2 ]
     [ "$(u32_payload twice.fof GID | tr '\n' ' ')" = "4 2 1 3 0 3 0 1 1 0 0 2 5 " ]
     grep -qx "minsize 1" <(text_payload twice.fof GRPS)
+    nine | mkstream | groups -m 2 >once.fof
+    run --separate-stderr groups -v -m 1 -o again.fof once.fof
+    [[ "$stderr" == *", the input's GID and GRPS replaced ("* ]]
 }
 
 @test "compressed streams in and out" {
@@ -131,54 +112,54 @@ nine_with_sink() {
 
 @test "missing chunks: SINK, ID, SNAP" {
     nine | grep -v '^sink' | mkstream -o nosink.fof
-    fails "groups: stream has no SINK chunk (run foflink first)" nosink.fof
+    fails groups "groups: stream has no SINK chunk (run foflink first)" nosink.fof
     nine | mkstream --omit=ID -o noid.fof
-    fails "groups: stream has no ID chunk (run tipsy2bin first)" noid.fof
+    fails groups "groups: stream has no ID chunk (run tipsy2bin first)" noid.fof
     nine | mkstream --omit=SNAP -o nosnap.fof
-    fails "groups: nosnap.fof: stream does not start with a SNAP chunk" nosnap.fof
+    fails groups "groups: nosnap.fof: stream does not start with a SNAP chunk" nosnap.fof
 }
 
 @test "bad SINK chunks: a link out of range, cycles, wrong size, another level" {
     nine_with_sink 0 1 9 0 0 1 6 2 8 >bad.fof
-    fails "groups: bad.fof: SINK chunk: particle 2 links to 9, beyond the last particle (8)" bad.fof
+    fails groups "groups: bad.fof: SINK chunk: particle 2 links to 9, beyond the last particle (8)" bad.fof
     nine_with_sink 3 5 7 4 0 5 6 7 8 >bad.fof # 0 -> 3 -> 4 -> 0
-    fails "groups: bad.fof: SINK chunk: particle 0 lies on a cycle of links (no sink ends its chain)" bad.fof
+    fails groups "groups: bad.fof: SINK chunk: particle 0 lies on a cycle of links (no sink ends its chain)" bad.fof
     nine_with_sink 0 5 7 0 0 1 6 7 8 >bad.fof # 1 -> 5 -> 1
-    fails "groups: bad.fof: SINK chunk: particle 1 lies on a cycle of links (no sink ends its chain)" -m 1 --format=grp bad.fof
+    fails groups "groups: bad.fof: SINK chunk: particle 1 lies on a cycle of links (no sink ends its chain)" -m 1 --format=grp bad.fof
     nine_with_sink 1 2 3 4 5 6 7 8 0 >bad.fof # one cycle through all
-    fails "groups: bad.fof: SINK chunk: particle 0 lies on a cycle of links (no sink ends its chain)" bad.fof
+    fails groups "groups: bad.fof: SINK chunk: particle 0 lies on a cycle of links (no sink ends its chain)" bad.fof
     nine_with_sink 0 1 2 >bad.fof
-    fails "groups: bad.fof: chunk SINK has 3 rows for 9 particles" bad.fof
+    fails groups "groups: bad.fof: chunk SINK has 3 rows for 9 particles" bad.fof
     nine | mkstream --level=SINK=1 -o bad.fof
-    fails "groups: bad.fof: SINK level 1 found: this groups resolves level 0 only" bad.fof
+    fails groups "groups: bad.fof: SINK level 1 found: this groups resolves level 0 only" bad.fof
 }
 
 @test "bad ID chunks: an index beyond nsource, a repeated index" {
     nine | sed 's/^nsource 13/nsource 12/' | mkstream -o bad.fof
-    fails "groups: bad.fof: ID chunk: particle 8 has original index 12, beyond the 12 particles of the source" bad.fof
+    fails groups "groups: bad.fof: ID chunk: particle 8 has original index 12, beyond the 12 particles of the source" bad.fof
     nine | sed 's/ 1 1 12$/ 1 1 7/' | mkstream -o bad.fof
-    fails "groups: bad.fof: ID chunk: particle 8 repeats original index 7 (IDs must be distinct)" bad.fof
+    fails groups "groups: bad.fof: ID chunk: particle 8 repeats original index 7 (IDs must be distinct)" bad.fof
 }
 
 @test "damaged input: empty, wrong magic, truncated, CRC mismatch" {
     : >empty.fof
-    fails "groups: empty.fof: empty input" empty.fof
-    fails "groups: stdin: empty input" </dev/null
+    fails groups "groups: empty.fof: empty input" empty.fof
+    fails groups "groups: stdin: empty input" </dev/null
     head -c 200 /dev/zero >magic.fof
-    fails "groups: magic.fof: not a fofkit stream (bad magic)" magic.fof
+    fails groups "groups: magic.fof: not a fofkit stream (bad magic)" magic.fof
     nine | mkstream -o in.fof
     size=$(stat -c %s in.fof)
     head -c $((size - 64)) in.fof >cut.fof
-    fails "groups: cut.fof: truncated stream (no END chunk)" cut.fof
+    fails groups "groups: cut.fof: truncated stream (no END chunk)" cut.fof
     sink=$(chunks in.fof | awk '$2 == "SINK" { print $1 }')
     head -c $((sink + 64 + 10)) in.fof >cut.fof
-    fails "groups: cut.fof: truncated stream (ends inside a chunk payload at byte $((sink + 64 + 10)))" cut.fof
+    fails groups "groups: cut.fof: truncated stream (ends inside a chunk payload at byte $((sink + 64 + 10)))" cut.fof
     cp in.fof crc.fof
     flip_byte crc.fof $((sink + 64 + 5))
-    fails "groups: crc.fof: chunk SINK: payload CRC mismatch (damaged data)" crc.fof
+    fails groups "groups: crc.fof: chunk SINK: payload CRC mismatch (damaged data)" crc.fof
     cp in.fof hdr.fof
     flip_byte hdr.fof $((sink + 20))
-    fails "groups: hdr.fof: damaged chunk header at byte $sink (CRC mismatch)" hdr.fof
+    fails groups "groups: hdr.fof: damaged chunk header at byte $sink (CRC mismatch)" hdr.fof
 }
 
 @test "a failure leaves no output: neither a new file nor a temporary, an old file untouched" {

@@ -5,6 +5,32 @@ setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
 }
 
+# Runs PROG ARGS... expecting status 1 and exactly MESSAGE on stderr (stdout may hold
+# the part of a stream passed through before the failure).
+fails() {
+    local prog=$1 msg=$2
+    shift 2
+    run -1 --separate-stderr "$prog" "$@"
+    echo "stderr: $stderr"
+    [ "$stderr" = "$msg" ]
+}
+
+# What every fofkit program does with --help, --version and an unknown option.
+standard_options() {
+    local prog=$1
+    run --separate-stderr "$prog" --help
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "Usage: $prog [OPTION]... [STREAM]" ]
+    [ -z "$stderr" ]
+    run "$prog" --version
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ ^$prog\ \(fofkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+    run -2 "$prog" --bogus
+    [ "${lines[0]}" = "$prog: unknown option '--bogus'" ]
+    [ "${lines[1]}" = "Try '$prog --help' for more information." ]
+    [ "${#lines[@]}" -eq 2 ]
+}
+
 # Lists the chunks of a stream file, one a line: OFFSET TAG DTYPE FLAGS ROWS LEVEL STORED
 # (read with od from the layout of stream.h, independently of the library).
 chunks() {

@@ -6,14 +6,10 @@ load groups_helpers
 
 DATA=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
 
-# Runs halostats ARGS... expecting status 1 and exactly MESSAGE (stdout stays empty:
-# nothing is written before the input is read).
-fails() {
-    local msg=$1
-    shift
-    run -1 --separate-stderr halostats "$@"
-    echo "stderr: $stderr"
-    [ "$stderr" = "$msg" ]
+# Runs halostats ARGS... expecting status 1, exactly MESSAGE on stderr and nothing
+# on stdout (nothing is written before the whole input is read).
+hs_fails() {
+    fails halostats "$@"
     [ -z "$output" ]
 }
 
@@ -34,24 +30,13 @@ NINE_ROWS="1 3 4 0.15625 0.1875 0.125 1 0 0 0 0.112673477
 2 2 2 0.75 0.25 0.5625 0 0 1 0 0.0625
 3 2 2 0.5 0.5 0.5625 0 1 0 0 0.0625"
 
-@test "--help prints the usage on stdout" {
-    run --separate-stderr halostats --help
-    [ "$status" -eq 0 ]
-    [ "${lines[0]}" = "Usage: halostats [OPTION]... [STREAM]" ]
+@test "--help (with --csv), --version, an unknown option" {
+    standard_options halostats
+    run halostats --help
     [[ "$output" == *"--csv"* ]]
-    [ -z "$stderr" ]
-}
-
-@test "--version names the program and the release" {
-    run halostats --version
-    [ "$status" -eq 0 ]
-    [[ "$output" =~ ^halostats\ \(fofkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 }
 
 @test "usage errors: one message, a pointer to --help, status 2" {
-    run -2 halostats --bogus
-    [ "${lines[0]}" = "halostats: unknown option '--bogus'" ]
-    [ "${lines[1]}" = "Try 'halostats --help' for more information." ]
     run -2 halostats -z
     [ "${lines[0]}" = "halostats: option -z does not apply: halostats writes text" ]
     run -2 halostats -q
@@ -128,44 +113,44 @@ NINE_ROWS="1 3 4 0.15625 0.1875 0.125 1 0 0 0 0.112673477
 
 @test "missing chunks: GID, POS, VEL, MASS, ID, SNAP" {
     nine | mkstream -o nogid.fof
-    fails "halostats: stream has no GID chunk (run groups first)" nogid.fof
+    hs_fails "halostats: stream has no GID chunk (run groups first)" nogid.fof
     for tag in POS VEL MASS ID; do
         nine_gid "$NINE_GID" "" --omit=$tag -o no.fof
-        fails "halostats: stream has no $tag chunk (run tipsy2bin first)" no.fof
+        hs_fails "halostats: stream has no $tag chunk (run tipsy2bin first)" no.fof
     done
     nine_gid "$NINE_GID" "" --omit=SNAP -o no.fof
-    fails "halostats: no.fof: stream does not start with a SNAP chunk" no.fof
+    hs_fails "halostats: no.fof: stream does not start with a SNAP chunk" no.fof
 }
 
 @test "a GID that does not fit: wrong length, groups beyond GRPS, empty groups" {
     nine_gid "0 2 1 3 0" "" -o bad.fof
-    fails "halostats: bad.fof: chunk GID has 5 rows for the 13 particles of the source" bad.fof
+    hs_fails "halostats: bad.fof: chunk GID has 5 rows for the 13 particles of the source" bad.fof
     nine_gid "$NINE_GID" "ngroups 2 minsize 2" -o bad.fof
-    fails "halostats: bad.fof: particle 1 is in group 3, beyond the 2 groups" bad.fof
+    hs_fails "halostats: bad.fof: particle 1 is in group 3, beyond the 2 groups" bad.fof
     nine_gid "$NINE_GID" "ngroups 4 minsize 2" -o bad.fof
-    fails "halostats: bad.fof: group 4 has no member" bad.fof
+    hs_fails "halostats: bad.fof: group 4 has no member" bad.fof
     nine_gid "$NINE_GID" "minsize 2" -o bad.fof
-    fails "halostats: bad.fof: GRPS chunk lacks the key 'ngroups'" bad.fof
+    hs_fails "halostats: bad.fof: GRPS chunk lacks the key 'ngroups'" bad.fof
     nine | sed "s/^sink .*/gid $NINE_GID/; s/ 1 1 12$/ 1 1 7/" | mkstream -o bad.fof
-    fails "halostats: bad.fof: ID chunk: particle 8 repeats original index 7 (IDs must be distinct)" bad.fof
+    hs_fails "halostats: bad.fof: ID chunk: particle 8 repeats original index 7 (IDs must be distinct)" bad.fof
 }
 
 @test "damaged input: empty, wrong magic, truncated, CRC mismatch" {
     : >empty.fof
-    fails "halostats: empty.fof: empty input" empty.fof
-    fails "halostats: stdin: empty input" </dev/null
+    hs_fails "halostats: empty.fof: empty input" empty.fof
+    hs_fails "halostats: stdin: empty input" </dev/null
     printf 'not a stream at all' >magic.fof
-    fails "halostats: magic.fof: truncated stream (ends inside the stream header at byte 19)" magic.fof
+    hs_fails "halostats: magic.fof: truncated stream (ends inside the stream header at byte 19)" magic.fof
     head -c 100 /dev/zero >magic.fof
-    fails "halostats: magic.fof: not a fofkit stream (bad magic)" magic.fof
+    hs_fails "halostats: magic.fof: not a fofkit stream (bad magic)" magic.fof
     nine_grouped >in.fof
     size=$(stat -c %s in.fof)
     head -c $((size - 64)) in.fof >cut.fof
-    fails "halostats: cut.fof: truncated stream (no END chunk)" cut.fof
+    hs_fails "halostats: cut.fof: truncated stream (no END chunk)" cut.fof
     gid=$(chunks in.fof | awk '$2 == "GID" { print $1 }')
     cp in.fof crc.fof
     flip_byte crc.fof $((gid + 64 + 3))
-    fails "halostats: crc.fof: chunk GID: payload CRC mismatch (damaged data)" crc.fof
+    hs_fails "halostats: crc.fof: chunk GID: payload CRC mismatch (damaged data)" crc.fof
 }
 
 @test "a failure leaves no output: neither a new file nor a temporary, an old file untouched" {

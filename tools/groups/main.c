@@ -120,7 +120,7 @@ int main(int argc, char **argv)
      * keep ID and SINK, which may come in either order. */
     uint64_t *ids = NULL;
     uint32_t *sink = NULL;
-    int st;
+    int st, replaced = 0;
     while ((st = fk_reader_next(r, &c, &err)) == 1) {
         int is_id = strcmp(c.tag, "ID") == 0, is_sink = strcmp(c.tag, "SINK") == 0;
         if (is_sink && c.level != 0)
@@ -138,7 +138,7 @@ int main(int argc, char **argv)
                 sink = raw;
             }
         } else if ((strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GRPS") == 0) && c.level == 0) {
-            prog_info("replacing the input's %s chunk", c.tag);
+            replaced = 1;
         } else if (w && fk_writer_copy(w, r, &c, &err)) {
             prog_fail(&err);
         }
@@ -173,8 +173,9 @@ int main(int argc, char **argv)
     prog_commit(out);
     free(gid);
     prog_info("%" PRIu64 " groups found, %" PRIu64 " kept (at least %" PRIu64 " members), largest %" PRIu64
-              ", %.1f%% of %" PRIu64 " particles grouped (%.2f s)",
+              ", %.1f%% of %" PRIu64 " particles grouped%s (%.2f s)",
               info.nfound, info.ngroups, info.minsize, info.largest,
-              snap.n ? 100.0 * (double)info.ngrouped / (double)snap.n : 0.0, snap.n, prog_now() - t0);
+              snap.n ? 100.0 * (double)info.ngrouped / (double)snap.n : 0.0, snap.n,
+              replaced ? ", the input's GID and GRPS replaced" : "", prog_now() - t0);
     return EXIT_OK;
 }
