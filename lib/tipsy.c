@@ -114,6 +114,7 @@ typedef struct source {
     const char *name;
     unsigned char carry[4];
     size_t ncarry;
+    int cut; /* the gzip data ended before the end of its stream */
 } source;
 
 /* zlib's message without the "<fd:N>: " that names the descriptor. */
@@ -152,6 +153,7 @@ static int source_read(source *src, void *buf, size_t len, size_t *got, fk_error
             const char *msg = gz_message(src->gz, &zerr);
             if (zerr != Z_OK && zerr != Z_BUF_ERROR) /* Z_BUF_ERROR: compressed data cut short */
                 return fk_fail(err, FK_EFORMAT, "%s: corrupt gzip data (%s)", src->name, msg);
+            src->cut = zerr == Z_BUF_ERROR;
             break;
         }
         done += (size_t)k;
@@ -322,8 +324,9 @@ static int read_particles(source *src, const fk_tipsy_opts *o, fk_tipsy_snap *s,
             if (got < count * rec) {
                 st = fk_fail(err, FK_EFORMAT,
                              "%s: truncated: the header promises %" PRIu32 " particles (%" PRIu32 " gas, %" PRIu32
-                             " dark, %" PRIu32 " star), the input ends after %" PRIu64,
-                             name, h->nbodies, h->ntype[0], h->ntype[1], h->ntype[2], first + got / rec);
+                             " dark, %" PRIu32 " star), the input ends after %" PRIu64 "%s",
+                             name, h->nbodies, h->ntype[0], h->ntype[1], h->ntype[2], first + got / rec,
+                             src->cut ? " (gzip data cut short)" : "");
                 break;
             }
             if (keep) {
@@ -363,7 +366,7 @@ int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_sn
     int64_t avail = regular_size(fd);
     int fd2 = dup(fd);
     if (fd2 < 0) return fk_fail(err, FK_EIO, "%s: %s", name, strerror(errno));
-    source src = {gzdopen(fd2, "rb"), name, {0}, 0};
+    source src = {gzdopen(fd2, "rb"), name, {0}, 0, 0};
     if (!src.gz) {
         close(fd2);
         return fk_fail(err, FK_ENOMEM, "%s: out of memory", name);
@@ -374,6 +377,8 @@ int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_sn
     size_t got = 0;
     int st = source_read(&src, buf, sizeof buf, &got, err);
     s->compressed = !gzdirect(src.gz);
+    if (!st && got < 32 && src.cut)
+        st = fk_fail(err, FK_EFORMAT, "%s: gzip data cut short inside the tipsy header", name);
     if (!st && got == 0) st = fk_fail(err, FK_EFORMAT, "%s: empty input (no tipsy header)", name);
     if (!st && got < 28)
         st = fk_fail(err, FK_EFORMAT, "%s: only %zu bytes, too short for a tipsy header (32 bytes)", name, got);

@@ -1,0 +1,187 @@
+#!/usr/bin/env bats
+# mkuniverse.bats - mkuniverse(1): valid tipsy of exactly N particles, reproducibility, the documented halo catalogue.
+
+bats_require_minimum_version 1.5.0
+load tipsy_helpers
+
+# The halo lines of a catalogue (no comments).
+halos() {
+    grep -v '^#' "$1"
+}
+
+@test "--help prints the usage with every option on stdout" {
+    run --separate-stderr mkuniverse --help
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "Usage: mkuniverse [OPTION]..." ]
+    for o in --particles=N --seed=S --halo-fraction=F --min-halo=N --max-halo=N --big-halo=N --native --catalog=FILE \
+        --output=FILE --force --verbose --help --version; do
+        [[ "$output" == *"$o"* ]] || { echo "missing $o"; return 1; }
+    done
+    [[ "$output" == *"(default 1Mi = 1048576; at most 2^31 - 1)"* ]]
+    [ -z "$stderr" ]
+}
+
+@test "--version names the program and the release" {
+    run mkuniverse --version
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ ^mkuniverse\ \(fofkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "usage errors: one message, a pointer to --help, status 2" {
+    run -2 mkuniverse --bogus
+    [ "${lines[0]}" = "mkuniverse: unknown option '--bogus'" ]
+    [ "${lines[1]}" = "Try 'mkuniverse --help' for more information." ]
+    [ "${#lines[@]}" -eq 2 ]
+    run -2 mkuniverse -z
+    [ "${lines[0]}" = "mkuniverse: unknown option '-z'" ]
+    run -2 mkuniverse -n
+    [ "${lines[0]}" = "mkuniverse: option '-n' needs a value" ]
+    run -2 mkuniverse -n 0
+    [ "${lines[0]}" = "mkuniverse: option -n: 0 is out of range [1, 2147483647]" ]
+    run -2 mkuniverse -n 2Gi
+    [ "${lines[0]}" = "mkuniverse: option -n: 2Gi is out of range [1, 2147483647]" ]
+    run -2 mkuniverse -n 12x
+    [ "${lines[0]}" = "mkuniverse: option -n needs a count (digits, then k, M, G, Ki, Mi or Gi), not '12x'" ]
+    run -2 mkuniverse -n -5
+    [ "${lines[0]}" = "mkuniverse: option -n needs a count, not '-5'" ]
+    run -2 mkuniverse -s 99999999999999999999999
+    [ "${lines[0]}" = "mkuniverse: option --seed: 99999999999999999999999 is out of range [0, 18446744073709551615]" ]
+    run -2 mkuniverse --halo-fraction=1.5
+    [ "${lines[0]}" = "mkuniverse: option --halo-fraction: 1.5 is out of range [0, 1]" ]
+    run -2 mkuniverse -n 1000 --big-halo=2k
+    [ "${lines[0]}" = "mkuniverse: option --big-halo: 2000 is more than the 1000 particles" ]
+    run -2 mkuniverse --max-halo=10
+    [ "${lines[0]}" = "mkuniverse: option --max-halo: 10 is below the smallest halo (32)" ]
+    run -2 mkuniverse --catalog=
+    [ "${lines[0]}" = "mkuniverse: option --catalog needs a file name, not ''" ]
+    run -2 mkuniverse out.std
+    [ "${lines[0]}" = "mkuniverse: unexpected argument 'out.std' (mkuniverse reads no input)" ]
+}
+
+@test "refuses to write binary data to a terminal" {
+    command -v script >/dev/null || skip "no script(1) to make a terminal"
+    run script -qec "mkuniverse -n 100" /dev/null
+    [ "$status" -eq 1 ] || skip "no pseudo-terminal here (script failed: $output)"
+    [ "$(printf '%s' "$output" | tr -d '\r')" = "mkuniverse: refusing to write binary data to a terminal (use -o FILE or redirect)" ]
+}
+
+@test "a valid standard tipsy file of exactly N dark particles, all inside the box" {
+    mkuniverse -n 20000 -o u.std
+    [ "$(stat -c %s u.std)" -eq $((32 + 36 * 20000)) ]
+    [ "$(tipsy_header u.std)" = "1 20000 3 0 20000 0 0" ]
+    tipsy2bin -o u.bin u.std
+    [ "$(snap_key u.bin n)" = 20000 ]
+    [ "$(snap_key u.bin ndark)" = 20000 ]
+    [ "$(chunk u.bin MASS | sort -u)" = "4.99999987e-05" ]
+    run tipsy_dark_positions u.std
+    [ "${#lines[@]}" -eq 20000 ]
+    [ "$(printf '%s\n' "${lines[@]}" | awk '{ for (i = 1; i <= 3; i++) if (!($i >= -0.5 && $i < 0.5)) bad++ } END { print bad + 0 }')" = 0 ]
+    # stdout works too, and gives the same bytes
+    mkuniverse -n 20000 >v.std
+    cmp u.std v.std
+    # a single particle
+    mkuniverse -n 1 -o one.std
+    [ "$(tipsy_header one.std)" = "1 1 3 0 1 0 0" ]
+}
+
+@test "the same seed gives the same bytes, whatever the thread count; another seed another universe" {
+    OMP_NUM_THREADS=1 mkuniverse -n 30000 -s 5 -o a.std
+    OMP_NUM_THREADS=2 mkuniverse -n 30000 --seed=5 -o b.std
+    cmp a.std b.std
+    OMP_NUM_THREADS=3 mkuniverse -n 30000 -s 5 -o c.std
+    cmp a.std c.std
+    mkuniverse -n 30000 -s 6 -o d.std
+    ! cmp -s a.std d.std
+    # the header is the same; the positions differ nearly everywhere
+    [ "$(tipsy_header a.std)" = "$(tipsy_header d.std)" ]
+    [ "$(paste -d' ' <(tipsy_dark_positions a.std) <(tipsy_dark_positions d.std) | awk '$1 == $4' | wc -l)" -lt 100 ]
+    # the default seed is documented and fixed
+    mkuniverse -n 30000 -o e.std
+    mkuniverse -n 30000 -s 20240611 -o f.std
+    cmp e.std f.std
+}
+
+@test "--native writes the byte-swapped twin of the standard file" {
+    mkuniverse -n 5000 -o s.std
+    mkuniverse -n 5000 --native -o n.std
+    swap_tipsy s.std swapped.std
+    cmp n.std swapped.std
+    [ "$(tipsy_header n.std native)" = "1 5000 3 0 5000 0 0" ]
+}
+
+@test "the catalogue: sizes as documented, and the particles where it says" {
+    mkuniverse -n 1Mi --catalog=big.cat -o big.std
+    [ "$(head -n 1 big.cat)" = "# mkuniverse halo catalogue: n 1048576 seed 20240611 halos 1411 background 471888" ]
+    [ "$(halos big.cat | wc -l)" -eq 1411 ]
+    # the documented largest halo; sizes decreasing from there to 32, contiguous in the file
+    [ "$(halos big.cat | head -n 1 | awk '{print $1, $2, $3}')" = "0 0 110354" ]
+    halos big.cat | awk 'NR > 1 && ($3 > prev || $2 != end) { bad++ } { prev = $3; end = $2 + $3 }
+        $3 < 32 { bad++ } END { exit bad > 0 }'
+    [ "$(halos big.cat | tail -n 1 | awk '{print $3}')" = 32 ]
+    # 55% of the particles in halos, the rest background
+    [ "$(halos big.cat | awk '{ s += $3 } END { print s + 471888 }')" = 1048576 ]
+    halos big.cat | awk '{ s += $3 } END { exit !(s > 0.549 * 1048576 && s <= 0.55 * 1048576) }'
+    # dN/dM ~ M^-1.9: ten times the mass, about 10^0.9 = 7.9 times fewer halos
+    halos big.cat | awk '$3 >= 100 { a++ } $3 >= 1000 { b++ } $3 >= 10000 { c++ }
+        END { print a, b, c; exit !(a / b > 6.5 && a / b < 9.5 && b / c > 6 && b / c < 10) }'
+    # concentration and r200 as documented
+    halos big.cat | awk 'function clamp(c) { return c < 3 ? 3 : c > 20 ? 20 : c }
+        { m = $3 / 1048576; r = (3 * m / (800 * 3.14159265358979)) ^ (1 / 3); c = clamp(7 * (m / 1e-3) ^ -0.1)
+          if ((r - $5) ^ 2 > (1e-6 * r) ^ 2 || (c - $6) ^ 2 > (1e-4 * c) ^ 2) bad++ } END { exit bad > 0 }'
+    rm big.std
+
+    # in a small universe, read the particles themselves: every particle of the three
+    # largest halos within r200 of its centre, and the inner part dense
+    mkuniverse -n 20000 --catalog=small.cat -o small.std
+    tipsy_dark_positions small.std >pos.txt
+    halos small.cat | head -n 3 >top.txt
+    awk 'NR == FNR { first[NR] = $2; np[NR] = $3; r[NR] = $5; c[NR] = $6; x[NR] = $7; y[NR] = $8; z[NR] = $9; next }
+        function d(a, b) { a -= b; a -= int(a + (a >= 0 ? 0.5 : -0.5)); return a }
+        { i = FNR - 1
+          for (h = 1; h <= 3; h++) {
+              if (i < first[h] || i >= first[h] + np[h]) continue
+              dist = sqrt(d($1, x[h]) ^ 2 + d($2, y[h]) ^ 2 + d($3, z[h]) ^ 2)
+              if (dist > r[h] * 1.000001) out++
+              if (dist < r[h] / c[h]) inner[h]++ } }
+        END { for (h = 1; h <= 3; h++) {
+                  cc = c[h]; frac = (log(2) - 0.5) / (log(1 + cc) - cc / (1 + cc))
+                  print h, np[h], inner[h], frac * np[h]
+                  if ((inner[h] - frac * np[h]) ^ 2 > 25 * frac * np[h]) bad++ }
+              exit out > 0 || bad > 0 }' top.txt pos.txt
+}
+
+@test "--big-halo puts one dense halo first; -v describes the universe" {
+    run --separate-stderr mkuniverse -v -n 50k --big-halo=10k --catalog=c.cat -o u.std
+    [ "$status" -eq 0 ]
+    [[ "$stderr" =~ ^mkuniverse:\ 50000\ particles\ \(standard\ tipsy,\ seed\ 20240611\):\ [0-9]+\ halos\ of\ 32\ to\ [0-9]+\ particles,\ [0-9]+\ in\ all\;\ big\ halo\ 10000\;\ background\ [0-9]+\;\ generated\ in\ [0-9.]+\ s,\ [0-9.]+\ s\ in\ all\ \(.*\ particles/s\)$ ]]
+    [ "$(halos c.cat | head -n 1 | awk '{print $1, $2, $3, $6}')" = "0 0 10000 15" ]
+    [ "$(halos c.cat | sed -n 2p | awk '{print $2}')" = 10000 ]
+    # without -v, quiet
+    run --separate-stderr mkuniverse -n 100 -o q.std
+    [ -z "$stderr" ]
+    # the smallest universes are all background
+    mkuniverse -n 100 --catalog=none.cat -o none.std
+    [ "$(halos none.cat | wc -l)" -eq 0 ]
+    [ "$(head -n 1 none.cat)" = "# mkuniverse halo catalogue: n 100 seed 20240611 halos 0 background 100" ]
+}
+
+@test "--halo-fraction, --min-halo and --max-halo shape the catalogue" {
+    mkuniverse -n 100k --halo-fraction=0 --catalog=a.cat -o a.std
+    [ "$(halos a.cat | wc -l)" -eq 0 ]
+    mkuniverse -n 100k --halo-fraction=1 --min-halo=100 --max-halo=5000 --catalog=b.cat -o b.std
+    halos b.cat | awk '$3 < 100 || $3 > 5000 { bad++ } { s += $3 } END { exit bad > 0 || s < 99000 }'
+}
+
+@test "a write error is reported, and no file is left half-written" {
+    [ -w /dev/full ] || skip "no /dev/full"
+    run -1 --separate-stderr mkuniverse -n 100k -o /dev/full/x.std
+    [[ "$stderr" == "mkuniverse: /dev/full/x.std: cannot create a temporary file beside it: "* ]]
+    run -1 --separate-stderr bash -c 'mkuniverse -n 100k >/dev/full'
+    [ "$stderr" = "mkuniverse: stdout: write error: No space left on device" ]
+}
+
+@test "the examples of mkuniverse(1) run" {
+    need_programs tipsy2bin kdbuild foflink groups halostats
+    run_man_examples "$BATS_TEST_DIRNAME/../man/man1/mkuniverse.1"
+    [ -s halos.cat ] && [ -s small.std ] && [ -s found.txt ] && [ -s other.nat ] && [ -s big.fof ]
+}
