@@ -34,6 +34,7 @@ TOOLS   := $(filter-out common,$(notdir $(wildcard tools/*)))
 BINS    := $(TOOLS:%=$(B)/bin/%)
 CTESTS  := $(patsubst tests/c/%.c,$(B)/tests/%,$(wildcard tests/c/test_*.c))
 CHELP   := $(patsubst tests/c/%.c,$(B)/tests/%,$(filter-out tests/c/test_%,$(wildcard tests/c/*.c)))
+BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 MAN1    := $(wildcard man/man1/*.1)
 MAN5    := $(wildcard man/man5/*.5)
 
@@ -46,10 +47,14 @@ endif
 .PHONY: all help test check-c check-bats demo bench gpucheck install uninstall clean
 .DEFAULT_GOAL := all
 
-all: $(BINS) $(CTESTS) $(CHELP) ## build every program (and the test programs)
+all: $(BINS) $(CTESTS) $(CHELP) $(BENCHES) ## build every program (and the test and benchmark programs)
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+
+# The CPU linker's row kernel vectorises only when selects may be evaluated unconditionally;
+# -fno-trapping-math allows that and changes no value (no FP exception flags are read).
+$(B)/lib/link_cpu.o: CFLAGS += -fno-trapping-math
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -78,6 +83,11 @@ $(B)/tests/%: tests/c/%.c $(COMMON_OBJ) $(B)/libfofkit.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -Itests/c $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
+
+$(B)/bench/%: bench/%.c $(COMMON_OBJ) $(B)/libfofkit.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
 
 test: all ## build, then run every test (C tests, then the programs' bats tests)
 	$(Q)tests/run-c-tests $(CTESTS)

@@ -45,6 +45,16 @@ uint64_t fk_gpu_build_bytes(uint64_t n, uint32_t leafsize);
 int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
                 fk_linkstats *stats, fk_gputimes *times, fk_error *err);
 
+/* Builds the tree on the GPU and links on it with the data resident: one
+ * upload of pos (stream order; vel too in 6D), one download of the sinks
+ * (tree order) and perm (perm[tree index] = stream index). The partition
+ * is the one every other path gives; times has upload, build, link and
+ * download. */
+uint64_t fk_gpu_build_link_bytes(uint64_t n, uint32_t leafsize, int sixd);
+int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n, uint32_t leafsize, double lo, double span,
+                      const fk_linkopts *o, uint32_t *sink, uint32_t *perm, fk_linkstats *stats, fk_gputimes *times,
+                      fk_error *err);
+
 /* All-pairs linking on the GPU (shared-memory tiles, one thread a
  * particle): an oracle for small inputs, in the given order. */
 int fk_gpu_link_brute(uint64_t n, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,

@@ -8,6 +8,10 @@
 
 #include "kv.h"
 
+/* min and max without libm's NaN handling (coordinates are finite here): inlined. */
+#define MINF(a, b) ((a) < (b) ? (a) : (b))
+#define MAXF(a, b) ((a) > (b) ? (a) : (b))
+
 /* Below this many particles a subtree is built by the thread that reached it. */
 #define TASK_MIN 65536
 
@@ -77,8 +81,8 @@ static void build(item *a, uint64_t n, uint64_t node, uint32_t level, uint32_t d
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (uint64_t i = s; i < e; i++)
         for (int k = 0; k < 3; k++) {
-            lo[k] = fminf(lo[k], a[i].x[k]);
-            hi[k] = fmaxf(hi[k], a[i].x[k]);
+            lo[k] = MINF(lo[k], a[i].x[k]);
+            hi[k] = MAXF(hi[k], a[i].x[k]);
         }
     int axis = 0;
     for (int k = 1; k < 3; k++)
@@ -161,8 +165,8 @@ void fk_tree_bounds(fk_tree *t, const float *pos)
         }
         for (uint64_t j = s; j < e; j++)
             for (int k = 0; k < 3; k++) {
-                b[k] = fminf(b[k], pos[3 * j + k]);
-                b[k + 3] = fmaxf(b[k + 3], pos[3 * j + k]);
+                b[k] = MINF(b[k], pos[3 * j + k]);
+                b[k + 3] = MAXF(b[k + 3], pos[3 * j + k]);
             }
     }
     for (int d = (int)t->depth - 1; d >= 0; d--) {
@@ -172,8 +176,8 @@ void fk_tree_bounds(fk_tree *t, const float *pos)
             const float *l = t->box + 6 * (2 * i + 1), *r = t->box + 6 * (2 * i + 2);
             float *b = t->box + 6 * i;
             for (int k = 0; k < 3; k++) {
-                b[k] = fminf(l[k], r[k]);
-                b[k + 3] = fmaxf(l[k + 3], r[k + 3]);
+                b[k] = MINF(l[k], r[k]);
+                b[k + 3] = MAXF(l[k + 3], r[k + 3]);
             }
         }
     }

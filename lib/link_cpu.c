@@ -110,6 +110,7 @@ static inline int friends(const ctx *c, uint64_t i, uint64_t j)
 
 static inline int pair_bounds(const ctx *c, uint64_t a, uint64_t b)
 {
+    if (!c->p.sixd) return fk_node_pair3(c->t->box + 6 * a, c->t->box + 6 * b, &c->p);
     const float *va = c->p.sixd ? c->vbox + 6 * a : NULL, *vb = c->p.sixd ? c->vbox + 6 * b : NULL;
     return fk_node_pair(c->t->box + 6 * a, c->t->box + 6 * b, va, vb, &c->p);
 }
@@ -118,53 +119,140 @@ typedef struct counters {
     uint64_t pairs, nodes;
 } counters;
 
-/* Links the particles of leaves A and X (A before X in stream order). */
+/* Leaves up to this size take the vectorised path (a row of separations at a time). */
+#define ROW_MAX 64
+
+/* A leaf's positions as structure of arrays, for row_r2, padded with
+ * particles at infinity to a whole number of ROW_LANES (their r2 is
+ * infinite: never a friend). */
+#define ROW_LANES 16
+typedef struct leafsoa {
+    float x[ROW_MAX], y[ROW_MAX], z[ROW_MAX];
+    int n, padded;
+} leafsoa;
+
+static void to_soa(const float *pos, uint64_t s, int cnt, leafsoa *o)
+{
+    o->n = cnt;
+    o->padded = (cnt + ROW_LANES - 1) / ROW_LANES * ROW_LANES;
+    for (int j = 0; j < cnt; j++) {
+        o->x[j] = pos[3 * (s + j)];
+        o->y[j] = pos[3 * (s + j) + 1];
+        o->z[j] = pos[3 * (s + j) + 2];
+    }
+    for (int j = cnt; j < o->padded; j++) o->x[j] = o->y[j] = o->z[j] = INFINITY;
+}
+
+/* r2 of the predicate between particle p and each of cnt particles, into
+ * out; exactly fk_sep2(p, q) for each q (the same binary32 operations in the
+ * same order, lane by lane; with h = infinity nothing wraps), written so the
+ * compiler vectorises it, with a clone per instruction set. (This file is
+ * compiled with -fno-trapping-math, which only lets the selects be
+ * evaluated unconditionally: FP exception flags are not used; every value
+ * is the same IEEE result.) */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static int
+row_r2(const leafsoa *restrict q, float px, float py, float pz, float L, float h, float l2, float *restrict out)
+{
+    int within = 0;
+    for (int j0 = 0; j0 < q->padded; j0 += ROW_LANES)
+        for (int j = j0; j < j0 + ROW_LANES; j++) {
+            float dx = q->x[j] - px, dy = q->y[j] - py, dz = q->z[j] - pz;
+            /* the wrap as selects of constants, so that every instruction set
+             * vectorises it: (d - L) + 0, (d - 0) + L and (d - 0) + 0 are the
+             * exact results d - L, d + L and d of fk_axis_sep */
+            dx = (dx - (dx > h ? L : 0.0f)) + (dx < -h ? L : 0.0f);
+            dy = (dy - (dy > h ? L : 0.0f)) + (dy < -h ? L : 0.0f);
+            dz = (dz - (dz > h ? L : 0.0f)) + (dz < -h ? L : 0.0f);
+            float r2 = (dx * dx + dy * dy) + dz * dz;
+            out[j] = r2;
+            within += r2 < l2;
+        }
+    return within; /* how many are within l: most rows have none */
+}
+
+/* The friends of particle i among the particles from .. q->n-1 of q
+ * (stream indices from qs), as indices in q, ascending; returns how many. */
+static int row_friends(const ctx *c, const leafsoa *q, uint64_t qs, int from, uint64_t i, int *out)
+{
+    float r2[ROW_MAX];
+    const float h = c->p.g.periodic ? c->p.g.h : INFINITY;
+    const float *p = c->pos + 3 * i;
+    int within = row_r2(q, p[0], p[1], p[2], c->p.g.L, h, c->p.l2, r2);
+    if (within == 0) return 0;
+    int k = 0;
+    for (int j = from; j < q->n && within > 0; j++)
+        if (r2[j] < c->p.l2) {
+            within--;
+            if (!c->p.sixd ||
+                fk_phase_friends(r2[j], fk_vsep2(c->vel + 3 * i, c->vel + 3 * (qs + j)), c->p.l2, c->p.p2))
+                out[k++] = j;
+        }
+    return k;
+}
+
+/* Links the particles of leaves A and X (A before X in stream order):
+ * every friend pair, or for a clique side just one link per particle of
+ * the other side (or one link in all when both are cliques). */
 static void leaf_pairs(const ctx *c, uint64_t as, uint64_t ae, uint64_t xs, uint64_t xe, int connA, int connX,
                        counters *k)
 {
     uint32_t *s = c->sink;
-    if (connA && connX) { /* one link joins the two cliques */
+    const int cx = (int)(xe - xs), ca = (int)(ae - as);
+    if (ca > ROW_MAX || cx > ROW_MAX) { /* large leaves: plain loops */
         for (uint64_t a = as; a < ae; a++)
             for (uint64_t x = xs; x < xe; x++) {
                 k->pairs++;
-                if (friends(c, a, x)) {
-                    unite(s, (uint32_t)a, (uint32_t)x);
-                    return;
-                }
+                if (friends(c, a, x)) unite(s, (uint32_t)a, (uint32_t)x);
             }
         return;
     }
-    if (connX) {
-        for (uint64_t a = as; a < ae; a++) {
-            if (find(s, (uint32_t)a) == find(s, (uint32_t)xs)) continue;
-            for (uint64_t x = xs; x < xe; x++) {
-                k->pairs++;
-                if (friends(c, a, x)) {
-                    unite(s, (uint32_t)a, (uint32_t)x);
-                    break;
-                }
-            }
-        }
-        return;
-    }
-    if (connA) {
+    leafsoa X;
+    int hit[ROW_MAX];
+    if (connA && !connX) { /* each particle of X needs one link into A's group */
+        to_soa(c->pos, as, ca, &X);
+        const uint32_t ra = find(s, (uint32_t)as);
         for (uint64_t x = xs; x < xe; x++) {
-            if (find(s, (uint32_t)x) == find(s, (uint32_t)as)) continue;
-            for (uint64_t a = as; a < ae; a++) {
-                k->pairs++;
-                if (friends(c, a, x)) {
-                    unite(s, (uint32_t)a, (uint32_t)x);
-                    break;
-                }
-            }
+            if (find(s, (uint32_t)x) == ra) continue;
+            k->pairs += (uint64_t)ca;
+            if (row_friends(c, &X, as, 0, x, hit)) unite(s, (uint32_t)x, (uint32_t)(as + hit[0]));
         }
         return;
     }
-    for (uint64_t a = as; a < ae; a++)
-        for (uint64_t x = xs; x < xe; x++) {
-            k->pairs++;
-            if (friends(c, a, x)) unite(s, (uint32_t)a, (uint32_t)x);
+    to_soa(c->pos, xs, cx, &X);
+    for (uint64_t a = as; a < ae; a++) {
+        if (connX && !connA && find(s, (uint32_t)a) == find(s, (uint32_t)xs)) continue;
+        k->pairs += (uint64_t)cx;
+        int m = row_friends(c, &X, xs, 0, a, hit);
+        if (m == 0) continue;
+        if (connX) { /* one link joins a to the clique X */
+            unite(s, (uint32_t)a, (uint32_t)(xs + hit[0]));
+            if (connA) return; /* and the clique A with it */
+            continue;
         }
+        for (int j = 0; j < m; j++) unite(s, (uint32_t)a, (uint32_t)(xs + hit[j]));
+    }
+}
+
+/* Links the pairs inside leaf A (not a clique). */
+static void self_pairs(const ctx *c, uint64_t as, uint64_t ae, counters *k)
+{
+    const int ca = (int)(ae - as);
+    if (ca > ROW_MAX) {
+        for (uint64_t i = as; i < ae; i++)
+            for (uint64_t j = i + 1; j < ae; j++) {
+                k->pairs++;
+                if (friends(c, i, j)) unite(c->sink, (uint32_t)i, (uint32_t)j);
+            }
+        return;
+    }
+    leafsoa A;
+    int hit[ROW_MAX];
+    to_soa(c->pos, as, ca, &A);
+    for (int i = 0; i + 1 < ca; i++) {
+        k->pairs += (uint64_t)(ca - i - 1);
+        int m = row_friends(c, &A, as, i + 1, as + i, hit);
+        for (int j = 0; j < m; j++) unite(c->sink, (uint32_t)(as + i), (uint32_t)(as + hit[j]));
+    }
 }
 
 /* Finds every link between leaf A and the particles after it. top is A's
@@ -178,16 +266,18 @@ static void link_leaf(const ctx *c, uint64_t A, uint64_t top, counters *k)
     uint32_t *s = c->sink;
     uint64_t as, ae;
     fk_tree_range(n, A, &as, &ae);
-    const int connA = top != UINT64_MAX;
+    int connA = top != UINT64_MAX;
 
-    if (!connA)
-        for (uint64_t i = as; i < ae; i++)
-            for (uint64_t j = i + 1; j < ae; j++) {
-                k->pairs++;
-                if (friends(c, i, j)) unite(s, (uint32_t)i, (uint32_t)j);
-            }
+    if (!connA) {
+        self_pairs(c, as, ae, k);
+        /* If A's own links joined it into one group, it is as good as a
+         * clique from here on: one link per particle of X is enough. */
+        uint32_t r = find(s, (uint32_t)as);
+        connA = 1;
+        for (uint64_t i = as + 1; i < ae && connA; i++) connA = find(s, (uint32_t)i) == r;
+    }
 
-    for (uint64_t X = fk_tree_next(connA ? top : A); X != 0;) {
+    for (uint64_t X = fk_tree_next(top != UINT64_MAX ? top : A); X != 0;) {
         uint64_t xs, xe;
         fk_tree_range(n, X, &xs, &xe);
         k->nodes++;

@@ -6,6 +6,7 @@
 #include "boxes.cuh"
 #include "common.cuh"
 #include "gpu.h"
+#include "internal.cuh"
 
 #define MORTON_BITS 21 /* per axis: 63-bit keys */
 
@@ -104,11 +105,56 @@ static size_t sort_temp_bytes(uint64_t n)
     return bytes;
 }
 
+uint64_t fk_gpu_build_scratch(uint64_t n)
+{
+    return n * (8 + 8 + 4) + sort_temp_bytes(n) + 64; /* two key buffers, one spare index buffer */
+}
+
+int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double span, float *d_sorted,
+                     uint32_t *d_perm, float *d_box, fk_error *err)
+{
+    const uint64_t n = t->n;
+    if (n == 0) return FK_OK;
+    if (n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU tree builder handles fewer than 2^31 particles");
+    dbuf<uint64_t> d_k1, d_k2;
+    dbuf<uint32_t> d_v1;
+    dbuf<int> d_bounds;
+    dbuf<unsigned char> d_temp;
+    size_t temp = sort_temp_bytes(n);
+    int s;
+    if ((s = d_k1.alloc(n, err)) || (s = d_k2.alloc(n, err)) || (s = d_v1.alloc(n, err)) ||
+        (s = d_bounds.alloc(6, err)) || (s = d_temp.alloc(temp, err)))
+        return s;
+    float qlo[3] = {(float)lo, (float)lo, (float)lo}, qspan = (float)span;
+    if (!(span > 0)) { /* quantise in the cube around the particles' bounds */
+        int init[6] = {INT_MAX, INT_MAX, INT_MAX, INT_MIN, INT_MIN, INT_MIN}, b[6];
+        FK_CU(cudaMemcpy(d_bounds.p, init, sizeof init, cudaMemcpyHostToDevice), err);
+        k_bounds<<<grid_for(n), 256>>>(d_pos, n, d_bounds.p);
+        FK_LAUNCHED("k_bounds", err);
+        FK_CU(cudaMemcpy(b, d_bounds.p, sizeof b, cudaMemcpyDeviceToHost), err);
+        qspan = 0;
+        for (int k = 0; k < 3; k++) {
+            qlo[k] = o2f(b[k]);
+            qspan = fmaxf(qspan, o2f(b[3 + k]) - qlo[k]);
+        }
+    }
+    float scale = qspan > 0 ? (float)(1 << MORTON_BITS) / qspan : 0.0f;
+    k_morton<<<grid_for(n), 256>>>(d_pos, n, qlo[0], qlo[1], qlo[2], scale, d_k1.p, d_v1.p);
+    FK_LAUNCHED("k_morton", err);
+    /* Sorted indices end in d_perm: it is one half of the index double buffer. */
+    cub::DoubleBuffer<uint64_t> keys(d_k1.p, d_k2.p);
+    cub::DoubleBuffer<uint32_t> vals(d_v1.p, d_perm);
+    FK_CU(cub::DeviceRadixSort::SortPairs(d_temp.p, temp, keys, vals, (int)n, 0, 3 * MORTON_BITS), err);
+    if (vals.Current() != d_perm) FK_CU(cudaMemcpy(d_perm, vals.Current(), 4 * n, cudaMemcpyDeviceToDevice), err);
+    k_gather<<<grid_for(n), 256>>>(d_pos, d_perm, n, d_sorted);
+    FK_LAUNCHED("k_gather", err);
+    return fk_gpu_boxes(d_sorted, t, d_box, err);
+}
+
 extern "C" uint64_t fk_gpu_build_bytes(uint64_t n, uint32_t leafsize)
 {
     uint64_t nnodes = n ? (UINT64_C(2) << fk_tree_depth(n, leafsize)) - 1 : 0;
-    /* positions 12n, keys 2 x 8n (freed before the sorted positions, 12n), indices 2 x 4n */
-    return n * (12 + 16 + 8) + nnodes * 24 + sort_temp_bytes(n) + 64;
+    return n * (12 + 12 + 4) + nnodes * 24 + fk_gpu_build_scratch(n);
 }
 
 extern "C" int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo, double span, fk_tree *t,
@@ -120,64 +166,28 @@ extern "C" int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo
     memset(&tz, 0, sizeof tz);
     tz.bytes_needed = fk_gpu_build_bytes(n, leafsize);
     int st = fk_gpu_reserve(tz.bytes_needed, err);
-    if (st) return st;
-    if ((st = fk_tree_alloc(t, n, leafsize, "gpu-morton", err))) return st;
+    if (st || (st = fk_tree_alloc(t, n, leafsize, "gpu-morton", err))) return st;
     uint32_t *h_perm = (uint32_t *)malloc(n ? n * sizeof *h_perm : 1);
     if (!h_perm) {
         fk_tree_free(t);
         return fk_fail(err, FK_ENOMEM, "out of memory for the permutation");
     }
-    /* The device work, in a scope of its own so its buffers are freed on every path. */
-    st = [&]() -> int {
-        dbuf<float> d_pos, d_box;
-        dbuf<uint64_t> d_k1, d_k2;
-        dbuf<uint32_t> d_v1, d_v2;
-        dbuf<int> d_bounds;
-        dbuf<unsigned char> d_temp;
-        size_t temp = sort_temp_bytes(n);
+    st = [&]() -> int { /* device buffers live in this scope: freed on every path */
+        dbuf<float> d_pos, d_sorted, d_box;
+        dbuf<uint32_t> d_perm;
         int s;
-        if ((s = d_pos.alloc(3 * n, err)) || (s = d_k1.alloc(n, err)) || (s = d_k2.alloc(n, err)) ||
-            (s = d_v1.alloc(n, err)) || (s = d_v2.alloc(n, err)) || (s = d_box.alloc(6 * t->nnodes, err)) ||
-            (s = d_bounds.alloc(6, err)) || (s = d_temp.alloc(temp, err)))
+        if ((s = d_pos.alloc(3 * n, err)) || (s = d_sorted.alloc(3 * n, err)) || (s = d_perm.alloc(n, err)) ||
+            (s = d_box.alloc(6 * t->nnodes, err)))
             return s;
         timer tm;
         if ((s = tm.mark(err))) return s;
         FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
-        if ((s = tm.mark(err))) return s;
-        float qlo[3] = {(float)lo, (float)lo, (float)lo}, qspan = (float)span;
-        if (n > 0 && !(span > 0)) { /* quantise in the cube around the particles' bounds */
-            int init[6] = {INT_MAX, INT_MAX, INT_MAX, INT_MIN, INT_MIN, INT_MIN}, b[6];
-            FK_CU(cudaMemcpy(d_bounds.p, init, sizeof init, cudaMemcpyHostToDevice), err);
-            k_bounds<<<grid_for(n), 256>>>(d_pos.p, n, d_bounds.p);
-            FK_LAUNCHED("k_bounds", err);
-            FK_CU(cudaMemcpy(b, d_bounds.p, sizeof b, cudaMemcpyDeviceToHost), err);
-            qspan = 0;
-            for (int k = 0; k < 3; k++) {
-                qlo[k] = o2f(b[k]);
-                qspan = fmaxf(qspan, o2f(b[3 + k]) - qlo[k]);
-            }
-        }
-        float scale = qspan > 0 ? (float)(1 << MORTON_BITS) / qspan : 0.0f;
-        if (n > 0) {
-            k_morton<<<grid_for(n), 256>>>(d_pos.p, n, qlo[0], qlo[1], qlo[2], scale, d_k1.p, d_v1.p);
-            FK_LAUNCHED("k_morton", err);
-            cub::DoubleBuffer<uint64_t> keys(d_k1.p, d_k2.p);
-            cub::DoubleBuffer<uint32_t> vals(d_v1.p, d_v2.p);
-            FK_CU(cub::DeviceRadixSort::SortPairs(d_temp.p, temp, keys, vals, (int)n, 0, 3 * MORTON_BITS), err);
-            d_k1.release(); /* the keys are done with: make room for the sorted positions */
-            d_k2.release();
-            dbuf<float> d_out;
-            if ((s = d_out.alloc(3 * n, err))) return s;
-            k_gather<<<grid_for(n), 256>>>(d_pos.p, vals.Current(), n, d_out.p);
-            FK_LAUNCHED("k_gather", err);
-            if ((s = fk_gpu_boxes(d_out.p, t, d_box.p, err))) return s;
-            if ((s = tm.mark(err))) return s;
-            FK_CU(cudaMemcpy(pos, d_out.p, 12 * n, cudaMemcpyDeviceToHost), err);
-            FK_CU(cudaMemcpy(h_perm, vals.Current(), 4 * n, cudaMemcpyDeviceToHost), err);
-            FK_CU(cudaMemcpy(t->box, d_box.p, 24 * t->nnodes, cudaMemcpyDeviceToHost), err);
-        } else if ((s = tm.mark(err))) {
+        if ((s = tm.mark(err)) || (s = fk_gpu_build_dev(d_pos.p, t, lo, span, d_sorted.p, d_perm.p, d_box.p, err)) ||
+            (s = tm.mark(err)))
             return s;
-        }
+        FK_CU(cudaMemcpy(pos, d_sorted.p, 12 * n, cudaMemcpyDeviceToHost), err);
+        FK_CU(cudaMemcpy(h_perm, d_perm.p, 4 * n, cudaMemcpyDeviceToHost), err);
+        FK_CU(cudaMemcpy(t->box, d_box.p, 24 * t->nnodes, cudaMemcpyDeviceToHost), err);
         if ((s = tm.mark(err))) return s;
         FK_CU(cudaDeviceSynchronize(), err);
         tz.upload = tm.secs(0, 1);

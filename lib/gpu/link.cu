@@ -4,6 +4,7 @@
 #include "boxes.cuh"
 #include "common.cuh"
 #include "gpu.h"
+#include "internal.cuh"
 #include "predicate.h"
 
 #define FULL 0xffffffffu
@@ -215,92 +216,186 @@ static unsigned grid_for(uint64_t items, unsigned block)
     return g ? (unsigned)g : 1u;
 }
 
-extern "C" uint64_t fk_gpu_link_bytes(uint64_t n, uint64_t nnodes, int sixd)
+uint64_t fk_gpu_link_scratch(uint64_t n, uint64_t nnodes, int sixd)
 {
+    (void)n;
     uint64_t leaves = (nnodes + 1) / 2;
-    uint64_t b = n * 12 + n * 4 + nnodes * 24 + nnodes + leaves * 4 + 64;
-    if (sixd) b += n * 12 + nnodes * 24;
-    return b;
+    return nnodes + leaves * 4 + (sixd ? nnodes * 24 : 0) + 64;
 }
 
-extern "C" int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o,
-                           uint32_t *sink, fk_linkstats *stats, fk_gputimes *times, fk_error *err)
+int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, const float *d_box,
+                    const fk_linkopts *o, uint32_t *d_sink, unsigned long long counts[2], uint64_t *groups,
+                    fk_error *err)
+{
+    const uint64_t n = t->n;
+    const int sixd = o->psi > 0;
+    counts[0] = counts[1] = 0;
+    *groups = 0;
+    if (n == 0) return FK_OK;
+    dbuf<float> d_vbox;
+    dbuf<uint32_t> d_top;
+    dbuf<uint8_t> d_clique;
+    dbuf<unsigned long long> d_count;
+    const uint64_t first = (UINT64_C(1) << t->depth) - 1, nleaves = t->nnodes - first;
+    int st;
+    if ((st = d_clique.alloc(t->nnodes, err)) || (st = d_top.alloc(nleaves, err)) || (st = d_count.alloc(2, err)) ||
+        (sixd && (st = d_vbox.alloc(6 * t->nnodes, err))))
+        return st;
+    lctx c;
+    memset(&c, 0, sizeof c);
+    c.pos = d_pos;
+    c.vel = d_vel;
+    c.box = d_box;
+    c.vbox = d_vbox.p;
+    c.clique = d_clique.p;
+    c.top = d_top.p;
+    c.sink = d_sink;
+    c.p = fk_link_params(o);
+    c.n = n;
+    c.first_leaf = first;
+    c.nleaves = nleaves;
+    c.nnodes = t->nnodes;
+    FK_CU(cudaMemset(d_count.p, 0, 2 * sizeof(unsigned long long)), err);
+    if (sixd && (st = fk_gpu_boxes(d_vel, t, d_vbox.p, err))) return st;
+    k_cliques<<<grid_for(t->nnodes, 256), 256>>>(c, d_clique.p);
+    FK_LAUNCHED("k_cliques", err);
+    k_tops<<<grid_for(nleaves, 256), 256>>>(c, d_top.p, d_sink);
+    FK_LAUNCHED("k_tops", err);
+    if (sixd)
+        k_link<true><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count.p);
+    else
+        k_link<false><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count.p);
+    FK_LAUNCHED("k_link", err);
+    if ((st = fk_gpu_flatten(d_sink, n, groups, err))) return st;
+    FK_CU(cudaMemcpy(counts, d_count.p, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost), err);
+    return FK_OK;
+}
+
+static int link_preconditions(const fk_tree *t, const fk_linkopts *o, fk_error *err)
 {
     int st = fk_link_check(o, err);
     if (st) return st;
     if (t->leafsize > 32)
         return fk_fail(err, FK_EUNSUP, "the GPU linker needs leaves of at most 32 particles, this tree has %u "
                                        "(rebuild it with kdbuild -s 32 or less)", t->leafsize);
-    if (t->n >= (UINT64_C(1) << 31))
-        return fk_fail(err, FK_EUNSUP, "the GPU linker handles fewer than 2^31 particles");
+    if (t->n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU linker handles fewer than 2^31 particles");
+    return FK_OK;
+}
+
+static void set_stats(fk_linkstats *stats, const unsigned long long counts[2], uint64_t groups)
+{
+    if (!stats) return;
+    stats->pair_tests = counts[0];
+    stats->node_tests = counts[1];
+    stats->dense_nodes = 0;
+    stats->groups = groups;
+}
+
+extern "C" uint64_t fk_gpu_link_bytes(uint64_t n, uint64_t nnodes, int sixd)
+{
+    return n * (12 + 4) + nnodes * 24 + (sixd ? n * 12 : 0) + fk_gpu_link_scratch(n, nnodes, sixd);
+}
+
+extern "C" int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o,
+                           uint32_t *sink, fk_linkstats *stats, fk_gputimes *times, fk_error *err)
+{
+    int st = link_preconditions(t, o, err);
+    if (st) return st;
     const uint64_t n = t->n;
     const int sixd = o->psi > 0;
     fk_gputimes tz;
     memset(&tz, 0, sizeof tz);
     tz.bytes_needed = fk_gpu_link_bytes(n, t->nnodes, sixd);
     if ((st = fk_gpu_reserve(tz.bytes_needed, err))) return st;
-
-    dbuf<float> d_pos, d_vel, d_box, d_vbox;
-    dbuf<uint32_t> d_sink, d_top;
-    dbuf<uint8_t> d_clique;
-    dbuf<unsigned long long> d_count;
-    const uint64_t first = t->nnodes ? (UINT64_C(1) << t->depth) - 1 : 0, nleaves = t->nnodes - first;
+    dbuf<float> d_pos, d_vel, d_box;
+    dbuf<uint32_t> d_sink;
     if ((st = d_pos.alloc(3 * n, err)) || (st = d_sink.alloc(n, err)) || (st = d_box.alloc(6 * t->nnodes, err)) ||
-        (st = d_clique.alloc(t->nnodes, err)) || (st = d_top.alloc(nleaves, err)) || (st = d_count.alloc(2, err)))
+        (sixd && (st = d_vel.alloc(3 * n, err))))
         return st;
-    if (sixd && ((st = d_vel.alloc(3 * n, err)) || (st = d_vbox.alloc(6 * t->nnodes, err)))) return st;
-
+    unsigned long long counts[2];
+    uint64_t groups;
     timer tm;
     if ((st = tm.mark(err))) return st;
     FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
     FK_CU(cudaMemcpy(d_box.p, t->box, 24 * t->nnodes, cudaMemcpyHostToDevice), err);
     if (sixd) FK_CU(cudaMemcpy(d_vel.p, vel, 12 * n, cudaMemcpyHostToDevice), err);
-    if ((st = tm.mark(err))) return st;
-
-    lctx c;
-    memset(&c, 0, sizeof c);
-    c.pos = d_pos.p;
-    c.vel = d_vel.p;
-    c.box = d_box.p;
-    c.vbox = d_vbox.p;
-    c.clique = d_clique.p;
-    c.top = d_top.p;
-    c.sink = d_sink.p;
-    c.p = fk_link_params(o);
-    c.n = n;
-    c.first_leaf = first;
-    c.nleaves = nleaves;
-    c.nnodes = t->nnodes;
-    uint64_t groups = 0;
-    FK_CU(cudaMemset(d_count.p, 0, 2 * sizeof(unsigned long long)), err);
-    if (n > 0) {
-        if (sixd && (st = fk_gpu_boxes(d_vel.p, t, d_vbox.p, err))) return st;
-        k_cliques<<<grid_for(t->nnodes, 256), 256>>>(c, d_clique.p);
-        FK_LAUNCHED("k_cliques", err);
-        k_tops<<<grid_for(nleaves, 256), 256>>>(c, d_top.p, d_sink.p);
-        FK_LAUNCHED("k_tops", err);
-        if (sixd)
-            k_link<true><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count.p);
-        else
-            k_link<false><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count.p);
-        FK_LAUNCHED("k_link", err);
-        if ((st = fk_gpu_flatten(d_sink.p, n, &groups, err))) return st;
-    }
-    if ((st = tm.mark(err))) return st;
+    if ((st = tm.mark(err)) || (st = fk_gpu_link_dev(t, d_pos.p, d_vel.p, d_box.p, o, d_sink.p, counts, &groups, err)) ||
+        (st = tm.mark(err)))
+        return st;
     FK_CU(cudaMemcpy(sink, d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
-    unsigned long long counts[2];
-    FK_CU(cudaMemcpy(counts, d_count.p, sizeof counts, cudaMemcpyDeviceToHost), err);
     if ((st = tm.mark(err))) return st;
     FK_CU(cudaDeviceSynchronize(), err);
     tz.upload = tm.secs(0, 1);
     tz.link = tm.secs(1, 2);
     tz.download = tm.secs(2, 3);
     if (times) *times = tz;
-    if (stats) {
-        stats->pair_tests = counts[0];
-        stats->node_tests = counts[1];
-        stats->dense_nodes = 0;
-        stats->groups = groups;
+    set_stats(stats, counts, groups);
+    return FK_OK;
+}
+
+extern "C" uint64_t fk_gpu_build_link_bytes(uint64_t n, uint32_t leafsize, int sixd)
+{
+    uint64_t nnodes = n ? (UINT64_C(2) << fk_tree_depth(n, leafsize)) - 1 : 0;
+    uint64_t build = fk_gpu_build_scratch(n), link = fk_gpu_link_scratch(n, nnodes, sixd);
+    return n * (12 + 12 + 4 + 4) + nnodes * 24 + (sixd ? 24 * n : 0) + (build > link ? build : link);
+}
+
+/* Velocities into tree order for 6D: out[i] = in[perm[i]]. */
+__global__ void k_permute3(const float *__restrict__ in, const uint32_t *__restrict__ perm, uint64_t n,
+                           float *__restrict__ out)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        uint64_t j = perm[i];
+        for (int k = 0; k < 3; k++) out[3 * i + k] = in[3 * j + k];
     }
+}
+
+extern "C" int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n, uint32_t leafsize, double lo,
+                                 double span, const fk_linkopts *o, uint32_t *sink, uint32_t *perm,
+                                 fk_linkstats *stats, fk_gputimes *times, fk_error *err)
+{
+    fk_tree t;
+    int st = fk_tree_alloc(&t, n, leafsize, "gpu-morton", err);
+    if (st) return st;
+    free(t.box); /* the boxes stay on the device */
+    t.box = NULL;
+    if ((st = link_preconditions(&t, o, err))) return st;
+    const int sixd = o->psi > 0;
+    fk_gputimes tz;
+    memset(&tz, 0, sizeof tz);
+    tz.bytes_needed = fk_gpu_build_link_bytes(n, leafsize, sixd);
+    if ((st = fk_gpu_reserve(tz.bytes_needed, err))) return st;
+    dbuf<float> d_pos, d_sorted, d_box, d_vel, d_svel;
+    dbuf<uint32_t> d_perm, d_sink;
+    if ((st = d_pos.alloc(3 * n, err)) || (st = d_sorted.alloc(3 * n, err)) || (st = d_perm.alloc(n, err)) ||
+        (st = d_sink.alloc(n, err)) || (st = d_box.alloc(6 * t.nnodes, err)) ||
+        (sixd && ((st = d_vel.alloc(3 * n, err)) || (st = d_svel.alloc(3 * n, err)))))
+        return st;
+    unsigned long long counts[2];
+    uint64_t groups;
+    timer tm;
+    if ((st = tm.mark(err))) return st;
+    FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
+    if (sixd) FK_CU(cudaMemcpy(d_vel.p, vel, 12 * n, cudaMemcpyHostToDevice), err);
+    if ((st = tm.mark(err)) || (st = fk_gpu_build_dev(d_pos.p, &t, lo, span, d_sorted.p, d_perm.p, d_box.p, err)))
+        return st;
+    if (sixd && n) {
+        k_permute3<<<grid_for(n, 256), 256>>>(d_vel.p, d_perm.p, n, d_svel.p);
+        FK_LAUNCHED("k_permute3", err);
+    }
+    if ((st = tm.mark(err)) ||
+        (st = fk_gpu_link_dev(&t, d_sorted.p, d_svel.p, d_box.p, o, d_sink.p, counts, &groups, err)) ||
+        (st = tm.mark(err)))
+        return st;
+    FK_CU(cudaMemcpy(sink, d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
+    FK_CU(cudaMemcpy(perm, d_perm.p, 4 * n, cudaMemcpyDeviceToHost), err);
+    if ((st = tm.mark(err))) return st;
+    FK_CU(cudaDeviceSynchronize(), err);
+    tz.upload = tm.secs(0, 1);
+    tz.build = tm.secs(1, 2);
+    tz.link = tm.secs(2, 3);
+    tz.download = tm.secs(3, 4);
+    if (times) *times = tz;
+    set_stats(stats, counts, groups);
     return FK_OK;
 }

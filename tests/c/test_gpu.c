@@ -54,6 +54,12 @@ static void compare(const char *what, const float *pos0, uint64_t n, double l, i
     for (uint64_t i = 0; i < n; i++) mapped[gperm[i]] = gperm[gs[i]];
     CHECK_MSG(td_same_partition(ref, mapped, n), "%s (n %llu, leaf %u): GPU-built tree gives another partition", what,
               (unsigned long long)n, S);
+    /* build and link with the data resident */
+    CHECK_MSG(fk_gpu_build_link(pos0, NULL, n, S, -0.5, periodic ? 1.0 : 0.0, &o, gs, gperm, NULL, NULL, &err) ==
+                  FK_OK, "%s", err.msg);
+    for (uint64_t i = 0; i < n; i++) mapped[gperm[i]] = gperm[gs[i]];
+    CHECK_MSG(td_same_partition(ref, mapped, n), "%s (n %llu, leaf %u): fused GPU build+link gives another partition",
+              what, (unsigned long long)n, S);
     int isperm = 1;
     memset(mapped, 0, n * 4);
     for (uint64_t i = 0; i < n; i++) isperm &= gperm[i] < n && mapped[gperm[i]]++ == 0;

@@ -15,7 +15,7 @@ static void help(void)
            "Build a balanced kd-tree over the particles of a fofkit stream (FILE or stdin),\n"
            "rearrange every per-particle chunk into tree order, and append the tree.\n"
            "\n"
-           "  -s, --leaf-size=N   most particles in a leaf (default 8, at least 2)\n"
+           "  -s, --leaf-size=N   most particles in a leaf (default 16, at least 2)\n"
            "      --device=D      auto (default: the GPU if there is one), cpu or gpu\n"
            "  -o, --output=FILE   write to FILE (default stdout)\n"
            "  -z, --compress[=N]  zlib-compress every chunk (level N, default 6)\n"
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 {
     prog_init("kdbuild");
     prog_std std = {0};
-    long long leafsize = 8;
+    long long leafsize = 16;
     int devchoice = device_default();
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"leaf-size", required_argument, 0, 's'},

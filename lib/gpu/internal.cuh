@@ -1,0 +1,30 @@
+/* internal.cuh - the GPU phases on device-resident data, composed by the public calls in gpu.h. */
+#ifndef FK_GPU_INTERNAL_CUH
+#define FK_GPU_INTERNAL_CUH
+
+#include "common.cuh"
+#include "kdtree.h"
+#include "link.h"
+
+/* Builds the tree over d_pos (n x 3, stream order) on the device: t's
+ * layout must be set (fk_tree_alloc); writes the particles in tree order
+ * to d_sorted, d_perm[new] = old, and the node boxes to d_box. Quantises in
+ * [lo, lo + span) per axis, or the particles' bounding cube if span <= 0. */
+int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double span, float *d_sorted,
+                     uint32_t *d_perm, float *d_box, fk_error *err);
+
+/* Device bytes fk_gpu_build_dev allocates for itself (beyond its outputs). */
+uint64_t fk_gpu_build_scratch(uint64_t n);
+
+/* Links on the device: d_pos (and d_vel in 6D) in t's tree order, d_box
+ * the node boxes; writes the canonical sinks to d_sink. counts gets the
+ * pair and box tests; groups the number of sinks. */
+int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, const float *d_box,
+                    const fk_linkopts *o, uint32_t *d_sink, unsigned long long counts[2], uint64_t *groups,
+                    fk_error *err);
+
+/* Device bytes fk_gpu_link_dev allocates for itself (beyond its inputs and
+ * the sink array). */
+uint64_t fk_gpu_link_scratch(uint64_t n, uint64_t nnodes, int sixd);
+
+#endif
