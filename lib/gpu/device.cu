@@ -51,13 +51,16 @@ int fk_gpu_reserve(uint64_t need, fk_error *err)
 }
 
 /* Points every particle at its sink and counts the sinks. Launched after
- * linking has finished: concurrent writes here only replace an ancestor by
- * the sink, both on the reader's path. */
+ * linking has finished. Each thread writes only its own entry, and only the
+ * sink: the walk must not halve paths, or a late halving write could
+ * replace another thread's final sink with a mere ancestor. Concurrent
+ * reads see an ancestor or the sink, both on the reader's path. */
 __global__ void k_sink_flatten(uint32_t *s, uint64_t n, unsigned long long *groups)
 {
     unsigned long long mine = 0;
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
-        uint32_t r = sink_find(s, (uint32_t)i);
+        uint32_t r = (uint32_t)i, p;
+        while ((p = sink_ld(s + r)) != r) r = p;
         __stcg(s + i, r);
         mine += r == i;
     }

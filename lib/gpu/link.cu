@@ -225,12 +225,13 @@ uint64_t fk_gpu_link_scratch(uint64_t n, uint64_t nnodes, int sixd)
 
 int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, const float *d_box,
                     const fk_linkopts *o, uint32_t *d_sink, unsigned long long counts[2], uint64_t *groups,
-                    fk_error *err)
+                    double phase[4], fk_error *err)
 {
     const uint64_t n = t->n;
     const int sixd = o->psi > 0;
     counts[0] = counts[1] = 0;
     *groups = 0;
+    for (int i = 0; i < 4; i++) phase[i] = 0;
     if (n == 0) return FK_OK;
     dbuf<float> d_vbox;
     dbuf<uint32_t> d_top;
@@ -257,17 +258,22 @@ int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, co
     c.nnodes = t->nnodes;
     FK_CU(cudaMemset(d_count.p, 0, 2 * sizeof(unsigned long long)), err);
     if (sixd && (st = fk_gpu_boxes(d_vel, t, d_vbox.p, err))) return st;
+    timer tm;
+    if ((st = tm.mark(err))) return st;
     k_cliques<<<grid_for(t->nnodes, 256), 256>>>(c, d_clique.p);
     FK_LAUNCHED("k_cliques", err);
+    if ((st = tm.mark(err))) return st;
     k_tops<<<grid_for(nleaves, 256), 256>>>(c, d_top.p, d_sink);
     FK_LAUNCHED("k_tops", err);
+    if ((st = tm.mark(err))) return st;
     if (sixd)
         k_link<true><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count.p);
     else
         k_link<false><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count.p);
     FK_LAUNCHED("k_link", err);
-    if ((st = fk_gpu_flatten(d_sink, n, groups, err))) return st;
+    if ((st = tm.mark(err)) || (st = fk_gpu_flatten(d_sink, n, groups, err)) || (st = tm.mark(err))) return st;
     FK_CU(cudaMemcpy(counts, d_count.p, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost), err);
+    for (int i = 0; i < 4; i++) phase[i] = tm.secs(i, i + 1);
     return FK_OK;
 }
 
@@ -319,7 +325,7 @@ extern "C" int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel,
     FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
     FK_CU(cudaMemcpy(d_box.p, t->box, 24 * t->nnodes, cudaMemcpyHostToDevice), err);
     if (sixd) FK_CU(cudaMemcpy(d_vel.p, vel, 12 * n, cudaMemcpyHostToDevice), err);
-    if ((st = tm.mark(err)) || (st = fk_gpu_link_dev(t, d_pos.p, d_vel.p, d_box.p, o, d_sink.p, counts, &groups, err)) ||
+    if ((st = tm.mark(err)) || (st = fk_gpu_link_dev(t, d_pos.p, d_vel.p, d_box.p, o, d_sink.p, counts, &groups, tz.link_phase, err)) ||
         (st = tm.mark(err)))
         return st;
     FK_CU(cudaMemcpy(sink, d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
@@ -355,7 +361,7 @@ extern "C" int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n,
                                  fk_linkstats *stats, fk_gputimes *times, fk_error *err)
 {
     fk_tree t;
-    int st = fk_tree_alloc(&t, n, leafsize, "gpu-morton", err);
+    int st = fk_tree_alloc(&t, n, leafsize, "gpu-hilbert", err);
     if (st) return st;
     free(t.box); /* the boxes stay on the device */
     t.box = NULL;
@@ -384,7 +390,7 @@ extern "C" int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n,
         FK_LAUNCHED("k_permute3", err);
     }
     if ((st = tm.mark(err)) ||
-        (st = fk_gpu_link_dev(&t, d_sorted.p, d_svel.p, d_box.p, o, d_sink.p, counts, &groups, err)) ||
+        (st = fk_gpu_link_dev(&t, d_sorted.p, d_svel.p, d_box.p, o, d_sink.p, counts, &groups, tz.link_phase, err)) ||
         (st = tm.mark(err)))
         return st;
     FK_CU(cudaMemcpy(sink, d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
