@@ -1,5 +1,9 @@
-/* link.cu - FoF linking on the GPU: one warp per leaf walks the implicit tree stacklessly and links on the sink array. */
+/* link.cu - FoF linking on the GPU: per-leaf tree walks list the leaf pairs to test, then one warp a pair links on the sink array. */
 #include <string.h>
+
+#include <vector>
+
+#include <cub/device/device_scan.cuh>
 
 #include "boxes.cuh"
 #include "common.cuh"
@@ -10,6 +14,26 @@
 #define FULL 0xffffffffu
 #define NO_TOP 0xffffffffu
 #define WARPS_PER_BLOCK 4
+/* Leaf pairs listed per batch at most (8 bytes each): bounds the list's memory. */
+#define LIST_CAP (UINT64_C(1) << 27)
+
+/*
+ * The GPU linker does the CPU linker's work (link_cpu.c) in three kernels:
+ *   k_cliques, k_tops  which nodes are cliques; each leaf's topmost clique
+ *                      ancestor; the sinks a clique starts with
+ *   k_walk             one thread a leaf A: the CPU's walk over the subtrees
+ *                      after A (or after its clique), merging wholesale the
+ *                      nodes whose boxes prove every pair linked and listing
+ *                      the leaves that need particle tests. Run twice: to
+ *                      count (then a CUB scan gives each leaf its slots) and
+ *                      to write, so the list needs no atomics.
+ *   k_leafpairs        one warp a listed pair (A, X): lane i holds particle i
+ *                      of A and of X; sides found already connected need one
+ *                      link; particles farther than l from the other leaf's
+ *                      box are left out before any pair test.
+ * A thread a walk avoids the 32-fold redundancy of a warp walking one leaf's
+ * path, and a warp a leaf pair keeps the pair tests converged.
+ */
 
 /* Everything a linking kernel needs, by value. */
 struct lctx {
@@ -64,9 +88,70 @@ __device__ __forceinline__ int node_pair(const float *A, const float *B, const f
                                          const fk_linkparams &p)
 {
     if (SIXD) return fk_node_pair(A, B, vA, vB, &p);
-    double lo2, hi2;
-    fk_box_bounds(A, B, p.g, &lo2, &hi2);
-    return lo2 >= p.l2 ? FK_NODES_APART : hi2 < p.l2 ? FK_NODES_LINKED : FK_NODES_MAYBE;
+    return fk_node_pair3(A, B, &p);
+}
+
+/* One thread a leaf (leaves [L0, L1)): the walk of link_leaf() in
+ * link_cpu.c. WRITE = false: counts[L - L0] = the leaf pairs it lists.
+ * WRITE = true: writes them at list[slot[L - L0] - base ...] as (leaf
+ * number, node) and merges the wholesale-linked nodes. Both passes take the
+ * same path, which depends only on the tree. A non-clique leaf lists itself
+ * first, for its own pairs. */
+template <bool SIXD, bool WRITE>
+__global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const uint64_t *slot, uint64_t base,
+                       uint2 *list, unsigned long long *nodes)
+{
+    unsigned long long visited = 0;
+    for (uint64_t L = L0 + blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; L < L1;
+         L += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t A = c.first_leaf + L;
+        const uint32_t T = c.top[L];
+        const bool connA = T != NO_TOP;
+        uint64_t as, ae, k = 0, at = WRITE ? slot[L - L0] - base : 0;
+        fk_tree_range(c.n, A, &as, &ae);
+        if (!connA) {
+            if (WRITE) list[at] = make_uint2((uint32_t)L, (uint32_t)A);
+            k++;
+        }
+        float abox[6], avbox[6];
+        for (int i = 0; i < 6; i++) abox[i] = c.box[6 * A + i];
+        if (SIXD)
+            for (int i = 0; i < 6; i++) avbox[i] = c.vbox[6 * A + i];
+        for (uint64_t X = fk_tree_next(connA ? T : A); X != 0;) {
+            visited++;
+            const int b = node_pair<SIXD>(abox, c.box + 6 * X, avbox, SIXD ? c.vbox + 6 * X : nullptr, c.p);
+            if (b == FK_NODES_APART) {
+                X = fk_tree_next(X);
+                continue;
+            }
+            if (b == FK_NODES_LINKED) { /* A and X become one group */
+                if (WRITE) {
+                    uint64_t xs, xe;
+                    fk_tree_range(c.n, X, &xs, &xe);
+                    if (!connA)
+                        for (uint64_t a = as; a < ae; a++) sink_unite(c.sink, (uint32_t)a, (uint32_t)xs);
+                    if (!c.clique[X])
+                        for (uint64_t x = xs; x < xe; x++) sink_unite(c.sink, (uint32_t)as, (uint32_t)x);
+                    else
+                        sink_unite(c.sink, (uint32_t)as, (uint32_t)xs);
+                }
+                X = fk_tree_next(X);
+                continue;
+            }
+            if (X < c.first_leaf) {
+                X = 2 * X + 1;
+                continue;
+            }
+            if (WRITE) list[at + k] = make_uint2((uint32_t)L, (uint32_t)X);
+            k++;
+            X = fk_tree_next(X);
+        }
+        if (!WRITE) counts[L - L0] = (uint32_t)k;
+    }
+    if (!WRITE) {
+        for (int o = 16; o > 0; o >>= 1) visited += __shfl_down_sync(FULL, visited, o);
+        if ((threadIdx.x & 31) == 0) atomicAdd(nodes, visited);
+    }
 }
 
 __device__ __forceinline__ void shfl3(const float *a, float *out, int j)
@@ -76,137 +161,88 @@ __device__ __forceinline__ void shfl3(const float *a, float *out, int j)
     out[2] = __shfl_sync(FULL, a[2], j);
 }
 
-/* Links one leaf against the leaf X (after it); lane i holds A's particle
- * i (pa, va) and X's particle i (px, vx). Mirrors leaf_pairs() in
- * link_cpu.c: clique leaves need only one link, found with a ballot. */
-template <bool SIXD>
-__device__ __forceinline__ void leaf_pairs(const lctx &c, int lane, bool has, uint32_t me, uint64_t as, int cnt, const float *pa,
-                           const float *va, uint64_t xs, int cx, bool connA, bool cX)
+/* Whether point p can be within l of some point of box B. */
+__device__ __forceinline__ bool near_box(const float *p, const float *B, const fk_linkparams &lp)
 {
-    float px[3] = {0, 0, 0}, vx[3] = {0, 0, 0}, pj[3], vj[3];
-    if (lane < cx) {
-        for (int k = 0; k < 3; k++) px[k] = c.pos[3 * (xs + lane) + k];
-        if (SIXD)
-            for (int k = 0; k < 3; k++) vx[k] = c.vel[3 * (xs + lane) + k];
-    }
-    if (connA && cX) { /* two cliques: one link joins them */
-        for (int j = 0; j < cx; j++) {
-            shfl3(px, pj, j);
-            if (SIXD) shfl3(vx, vj, j);
-            unsigned m = __ballot_sync(FULL, has && friends<SIXD>(pa, pj, va, vj, c.p));
-            if (m) {
-                if (lane == __ffs(m) - 1) sink_unite(c.sink, me, (uint32_t)(xs + j));
-                return;
-            }
-        }
-    } else if (cX) { /* each particle of A needs one link into the clique X */
-        bool act = has && sink_find(c.sink, me) != sink_find(c.sink, (uint32_t)xs);
-        for (int j = 0; j < cx && __any_sync(FULL, act); j++) {
-            shfl3(px, pj, j);
-            if (SIXD) shfl3(vx, vj, j);
-            if (act && friends<SIXD>(pa, pj, va, vj, c.p)) {
-                sink_unite(c.sink, me, (uint32_t)(xs + j));
-                act = false;
-            }
-        }
-    } else if (connA) { /* each particle of X needs one link into the clique A */
-        bool need = lane < cx && sink_find(c.sink, (uint32_t)(xs + lane)) != sink_find(c.sink, (uint32_t)as);
-        unsigned todo = __ballot_sync(FULL, need);
-        while (todo) {
-            int j = __ffs(todo) - 1;
-            todo &= todo - 1;
-            shfl3(px, pj, j);
-            if (SIXD) shfl3(vx, vj, j);
-            unsigned m = __ballot_sync(FULL, has && friends<SIXD>(pa, pj, va, vj, c.p));
-            if (m && lane == __ffs(m) - 1) sink_unite(c.sink, me, (uint32_t)(xs + j));
-        }
-    } else {
-        for (int j = 0; j < cx; j++) {
-            shfl3(px, pj, j);
-            if (SIXD) shfl3(vx, vj, j);
-            if (has && friends<SIXD>(pa, pj, va, vj, c.p)) sink_unite(c.sink, me, (uint32_t)(xs + j));
-        }
-    }
+    const float P[6] = {p[0], p[1], p[2], p[0], p[1], p[2]};
+    return fk_node_pair3(P, B, &lp) != FK_NODES_APART;
 }
 
-/* One warp a leaf A: links A's own pairs, then walks the subtrees after A
- * (after its topmost clique, if it has one) in depth-first order without a
- * stack, pruning and merging whole nodes by their boxes. Mirrors
- * link_leaf() in link_cpu.c; every decision is warp-uniform. */
+/* One warp a listed pair (A, X), leaf X after leaf A, or X == A for A's own
+ * pairs. Mirrors leaf_pairs() and self_pairs() of link_cpu.c, with the
+ * connectedness of each side read from the sink array itself. */
 template <bool SIXD>
-__global__ void __launch_bounds__(32 * WARPS_PER_BLOCK) k_link(lctx c, unsigned long long *counters)
+__global__ void __launch_bounds__(32 * WARPS_PER_BLOCK)
+    k_leafpairs(lctx c, const uint2 *__restrict__ list, uint64_t count, unsigned long long *tests)
 {
     const int lane = threadIdx.x & 31;
     const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) >> 5;
     const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
-    unsigned long long pairs = 0, nodes = 0;
-    for (uint64_t L = warp; L < c.nleaves; L += nwarps) {
-        const uint64_t A = c.first_leaf + L;
-        uint64_t as, ae;
+    unsigned long long done = 0;
+    for (uint64_t e = warp; e < count; e += nwarps) {
+        const uint2 job = list[e];
+        const uint64_t A = c.first_leaf + job.x, X = job.y;
+        uint64_t as, ae, xs, xe;
         fk_tree_range(c.n, A, &as, &ae);
-        const int cnt = (int)(ae - as);
-        const bool has = lane < cnt;
-        const uint32_t me = (uint32_t)(as + lane);
-        float pa[3] = {0, 0, 0}, va[3] = {0, 0, 0}, pj[3], vj[3];
-        if (has) {
-            for (int k = 0; k < 3; k++) pa[k] = c.pos[3 * (uint64_t)me + k];
-            if (SIXD)
-                for (int k = 0; k < 3; k++) va[k] = c.vel[3 * (uint64_t)me + k];
-        }
-        const uint32_t T = c.top[L];
-        const bool connA = T != NO_TOP;
-        if (!connA) {
+        fk_tree_range(c.n, X, &xs, &xe);
+        const int cnt = (int)(ae - as), cx = (int)(xe - xs);
+        const bool has = lane < cnt, hasx = lane < cx;
+        const uint32_t me = (uint32_t)(as + lane), mx = (uint32_t)(xs + lane);
+        float pa[3] = {0, 0, 0}, va[3] = {0, 0, 0}, px[3] = {0, 0, 0}, vx[3] = {0, 0, 0}, pj[3], vj[3];
+        if (has)
+            for (int k = 0; k < 3; k++) {
+                pa[k] = c.pos[3 * (uint64_t)me + k];
+                if (SIXD) va[k] = c.vel[3 * (uint64_t)me + k];
+            }
+        if (X == A) { /* the leaf's own pairs */
             for (int j = 1; j < cnt; j++) {
                 shfl3(pa, pj, j);
                 if (SIXD) shfl3(va, vj, j);
                 if (has && lane < j && friends<SIXD>(pa, pj, va, vj, c.p)) sink_unite(c.sink, me, (uint32_t)(as + j));
             }
-            pairs += (unsigned long long)cnt * (cnt - 1) / 2;
+            done += (unsigned long long)cnt * (cnt - 1) / 2;
+            continue;
         }
-        float abox[6], avbox[6];
-        for (int k = 0; k < 6; k++) abox[k] = c.box[6 * A + k];
-        if (SIXD)
-            for (int k = 0; k < 6; k++) avbox[k] = c.vbox[6 * A + k];
-        for (uint64_t X = fk_tree_next(connA ? T : A); X != 0;) {
-            nodes++;
-            uint64_t xs, xe;
-            fk_tree_range(c.n, X, &xs, &xe);
-            const int b = node_pair<SIXD>(abox, c.box + 6 * X, avbox, SIXD ? c.vbox + 6 * X : nullptr, c.p);
-            if (b == FK_NODES_APART) {
-                X = fk_tree_next(X);
-                continue;
+        if (hasx)
+            for (int k = 0; k < 3; k++) {
+                px[k] = c.pos[3 * (uint64_t)mx + k];
+                if (SIXD) vx[k] = c.vel[3 * (uint64_t)mx + k];
             }
-            const bool cX = c.clique[X];
-            if (b == FK_NODES_LINKED) { /* A and X become one group */
-                if (!connA && has) sink_unite(c.sink, me, (uint32_t)xs);
-                if (!cX)
-                    for (uint64_t x = xs + lane; x < xe; x += 32) sink_unite(c.sink, (uint32_t)as, (uint32_t)x);
-                else if (lane == 0)
-                    sink_unite(c.sink, (uint32_t)as, (uint32_t)xs);
-                X = fk_tree_next(X);
-                continue;
-            }
-            if (connA && cX) {
-                int same = 0;
-                if (lane == 0) same = sink_find(c.sink, (uint32_t)as) == sink_find(c.sink, (uint32_t)xs);
-                if (__shfl_sync(FULL, same, 0)) {
-                    X = fk_tree_next(X);
-                    continue;
+        /* Is each side one group already? Then one link per particle of the
+         * other side (or one in all) is all that is left to find. */
+        const uint32_t ra = has ? sink_find(c.sink, me) : 0, rx = hasx ? sink_find(c.sink, mx) : 0;
+        const uint32_t ra0 = __shfl_sync(FULL, ra, 0), rx0 = __shfl_sync(FULL, rx, 0);
+        const bool connA = __all_sync(FULL, !has || ra == ra0), connX = __all_sync(FULL, !hasx || rx == rx0);
+        if (connA && connX && ra0 == rx0) continue;
+        /* Particles that no particle of the other leaf can reach take no part. */
+        const bool nearA = has && near_box(pa, c.box + 6 * X, c.p);
+        const bool nearX = hasx && near_box(px, c.box + 6 * A, c.p);
+        unsigned todo = __ballot_sync(FULL, connA ? nearX && rx != ra0 : nearX);
+        if (!__any_sync(FULL, nearA) || !todo) continue;
+        bool act = nearA && !(connX && ra == rx0);
+        while (todo) {
+            const int j = __ffs(todo) - 1;
+            todo &= todo - 1;
+            shfl3(px, pj, j);
+            if (SIXD) shfl3(vx, vj, j);
+            done += __popc(__ballot_sync(FULL, act));
+            const bool f = act && friends<SIXD>(pa, pj, va, vj, c.p);
+            const unsigned m = __ballot_sync(FULL, f);
+            if (!m) continue;
+            if (connA) { /* x joins A's group through one friend */
+                if (lane == __ffs(m) - 1) sink_unite(c.sink, me, (uint32_t)(xs + j));
+                if (connX) break; /* and that joins the two groups */
+            } else {
+                if (f) sink_unite(c.sink, me, (uint32_t)(xs + j));
+                if (connX) { /* each a needs one link into X's group */
+                    act = act && !f;
+                    if (!__any_sync(FULL, act)) break;
                 }
             }
-            if (X < c.first_leaf) {
-                X = 2 * X + 1;
-                continue;
-            }
-            leaf_pairs<SIXD>(c, lane, has, me, as, cnt, pa, va, xs, (int)(xe - xs), connA, cX);
-            pairs += (unsigned long long)cnt * (xe - xs);
-            X = fk_tree_next(X);
         }
     }
-    if (lane == 0) {
-        atomicAdd(counters, pairs);
-        atomicAdd(counters + 1, nodes);
-    }
+    for (int o = 16; o > 0; o >>= 1) done += __shfl_down_sync(FULL, done, o);
+    if (lane == 0) atomicAdd(tests, done);
 }
 
 static unsigned grid_for(uint64_t items, unsigned block)
@@ -220,7 +256,79 @@ uint64_t fk_gpu_link_scratch(uint64_t n, uint64_t nnodes, int sixd)
 {
     (void)n;
     uint64_t leaves = (nnodes + 1) / 2;
-    return nnodes + leaves * 4 + (sixd ? nnodes * 24 : 0) + 64;
+    size_t scan = 0;
+    cub::DeviceScan::ExclusiveSum(nullptr, scan, (const uint32_t *)nullptr, (uint64_t *)nullptr, (int)(leaves + 1));
+    return nnodes + leaves * (4 + 4 + 8) + scan + 8 * LIST_CAP + (sixd ? nnodes * 24 : 0) + 64;
+}
+
+/* Widens counts to 64 bits for the scan, with a zero past the end so the
+ * scan's last element is the total. */
+__global__ void k_widen(const uint32_t *in, uint64_t n, uint64_t *out)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i <= n; i += (uint64_t)gridDim.x * blockDim.x)
+        out[i] = i < n ? in[i] : 0;
+}
+
+template <bool SIXD>
+static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top, unsigned long long *d_count,
+                    double phase[4], fk_error *err)
+{
+    dbuf<uint32_t> d_counts;
+    dbuf<uint64_t> d_wide, d_slot;
+    dbuf<unsigned char> d_temp;
+    size_t scan = 0;
+    FK_CU(cub::DeviceScan::ExclusiveSum(nullptr, scan, d_wide.p, d_slot.p, (int)(nleaves + 1)), err);
+    int st;
+    if ((st = d_counts.alloc(nleaves, err)) || (st = d_wide.alloc(nleaves + 1, err)) ||
+        (st = d_slot.alloc(nleaves + 1, err)) || (st = d_temp.alloc(scan, err)))
+        return st;
+    timer tm;
+    if ((st = tm.mark(err))) return st;
+    k_cliques<<<grid_for(t->nnodes, 256), 256>>>(c, (uint8_t *)c.clique);
+    FK_LAUNCHED("k_cliques", err);
+    k_tops<<<grid_for(nleaves, 256), 256>>>(c, d_top, c.sink);
+    FK_LAUNCHED("k_tops", err);
+    if ((st = tm.mark(err))) return st;
+    /* count the leaf pairs of every walk, and give each leaf its slots */
+    k_walk<SIXD, false><<<grid_for(nleaves, 128), 128>>>(c, 0, nleaves, d_counts.p, nullptr, 0, nullptr, d_count + 1);
+    FK_LAUNCHED("k_walk", err);
+    k_widen<<<grid_for(nleaves + 1, 256), 256>>>(d_counts.p, nleaves, d_wide.p);
+    FK_LAUNCHED("k_widen", err);
+    FK_CU(cub::DeviceScan::ExclusiveSum(d_temp.p, scan, d_wide.p, d_slot.p, (int)(nleaves + 1)), err);
+    uint64_t total = 0;
+    FK_CU(cudaMemcpy(&total, d_slot.p + nleaves, sizeof total, cudaMemcpyDeviceToHost), err);
+    if ((st = tm.mark(err))) return st;
+    /* write and process the list in batches of whole leaves, LIST_CAP pairs at most */
+    std::vector<uint64_t> slot;
+    uint64_t cap = total < LIST_CAP ? total : LIST_CAP;
+    if (total > cap) {
+        slot.resize(nleaves + 1);
+        FK_CU(cudaMemcpy(slot.data(), d_slot.p, (nleaves + 1) * sizeof(uint64_t), cudaMemcpyDeviceToHost), err);
+    }
+    dbuf<uint2> d_list;
+    if ((st = d_list.alloc(cap, err))) return st;
+    for (uint64_t L0 = 0; L0 < nleaves;) {
+        uint64_t L1 = nleaves, base = 0;
+        if (total > cap) { /* the longest run of leaves whose pairs fit */
+            base = slot[L0];
+            L1 = L0 + 1;
+            while (L1 < nleaves && slot[L1 + 1] - base <= cap) L1++;
+            if (slot[L1] - base > cap)
+                return fk_fail(err, FK_EUNSUP, "one leaf lists %llu leaf pairs, more than the %llu a batch holds",
+                               (unsigned long long)(slot[L1] - base), (unsigned long long)cap);
+        }
+        uint64_t count = total > cap ? slot[L1] - base : total;
+        k_walk<SIXD, true><<<grid_for(L1 - L0, 128), 128>>>(c, L0, L1, nullptr, d_slot.p + L0, base, d_list.p, nullptr);
+        FK_LAUNCHED("k_walk", err);
+        if (count) {
+            k_leafpairs<SIXD><<<grid_for(count, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, count, d_count);
+            FK_LAUNCHED("k_leafpairs", err);
+        }
+        L0 = L1;
+    }
+    if ((st = tm.mark(err))) return st;
+    for (int i = 0; i < 3; i++) phase[i] = tm.secs(i, i + 1);
+    return FK_OK;
 }
 
 int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, const float *d_box,
@@ -258,22 +366,13 @@ int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, co
     c.nnodes = t->nnodes;
     FK_CU(cudaMemset(d_count.p, 0, 2 * sizeof(unsigned long long)), err);
     if (sixd && (st = fk_gpu_boxes(d_vel, t, d_vbox.p, err))) return st;
+    st = sixd ? link_dev<true>(t, c, nleaves, d_top.p, d_count.p, phase, err)
+              : link_dev<false>(t, c, nleaves, d_top.p, d_count.p, phase, err);
+    if (st) return st;
     timer tm;
-    if ((st = tm.mark(err))) return st;
-    k_cliques<<<grid_for(t->nnodes, 256), 256>>>(c, d_clique.p);
-    FK_LAUNCHED("k_cliques", err);
-    if ((st = tm.mark(err))) return st;
-    k_tops<<<grid_for(nleaves, 256), 256>>>(c, d_top.p, d_sink);
-    FK_LAUNCHED("k_tops", err);
-    if ((st = tm.mark(err))) return st;
-    if (sixd)
-        k_link<true><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count.p);
-    else
-        k_link<false><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count.p);
-    FK_LAUNCHED("k_link", err);
     if ((st = tm.mark(err)) || (st = fk_gpu_flatten(d_sink, n, groups, err)) || (st = tm.mark(err))) return st;
     FK_CU(cudaMemcpy(counts, d_count.p, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost), err);
-    for (int i = 0; i < 4; i++) phase[i] = tm.secs(i, i + 1);
+    phase[3] = tm.secs(0, 1);
     return FK_OK;
 }
 
