@@ -166,8 +166,9 @@ int main(int argc, char **argv)
     }
     double mb = median(bl, reps), ml = median(l, reps);
     to_stream_order(sink, perm2, n, lab);
-    printf("gpu  link phases: cliques %.4f  tops %.4f  walk %.4f  flatten %.4f s\n", gt.link_phase[0],
-           gt.link_phase[1], gt.link_phase[2], gt.link_phase[3]);
+    printf("gpu  link phases: cliques+tops %.4f  count walk %.4f  list walk+leaf pairs %.4f  flatten %.4f s  "
+           "(%llu leaf pairs)\n",
+           gt.link_phase[0], gt.link_phase[1], gt.link_phase[2], gt.link_phase[3], (unsigned long long)gt.leaf_pairs);
     printf("gpu  build+link resident (leaf %lld): upload %.4f  build %.4f  link %.4f  download %.4f s  "
            "build+link %.4f s = %.3g particles/s  groups %llu  pair tests %llu  box tests %llu  partition: %s\n",
            gleaf, median(u, reps), mb, ml, median(d, reps), mb + ml, n / (mb + ml), (unsigned long long)ls.groups,

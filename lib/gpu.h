@@ -24,7 +24,8 @@ typedef struct fk_gpuinfo {
 /* Device-timed phases of one GPU call, in seconds (CUDA events). */
 typedef struct fk_gputimes {
     double upload, build, link, download;
-    double link_phase[4];  /* within link: cliques, tops, walk, flatten */
+    double link_phase[4];  /* within link: cliques and tops, counting walk, listing walk and leaf pairs, flatten */
+    uint64_t leaf_pairs;   /* leaf pairs listed for particle tests */
     uint64_t bytes_needed; /* device memory the call allocated */
 } fk_gputimes;
 

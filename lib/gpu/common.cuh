@@ -60,10 +60,11 @@ struct timer {
         n++;
         return FK_OK;
     }
-    /* Seconds between marks a and b (after a synchronize). */
+    /* Seconds between marks a and b (waits for b). */
     double secs(int a, int b)
     {
         float ms = 0;
+        cudaEventSynchronize(ev[b]);
         cudaEventElapsedTime(&ms, ev[a], ev[b]);
         return ms * 1e-3;
     }

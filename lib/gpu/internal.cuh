@@ -19,10 +19,10 @@ uint64_t fk_gpu_build_scratch(uint64_t n);
 /* Links on the device: d_pos (and d_vel in 6D) in t's tree order, d_box
  * the node boxes; writes the canonical sinks to d_sink. counts gets the
  * pair and box tests; groups the number of sinks; phase the seconds of its
- * four kernels (cliques, tops, walk, flatten). */
+ * phases (as fk_gputimes.link_phase); listed the leaf pairs listed. */
 int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, const float *d_box,
                     const fk_linkopts *o, uint32_t *d_sink, unsigned long long counts[2], uint64_t *groups,
-                    double phase[4], fk_error *err);
+                    double phase[4], uint64_t *listed, fk_error *err);
 
 /* Device bytes fk_gpu_link_dev allocates for itself (beyond its inputs and
  * the sink array). */

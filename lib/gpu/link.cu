@@ -95,8 +95,7 @@ __device__ __forceinline__ int node_pair(const float *A, const float *B, const f
  * link_cpu.c. WRITE = false: counts[L - L0] = the leaf pairs it lists.
  * WRITE = true: writes them at list[slot[L - L0] - base ...] as (leaf
  * number, node) and merges the wholesale-linked nodes. Both passes take the
- * same path, which depends only on the tree. A non-clique leaf lists itself
- * first, for its own pairs. */
+ * same path, which depends only on the tree. */
 template <bool SIXD, bool WRITE>
 __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const uint64_t *slot, uint64_t base,
                        uint2 *list, unsigned long long *nodes)
@@ -109,10 +108,6 @@ __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const
         const bool connA = T != NO_TOP;
         uint64_t as, ae, k = 0, at = WRITE ? slot[L - L0] - base : 0;
         fk_tree_range(c.n, A, &as, &ae);
-        if (!connA) {
-            if (WRITE) list[at] = make_uint2((uint32_t)L, (uint32_t)A);
-            k++;
-        }
         float abox[6], avbox[6];
         for (int i = 0; i < 6; i++) abox[i] = c.box[6 * A + i];
         if (SIXD)
@@ -161,16 +156,59 @@ __device__ __forceinline__ void shfl3(const float *a, float *out, int j)
     out[2] = __shfl_sync(FULL, a[2], j);
 }
 
-/* Whether point p can be within l of some point of box B. */
+/* Whether point p may be within l of some point of leaf box B: a cheap
+ * binary32 filter with a margin far above its rounding (a few ulps of the
+ * coordinates), so it never drops a friend; boxes too wide for the
+ * centre-based minimum image are never filtered. */
 __device__ __forceinline__ bool near_box(const float *p, const float *B, const fk_linkparams &lp)
 {
-    const float P[6] = {p[0], p[1], p[2], p[0], p[1], p[2]};
-    return fk_node_pair3(P, B, &lp) != FK_NODES_APART;
+    float g2 = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        const float c = 0.5f * (B[k] + B[k + 3]), hw = 0.5f * (B[k + 3] - B[k]);
+        if (lp.g.periodic && hw >= 0.25f * lp.g.L) return true;
+        const float d = fabsf(fk_axis_sep(p[k], c, lp.g));
+        const float e = (fabsf(p[k]) + fabsf(c) + hw) * (1.0f / (1 << 20));
+        const float gap = d - hw - e;
+        if (gap > 0.0f) g2 += gap * gap;
+    }
+    return g2 < lp.l2 * (1.0f + 1.0f / (1 << 16));
 }
 
-/* One warp a listed pair (A, X), leaf X after leaf A, or X == A for A's own
- * pairs. Mirrors leaf_pairs() and self_pairs() of link_cpu.c, with the
- * connectedness of each side read from the sink array itself. */
+/* One warp a leaf that is not a clique: its own pairs (i < j). */
+template <bool SIXD>
+__global__ void __launch_bounds__(32 * WARPS_PER_BLOCK) k_self(lctx c, unsigned long long *tests)
+{
+    const int lane = threadIdx.x & 31;
+    const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) >> 5;
+    const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
+    unsigned long long done = 0;
+    for (uint64_t L = warp; L < c.nleaves; L += nwarps) {
+        if (c.top[L] != NO_TOP) continue;
+        uint64_t as, ae;
+        fk_tree_range(c.n, c.first_leaf + L, &as, &ae);
+        const int cnt = (int)(ae - as);
+        const bool has = lane < cnt;
+        const uint32_t me = (uint32_t)(as + lane);
+        float pa[3] = {0, 0, 0}, va[3] = {0, 0, 0}, pj[3], vj[3];
+        if (has)
+            for (int k = 0; k < 3; k++) {
+                pa[k] = c.pos[3 * (uint64_t)me + k];
+                if (SIXD) va[k] = c.vel[3 * (uint64_t)me + k];
+            }
+        for (int j = 1; j < cnt; j++) {
+            shfl3(pa, pj, j);
+            if (SIXD) shfl3(va, vj, j);
+            if (has && lane < j && friends<SIXD>(pa, pj, va, vj, c.p)) sink_unite(c.sink, me, (uint32_t)(as + j));
+        }
+        done += (unsigned long long)cnt * (cnt - 1) / 2;
+    }
+    if (lane == 0) atomicAdd(tests, done);
+}
+
+/* One warp a listed pair (A, X), leaf X after leaf A. Mirrors leaf_pairs()
+ * of link_cpu.c, with the connectedness of each side read from the sink
+ * array itself (k_self has run: leaves that their own links connect count
+ * as connected here). */
 template <bool SIXD>
 __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK)
     k_leafpairs(lctx c, const uint2 *__restrict__ list, uint64_t count, unsigned long long *tests)
@@ -194,15 +232,6 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK)
                 pa[k] = c.pos[3 * (uint64_t)me + k];
                 if (SIXD) va[k] = c.vel[3 * (uint64_t)me + k];
             }
-        if (X == A) { /* the leaf's own pairs */
-            for (int j = 1; j < cnt; j++) {
-                shfl3(pa, pj, j);
-                if (SIXD) shfl3(va, vj, j);
-                if (has && lane < j && friends<SIXD>(pa, pj, va, vj, c.p)) sink_unite(c.sink, me, (uint32_t)(as + j));
-            }
-            done += (unsigned long long)cnt * (cnt - 1) / 2;
-            continue;
-        }
         if (hasx)
             for (int k = 0; k < 3; k++) {
                 px[k] = c.pos[3 * (uint64_t)mx + k];
@@ -220,12 +249,12 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK)
         unsigned todo = __ballot_sync(FULL, connA ? nearX && rx != ra0 : nearX);
         if (!__any_sync(FULL, nearA) || !todo) continue;
         bool act = nearA && !(connX && ra == rx0);
+        done += (unsigned long long)__popc(todo) * __popc(__ballot_sync(FULL, act));
         while (todo) {
             const int j = __ffs(todo) - 1;
             todo &= todo - 1;
             shfl3(px, pj, j);
             if (SIXD) shfl3(vx, vj, j);
-            done += __popc(__ballot_sync(FULL, act));
             const bool f = act && friends<SIXD>(pa, pj, va, vj, c.p);
             const unsigned m = __ballot_sync(FULL, f);
             if (!m) continue;
@@ -271,7 +300,7 @@ __global__ void k_widen(const uint32_t *in, uint64_t n, uint64_t *out)
 
 template <bool SIXD>
 static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top, unsigned long long *d_count,
-                    double phase[4], fk_error *err)
+                    double phase[4], uint64_t *listed, fk_error *err)
 {
     dbuf<uint32_t> d_counts;
     dbuf<uint64_t> d_wide, d_slot;
@@ -298,6 +327,9 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
     uint64_t total = 0;
     FK_CU(cudaMemcpy(&total, d_slot.p + nleaves, sizeof total, cudaMemcpyDeviceToHost), err);
     if ((st = tm.mark(err))) return st;
+    /* every leaf's own pairs first, so that leaves they connect count as connected below */
+    k_self<SIXD><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count);
+    FK_LAUNCHED("k_self", err);
     /* write and process the list in batches of whole leaves, LIST_CAP pairs at most */
     std::vector<uint64_t> slot;
     uint64_t cap = total < LIST_CAP ? total : LIST_CAP;
@@ -328,14 +360,16 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
     }
     if ((st = tm.mark(err))) return st;
     for (int i = 0; i < 3; i++) phase[i] = tm.secs(i, i + 1);
+    *listed = total;
     return FK_OK;
 }
 
 int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, const float *d_box,
                     const fk_linkopts *o, uint32_t *d_sink, unsigned long long counts[2], uint64_t *groups,
-                    double phase[4], fk_error *err)
+                    double phase[4], uint64_t *listed, fk_error *err)
 {
     const uint64_t n = t->n;
+    *listed = 0;
     const int sixd = o->psi > 0;
     counts[0] = counts[1] = 0;
     *groups = 0;
@@ -366,8 +400,8 @@ int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, co
     c.nnodes = t->nnodes;
     FK_CU(cudaMemset(d_count.p, 0, 2 * sizeof(unsigned long long)), err);
     if (sixd && (st = fk_gpu_boxes(d_vel, t, d_vbox.p, err))) return st;
-    st = sixd ? link_dev<true>(t, c, nleaves, d_top.p, d_count.p, phase, err)
-              : link_dev<false>(t, c, nleaves, d_top.p, d_count.p, phase, err);
+    st = sixd ? link_dev<true>(t, c, nleaves, d_top.p, d_count.p, phase, listed, err)
+              : link_dev<false>(t, c, nleaves, d_top.p, d_count.p, phase, listed, err);
     if (st) return st;
     timer tm;
     if ((st = tm.mark(err)) || (st = fk_gpu_flatten(d_sink, n, groups, err)) || (st = tm.mark(err))) return st;
@@ -424,7 +458,7 @@ extern "C" int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel,
     FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
     FK_CU(cudaMemcpy(d_box.p, t->box, 24 * t->nnodes, cudaMemcpyHostToDevice), err);
     if (sixd) FK_CU(cudaMemcpy(d_vel.p, vel, 12 * n, cudaMemcpyHostToDevice), err);
-    if ((st = tm.mark(err)) || (st = fk_gpu_link_dev(t, d_pos.p, d_vel.p, d_box.p, o, d_sink.p, counts, &groups, tz.link_phase, err)) ||
+    if ((st = tm.mark(err)) || (st = fk_gpu_link_dev(t, d_pos.p, d_vel.p, d_box.p, o, d_sink.p, counts, &groups, tz.link_phase, &tz.leaf_pairs, err)) ||
         (st = tm.mark(err)))
         return st;
     FK_CU(cudaMemcpy(sink, d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
@@ -489,7 +523,7 @@ extern "C" int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n,
         FK_LAUNCHED("k_permute3", err);
     }
     if ((st = tm.mark(err)) ||
-        (st = fk_gpu_link_dev(&t, d_sorted.p, d_svel.p, d_box.p, o, d_sink.p, counts, &groups, tz.link_phase, err)) ||
+        (st = fk_gpu_link_dev(&t, d_sorted.p, d_svel.p, d_box.p, o, d_sink.p, counts, &groups, tz.link_phase, &tz.leaf_pairs, err)) ||
         (st = tm.mark(err)))
         return st;
     FK_CU(cudaMemcpy(sink, d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);

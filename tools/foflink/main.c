@@ -174,10 +174,10 @@ int main(int argc, char **argv)
     if (st) prog_fail(&err);
     double dt = prog_now() - t0;
     if (dev == DEV_GPU)
-        prog_info("GPU times: upload %.4f s, link %.4f s (%.3g particles/s; cliques %.4f, tops %.4f, walk %.4f, "
-                  "flatten %.4f), download %.4f s",
+        prog_info("GPU times: upload %.4f s, link %.4f s (%.3g particles/s; cliques %.4f, count %.4f, "
+                  "pairs %.4f, flatten %.4f; %" PRIu64 " leaf pairs), download %.4f s",
                   gt.upload, gt.link, snap.n / (gt.link + 1e-12), gt.link_phase[0], gt.link_phase[1],
-                  gt.link_phase[2], gt.link_phase[3], gt.download);
+                  gt.link_phase[2], gt.link_phase[3], gt.leaf_pairs, gt.download);
     prog_info("linked on the %s (%s) in %.3f s (%.3g particles/s): %" PRIu64 " groups, %" PRIu64
               " pair tests, %" PRIu64 " box tests",
               dev == DEV_GPU ? "GPU" : "CPU", brute ? "brute" : "tree", dt, snap.n / (dt + 1e-12), ls.groups,
