@@ -11,10 +11,11 @@ CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(NVCC) 2>/dev/null)))
 
 # -ffp-contract=off: no fused multiply-add anywhere, so the linking predicate
 # is evaluated exactly as documented in foflink(1), on every path.
+# CFLAGS and NVFLAGS are yours to set (make CFLAGS=-O0, NVFLAGS=-DFK_GPU_STATS); what the code needs is added.
 CFLAGS  ?= -O3 -g
-CFLAGS  += -std=c11 -Wall -Wextra -ffp-contract=off -fopenmp -D_DEFAULT_SOURCE -Ilib -Itools/common
 NVFLAGS ?= -O3
-NVFLAGS += -std=c++17 --fmad=false $(CUDA_ARCH) -Ilib -Xcompiler -Wall,-Wextra,-ffp-contract=off
+ALL_CFLAGS  = $(CFLAGS) -std=c11 -Wall -Wextra -ffp-contract=off -fopenmp -D_DEFAULT_SOURCE -Ilib -Itools/common
+ALL_NVFLAGS = $(NVFLAGS) -std=c++17 --fmad=false $(CUDA_ARCH) -Ilib -Xcompiler -Wall,-Wextra,-ffp-contract=off
 LDLIBS  = -lz -lm
 ifeq ($(CUDA),1)
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread
@@ -54,17 +55,17 @@ help: ## list the targets
 
 # The CPU linker's row kernel vectorises only when selects may be evaluated unconditionally;
 # -fno-trapping-math allows that and changes no value (no FP exception flags are read).
-$(B)/lib/link_cpu.o: CFLAGS += -fno-trapping-math
+$(B)/lib/link_cpu.o: ALL_CFLAGS += -fno-trapping-math
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) $(if $(filter 1,$(CUDA)),-DFK_HAVE_CUDA=1) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(if $(filter 1,$(CUDA)),-DFK_HAVE_CUDA=1) -MMD -MP -c $< -o $@
 
 $(B)/%.o: %.cu
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
-	$(Q)$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(NVCC) $(ALL_NVFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/libfofkit.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
@@ -75,19 +76,19 @@ define TOOL_LINK
 $(B)/bin/$(1): $(patsubst %.c,$(B)/%.o,$(wildcard tools/$(1)/*.c)) $(COMMON_OBJ) $(B)/libfofkit.a
 	@mkdir -p $$(dir $$@)
 	@$$(if $$(Q),echo "  LD      $$@")
-	$$(Q)$$(CC) $$(CFLAGS) $$^ -o $$@ $$(LDLIBS)
+	$$(Q)$$(CC) $$(ALL_CFLAGS) $$^ -o $$@ $$(LDLIBS)
 endef
 $(foreach t,$(TOOLS),$(eval $(call TOOL_LINK,$(t))))
 
 $(B)/tests/%: tests/c/%.c $(COMMON_OBJ) $(B)/libfofkit.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -Itests/c $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/c $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
 
 $(B)/bench/%: bench/%.c $(COMMON_OBJ) $(B)/libfofkit.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
 
 test: all ## build, then run every test (C tests, then the programs' bats tests)
 	$(Q)tests/run-c-tests $(CTESTS)

@@ -35,6 +35,20 @@
  * path, and a warp a leaf pair keeps the pair tests converged.
  */
 
+/* Work counters for tuning: build with NVFLAGS+=-DFK_GPU_STATS to have
+ * fk_gpu_link_dev print them on stderr (a diagnostic build only). */
+#ifdef FK_GPU_STATS
+#include <stdio.h>
+__device__ unsigned long long g_stats[16];
+#define STAT(i, v) atomicAdd(&g_stats[i], (unsigned long long)(v))
+static const char *stat_names[16] = {"leaf pairs", "skip: same group", "skip: nothing near", "both connected",
+                                     "A connected", "X connected", "neither connected", "loop iterations",
+                                     "unites (pairs)", "self leaves", "self unites", "walk: linked nodes",
+                                     "walk: linked unites", "near A lanes", "near X lanes", ""};
+#else
+#define STAT(i, v) ((void)0)
+#endif
+
 /* Everything a linking kernel needs, by value. */
 struct lctx {
     const float *pos, *vel, *box, *vbox;
@@ -123,12 +137,14 @@ __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const
                 if (WRITE) {
                     uint64_t xs, xe;
                     fk_tree_range(c.n, X, &xs, &xe);
+                    STAT(11, 1);
                     if (!connA)
                         for (uint64_t a = as; a < ae; a++) sink_unite(c.sink, (uint32_t)a, (uint32_t)xs);
                     if (!c.clique[X])
                         for (uint64_t x = xs; x < xe; x++) sink_unite(c.sink, (uint32_t)as, (uint32_t)x);
                     else
                         sink_unite(c.sink, (uint32_t)as, (uint32_t)xs);
+                    STAT(12, (connA ? 0 : ae - as) + (c.clique[X] ? 1 : xe - xs));
                 }
                 X = fk_tree_next(X);
                 continue;
@@ -198,9 +214,13 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK) k_self(lctx c, unsigned 
         for (int j = 1; j < cnt; j++) {
             shfl3(pa, pj, j);
             if (SIXD) shfl3(va, vj, j);
-            if (has && lane < j && friends<SIXD>(pa, pj, va, vj, c.p)) sink_unite(c.sink, me, (uint32_t)(as + j));
+            if (has && lane < j && friends<SIXD>(pa, pj, va, vj, c.p)) {
+                sink_unite(c.sink, me, (uint32_t)(as + j));
+                STAT(10, 1);
+            }
         }
         done += (unsigned long long)cnt * (cnt - 1) / 2;
+        if (lane == 0) STAT(9, 1);
     }
     if (lane == 0) atomicAdd(tests, done);
 }
@@ -242,27 +262,49 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK)
         const uint32_t ra = has ? sink_find(c.sink, me) : 0, rx = hasx ? sink_find(c.sink, mx) : 0;
         const uint32_t ra0 = __shfl_sync(FULL, ra, 0), rx0 = __shfl_sync(FULL, rx, 0);
         const bool connA = __all_sync(FULL, !has || ra == ra0), connX = __all_sync(FULL, !hasx || rx == rx0);
-        if (connA && connX && ra0 == rx0) continue;
+        if (lane == 0) STAT(0, 1);
+        if (connA && connX && ra0 == rx0) {
+            if (lane == 0) STAT(1, 1);
+            continue;
+        }
         /* Particles that no particle of the other leaf can reach take no part. */
         const bool nearA = has && near_box(pa, c.box + 6 * X, c.p);
         const bool nearX = hasx && near_box(px, c.box + 6 * A, c.p);
         unsigned todo = __ballot_sync(FULL, connA ? nearX && rx != ra0 : nearX);
-        if (!__any_sync(FULL, nearA) || !todo) continue;
+#ifdef FK_GPU_STATS
+        const unsigned nearmask = __ballot_sync(FULL, nearA);
+        if (lane == 0) {
+            STAT(13, __popc(nearmask));
+            STAT(14, __popc(todo));
+        }
+#endif
+        if (!__any_sync(FULL, nearA) || !todo) {
+            if (lane == 0) STAT(2, 1);
+            continue;
+        }
+        if (lane == 0) STAT(connA && connX ? 3 : connA ? 4 : connX ? 5 : 6, 1);
         bool act = nearA && !(connX && ra == rx0);
         done += (unsigned long long)__popc(todo) * __popc(__ballot_sync(FULL, act));
         while (todo) {
             const int j = __ffs(todo) - 1;
             todo &= todo - 1;
+            if (lane == 0) STAT(7, 1);
             shfl3(px, pj, j);
             if (SIXD) shfl3(vx, vj, j);
             const bool f = act && friends<SIXD>(pa, pj, va, vj, c.p);
             const unsigned m = __ballot_sync(FULL, f);
             if (!m) continue;
             if (connA) { /* x joins A's group through one friend */
-                if (lane == __ffs(m) - 1) sink_unite(c.sink, me, (uint32_t)(xs + j));
+                if (lane == __ffs(m) - 1) {
+                    sink_unite(c.sink, me, (uint32_t)(xs + j));
+                    STAT(8, 1);
+                }
                 if (connX) break; /* and that joins the two groups */
             } else {
-                if (f) sink_unite(c.sink, me, (uint32_t)(xs + j));
+                if (f) {
+                    sink_unite(c.sink, me, (uint32_t)(xs + j));
+                    STAT(8, 1);
+                }
                 if (connX) { /* each a needs one link into X's group */
                     act = act && !f;
                     if (!__any_sync(FULL, act)) break;
@@ -407,6 +449,13 @@ int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, co
     if ((st = tm.mark(err)) || (st = fk_gpu_flatten(d_sink, n, groups, err)) || (st = tm.mark(err))) return st;
     FK_CU(cudaMemcpy(counts, d_count.p, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost), err);
     phase[3] = tm.secs(0, 1);
+#ifdef FK_GPU_STATS
+    unsigned long long h[16];
+    FK_CU(cudaMemcpyFromSymbol(h, g_stats, sizeof h), err);
+    for (int i = 0; i < 15; i++) fprintf(stderr, "gpu-stats %-22s %llu\n", stat_names[i], h[i]);
+    memset(h, 0, sizeof h);
+    FK_CU(cudaMemcpyToSymbol(g_stats, h, sizeof h), err);
+#endif
     return FK_OK;
 }
 
