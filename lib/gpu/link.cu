@@ -190,7 +190,13 @@ __device__ __forceinline__ bool near_box(const float *p, const float *B, const f
     return g2 < lp.l2 * (1.0f + 1.0f / (1 << 16));
 }
 
-/* One warp a leaf that is not a clique: its own pairs (i < j). */
+/* One warp a leaf that is not a clique: its own pairs. Lane i builds the
+ * bit mask of its friends in the leaf, the warp closes the masks under
+ * reachability (each round joins the masks of every member: path lengths
+ * double, so five rounds cover 32 particles), and every particle is pointed
+ * straight at the lowest particle of its component. No atomics: this runs
+ * before anything else links these particles (k_tops gave them sink[i] = i),
+ * and the lowest index is what sink linking would have chosen. */
 template <bool SIXD>
 __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK) k_self(lctx c, unsigned long long *tests)
 {
@@ -211,15 +217,26 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK) k_self(lctx c, unsigned 
                 pa[k] = c.pos[3 * (uint64_t)me + k];
                 if (SIXD) va[k] = c.vel[3 * (uint64_t)me + k];
             }
-        for (int j = 1; j < cnt; j++) {
+        unsigned comp = 1u << lane;
+        for (int j = 0; j < cnt; j++) {
             shfl3(pa, pj, j);
             if (SIXD) shfl3(va, vj, j);
-            if (has && lane < j && friends<SIXD>(pa, pj, va, vj, c.p)) {
-                sink_unite(c.sink, me, (uint32_t)(as + j));
-                STAT(10, 1);
-            }
+            if (has && j != lane && friends<SIXD>(pa, pj, va, vj, c.p)) comp |= 1u << j;
         }
+        for (;;) {
+            unsigned grown = comp;
+            for (int j = 0; j < 32; j++) {
+                const unsigned mj = __shfl_sync(FULL, comp, j);
+                if (comp >> j & 1) grown |= mj;
+            }
+            const bool more = __any_sync(FULL, grown != comp);
+            comp = grown;
+            if (!more) break;
+        }
+        const int low = __ffs(comp) - 1;
+        if (has && low != lane) __stcg(c.sink + me, (uint32_t)(as + low));
         done += (unsigned long long)cnt * (cnt - 1) / 2;
+        STAT(10, has && low != lane);
         if (lane == 0) STAT(9, 1);
     }
     if (lane == 0) atomicAdd(tests, done);
@@ -257,31 +274,31 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK)
                 px[k] = c.pos[3 * (uint64_t)mx + k];
                 if (SIXD) vx[k] = c.vel[3 * (uint64_t)mx + k];
             }
-        /* Is each side one group already? Then one link per particle of the
-         * other side (or one in all) is all that is left to find. */
-        const uint32_t ra = has ? sink_find(c.sink, me) : 0, rx = hasx ? sink_find(c.sink, mx) : 0;
-        const uint32_t ra0 = __shfl_sync(FULL, ra, 0), rx0 = __shfl_sync(FULL, rx, 0);
-        const bool connA = __all_sync(FULL, !has || ra == ra0), connX = __all_sync(FULL, !hasx || rx == rx0);
-        if (lane == 0) STAT(0, 1);
+        /* Particles that no particle of the other leaf can reach take no part. */
+        const bool nearA = has && near_box(pa, c.box + 6 * X, c.p);
+        const bool nearX = hasx && near_box(px, c.box + 6 * A, c.p);
+        const unsigned mA = __ballot_sync(FULL, nearA), mX = __ballot_sync(FULL, nearX);
+        if (lane == 0) {
+            STAT(0, 1);
+            STAT(13, __popc(mA));
+            STAT(14, __popc(mX));
+        }
+        if (!mA || !mX) {
+            if (lane == 0) STAT(2, 1);
+            continue;
+        }
+        /* Are the near particles of each side one group already? Then one
+         * link per near particle of the other side (or one in all) is all
+         * that is left to find: only near particles can have friends here. */
+        const int la = __ffs(mA) - 1, lx = __ffs(mX) - 1;
+        const uint32_t ra = nearA ? sink_find(c.sink, me) : 0, rx = nearX ? sink_find(c.sink, mx) : 0;
+        const uint32_t ra0 = __shfl_sync(FULL, ra, la), rx0 = __shfl_sync(FULL, rx, lx);
+        const bool connA = __all_sync(FULL, !nearA || ra == ra0), connX = __all_sync(FULL, !nearX || rx == rx0);
         if (connA && connX && ra0 == rx0) {
             if (lane == 0) STAT(1, 1);
             continue;
         }
-        /* Particles that no particle of the other leaf can reach take no part. */
-        const bool nearA = has && near_box(pa, c.box + 6 * X, c.p);
-        const bool nearX = hasx && near_box(px, c.box + 6 * A, c.p);
-        unsigned todo = __ballot_sync(FULL, connA ? nearX && rx != ra0 : nearX);
-#ifdef FK_GPU_STATS
-        const unsigned nearmask = __ballot_sync(FULL, nearA);
-        if (lane == 0) {
-            STAT(13, __popc(nearmask));
-            STAT(14, __popc(todo));
-        }
-#endif
-        if (!__any_sync(FULL, nearA) || !todo) {
-            if (lane == 0) STAT(2, 1);
-            continue;
-        }
+        unsigned todo = connA ? __ballot_sync(FULL, nearX && rx != ra0) : mX;
         if (lane == 0) STAT(connA && connX ? 3 : connA ? 4 : connX ? 5 : 6, 1);
         bool act = nearA && !(connX && ra == rx0);
         done += (unsigned long long)__popc(todo) * __popc(__ballot_sync(FULL, act));
