@@ -105,6 +105,23 @@ __device__ __forceinline__ int node_pair(const float *A, const float *B, const f
     return fk_node_pair3(A, B, &p);
 }
 
+/* Merges leaf [as, ae) and node X, every pair of which is linked (rare:
+ * kept out of line, away from the walk's registers). */
+__device__ __noinline__ void merge_nodes(uint32_t *sink, const uint8_t *clique, uint64_t n, uint64_t as,
+                                         uint64_t ae, bool connA, uint64_t X)
+{
+    uint64_t xs, xe;
+    fk_tree_range(n, X, &xs, &xe);
+    STAT(11, 1);
+    if (!connA)
+        for (uint64_t a = as; a < ae; a++) sink_unite(sink, (uint32_t)a, (uint32_t)xs);
+    if (!clique[X])
+        for (uint64_t x = xs; x < xe; x++) sink_unite(sink, (uint32_t)as, (uint32_t)x);
+    else
+        sink_unite(sink, (uint32_t)as, (uint32_t)xs);
+    STAT(12, (connA ? 0 : ae - as) + (clique[X] ? 1 : xe - xs));
+}
+
 /* One thread a leaf (leaves [L0, L1)): the walk of link_leaf() in
  * link_cpu.c. WRITE = false: counts[L - L0] = the leaf pairs it lists.
  * WRITE = true: writes them at list[slot[L - L0] - base ...] as (leaf
@@ -128,24 +145,15 @@ __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const
             for (int i = 0; i < 6; i++) avbox[i] = c.vbox[6 * A + i];
         for (uint64_t X = fk_tree_next(connA ? T : A); X != 0;) {
             visited++;
-            const int b = node_pair<SIXD>(abox, c.box + 6 * X, avbox, SIXD ? c.vbox + 6 * X : nullptr, c.p);
+            float xbox[6];
+            for (int i = 0; i < 6; i++) xbox[i] = __ldg(c.box + 6 * X + i);
+            const int b = node_pair<SIXD>(abox, xbox, avbox, SIXD ? c.vbox + 6 * X : nullptr, c.p);
             if (b == FK_NODES_APART) {
                 X = fk_tree_next(X);
                 continue;
             }
             if (b == FK_NODES_LINKED) { /* A and X become one group */
-                if (WRITE) {
-                    uint64_t xs, xe;
-                    fk_tree_range(c.n, X, &xs, &xe);
-                    STAT(11, 1);
-                    if (!connA)
-                        for (uint64_t a = as; a < ae; a++) sink_unite(c.sink, (uint32_t)a, (uint32_t)xs);
-                    if (!c.clique[X])
-                        for (uint64_t x = xs; x < xe; x++) sink_unite(c.sink, (uint32_t)as, (uint32_t)x);
-                    else
-                        sink_unite(c.sink, (uint32_t)as, (uint32_t)xs);
-                    STAT(12, (connA ? 0 : ae - as) + (c.clique[X] ? 1 : xe - xs));
-                }
+                if (WRITE) merge_nodes(c.sink, c.clique, c.n, as, ae, connA, X);
                 X = fk_tree_next(X);
                 continue;
             }
@@ -153,7 +161,7 @@ __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const
                 X = 2 * X + 1;
                 continue;
             }
-            if (WRITE) list[at + k] = make_uint2((uint32_t)L, (uint32_t)X);
+            if (WRITE) __stcs(list + at + k, make_uint2((uint32_t)L, (uint32_t)X));
             k++;
             X = fk_tree_next(X);
         }
