@@ -12,10 +12,18 @@ setup() {
 fails_with() {
     local want=$1 msg=$2
     shift 2
-    run --separate-stderr "$@"
+    run --separate-stderr stdout_to stdout.out "$@"
     echo "status $status, stderr: $stderr"
     [ "$status" -eq "$want" ]
     [ "$stderr" = "$msg" ]
+}
+
+# Runs COMMAND ARGS... with its standard output into FILE (binary data in bats's $output
+# would lose its NUL bytes, with a warning).
+stdout_to() {
+    local f=$1
+    shift
+    "$@" >"$f"
 }
 
 # As fails_with, status 1: PROG ARGS... must fail with exactly MESSAGE.
@@ -103,6 +111,7 @@ no_partial_output() {
 # rewrites stream IN into OUT applying each EDIT in turn, then recomputes every CRC
 # (unless --keep-crc is given) and each chunk's stored size. EDITs:
 #   --payload TAG DONOR    chunk TAG takes the payload of DONOR's chunk TAG
+#   --chunk TAG DONOR      chunk TAG is replaced by DONOR's (header and payload)
 #   --drop TAG             leaves chunk TAG out
 #   --move TAG BEFORE      moves chunk TAG to just before chunk BEFORE
 #   --add TAG DTYPE FLAGS ROWS COLS PACK VALUES   a new chunk before END, its payload
@@ -134,6 +143,10 @@ streamtool() {
                 my ($t, $donor) = splice(@ed, 0, 2);
                 my (undef, @d) = parse(slurp($donor));
                 $c[find(\@c, $t)]{p} = $d[find(\@d, $t)]{p};
+            } elsif ($e eq "--chunk") {
+                my ($t, $donor) = splice(@ed, 0, 2);
+                my (undef, @d) = parse(slurp($donor));
+                $c[find(\@c, $t)] = $d[find(\@d, $t)];
             } elsif ($e eq "--drop") {
                 my $i = find(\@c, shift @ed);
                 splice(@c, $i, 1);
