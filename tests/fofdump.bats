@@ -19,7 +19,7 @@ EOF
 }
 
 @test "--help, --version" {
-    help_and_version fofdump --chunk=TAG --level=K --output=FILE
+    help_and_version fofdump --chunk=TAG --level=K --output=FILE --force
     run fofdump --help
     [[ "$output" == *"print chunk TAG: text chunks as they are, arrays one row"* ]]
 }

@@ -16,6 +16,7 @@ static void help(void)
            "                      a line (columns separated by spaces)\n"
            "  -l, --level=K       with -c, the chunk of that level (default 0)\n"
            "  -o, --output=FILE   write to FILE (default stdout)\n"
+           "  -f, --force         read binary data from a terminal\n"
            "  -h, --help          this help\n"
            "  -V, --version       version\n"
            "\n"
