@@ -45,7 +45,7 @@ else
 Q := @
 endif
 
-.PHONY: all help test check-c check-bats demo bench gpucheck install uninstall clean
+.PHONY: all help deps test check-c check-bats demo bench gpucheck install uninstall clean
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(CTESTS) $(CHELP) $(BENCHES) ## build every program (and the test and benchmark programs)
@@ -90,12 +90,20 @@ $(B)/bench/%: bench/%.c $(COMMON_OBJ) $(B)/libfofkit.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
 
+# Nothing compiles before scripts/deps has found (as root: installed) a compiler and zlib.h;
+# it is silent and takes milliseconds when they are there.
+deps: ## check for what building needs (a C compiler, zlib headers); as root, apt-get it
+	$(Q)CC="$(CC)" scripts/deps build
+
+$(LIB_OBJ) $(COMMON_OBJ) $(patsubst %.c,$(B)/%.o,$(wildcard tools/*/*.c)): | deps
+
 test: all ## build, then run every test (C tests, then the programs' bats tests)
+	$(Q)CC="$(CC)" scripts/deps test
 	$(Q)tests/run-c-tests $(CTESTS)
 	$(Q)PATH="$(CURDIR)/$(B)/bin:$(CURDIR)/$(B)/tests:$$PATH" bats tests
 
 demo: all ## build, make a sample universe, run the whole pipeline, show the biggest halos
-	$(Q)scripts/demo
+	$(Q)B="$(B)" scripts/demo
 
 bench: all ## time every stage on mock universes; writes bench/RESULTS.md
 	$(Q)bench/run
