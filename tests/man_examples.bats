@@ -1,0 +1,160 @@
+#!/usr/bin/env bats
+# man_examples.bats - the runnable examples of every man page ("$ " lines in .EX/.EE) run in order and succeed; the numpy recipe of fofstream(5) reads a real stream.
+
+bats_require_minimum_version 1.5.0
+
+MAN=$BATS_TEST_DIRNAME/../man
+
+# Every test runs in its own scratch directory.
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# The commands of man page PAGE: every line that starts with "$ " inside an .EX/.EE block, in
+# order, without the "$ ", roff escapes undone. An escape other than \- \e \\ \& \(aq \(dq \(ti
+# \(ha \(ga \(rs is an error: it would reach the shell as the page's reader could not type it.
+man_commands() {
+    perl -e '
+        my %esc = ("-" => "-", "e" => "\\", "\\" => "\\", "&" => "", "(aq" => "\x27", "(dq" => "\"",
+                   "(ti" => "~", "(ha" => "^", "(ga" => "`", "(rs" => "\\");
+        sub bad { print STDERR "$ARGV:$.: roff escape \\$_[0] in an example\n"; exit 1 }
+        my $ex = 0;
+        while (<>) {
+            if (/^\.EX\b/) { $ex = 1; next }
+            if (/^\.EE\b/) { $ex = 0; next }
+            next unless $ex && s/^\$ //;
+            chomp;
+            s{\\(\(..|.)}{ exists $esc{$1} ? $esc{$1} : bad($1) }ge;
+            print "$_\n";
+        }' "$1"
+}
+
+# Runs the examples of man page PAGE (a path under man/) in order in the current directory,
+# which first gets snap.std, a periodic mock universe of 20000 particles; fails at the first
+# command that fails (or takes more than two minutes), naming it.
+run_examples() {
+    local page=$MAN/$1 cmds cmd count=0 p
+    [ -f "$page" ] || { echo "no $page"; return 1; }
+    for p in mkuniverse tipsy2bin kdbuild foflink groups halostats fofdump; do
+        command -v "$p" >/dev/null || skip "$p is not built"
+    done
+    mkuniverse -n 20000 -s 20240611 -o snap.std
+    cmds=$(man_commands "$page") || return 1
+    while IFS= read -r cmd; do
+        echo "\$ $cmd"
+        # stdin from /dev/null: a command must not read the list of commands, nor wait for a terminal.
+        timeout 120 bash -o pipefail -c "$cmd" </dev/null || {
+            echo "failed with status $?: $cmd"
+            return 1
+        }
+        count=$((count + 1))
+    done <<<"$cmds"
+    [ "$count" -gt 0 ] || { echo "$page has no runnable example"; return 1; }
+}
+
+@test "every man page has its test here" {
+    local page name missing=0
+    for page in "$MAN"/man1/*.1 "$MAN"/man5/*.5; do
+        name=$(basename "$page")
+        name="${name%.*}(${name##*.})"
+        grep -qF "@test \"$name examples run\"" "$BATS_TEST_FILENAME" || { echo "no test for $name"; missing=1; }
+    done
+    [ "$missing" -eq 0 ]
+}
+
+@test "the extraction undoes roff escapes and refuses others" {
+    cat >page.1 <<'EOF'
+.TH X 1
+.SH EXAMPLES
+$ not in a block
+.EX
+$ echo \-v \e \(aqa\(aq \(dqb\(dq \(ti \&. done
+text that is not a command
+$ true
+.EE
+.EX
+$ false \f(CWbold\fR
+.EE
+EOF
+    run -1 --separate-stderr man_commands page.1
+    [ "${lines[0]}" = "echo -v \\ 'a' \"b\" ~ . done" ]
+    [ "${lines[1]}" = "true" ]
+    [ "${#lines[@]}" -eq 2 ]
+    [ "$stderr" = "page.1:10: roff escape \\f in an example" ]
+}
+
+@test "kdbuild(1) examples run" {
+    run_examples man1/kdbuild.1
+    [ -s tree.fof ] && cmp s8.grp s32.grp
+}
+
+@test "foflink(1) examples run" {
+    run_examples man1/foflink.1
+    [ -s linked.fof ] && [ -s isolated.txt ] && [ -s brute.txt ] && [ -s cpu.txt ]
+}
+
+@test "fofdump(1) examples run" {
+    run_examples man1/fofdump.1
+    [ -s grouped.fof ]
+}
+
+@test "groups(1) examples run" {
+    run_examples man1/groups.1
+    [ -s snap.grps ] && [ -s snap.grp ] && [ -s dark.grp ]
+}
+
+@test "halostats(1) examples run" {
+    run_examples man1/halostats.1
+    [ -s halos.txt ] && [ -s halos.csv ]
+}
+
+@test "tipsy2bin(1) examples run" {
+    run_examples man1/tipsy2bin.1
+    [ -s snap.fof ] && [ -s halos.txt ] && [ -s dark.fof ]
+}
+
+@test "mkuniverse(1) examples run" {
+    run_examples man1/mkuniverse.1
+    [ -s halos.cat ] && [ -s found.txt ] && [ -s big.fof ]
+}
+
+@test "fofstream(5) examples run" {
+    run_examples man5/fofstream.5
+    [ -s grouped.fof ]
+}
+
+# The lines of the .EX block that follows the comment ".\" recipe: NAME" in fofstream(5).
+recipe() {
+    awk -v name="$1" '$0 ~ "^\\.\\\\\" recipe: " name { on = 1; next }
+                       on && /^\.EX/ { ex = 1; next } ex && /^\.EE/ { exit } ex' "$MAN/man5/fofstream.5" |
+        perl -pe 's/\\-/-/g; s/\\e/\\/g'
+}
+
+@test "fofstream(5): the numpy recipe reads a plain and a compressed stream as fofdump does" {
+    recipe fofread.py >fofread.py
+    [ -s fofread.py ]
+    python3 -c 'import numpy' 2>/dev/null || skip "numpy is not installed (the recipe needs it)"
+    mkuniverse -n 20000 -s 5 | tipsy2bin | kdbuild | foflink | groups -m 20 -o plain.fof
+    mkuniverse -n 20000 -s 5 | tipsy2bin -z | kdbuild -z | foflink -z | groups -z -m 20 -o packed.fof
+    fofdump packed.fof | grep -q ' zlib$'
+    local n ng largest
+    n=$(fofdump -c SNAP plain.fof | awk '$1 == "n" { print $2 }')
+    ng=$(fofdump -c GRPS plain.fof | awk '$1 == "ngroups" { print $2 }')
+    largest=$(fofdump -c GRPS plain.fof | awk '$1 == "largest" { print $2 }')
+    [ "$ng" -gt 1 ]
+    for f in plain.fof packed.fof; do
+        run python3 fofread.py "$f"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "${lines[0]}" = "$n particles, $ng groups" ]
+        [[ "${lines[1]}" == "group 1: $largest particles, mass "* ]]
+    done
+    # The mass of group 1 is halostats' (which prints 9 digits).
+    local mass
+    mass=$(halostats plain.fof | awk '!/^#/ { print $3; exit }')
+    python3 fofread.py packed.fof | awk -v m="$mass" 'NR == 2 { d = $NF - m; exit !(d < 1e-8 && d > -1e-8) }'
+    mkuniverse -n 100 -o snap.std
+    run python3 fofread.py snap.std
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"snap.std: not a fofkit stream"* ]]
+}
