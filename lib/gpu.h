@@ -42,8 +42,8 @@ uint64_t fk_gpu_build_bytes(uint64_t n, uint32_t leafsize);
 
 /* fk_link_cpu on the GPU: one upload of positions (and velocities for 6D)
  * and boxes, one download of the sink array; the same canonical sinks.
- * Needs t->leafsize <= 32 (one warp a leaf). FK_EDEVICE when the device
- * lacks memory (the message gives needed and available bytes). */
+ * Any leaf size (32 fills a warp). FK_EDEVICE when the device lacks
+ * memory (the message gives needed and available bytes). */
 int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
                 fk_linkstats *stats, fk_gputimes *times, fk_error *err);
 

@@ -27,10 +27,13 @@
  *                      the leaves that need particle tests. Run twice: to
  *                      count (then a CUB scan gives each leaf its slots) and
  *                      to write, so the list needs no atomics.
+ *   k_self             one warp a leaf: its own links, found with bit masks
  *   k_leafpairs        one warp a listed pair (A, X): lane i holds particle i
  *                      of A and of X; sides found already connected need one
  *                      link; particles farther than l from the other leaf's
- *                      box are left out before any pair test.
+ *                      box are left out before any pair test. (Leaves of more
+ *                      than 32 particles go by pieces of 32: any leaf size
+ *                      works, 32 fills the warp.)
  * A thread a walk avoids the 32-fold redundancy of a warp walking one leaf's
  * path, and a warp a leaf pair keeps the pair tests converged.
  */
@@ -198,15 +201,74 @@ __device__ __forceinline__ bool near_box(const float *p, const float *B, const f
     return g2 < lp.l2 * (1.0f + 1.0f / (1 << 16));
 }
 
-/* One warp a leaf that is not a clique: its own pairs. Lane i builds the
- * bit mask of its friends in the leaf, the warp closes the masks under
- * reachability (each round joins the masks of every member: path lengths
- * double, so five rounds cover 32 particles), and every particle is pointed
- * straight at the lowest particle of its component. No atomics: this runs
- * before anything else links these particles (k_tops gave them sink[i] = i),
- * and the lowest index is what sink linking would have chosen. */
+/* Loads particle i's position (and velocity in 6D), or zeros past the end. */
 template <bool SIXD>
-__global__ void __launch_bounds__(32 * WARPS_PER_BLOCK) k_self(lctx c, unsigned long long *tests)
+__device__ __forceinline__ void load_particle(const lctx &c, bool has, uint64_t i, float *p, float *v)
+{
+    for (int k = 0; k < 3; k++) {
+        p[k] = has ? c.pos[3 * i + k] : 0.0f;
+        if (SIXD) v[k] = has ? c.vel[3 * i + k] : 0.0f;
+    }
+}
+
+/* The links inside one 32-particle piece [s, s + cnt) of a leaf that no
+ * other warp touches yet: lane i builds the bit mask of its friends in the
+ * piece, the warp closes the masks under reachability (each round joins the
+ * masks of every member: path lengths double, so five rounds cover 32
+ * particles), and every particle is pointed straight at the lowest particle
+ * of its component: the lowest index is what sink linking would choose, and
+ * no atomics are needed. Returns the pair tests made. */
+template <bool SIXD>
+__device__ __forceinline__ unsigned long long self_piece(const lctx &c, int lane, uint64_t s, int cnt)
+{
+    const bool has = lane < cnt;
+    float pa[3], va[3], pj[3], vj[3];
+    load_particle<SIXD>(c, has, s + lane, pa, va);
+    unsigned comp = 1u << lane;
+    for (int j = 0; j < cnt; j++) {
+        shfl3(pa, pj, j);
+        if (SIXD) shfl3(va, vj, j);
+        if (has && j != lane && friends<SIXD>(pa, pj, va, vj, c.p)) comp |= 1u << j;
+    }
+    for (;;) {
+        unsigned grown = comp;
+        for (int j = 0; j < 32; j++) {
+            const unsigned mj = __shfl_sync(FULL, comp, j);
+            if (comp >> j & 1) grown |= mj;
+        }
+        const bool more = __any_sync(FULL, grown != comp);
+        comp = grown;
+        if (!more) break;
+    }
+    const int low = __ffs(comp) - 1;
+    if (has && low != lane) __stcg(c.sink + s + lane, (uint32_t)(s + low));
+    STAT(10, has && low != lane);
+    return (unsigned long long)cnt * (cnt - 1) / 2;
+}
+
+/* Every friend pair between the pieces [s, s + cnt) and [t, t + ct) of one
+ * leaf, linked on the sink array (leaves of more than 32 particles only). */
+template <bool SIXD>
+__device__ __forceinline__ unsigned long long cross_pieces(const lctx &c, int lane, uint64_t s, int cnt, uint64_t t,
+                                                           int ct)
+{
+    const bool has = lane < cnt, hast = lane < ct;
+    float pa[3], va[3], pt[3], vt[3], pj[3], vj[3];
+    load_particle<SIXD>(c, has, s + lane, pa, va);
+    load_particle<SIXD>(c, hast, t + lane, pt, vt);
+    for (int j = 0; j < ct; j++) {
+        shfl3(pt, pj, j);
+        if (SIXD) shfl3(vt, vj, j);
+        if (has && friends<SIXD>(pa, pj, va, vj, c.p)) sink_unite(c.sink, (uint32_t)(s + lane), (uint32_t)(t + j));
+    }
+    return (unsigned long long)cnt * ct;
+}
+
+/* One warp a leaf that is not a clique: its own pairs, by pieces of 32
+ * particles (one piece for leaves of at most 32). This runs before anything
+ * else links these particles (k_tops gave them sink[i] = i). */
+template <bool SIXD>
+__global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8) k_self(lctx c, unsigned long long *tests)
 {
     const int lane = threadIdx.x & 31;
     const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) >> 5;
@@ -217,45 +279,90 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK) k_self(lctx c, unsigned 
         uint64_t as, ae;
         fk_tree_range(c.n, c.first_leaf + L, &as, &ae);
         const int cnt = (int)(ae - as);
-        const bool has = lane < cnt;
-        const uint32_t me = (uint32_t)(as + lane);
-        float pa[3] = {0, 0, 0}, va[3] = {0, 0, 0}, pj[3], vj[3];
-        if (has)
-            for (int k = 0; k < 3; k++) {
-                pa[k] = c.pos[3 * (uint64_t)me + k];
-                if (SIXD) va[k] = c.vel[3 * (uint64_t)me + k];
-            }
-        unsigned comp = 1u << lane;
-        for (int j = 0; j < cnt; j++) {
-            shfl3(pa, pj, j);
-            if (SIXD) shfl3(va, vj, j);
-            if (has && j != lane && friends<SIXD>(pa, pj, va, vj, c.p)) comp |= 1u << j;
-        }
-        for (;;) {
-            unsigned grown = comp;
-            for (int j = 0; j < 32; j++) {
-                const unsigned mj = __shfl_sync(FULL, comp, j);
-                if (comp >> j & 1) grown |= mj;
-            }
-            const bool more = __any_sync(FULL, grown != comp);
-            comp = grown;
-            if (!more) break;
-        }
-        const int low = __ffs(comp) - 1;
-        if (has && low != lane) __stcg(c.sink + me, (uint32_t)(as + low));
-        done += (unsigned long long)cnt * (cnt - 1) / 2;
-        STAT(10, has && low != lane);
+        for (int p = 0; p < cnt; p += 32) done += self_piece<SIXD>(c, lane, as + p, min(32, cnt - p));
+        for (int p = 0; p < cnt; p += 32)
+            for (int q = p + 32; q < cnt; q += 32)
+                done += cross_pieces<SIXD>(c, lane, as + p, min(32, cnt - p), as + q, min(32, cnt - q));
         if (lane == 0) STAT(9, 1);
     }
     if (lane == 0) atomicAdd(tests, done);
 }
 
-/* One warp a listed pair (A, X), leaf X after leaf A. Mirrors leaf_pairs()
- * of link_cpu.c, with the connectedness of each side read from the sink
- * array itself (k_self has run: leaves that their own links connect count
- * as connected here). */
+/* Links a 32-particle piece [as, as + cnt) of leaf A with a piece
+ * [xs, xs + cx) of leaf X (after A). Mirrors leaf_pairs() of link_cpu.c,
+ * with the connectedness of each side read from the sink array itself
+ * (k_self has run: leaves that their own links connect count as connected
+ * here). Returns the pair tests made. */
 template <bool SIXD>
-__global__ void __launch_bounds__(32 * WARPS_PER_BLOCK)
+__device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lane, uint64_t A, uint64_t X,
+                                                          uint64_t as, int cnt, uint64_t xs, int cx)
+{
+    const bool has = lane < cnt, hasx = lane < cx;
+    const uint32_t me = (uint32_t)(as + lane), mx = (uint32_t)(xs + lane);
+    float pa[3], va[3], px[3], vx[3], pj[3], vj[3];
+    load_particle<SIXD>(c, has, me, pa, va);
+    load_particle<SIXD>(c, hasx, mx, px, vx);
+    /* Particles that no particle of the other leaf can reach take no part. */
+    const bool nearA = has && near_box(pa, c.box + 6 * X, c.p);
+    const bool nearX = hasx && near_box(px, c.box + 6 * A, c.p);
+    const unsigned mA = __ballot_sync(FULL, nearA), mX = __ballot_sync(FULL, nearX);
+    if (lane == 0) {
+        STAT(0, 1);
+        STAT(13, __popc(mA));
+        STAT(14, __popc(mX));
+    }
+    if (!mA || !mX) {
+        if (lane == 0) STAT(2, 1);
+        return 0;
+    }
+    /* Are the near particles of each side one group already? Then one link
+     * per near particle of the other side (or one in all) is all that is
+     * left to find: only near particles can have friends here. */
+    const int la = __ffs(mA) - 1, lx = __ffs(mX) - 1;
+    const uint32_t ra = nearA ? sink_find(c.sink, me) : 0, rx = nearX ? sink_find(c.sink, mx) : 0;
+    const uint32_t ra0 = __shfl_sync(FULL, ra, la), rx0 = __shfl_sync(FULL, rx, lx);
+    const bool connA = __all_sync(FULL, !nearA || ra == ra0), connX = __all_sync(FULL, !nearX || rx == rx0);
+    if (connA && connX && ra0 == rx0) {
+        if (lane == 0) STAT(1, 1);
+        return 0;
+    }
+    unsigned todo = connA ? __ballot_sync(FULL, nearX && rx != ra0) : mX;
+    if (lane == 0) STAT(connA && connX ? 3 : connA ? 4 : connX ? 5 : 6, 1);
+    bool act = nearA && !(connX && ra == rx0);
+    const unsigned long long done = (unsigned long long)__popc(todo) * __popc(__ballot_sync(FULL, act));
+    while (todo) {
+        const int j = __ffs(todo) - 1;
+        todo &= todo - 1;
+        if (lane == 0) STAT(7, 1);
+        shfl3(px, pj, j);
+        if (SIXD) shfl3(vx, vj, j);
+        const bool f = act && friends<SIXD>(pa, pj, va, vj, c.p);
+        const unsigned m = __ballot_sync(FULL, f);
+        if (!m) continue;
+        if (connA) { /* x joins A's group through one friend */
+            if (lane == __ffs(m) - 1) {
+                sink_unite(c.sink, me, (uint32_t)(xs + j));
+                STAT(8, 1);
+            }
+            if (connX) break; /* and that joins the two groups */
+        } else {
+            if (f) {
+                sink_unite(c.sink, me, (uint32_t)(xs + j));
+                STAT(8, 1);
+            }
+            if (connX) { /* each a needs one link into X's group */
+                act = act && !f;
+                if (!__any_sync(FULL, act)) break;
+            }
+        }
+    }
+    return done;
+}
+
+/* One warp a listed pair of leaves (A, X), X after A, by pieces of 32
+ * particles (one piece each for leaves of at most 32). */
+template <bool SIXD>
+__global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8)
     k_leafpairs(lctx c, const uint2 *__restrict__ list, uint64_t count, unsigned long long *tests)
 {
     const int lane = threadIdx.x & 31;
@@ -269,73 +376,9 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK)
         fk_tree_range(c.n, A, &as, &ae);
         fk_tree_range(c.n, X, &xs, &xe);
         const int cnt = (int)(ae - as), cx = (int)(xe - xs);
-        const bool has = lane < cnt, hasx = lane < cx;
-        const uint32_t me = (uint32_t)(as + lane), mx = (uint32_t)(xs + lane);
-        float pa[3] = {0, 0, 0}, va[3] = {0, 0, 0}, px[3] = {0, 0, 0}, vx[3] = {0, 0, 0}, pj[3], vj[3];
-        if (has)
-            for (int k = 0; k < 3; k++) {
-                pa[k] = c.pos[3 * (uint64_t)me + k];
-                if (SIXD) va[k] = c.vel[3 * (uint64_t)me + k];
-            }
-        if (hasx)
-            for (int k = 0; k < 3; k++) {
-                px[k] = c.pos[3 * (uint64_t)mx + k];
-                if (SIXD) vx[k] = c.vel[3 * (uint64_t)mx + k];
-            }
-        /* Particles that no particle of the other leaf can reach take no part. */
-        const bool nearA = has && near_box(pa, c.box + 6 * X, c.p);
-        const bool nearX = hasx && near_box(px, c.box + 6 * A, c.p);
-        const unsigned mA = __ballot_sync(FULL, nearA), mX = __ballot_sync(FULL, nearX);
-        if (lane == 0) {
-            STAT(0, 1);
-            STAT(13, __popc(mA));
-            STAT(14, __popc(mX));
-        }
-        if (!mA || !mX) {
-            if (lane == 0) STAT(2, 1);
-            continue;
-        }
-        /* Are the near particles of each side one group already? Then one
-         * link per near particle of the other side (or one in all) is all
-         * that is left to find: only near particles can have friends here. */
-        const int la = __ffs(mA) - 1, lx = __ffs(mX) - 1;
-        const uint32_t ra = nearA ? sink_find(c.sink, me) : 0, rx = nearX ? sink_find(c.sink, mx) : 0;
-        const uint32_t ra0 = __shfl_sync(FULL, ra, la), rx0 = __shfl_sync(FULL, rx, lx);
-        const bool connA = __all_sync(FULL, !nearA || ra == ra0), connX = __all_sync(FULL, !nearX || rx == rx0);
-        if (connA && connX && ra0 == rx0) {
-            if (lane == 0) STAT(1, 1);
-            continue;
-        }
-        unsigned todo = connA ? __ballot_sync(FULL, nearX && rx != ra0) : mX;
-        if (lane == 0) STAT(connA && connX ? 3 : connA ? 4 : connX ? 5 : 6, 1);
-        bool act = nearA && !(connX && ra == rx0);
-        done += (unsigned long long)__popc(todo) * __popc(__ballot_sync(FULL, act));
-        while (todo) {
-            const int j = __ffs(todo) - 1;
-            todo &= todo - 1;
-            if (lane == 0) STAT(7, 1);
-            shfl3(px, pj, j);
-            if (SIXD) shfl3(vx, vj, j);
-            const bool f = act && friends<SIXD>(pa, pj, va, vj, c.p);
-            const unsigned m = __ballot_sync(FULL, f);
-            if (!m) continue;
-            if (connA) { /* x joins A's group through one friend */
-                if (lane == __ffs(m) - 1) {
-                    sink_unite(c.sink, me, (uint32_t)(xs + j));
-                    STAT(8, 1);
-                }
-                if (connX) break; /* and that joins the two groups */
-            } else {
-                if (f) {
-                    sink_unite(c.sink, me, (uint32_t)(xs + j));
-                    STAT(8, 1);
-                }
-                if (connX) { /* each a needs one link into X's group */
-                    act = act && !f;
-                    if (!__any_sync(FULL, act)) break;
-                }
-            }
-        }
+        for (int p = 0; p < cnt; p += 32)
+            for (int q = 0; q < cx; q += 32)
+                done += piece_pairs<SIXD>(c, lane, A, X, as + p, min(32, cnt - p), xs + q, min(32, cx - q));
     }
     for (int o = 16; o > 0; o >>= 1) done += __shfl_down_sync(FULL, done, o);
     if (lane == 0) atomicAdd(tests, done);
@@ -488,9 +531,6 @@ static int link_preconditions(const fk_tree *t, const fk_linkopts *o, fk_error *
 {
     int st = fk_link_check(o, err);
     if (st) return st;
-    if (t->leafsize > 32)
-        return fk_fail(err, FK_EUNSUP, "the GPU linker needs leaves of at most 32 particles, this tree has %u "
-                                       "(rebuild it with kdbuild -s 32 or less)", t->leafsize);
     if (t->n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU linker handles fewer than 2^31 particles");
     return FK_OK;
 }
