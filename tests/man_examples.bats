@@ -115,7 +115,7 @@ EOF
 
 @test "mkuniverse(1) examples run" {
     run_examples man1/mkuniverse.1
-    [ -s halos.cat ] && [ -s found.txt ] && [ -s big.fof ]
+    [ -s halos.cat ] && [ -s small.std ] && [ -s found.txt ] && [ -s other.nat ] && [ -s big.fof ]
 }
 
 @test "fofstream(5) examples run" {
