@@ -71,7 +71,11 @@ tipsy_masses() {
 # %.9g and a different order of summation).
 #   halostats_agree GROUPED.bin REF IN
 halostats_agree() {
-    halostats "$1" | awk '!/^#/ { print $1, $2, $3 }' >hs.txt
+    # the columns by name, from the last '#' line (the names); level 0 only, if levels are given
+    halostats "$1" | awk '/^#/ { names = $0; next }
+        !cols { n = split(names, N, " "); for (k = 2; k <= n; k++) C[N[k]] = k - 1; cols = 1
+                if (!("id" in C) || !("n" in C) || !("mass" in C)) { print "no id, n, mass columns"; exit 1 } }
+        !("level" in C) || $C["level"] == 0 { print $C["id"], $C["n"], $C["mass"] }' >hs.txt
     tipsy_masses "$3" >masses.txt
     awk 'FNR == NR { m[FNR - 1] = $1; next } FNR == 1 { next }
          $1 > 0 { n[$1]++; s[$1] += m[FNR - 2]; if ($1 > ng) ng = $1 }
@@ -87,20 +91,20 @@ halostats_agree() {
 # corner of the periodic box) in a uniform background, mixed types so the file order
 # (gas, dark, star) shuffles the generation order, varied masses. ascii2tipsy text.
 clustered() {
-    awk -v seed="${1:-7}" 'function g() { return sqrt(-2 * log(1 - rand())) * cos(6.283185307179586 * rand()) }
+    awk -v seed="${1:-7}" "$RND_AWK"'function g() { return sqrt(-2 * log(1 - rnd())) * cos(6.283185307179586 * rnd()) }
         function w(x) { return x - int(x + 1.5) + 1 }
         BEGIN {
-            srand(seed); split("g d s", T, " ")
+            S = mix(seed); split("g d s", T, " ")
             for (c = 0; c < 45; c++) {
-                cx = rand() - 0.5; cy = rand() - 0.5; cz = rand() - 0.5
+                cx = rnd() - 0.5; cy = rnd() - 0.5; cz = rnd() - 0.5
                 if (c == 0) cx = -0.5; if (c == 1) cy = 0.4999; if (c == 2) { cx = 0.5; cy = -0.5; cz = 0.5 }
-                size = 2 + int(300 * rand() ^ 3); s = 0.002 + 0.006 * rand()
+                size = 2 + int(300 * rnd() ^ 3); s = 0.002 + 0.006 * rnd()
                 for (k = 0; k < size; k++)
-                    printf "%s %.9g %.9g %.9g %.6g %.6g %.6g %.6g\n", T[1 + int(3 * rand())], w(cx + s * g()),
-                        w(cy + s * g()), w(cz + s * g()), g(), g(), g(), 0.5 + rand()
+                    printf "%s %.9g %.9g %.9g %.6g %.6g %.6g %.6g\n", T[1 + int(3 * rnd())], w(cx + s * g()),
+                        w(cy + s * g()), w(cz + s * g()), g(), g(), g(), 0.5 + rnd()
             }
             for (k = 0; k < 1500; k++)
-                printf "%s %.9g %.9g %.9g 0 0 0 %.6g\n", T[1 + int(3 * rand())], rand() - 0.5, rand() - 0.5, rand() - 0.5, 1 + rand()
+                printf "%s %.9g %.9g %.9g 0 0 0 %.6g\n", T[1 + int(3 * rnd())], rnd() - 0.5, rnd() - 0.5, rnd() - 0.5, 1 + rnd()
         }'
 }
 
@@ -269,15 +273,15 @@ EOF
 }
 
 @test "uniform data, duplicated positions, one big group" {
-    awk 'BEGIN { srand(5); for (i = 0; i < 4000; i++) printf "d %.9g %.9g %.9g\n", rand() - 0.5, rand() - 0.5, rand() - 0.5 }' |
+    awk "$RND_AWK"'BEGIN { S = mix(5); for (i = 0; i < 4000; i++) printf "d %.9g %.9g %.9g\n", rnd() - 0.5, rnd() - 0.5, rnd() - 0.5 }' |
         ascii2tipsy -o uniform.std
     agree uniform.std "" "" "-b 0.2"
     agree uniform.std "" "-s 2" "-b 0.9 -j 1"
     agree uniform.std "" "-s 33" "-b 0.9" files
     # 60 positions, each 1 to 9 times over (on faces and corners too), far apart
-    awk 'BEGIN { srand(8); split("-0.5 0.49999997 -0.5|0.5 0.5 0.5|0 -0.5 0", E, "|")
+    awk "$RND_AWK"'BEGIN { S = mix(8); split("-0.5 0.49999997 -0.5|0.5 0.5 0.5|0 -0.5 0", E, "|")
         for (p = 0; p < 60; p++) {
-            x = rand() - 0.5; y = rand() - 0.5; z = rand() - 0.5
+            x = rnd() - 0.5; y = rnd() - 0.5; z = rnd() - 0.5
             if (p < 3) { split(E[p + 1], e, " "); x = e[1]; y = e[2]; z = e[3] }
             for (k = 0; k < 1 + p % 9; k++) printf "%s %.9g %.9g %.9g\n", (p + k) % 2 ? "d" : "s", x, y, z
         } }' | ascii2tipsy -o dup.std
@@ -288,9 +292,9 @@ EOF
     # are friends: 0.49999997 - -0.5 rounds to 1, which wraps to 0
     [ "$(fofref -l 1e-7 -m 1 dup.std | tail -n +2 | sort -n | tail -1)" -eq 59 ]
     # one group of 3000: a random walk of steps below l, wrapping around the box twice
-    awk 'BEGIN { srand(2); x = -0.5; y = 0.3; z = 0
+    awk "$RND_AWK"'BEGIN { S = mix(2); x = -0.5; y = 0.3; z = 0
         for (i = 0; i < 3000; i++) {
-            x += 0.0006 + 0.0004 * rand(); y += 0.0008 * (rand() - 0.5); z += 0.0008 * (rand() - 0.5)
+            x += 0.0006 + 0.0004 * rnd(); y += 0.0008 * (rnd() - 0.5); z += 0.0008 * (rnd() - 0.5)
             printf "d %.9g %.9g %.9g\n", x - int(x + 1.5) + 1, y, z
         } }' | ascii2tipsy -o walk.std
     fofref -l 0.002 -m 20 -o walk.grp walk.std
@@ -299,10 +303,28 @@ EOF
     agree walk.std "" "-s 2" "-l 0.002 --method=brute -j 1"
     agree walk.std "" "-s 33" "-l 0.002 --no-periodic"
     # and one dense ball of 1500
-    awk 'BEGIN { srand(4); for (i = 0; i < 1500; i++) printf "d %.9g %.9g %.9g\n", 0.49 + 0.02 * rand(), 0.02 * rand(), 0.02 * rand() }' |
+    awk "$RND_AWK"'BEGIN { S = mix(4); for (i = 0; i < 1500; i++) printf "d %.9g %.9g %.9g\n", 0.49 + 0.02 * rnd(), 0.02 * rnd(), 0.02 * rnd() }' |
         ascii2tipsy -o ball.std
     agree ball.std "" "" "-l 0.1"
     agree ball.std "" "-s 2" "-l 0.1 --method=brute"
+}
+
+@test "a box of side 3.7 at -1.1, particles on a plane, far from the origin; leaves past the row kernel (65, 100)" {
+    clustered 5 | awk '{ for (k = 2; k <= 4; k++) $k = sprintf("%.9g", ($k + 0.5) * 3.7 - 1.1); print }' |
+        ascii2tipsy -o box.std
+    agree box.std "--box=3.7 --origin=-1.1" "" "-b 0.2"
+    agree box.std "--box=3.7 --origin=-1.1" "-s 65" "-b 0.2"
+    agree box.std "--box=3.7 --origin=-1.1" "-s 100" "-l 0.1 -j 1"
+    agree box.std "--box=3.7 --origin=-1.1" "-s 2" "-l 1.85"
+    # every particle at z = 0.125: boxes of zero thickness
+    clustered 6 | awk '{ $4 = 0.125; print }' | ascii2tipsy -o plane.std
+    agree plane.std "" "" "-b 0.2"
+    agree plane.std "" "-s 100" "-b 0.1"
+    # isolated, a thousand units out: coordinates 6e-5 apart at best, many exact ties
+    clustered 7 | awk '{ for (k = 2; k <= 4; k++) $k = sprintf("%.9g", 1000 + $k); print }' | ascii2tipsy -o far.std
+    agree far.std "--no-periodic" "" "-l 0.0050001"
+    agree far.std "--no-periodic" "-s 65" "-l 0.00006103515625"
+    agree far.std "--no-periodic" "-s 2" "-l 0.01 --method=brute"
 }
 
 @test "no particle, one particle, a selection that keeps none" {

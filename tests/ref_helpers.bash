@@ -2,6 +2,15 @@
 
 DATA=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
 
+# A pseudo-random generator for the awk scripts that make test data, prepended to their
+# program: awk's own srand/rand differ between awk builds (mawk 1.3.4 20240123 does not
+# repeat a sequence for a given seed), and the data must be the same everywhere.
+# S = mix(seed) seeds it, rnd() returns the next number in [0, 1): a 32-bit LCG, exact in
+# doubles.
+RND_AWK='function mix(s) { return (s * 2654435761 + 12345) % 4294967296 }
+function rnd() { S = (S * 69069 + 1) % 4294967296; return S / 4294967296 }
+'
+
 # Every test runs in its own scratch directory.
 setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
