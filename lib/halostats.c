@@ -1,37 +1,97 @@
-/* halostats.c - per-group mass, centre of mass across the periodic boundary, mean velocity, dispersion and extent. */
+/* halostats.c - per-group mass, centres across the periodic boundary, velocity, dispersion, extent, profile and spin. */
 #include "halostats.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#define COL(name, unit, desc, type, field, format) {name, unit, desc, type, offsetof(fk_halo, field), format}
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define COL(name, dim, desc, type, field, format, flags) \
+    {name, dim, desc, type, offsetof(fk_halo, field), format, flags}
+#define U64(name, desc, field, flags) COL(name, FK_DIM_1, desc, FK_HCOL_U64, field, "%" PRIu64, flags)
+#define F64(name, dim, desc, field, flags) COL(name, dim, desc, FK_HCOL_F64, field, "%.9g", flags)
 
 /* %.9g prints a binary32 input exactly and is ample for the double results,
  * whose accuracy is that of the binary32 positions and velocities. */
 const fk_halo_column fk_halo_columns[] = {
-    COL("id", "1", "group id: 1 is the largest group, ties by lowest member ID", FK_HCOL_U64, id, "%" PRIu64),
-    COL("n", "1", "member particles", FK_HCOL_U64, n, "%" PRIu64),
-    COL("mass", "mass", "sum of member masses", FK_HCOL_F64, mass, "%.9g"),
-    COL("x", "length", "centre of mass x, in [origin, origin+box) when periodic", FK_HCOL_F64, x[0], "%.9g"),
-    COL("y", "length", "centre of mass y", FK_HCOL_F64, x[1], "%.9g"),
-    COL("z", "length", "centre of mass z", FK_HCOL_F64, x[2], "%.9g"),
-    COL("vx", "velocity", "mass-weighted mean velocity x", FK_HCOL_F64, v[0], "%.9g"),
-    COL("vy", "velocity", "mass-weighted mean velocity y", FK_HCOL_F64, v[1], "%.9g"),
-    COL("vz", "velocity", "mass-weighted mean velocity z", FK_HCOL_F64, v[2], "%.9g"),
-    COL("sigma_v", "velocity", "3D velocity dispersion: sqrt(sum m |v - <v>|^2 / sum m)", FK_HCOL_F64, sigma_v,
-        "%.9g"),
-    COL("rmax", "length", "largest distance of a member from the centre of mass (minimum image)", FK_HCOL_F64, rmax,
-        "%.9g"),
+    U64("level", "level of the hierarchy: 0 for the longest linking length", level, 0),
+    U64("host", "id of the group of level - 1 that holds this one; 0 at level 0", host, 0),
+    U64("id", "group id within its level: 1 is the largest group, ties by lowest member ID", id, 0),
+    U64("n", "member particles", n, 0),
+    F64("mass", FK_DIM_MASS, "sum of member masses", mass, 0),
+    F64("x", FK_DIM_LENGTH, "centre of mass x, in [origin, origin+box) when periodic", x[0], 0),
+    F64("y", FK_DIM_LENGTH, "centre of mass y", x[1], 0),
+    F64("z", FK_DIM_LENGTH, "centre of mass z", x[2], 0),
+    F64("vx", FK_DIM_VELOCITY, "mass-weighted mean velocity x", v[0], 0),
+    F64("vy", FK_DIM_VELOCITY, "mass-weighted mean velocity y", v[1], 0),
+    F64("vz", FK_DIM_VELOCITY, "mass-weighted mean velocity z", v[2], 0),
+    F64("sigma_v", FK_DIM_VELOCITY, "3D velocity dispersion: sqrt(sum m |v - <v>|^2 / sum m)", sigma_v, 0),
+    F64("rmax", FK_DIM_LENGTH, "largest distance of a member from the centre of mass (minimum image)", rmax, 0),
+    F64("xc", FK_DIM_LENGTH, "centre x: the most bound member (--centre=mbp) or the centre of mass", xc[0], 0),
+    F64("yc", FK_DIM_LENGTH, "centre y", xc[1], 0),
+    F64("zc", FK_DIM_LENGTH, "centre z", xc[2], 0),
+    U64("mbp_id", "original index (ID) of the most bound member: least phi", mbp_id, FK_HCOL_MBP),
+    F64("phi_mbp", FK_DIM_VELOCITY2,
+        "its potential: -G sum_(j != mbp) m_j / sqrt(r_j^2 + eps^2), exact sum", phi_mbp, FK_HCOL_MBP),
+    F64("rc_max", FK_DIM_LENGTH, "largest distance r of a member from the centre", rc_max, 0),
+    F64("r_half", FK_DIM_LENGTH, "least member r with M(<=r) >= mass / 2", r_half, 0),
+    F64("vmax", FK_DIM_VELOCITY, "maximum circular velocity: max over member r > 0 of sqrt(G M(<=r) / r)", vmax, 0),
+    F64("r_vmax", FK_DIM_LENGTH, "the least member r where vmax is reached", r_vmax, 0),
+    F64("lambda", FK_DIM_1,
+        "spin (Bullock et al. 2001): |J| / (sqrt(2) M V R), R = rc_max, V = sqrt(G M / R), J about the centre",
+        lambda, 0),
 };
 const size_t fk_halo_ncolumns = sizeof fk_halo_columns / sizeof fk_halo_columns[0];
 
-int fk_halo_format(const fk_halo *h, const fk_halo_column *c, char *buf, size_t size)
+void fk_halo_units_default(fk_halo_units *u)
+{
+    *u = (fk_halo_units){1, 1, 1, "length", "mass", "velocity"};
+}
+
+double fk_halo_units_factor(const fk_halo_units *u, fk_dim d)
+{
+    switch (d) {
+    case FK_DIM_LENGTH: return u->length;
+    case FK_DIM_MASS: return u->mass;
+    case FK_DIM_VELOCITY: return u->velocity;
+    case FK_DIM_VELOCITY2: return u->velocity * u->velocity;
+    default: return 1;
+    }
+}
+
+const char *fk_halo_units_name(const fk_halo_units *u, fk_dim d, char *buf, size_t size)
+{
+    switch (d) {
+    case FK_DIM_LENGTH: snprintf(buf, size, "%s", u->length_name); break;
+    case FK_DIM_MASS: snprintf(buf, size, "%s", u->mass_name); break;
+    case FK_DIM_VELOCITY: snprintf(buf, size, "%s", u->velocity_name); break;
+    case FK_DIM_VELOCITY2:
+        /* a plain word squares as it is, anything else in brackets */
+        snprintf(buf, size, strspn(u->velocity_name, "abcdefghijklmnopqrstuvwxyz_") == strlen(u->velocity_name)
+                                ? "%s^2" : "(%s)^2", u->velocity_name);
+        break;
+    default: snprintf(buf, size, "1");
+    }
+    return buf;
+}
+
+double fk_halo_value(const fk_halo *h, const fk_halo_column *c, const fk_halo_units *u)
+{
+    const char *field = (const char *)h + c->offset;
+    if (c->type == FK_HCOL_U64) return (double)*(const uint64_t *)field;
+    return *(const double *)field * (u ? fk_halo_units_factor(u, c->dim) : 1.0);
+}
+
+int fk_halo_format(const fk_halo *h, const fk_halo_column *c, const fk_halo_units *u, char *buf, size_t size)
 {
     const char *field = (const char *)h + c->offset;
     if (c->type == FK_HCOL_U64) return snprintf(buf, size, c->format, *(const uint64_t *)field);
-    return snprintf(buf, size, c->format, *(const double *)field);
+    return snprintf(buf, size, c->format, fk_halo_value(h, c, u));
 }
 
 /* Per-group scratch: the reference member and the centre relative to it. */
@@ -75,7 +135,7 @@ static int count_pass(const fk_halo_input *in, uint64_t ng, fk_halo *h, scratch 
         a->mass += m;
         if (id < a->minid) {
             a->minid = id;
-            s[g - 1].ref = i;
+            a->ref = s[g - 1].ref = i;
         }
     }
     for (uint64_t g = 0; g < ng; g++)
@@ -91,6 +151,16 @@ static double weight(const fk_halo_input *in, const fk_halo *a, uint64_t i)
 static double total_weight(const fk_halo *a)
 {
     return a->mass > 0 ? a->mass : (double)a->n;
+}
+
+/* x wrapped into [origin, origin + box) in a periodic box. */
+static double wrap(const fk_halo_input *in, double x)
+{
+    if (in->periodic) {
+        x -= in->box * floor((x - in->origin) / in->box);
+        if (x >= in->origin + in->box) x = in->origin; /* rounding at the top edge */
+    }
+    return x;
 }
 
 /* Pass 2: centre of mass (relative to the reference, then wrapped) and mean velocity. */
@@ -112,12 +182,7 @@ static void mean_pass(const fk_halo_input *in, uint64_t ng, fk_halo *h, scratch 
         for (int k = 0; k < 3; k++) {
             s[g].rel[k] /= W;
             a->v[k] /= W;
-            double x = (double)in->pos[3 * s[g].ref + k] + s[g].rel[k];
-            if (in->periodic) {
-                x -= in->box * floor((x - in->origin) / in->box);
-                if (x >= in->origin + in->box) x = in->origin; /* rounding at the top edge */
-            }
-            a->x[k] = x;
+            a->x[k] = wrap(in, (double)in->pos[3 * s[g].ref + k] + s[g].rel[k]);
         }
     }
 }
@@ -158,5 +223,217 @@ int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, c
         spread_pass(in, ng, halos, s);
     }
     free(s);
+    return st;
+}
+
+/* ---- centres and the properties about them -------------------------------- */
+
+/* A member's squared radius about the centre and its mass. */
+typedef struct shell {
+    double r2, m;
+} shell;
+
+static int shell_cmp(const void *a, const void *b)
+{
+    double p = ((const shell *)a)->r2, q = ((const shell *)b)->r2;
+    return (p > q) - (p < q);
+}
+
+/* Sorts a[0..n) by r2 (>= 0, so its bits order like unsigned integers):
+ * qsort when short, else an LSD radix sort, 11 bits a pass, through tmp (n
+ * entries). Measured on the development machine: 1.4M members in 45 ms,
+ * against 190 ms for qsort. */
+static void sort_shells(shell *a, size_t n, shell *tmp)
+{
+    if (n < 4096) {
+        qsort(a, n, sizeof *a, shell_cmp);
+        return;
+    }
+    enum { BITS = 11, BUCKETS = 1 << BITS };
+    size_t count[BUCKETS];
+    for (int shift = 0; shift < 64; shift += BITS) {
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k;
+            memcpy(&k, &a[i].r2, sizeof k);
+            count[(k >> shift) & (BUCKETS - 1)]++;
+        }
+        uint64_t k0;
+        memcpy(&k0, &a[0].r2, sizeof k0);
+        if (count[(k0 >> shift) & (BUCKETS - 1)] == n) continue; /* one digit for all: nothing to do */
+        size_t sum = 0;
+        for (size_t d = 0; d < BUCKETS; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k;
+            memcpy(&k, &a[i].r2, sizeof k);
+            tmp[count[(k >> shift) & (BUCKETS - 1)]++] = a[i];
+        }
+        memcpy(a, tmp, n * sizeof *a);
+    }
+}
+
+/* Members of every group, group by group (stream order within one), and
+ * their offsets from the group's reference member, structure of arrays. */
+typedef struct members {
+    uint64_t *first;  /* ng + 1 offsets */
+    uint64_t *index;  /* stream index of each */
+    double *x, *y, *z, *m;
+} members;
+
+static void members_free(members *s)
+{
+    free(s->first), free(s->index), free(s->x), free(s->y), free(s->z), free(s->m);
+}
+
+static int gather(const fk_halo_input *in, uint64_t ng, const fk_halo *h, members *s, fk_error *err)
+{
+    uint64_t total = 0;
+    for (uint64_t g = 0; g < ng; g++) total += h[g].n;
+    size_t t = total ? total : 1;
+    s->first = malloc((ng + 1) * sizeof *s->first);
+    s->index = malloc(t * sizeof *s->index);
+    s->x = malloc(t * sizeof *s->x), s->y = malloc(t * sizeof *s->y);
+    s->z = malloc(t * sizeof *s->z), s->m = malloc(t * sizeof *s->m);
+    if (!s->first || !s->index || !s->x || !s->y || !s->z || !s->m)
+        return fk_fail(err, FK_ENOMEM, "out of memory for the %" PRIu64 " members of %" PRIu64 " groups", total, ng);
+    s->first[0] = 0;
+    for (uint64_t g = 0; g < ng; g++) s->first[g + 1] = s->first[g] + h[g].n;
+    /* stream order within a group: the cursors end where the next group starts */
+    uint64_t *cursor = s->first;
+    for (uint64_t i = 0; i < in->n; i++)
+        if (in->grp[i]) s->index[cursor[in->grp[i] - 1]++] = i;
+    for (uint64_t g = ng; g > 0; g--) s->first[g] = s->first[g - 1];
+    s->first[0] = 0;
+#pragma omp parallel for schedule(dynamic, 16)
+    for (uint64_t g = 0; g < ng; g++)
+        for (uint64_t k = s->first[g]; k < s->first[g + 1]; k++) {
+            uint64_t i = s->index[k];
+            s->x[k] = offset(in, i, h[g].ref, 0);
+            s->y[k] = offset(in, i, h[g].ref, 1);
+            s->z[k] = offset(in, i, h[g].ref, 2);
+            s->m[k] = in->mass[i];
+        }
+    return FK_OK;
+}
+
+/* The radial properties and the spin of group g about c (relative to the
+ * reference member), with sh and tmp as scratch (n entries each). */
+static void profile(const fk_halo_input *in, const members *s, uint64_t g, const double c[3], double G, fk_halo *a,
+                    shell *sh, shell *tmp)
+{
+    const uint64_t f = s->first[g], n = a->n;
+    double J[3] = {0, 0, 0};
+    for (uint64_t k = 0; k < n; k++) {
+        double d[3] = {s->x[f + k] - c[0], s->y[f + k] - c[1], s->z[f + k] - c[2]}, u[3], m = s->m[f + k];
+        const float *v = in->vel + 3 * s->index[f + k];
+        for (int e = 0; e < 3; e++) u[e] = (double)v[e] - a->v[e];
+        J[0] += m * (d[1] * u[2] - d[2] * u[1]);
+        J[1] += m * (d[2] * u[0] - d[0] * u[2]);
+        J[2] += m * (d[0] * u[1] - d[1] * u[0]);
+        sh[k] = (shell){d[0] * d[0] + d[1] * d[1] + d[2] * d[2], m};
+    }
+    sort_shells(sh, n, tmp);
+    /* weights as in the other passes: the masses, or 1 each for a group of mass 0 */
+    const int unit = !(a->mass > 0);
+    const double half = (unit ? (double)n : a->mass) / 2;
+    double cw = 0, cm = 0, v2max = 0;
+    a->r_half = -1;
+    a->r_vmax = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        cw += unit ? 1.0 : sh[k].m;
+        cm += sh[k].m;
+        if (k + 1 < n && sh[k + 1].r2 == sh[k].r2) continue; /* M(<=r) holds every member at r */
+        double r = sqrt(sh[k].r2);
+        if (a->r_half < 0 && cw >= half) a->r_half = r;
+        if (r > 0 && G * cm / r > v2max) {
+            v2max = G * cm / r;
+            a->r_vmax = r;
+        }
+    }
+    a->rc_max = sqrt(sh[n - 1].r2);
+    if (a->r_half < 0) a->r_half = a->rc_max; /* rounding: the sum in this order fell short of the mass */
+    a->vmax = sqrt(v2max);
+    double R = a->rc_max, M = a->mass;
+    a->lambda = M > 0 && R > 0 ? sqrt(J[0] * J[0] + J[1] * J[1] + J[2] * J[2]) / (sqrt(2.0) * M * sqrt(G * M * R)) : 0;
+}
+
+static double seconds(void)
+{
+#ifdef _OPENMP
+    return omp_get_wtime();
+#else
+    return 0;
+#endif
+}
+
+int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
+                         fk_halo *halos, fk_halo_timing *timing, fk_error *err)
+{
+    int st = fk_pot_check(pot, err);
+    if (st) return st;
+    double t0 = seconds();
+    members s = {0};
+    fk_pot_min *min = NULL;
+    if ((st = gather(in, ng, halos, &s, err)) != FK_OK) goto done;
+    double t1 = seconds();
+    if (centre == FK_CENTRE_MBP) {
+        st = FK_ENOMEM;
+        if (!(min = malloc((ng ? ng : 1) * sizeof *min))) {
+            fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
+            goto done;
+        }
+        fk_pot_groups pg = {ng, s.first, s.x, s.y, s.z, s.m};
+        if ((st = fk_pot_minima(&pg, pot, min, err)) != FK_OK) goto done;
+    }
+    double t2 = seconds();
+    uint64_t largest = 0;
+    for (uint64_t g = 0; g < ng; g++)
+        if (halos[g].n > largest) largest = halos[g].n;
+    int failed = 0;
+#pragma omp parallel
+    {
+        shell *sh = malloc((largest ? largest : 1) * sizeof *sh), *tmp = malloc((largest ? largest : 1) * sizeof *tmp);
+        if (!sh || !tmp) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp barrier
+        if (!failed) {
+#pragma omp for schedule(dynamic, 1)
+            for (uint64_t g = 0; g < ng; g++) {
+                fk_halo *a = &halos[g];
+                double c[3];
+                if (centre == FK_CENTRE_MBP) {
+                    uint64_t k = s.first[g] + min[g].index, i = s.index[k];
+                    c[0] = s.x[k], c[1] = s.y[k], c[2] = s.z[k];
+                    a->mbp_id = in->ids ? in->ids[i] : i;
+                    a->phi_mbp = min[g].phi;
+                    a->method = min[g].method;
+                    a->candidates = min[g].candidates;
+                } else {
+                    for (int e = 0; e < 3; e++) {
+                        c[e] = a->x[e] - (double)in->pos[3 * a->ref + e];
+                        if (in->periodic) c[e] -= in->box * nearbyint(c[e] / in->box);
+                    }
+                }
+                for (int e = 0; e < 3; e++) a->xc[e] = wrap(in, (double)in->pos[3 * a->ref + e] + c[e]);
+                profile(in, &s, g, c, pot->G, a, sh, tmp);
+            }
+        }
+        free(sh), free(tmp);
+    }
+    if (failed) {
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the radii of %" PRIu64 " members", largest);
+        goto done;
+    }
+    if (timing) *timing = (fk_halo_timing){t1 - t0, t2 - t1, seconds() - t2};
+    st = FK_OK;
+done:
+    members_free(&s);
+    free(min);
     return st;
 }

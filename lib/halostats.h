@@ -1,4 +1,4 @@
-/* halostats.h - per-group properties (mass, centre of mass, mean velocity, dispersion, extent) and their column table. */
+/* halostats.h - per-group properties (mass, centres, velocity, extent, profile, spin) and their column table. */
 #ifndef FK_HALOSTATS_H
 #define FK_HALOSTATS_H
 
@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "potential.h"
 
 /*
  * Definitions, for group g with members i (weights w_i = m_i; when the
@@ -28,35 +29,83 @@
  */
 
 typedef struct fk_halo {
+    uint64_t level;  /* level of the hierarchy (0: the longest linking length) */
+    uint64_t host;   /* the group of level - 1 holding this one; 0 at level 0  */
     uint64_t id;     /* group id, 1..ng                             */
     uint64_t n;      /* members                                     */
     uint64_t minid;  /* lowest original index among them (the ref)  */
+    uint64_t ref;    /* the ref's stream index                      */
     double mass;     /* sum of member masses                        */
     double x[3];     /* centre of mass                              */
     double v[3];     /* mass-weighted mean velocity                 */
     double sigma_v;  /* 3D mass-weighted velocity dispersion        */
     double rmax;     /* largest member distance from x              */
+    /* from fk_halostats_centres: */
+    double xc[3];    /* the centre: the most bound member's position, or x */
+    uint64_t mbp_id; /* original index of the most bound member    */
+    double phi_mbp;  /* its potential (an exact sum)                */
+    double rc_max;   /* largest member distance from xc            */
+    double r_half;   /* least member radius about xc enclosing half the mass */
+    double vmax;     /* max over member radii r of sqrt(G M(<=r) / r) */
+    double r_vmax;   /* the radius where it is reached              */
+    double lambda;   /* Bullock et al. (2001) spin parameter        */
+    uint32_t method; /* how phi_mbp was found: FK_POT_BY_EXACT or FK_POT_BY_TREE */
+    uint32_t candidates; /* members summed exactly after the tree    */
 } fk_halo;
+
+/* The physical dimension of a column, which fixes its unit. */
+typedef enum {
+    FK_DIM_1,        /* a count, an id, a pure number */
+    FK_DIM_LENGTH,
+    FK_DIM_MASS,
+    FK_DIM_VELOCITY,
+    FK_DIM_VELOCITY2 /* a potential: G mass / length */
+} fk_dim;
+
+/* Output units: one stream length unit is `length` output length units, and
+ * so on; names for headers ("Mpc/h"; no white space). */
+typedef struct fk_halo_units {
+    double length, mass, velocity;
+    const char *length_name, *mass_name, *velocity_name;
+} fk_halo_units;
+
+/* Factors 1 and the names "length", "mass", "velocity": the stream's units. */
+void fk_halo_units_default(fk_halo_units *u);
+
+/* The factor of dimension d in u. */
+double fk_halo_units_factor(const fk_halo_units *u, fk_dim d);
+
+/* The unit name of dimension d in u into buf: "1", the names, and for a
+ * potential "velocity^2" or "(km/s)^2". Returns buf. Can't fail. */
+const char *fk_halo_units_name(const fk_halo_units *u, fk_dim d, char *buf, size_t size);
 
 /* One output column: a field of fk_halo, how to name, print and explain
  * it. Adding a column is adding a row to fk_halo_columns. */
 typedef enum { FK_HCOL_U64, FK_HCOL_F64 } fk_hcol_type;
 
+#define FK_HCOL_MBP 1u /* the column exists only with potential centres */
+
 typedef struct fk_halo_column {
     const char *name;   /* header and CSV name, [a-z_0-9]+           */
-    const char *unit;   /* "1", "length", "mass", "velocity"           */
+    fk_dim dim;         /* its unit                                  */
     const char *desc;   /* one-line definition                        */
     fk_hcol_type type;
     size_t offset;      /* offsetof(fk_halo, field)                   */
     const char *format; /* printf conversion for the value            */
+    unsigned flags;     /* FK_HCOL_MBP                                */
 } fk_halo_column;
 
 extern const fk_halo_column fk_halo_columns[];
 extern const size_t fk_halo_ncolumns;
 
-/* Formats column c of h into buf (snprintf semantics: the length the value
- * needs is returned). Can't fail. */
-int fk_halo_format(const fk_halo *h, const fk_halo_column *c, char *buf, size_t size);
+/* Column c of h in the units u (NULL: the stream's), as a double (ids are
+ * exact up to 2^53). Can't fail. */
+double fk_halo_value(const fk_halo *h, const fk_halo_column *c, const fk_halo_units *u);
+
+/* Formats column c of h in the units u (NULL: the stream's) into buf
+ * (snprintf semantics: the length the value needs is returned). Can't
+ * fail. */
+int fk_halo_format(const fk_halo *h, const fk_halo_column *c, const fk_halo_units *u, char *buf, size_t size);
 
 /* The particles of a stream, in stream order, and their groups. */
 typedef struct fk_halo_input {
@@ -73,10 +122,51 @@ typedef struct fk_halo_input {
 /* Computes halos[g-1] for every group g = 1..ng: three O(n) passes over the
  * particles (reference member; mass, centre and mean velocity; dispersion
  * and extent), sequential so that sums are added in one fixed order and the
- * result is reproducible; O(ng) scratch. Fails with FK_EFORMAT, naming the
+ * result is reproducible; O(ng) scratch. level and host are left 0, the
+ * fields of fk_halostats_centres too. Fails with FK_EFORMAT, naming the
  * particle or group, on a group id above ng, a group with no member, a
  * negative or non-finite mass, a non-finite position or velocity;
  * FK_ENOMEM. name is used in messages. */
 int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const char *name, fk_error *err);
+
+/*
+ * Centres and the properties about them, for group g with members i, after
+ * fk_halostats_compute (whose d_i, x, v and weights w_i they use):
+ *   c        the centre, relative to x_ref: with FK_CENTRE_MBP the d_i of
+ *            the most bound member, the member of least potential phi_i
+ *            (potential.h: Plummer-softened, G and eps of pot); with
+ *            FK_CENTRE_COM, x - x_ref
+ *   xc       x_ref + c, wrapped into [origin, origin+box) when periodic
+ *   mbp_id   the most bound member's original index; phi_mbp its phi_i
+ *            (FK_CENTRE_MBP only; with FK_CENTRE_COM they are left 0)
+ *   r_i      |d_i - c|, the members' radii about the centre
+ *   rc_max   max r_i
+ *   M(<=r)   sum of w_i over the members with r_i <= r
+ *   r_half   the least r_i with M(<=r_i) >= sum w_i / 2
+ *   vmax     max over the r_i > 0 of sqrt(G M(<=r_i) / r_i) (masses, not
+ *            weights: 0 for a group of mass 0); r_vmax the least r_i where
+ *            it is reached (0 when no r_i > 0)
+ *   J        sum m_i (d_i - c) x (v_i - v): angular momentum about the centre
+ *            in the frame of the mean velocity
+ *   lambda   |J| / (sqrt(2) M V R) with R = rc_max, V = sqrt(G M / R),
+ *            M = mass: the spin parameter lambda' of Bullock et al. (2001)
+ *            measured at the group's edge; 0 when M or R is 0
+ * Everything is in the stream's units, with pot->G given in them.
+ */
+typedef enum { FK_CENTRE_MBP = 0, FK_CENTRE_COM = 1 } fk_centre;
+
+/* Time spent, in seconds, by fk_halostats_centres. */
+typedef struct fk_halo_timing {
+    double gather, potential, profile;
+} fk_halo_timing;
+
+/* Fills the fields above for halos[0..ng) of the groups of in (grp as for
+ * fk_halostats_compute, which must have filled halos). The potentials go
+ * through fk_pot_minima (potential.h), all groups at once; the rest in
+ * parallel across groups (OpenMP), each group's sums in one fixed order, so
+ * the result does not depend on the number of threads. timing may be NULL.
+ * FK_EINVAL (pot's parameters), FK_ENOMEM. */
+int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
+                         fk_halo *halos, fk_halo_timing *timing, fk_error *err);
 
 #endif

@@ -1,12 +1,17 @@
-/* test_halostats.c - group properties on hand-built groups with known answers: periodic centres, dispersion, extent, errors. */
+/* test_halostats.c - group properties against known answers and independent sums: centres, profiles, spin, Plummer, NFW, periodic wrap, units, columns. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "check.h"
 #include "halostats.h"
+#include "mock.h"
 
 #define MAXP 16
 
@@ -183,20 +188,467 @@ static void test_errors(void)
 
 static void test_columns(void)
 {
-    CHECK(fk_halo_ncolumns == 11);
-    static const char *names[] = {"id", "n", "mass", "x", "y", "z", "vx", "vy", "vz", "sigma_v", "rmax"};
-    for (size_t k = 0; k < fk_halo_ncolumns && k < 11; k++) {
-        CHECK_MSG(strcmp(fk_halo_columns[k].name, names[k]) == 0, "column %zu is %s", k, fk_halo_columns[k].name);
-        CHECK(fk_halo_columns[k].unit && fk_halo_columns[k].desc && fk_halo_columns[k].desc[0]);
+    static const char *names[] = {"level", "host",   "id",     "n",      "mass",   "x",      "y",    "z",
+                                  "vx",    "vy",     "vz",     "sigma_v", "rmax",  "xc",     "yc",   "zc",
+                                  "mbp_id", "phi_mbp", "rc_max", "r_half", "vmax",  "r_vmax", "lambda"};
+    static const fk_dim dims[] = {FK_DIM_1,        FK_DIM_1,        FK_DIM_1,        FK_DIM_1,        FK_DIM_MASS,
+                                  FK_DIM_LENGTH,   FK_DIM_LENGTH,   FK_DIM_LENGTH,   FK_DIM_VELOCITY, FK_DIM_VELOCITY,
+                                  FK_DIM_VELOCITY, FK_DIM_VELOCITY, FK_DIM_LENGTH,   FK_DIM_LENGTH,   FK_DIM_LENGTH,
+                                  FK_DIM_LENGTH,   FK_DIM_1,        FK_DIM_VELOCITY2, FK_DIM_LENGTH,  FK_DIM_LENGTH,
+                                  FK_DIM_VELOCITY, FK_DIM_LENGTH,   FK_DIM_1};
+    const size_t nc = sizeof names / sizeof names[0];
+    CHECK(fk_halo_ncolumns == nc);
+    for (size_t k = 0; k < fk_halo_ncolumns && k < nc; k++) {
+        const fk_halo_column *c = &fk_halo_columns[k];
+        CHECK_MSG(strcmp(c->name, names[k]) == 0, "column %zu is %s", k, c->name);
+        CHECK_MSG(c->dim == dims[k], "column %s has dimension %d", c->name, (int)c->dim);
+        CHECK(c->desc && c->desc[0]);
+        /* only the most bound member's own columns need the potential */
+        CHECK((c->flags == FK_HCOL_MBP) == (strcmp(c->name, "mbp_id") == 0 || strcmp(c->name, "phi_mbp") == 0));
     }
-    fk_halo h = {.id = 7, .n = 12345678901ull, .mass = 0.25, .x = {1, 2, 3}, .v = {-1, 0.5, 1e-20},
-                 .sigma_v = 1.0 / 3, .rmax = 2};
+    fk_halo h = {.level = 1, .host = 3, .id = 7, .n = 12345678901ull, .mass = 0.25, .x = {1, 2, 3},
+                 .v = {-1, 0.5, 1e-20}, .sigma_v = 1.0 / 3, .rmax = 2, .xc = {4, 5, 6}, .mbp_id = 9007199254740993ull,
+                 .phi_mbp = -2.5, .rc_max = 0.5, .r_half = 0.125, .vmax = 3, .r_vmax = 0.25, .lambda = 0.035};
     char buf[64];
-    const char *want[] = {"7", "12345678901", "0.25", "1", "2", "3", "-1", "0.5", "1e-20", "0.333333333", "2"};
-    for (size_t k = 0; k < fk_halo_ncolumns && k < 11; k++) {
-        fk_halo_format(&h, &fk_halo_columns[k], buf, sizeof buf);
+    const char *want[] = {"1", "3", "7", "12345678901", "0.25", "1", "2", "3", "-1", "0.5", "1e-20", "0.333333333", "2",
+                          "4", "5", "6", "9007199254740993", "-2.5", "0.5", "0.125", "3", "0.25", "0.035"};
+    for (size_t k = 0; k < fk_halo_ncolumns && k < nc; k++) {
+        fk_halo_format(&h, &fk_halo_columns[k], NULL, buf, sizeof buf);
         CHECK_MSG(strcmp(buf, want[k]) == 0, "column %s: '%s'", names[k], buf);
     }
+    /* in other units: lengths x 1000, masses x 1e10, velocities x 100 (the
+     * potential x 1e4); counts and ids and the spin unchanged */
+    fk_halo_units u = {1000, 1e10, 100, "kpc", "Msun", "km/s"};
+    const char *want_u[] = {"1", "3", "7", "12345678901", "2.5e+09", "1000", "2000", "3000", "-100", "50", "1e-18",
+                            "33.3333333", "2000", "4000", "5000", "6000", "9007199254740993", "-25000", "500", "125",
+                            "300", "250", "0.035"};
+    for (size_t k = 0; k < fk_halo_ncolumns && k < nc; k++) {
+        fk_halo_format(&h, &fk_halo_columns[k], &u, buf, sizeof buf);
+        CHECK_MSG(strcmp(buf, want_u[k]) == 0, "column %s in units: '%s'", names[k], buf);
+    }
+    /* as doubles for the HALO chunk: the id rounds (2^53 + 1 is not a double) */
+    CHECK(fk_halo_value(&h, &fk_halo_columns[16], NULL) == 9007199254740992.0);
+    CHECK(fk_halo_value(&h, &fk_halo_columns[17], &u) == -25000);
+}
+
+static void test_units(void)
+{
+    fk_halo_units u;
+    fk_halo_units_default(&u);
+    char buf[64];
+    CHECK(u.length == 1 && u.mass == 1 && u.velocity == 1);
+    CHECK(strcmp(fk_halo_units_name(&u, FK_DIM_LENGTH, buf, sizeof buf), "length") == 0);
+    CHECK(strcmp(fk_halo_units_name(&u, FK_DIM_VELOCITY2, buf, sizeof buf), "velocity^2") == 0);
+    CHECK(strcmp(fk_halo_units_name(&u, FK_DIM_1, buf, sizeof buf), "1") == 0);
+    u = (fk_halo_units){2, 3, 5, "Mpc/h", "Msun/h", "km/s"};
+    CHECK(strcmp(fk_halo_units_name(&u, FK_DIM_VELOCITY2, buf, sizeof buf), "(km/s)^2") == 0);
+    CHECK(strcmp(fk_halo_units_name(&u, FK_DIM_MASS, buf, sizeof buf), "Msun/h") == 0);
+    CHECK(fk_halo_units_factor(&u, FK_DIM_LENGTH) == 2 && fk_halo_units_factor(&u, FK_DIM_MASS) == 3);
+    CHECK(fk_halo_units_factor(&u, FK_DIM_VELOCITY) == 5 && fk_halo_units_factor(&u, FK_DIM_VELOCITY2) == 25);
+    CHECK(fk_halo_units_factor(&u, FK_DIM_1) == 1);
+}
+
+/* ---- centres and the properties about them ------------------------------ */
+
+/* A stream of any size, particles in stream order. */
+typedef struct stream {
+    uint64_t n, cap;
+    float *pos, *vel, *mass;
+    uint64_t *ids;
+    uint32_t *grp;
+    int periodic;
+    double box, origin;
+} stream;
+
+static void push(stream *s, uint32_t g, const double x[3], const double v[3], double m)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->pos = realloc(s->pos, s->cap * 12), s->vel = realloc(s->vel, s->cap * 12);
+        s->mass = realloc(s->mass, s->cap * 4), s->ids = realloc(s->ids, s->cap * 8);
+        s->grp = realloc(s->grp, s->cap * 4);
+        if (!s->pos || !s->vel || !s->mass || !s->ids || !s->grp) abort();
+    }
+    uint64_t i = s->n++;
+    for (int k = 0; k < 3; k++) s->pos[3 * i + k] = (float)x[k], s->vel[3 * i + k] = (float)v[k];
+    s->mass[i] = (float)m;
+    s->ids[i] = i;
+    s->grp[i] = g;
+}
+
+static void free_stream(stream *s)
+{
+    free(s->pos), free(s->vel), free(s->mass), free(s->ids), free(s->grp);
+}
+
+static fk_pot_params pot(double G, double eps)
+{
+    fk_pot_params p;
+    fk_pot_defaults(&p);
+    p.G = G, p.eps = eps;
+    return p;
+}
+
+/* Both passes; FK_OK or the failure. */
+static int measure(const stream *s, uint64_t ng, fk_centre c, const fk_pot_params *p, fk_halo *h, fk_error *err)
+{
+    fk_halo_input in = {s->n, s->pos, s->vel, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin};
+    int st = fk_halostats_compute(&in, ng, h, "t", err);
+    return st ? st : fk_halostats_centres(&in, ng, c, p, h, NULL, err);
+}
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static double urand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static void direction(double r, double x[3])
+{
+    double ct = 2 * urand() - 1, ph = 6.283185307179586 * urand(), st = sqrt(1 - ct * ct);
+    x[0] = r * st * cos(ph), x[1] = r * st * sin(ph), x[2] = r * ct;
+}
+
+/* A centre member with six unit masses at distance a on the axes, the four
+ * in the xy plane turning at speed u about z: the centre is the most bound
+ * (phi = -6 G / sqrt(a^2 + eps^2), against -(1 + 2 sqrt 2 + 1/2) G / a for
+ * the others), J = 4 a u z, mass 7, R = a: lambda = 4 u / (7 sqrt 2 sqrt(7 G
+ * / a)). All around position c, velocity w added. */
+static void octahedron(stream *s, uint32_t g, const double c[3], double a, double u, const double w[3])
+{
+    static const double axes[6][3] = {{1, 0, 0}, {0, 1, 0}, {-1, 0, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+    static const double turn[6][3] = {{0, 1, 0}, {-1, 0, 0}, {0, -1, 0}, {1, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    push(s, g, c, w, 1);
+    for (int k = 0; k < 6; k++) {
+        double x[3], v[3];
+        for (int e = 0; e < 3; e++) x[e] = c[e] + a * axes[k][e], v[e] = w[e] + u * turn[k][e];
+        push(s, g, x, v, 1);
+    }
+}
+
+static int close_to(double a, double b, double rel)
+{
+    return fabs(a - b) <= rel * fabs(b);
+}
+
+static void test_spin(void)
+{
+    stream s = {.periodic = 1, .box = 8, .origin = 0};
+    const double c1[3] = {4, 4, 4}, w[3] = {0.5, -2, 1};
+    const double c2[3] = {7.875, 0.0625, 4}; /* straddles two faces: x and y wrap */
+    octahedron(&s, 1, c1, 0.25, 1.5, w);
+    octahedron(&s, 2, c2, 0.25, 1.5, w);
+    fk_halo h[2];
+    fk_error err = {0};
+    fk_pot_params p = pot(2, 0.125);
+    CHECK_MSG(measure(&s, 2, FK_CENTRE_MBP, &p, h, &err) == FK_OK, "%s", err.msg);
+    const double a = 0.25, u = 1.5, G = 2;
+    const double lambda = 4 * u / (7 * sqrt(2.0) * sqrt(7 * G / a));
+    for (int g = 0; g < 2; g++) {
+        const double *c = g ? c2 : c1;
+        CHECK_MSG(close_to(h[g].lambda, lambda, 1e-6), "group %d: lambda %.9g, want %.9g", g + 1, h[g].lambda, lambda);
+        CHECK(h[g].mbp_id == (uint64_t)(7 * g) && h[g].method == FK_POT_BY_EXACT);
+        CHECK(close_to(h[g].phi_mbp, -6 * G / sqrt(a * a + 0.125 * 0.125), 1e-12));
+        for (int e = 0; e < 3; e++) CHECK(h[g].xc[e] == c[e]);
+        CHECK(h[g].rc_max == a && h[g].r_half == a && h[g].r_vmax == a);
+        CHECK(close_to(h[g].vmax, sqrt(G * 7 / a), 1e-12));
+    }
+    /* the same about the centre of mass: it is the centre member's place */
+    fk_halo q[2];
+    CHECK(measure(&s, 2, FK_CENTRE_COM, &p, q, &err) == FK_OK);
+    for (int g = 0; g < 2; g++) {
+        CHECK(close_to(q[g].lambda, lambda, 1e-6) && q[g].mbp_id == 0 && q[g].phi_mbp == 0);
+        for (int e = 0; e < 3; e++) CHECK(fabs(q[g].xc[e] - h[g].xc[e]) < 1e-12);
+    }
+    /* not turning: no spin */
+    stream r = {.periodic = 1, .box = 8, .origin = 0};
+    octahedron(&r, 1, c1, 0.25, 0, w);
+    CHECK(measure(&r, 1, FK_CENTRE_MBP, &p, h, &err) == FK_OK && h[0].lambda == 0);
+    free_stream(&s), free_stream(&r);
+}
+
+/* Independent sums for group g of s (every pair, no sorting): the most
+ * bound member (exact potentials), radii about it, M(<=r) by counting, and
+ * the spin. */
+typedef struct want {
+    uint64_t mbp;
+    double phi, rc_max, r_half, vmax, r_vmax, lambda;
+} want;
+
+static want brute(const stream *s, uint32_t g, double G, double eps)
+{
+    want w = {0};
+    double best = INFINITY;
+    uint64_t ref = UINT64_MAX;
+    for (uint64_t i = 0; i < s->n; i++)
+        if (s->grp[i] == g && (ref == UINT64_MAX || s->ids[i] < s->ids[ref])) ref = i;
+    double (*d)[3] = malloc(s->n * sizeof *d);
+    double M = 0, vm[3] = {0, 0, 0};
+    for (uint64_t i = 0; i < s->n; i++) {
+        if (s->grp[i] != g) continue;
+        for (int e = 0; e < 3; e++) {
+            double t = (double)s->pos[3 * i + e] - s->pos[3 * ref + e];
+            if (s->periodic) t -= s->box * round(t / s->box);
+            d[i][e] = t;
+            vm[e] += s->mass[i] * (double)s->vel[3 * i + e];
+        }
+        M += s->mass[i];
+    }
+    for (int e = 0; e < 3; e++) vm[e] /= M;
+    for (uint64_t i = 0; i < s->n; i++) {
+        if (s->grp[i] != g) continue;
+        double phi = 0;
+        for (uint64_t j = 0; j < s->n; j++) {
+            if (s->grp[j] != g || j == i) continue;
+            double r2 = 0;
+            for (int e = 0; e < 3; e++) r2 += (d[i][e] - d[j][e]) * (d[i][e] - d[j][e]);
+            phi -= G * s->mass[j] / sqrt(r2 + eps * eps);
+        }
+        if (phi < best) best = phi, w.mbp = i;
+    }
+    w.phi = best;
+    double J[3] = {0, 0, 0};
+    w.r_half = INFINITY;
+    for (uint64_t i = 0; i < s->n; i++) {
+        if (s->grp[i] != g) continue;
+        double ri = 0, enc = 0, x[3], u[3];
+        for (int e = 0; e < 3; e++) {
+            x[e] = d[i][e] - d[w.mbp][e];
+            u[e] = s->vel[3 * i + e] - vm[e];
+            ri += x[e] * x[e];
+        }
+        J[0] += s->mass[i] * (x[1] * u[2] - x[2] * u[1]);
+        J[1] += s->mass[i] * (x[2] * u[0] - x[0] * u[2]);
+        J[2] += s->mass[i] * (x[0] * u[1] - x[1] * u[0]);
+        ri = sqrt(ri);
+        for (uint64_t j = 0; j < s->n; j++) {
+            if (s->grp[j] != g) continue;
+            double rj = 0;
+            for (int e = 0; e < 3; e++) rj += (d[j][e] - d[w.mbp][e]) * (d[j][e] - d[w.mbp][e]);
+            if (sqrt(rj) <= ri) enc += s->mass[j];
+        }
+        if (ri > w.rc_max) w.rc_max = ri;
+        if (enc >= M / 2 && ri < w.r_half) w.r_half = ri;
+        if (ri > 0) {
+            double v = sqrt(G * enc / ri);
+            if (v > w.vmax || (v == w.vmax && ri < w.r_vmax)) w.vmax = v, w.r_vmax = ri;
+        }
+    }
+    w.lambda = sqrt(J[0] * J[0] + J[1] * J[1] + J[2] * J[2]) / (sqrt(2.0) * M * sqrt(G * M * w.rc_max));
+    free(d);
+    return w;
+}
+
+static void compare_brute(const stream *s, uint64_t ng, const fk_halo *h, double G, double eps, double rel)
+{
+    for (uint32_t g = 1; g <= ng; g++) {
+        want w = brute(s, g, G, eps);
+        const fk_halo *a = &h[g - 1];
+        CHECK_MSG(a->mbp_id == s->ids[w.mbp], "group %u: mbp %llu, want %llu", g, (unsigned long long)a->mbp_id,
+                  (unsigned long long)s->ids[w.mbp]);
+        CHECK_MSG(close_to(a->phi_mbp, w.phi, 1e-12), "group %u: phi %.17g want %.17g", g, a->phi_mbp, w.phi);
+        CHECK_MSG(close_to(a->rc_max, w.rc_max, rel) && close_to(a->r_half, w.r_half, rel) &&
+                      close_to(a->vmax, w.vmax, rel) && close_to(a->r_vmax, w.r_vmax, rel),
+                  "group %u: rc_max %g/%g r_half %g/%g vmax %g/%g r_vmax %g/%g", g, a->rc_max, w.rc_max, a->r_half,
+                  w.r_half, a->vmax, w.vmax, a->r_vmax, w.r_vmax);
+        CHECK_MSG(close_to(a->lambda, w.lambda, 1e-9), "group %u: lambda %.12g want %.12g", g, a->lambda, w.lambda);
+        for (int e = 0; e < 3; e++) {
+            double x = (double)s->pos[3 * w.mbp + e];
+            CHECK_MSG(a->xc[e] == x, "group %u axis %d: centre %.9g, mbp at %.9g", g, e, a->xc[e], x);
+        }
+    }
+}
+
+/* Clumps of random sizes and masses, some across the box's faces, in an
+ * interleaved stream with shuffled IDs: every column of the centres against
+ * the independent sums, by exact sums and by the tree (nexact 0); also with
+ * one thread. */
+static void test_against_brute(void)
+{
+    stream s = {.periodic = 1, .box = 2, .origin = -1};
+    const int ng = 5;
+    const double centres[5][3] = {{0, 0, 0}, {0.98, 0.2, -0.3}, {-0.5, -0.99, 0.99}, {0.5, 0.5, 0.5}, {-0.97, 0.97, -0.97}};
+    const int sizes[5] = {300, 180, 120, 60, 7};
+    for (int k = 0; k < 300; k++)
+        for (int g = 0; g < ng; g++) {
+            if (k >= sizes[g]) continue;
+            double x[3], v[3];
+            direction(0.1 * pow(urand(), 1.5), x);
+            for (int e = 0; e < 3; e++) {
+                x[e] += centres[g][e];
+                x[e] -= 2 * floor((x[e] + 1) / 2);
+                v[e] = urand() - 0.5 + (e == 0 ? 3 * x[1] : e == 1 ? -3 * x[0] : 0);
+            }
+            push(&s, (uint32_t)g + 1, x, v, 0.5 + urand());
+        }
+    for (uint64_t i = 0; i < s.n; i++) s.ids[i] = (i * 389 + 11) % s.n; /* 389 is prime to the 667 particles */
+    fk_halo h[5];
+    fk_error err = {0};
+    fk_pot_params p = pot(1.5, 0.01);
+    CHECK_MSG(measure(&s, ng, FK_CENTRE_MBP, &p, h, &err) == FK_OK, "%s", err.msg);
+    compare_brute(&s, ng, h, 1.5, 0.01, 1e-12);
+    p.nexact = 0;
+    fk_halo t[5];
+    CHECK(measure(&s, ng, FK_CENTRE_MBP, &p, t, &err) == FK_OK);
+    compare_brute(&s, ng, t, 1.5, 0.01, 1e-12);
+    CHECK(t[0].method == FK_POT_BY_TREE && h[0].method == FK_POT_BY_EXACT);
+#ifdef _OPENMP
+    int nt = omp_get_max_threads();
+    omp_set_num_threads(1);
+    fk_halo one[5];
+    CHECK(measure(&s, ng, FK_CENTRE_MBP, &p, one, &err) == FK_OK);
+    omp_set_num_threads(nt);
+    CHECK(memcmp(one, t, sizeof t) == 0);
+#endif
+    free_stream(&s);
+}
+
+/* The same halo whole and across the periodic boundary (shifted by half
+ * the box and wrapped) has the same properties, its centres shifted too. */
+static void test_periodic_shift(void)
+{
+    stream a = {.periodic = 1, .box = 1, .origin = -0.5}, b = a;
+    for (int k = 0; k < 400; k++) {
+        double x[3], v[3] = {urand(), urand(), urand()}, y[3];
+        direction(0.08 * pow(urand(), 2), x);
+        for (int e = 0; e < 3; e++) {
+            x[e] = floor(x[e] * 4096) / 4096; /* exact after the shift too */
+            y[e] = x[e] + 0.5;
+            if (y[e] >= 0.5) y[e] -= 1;
+        }
+        double m = 1 + (k % 3);
+        push(&a, 1, x, v, m);
+        push(&b, 1, y, v, m);
+    }
+    fk_halo h, q;
+    fk_error err = {0};
+    fk_pot_params p = pot(1, 0.002);
+    CHECK(measure(&a, 1, FK_CENTRE_MBP, &p, &h, &err) == FK_OK);
+    CHECK(measure(&b, 1, FK_CENTRE_MBP, &p, &q, &err) == FK_OK);
+    CHECK(h.mbp_id == q.mbp_id);
+    CHECK(close_to(q.phi_mbp, h.phi_mbp, 1e-12) && close_to(q.rc_max, h.rc_max, 1e-9));
+    CHECK(close_to(q.r_half, h.r_half, 1e-9) && close_to(q.vmax, h.vmax, 1e-9) && close_to(q.r_vmax, h.r_vmax, 1e-9));
+    CHECK(close_to(q.lambda, h.lambda, 1e-9));
+    for (int e = 0; e < 3; e++) {
+        double d = q.xc[e] - h.xc[e];
+        d -= round(d);
+        CHECK_MSG(fabs(d - 0.5) < 1e-12 || fabs(d + 0.5) < 1e-12, "axis %d: %.17g", e, d);
+        CHECK(q.xc[e] >= -0.5 && q.xc[e] < 0.5);
+    }
+    free_stream(&a), free_stream(&b);
+}
+
+/* A Plummer sphere, M = 1, a = 0.05, G = 1, 20000 members sampled with a
+ * fixed seed (radius from M(<r) = r^3 / (r^2 + a^2)^1.5, capped at 50 a):
+ *   half-mass radius a / sqrt(2^(2/3) - 1) = 1.3048 a; its sampling error
+ *   sqrt(1/4 / N) / f(r_half), f = dM/dr = 0.4254 / a there: 0.0083 a, so
+ *   4 sigma is 2.5%;
+ *   potential at the centre -G M / a; the sum of N terms m / r_j has the
+ *   relative spread sqrt(2 / N) = 1% (E[1/r^2] = 2 / a^2), and the
+ *   softening (eps = 0.002 = a / 25) raises it by less than 0.1%: within
+ *   5% allowing for the minimum over members;
+ *   vmax: V^2 = G M r^2 / (r^2 + a^2)^1.5, largest at r = sqrt 2 a, vmax =
+ *   sqrt(2 / 3^1.5 G M / a); sampling error of M(<sqrt 2 a) (0.544 of it):
+ *   0.65%, so within 3%. */
+static void test_plummer(void)
+{
+    stream s = {.periodic = 0, .box = 1, .origin = 0};
+    const double a = 0.05;
+    const int n = 20000;
+    for (int k = 0; k < n; k++) {
+        double u, x[3], v[3] = {0, 0, 0};
+        do u = urand();
+        while (!(u > 0 && u < 0.99997));
+        direction(a / sqrt(pow(u, -2.0 / 3.0) - 1), x);
+        push(&s, 1, x, v, 1.0 / n);
+    }
+    fk_halo h;
+    fk_error err = {0};
+    fk_pot_params p = pot(1, 0.002);
+    CHECK(measure(&s, 1, FK_CENTRE_MBP, &p, &h, &err) == FK_OK);
+    double rh = a / sqrt(pow(2, 2.0 / 3.0) - 1), vmax = sqrt(2 / pow(3, 1.5) / a);
+    CHECK_MSG(close_to(h.r_half, rh, 0.025), "r_half %g, want %g", h.r_half, rh);
+    CHECK_MSG(close_to(h.phi_mbp, -1 / a, 0.05), "phi %g, want %g", h.phi_mbp, -1 / a);
+    CHECK_MSG(close_to(h.vmax, vmax, 0.03), "vmax %g, want %g", h.vmax, vmax);
+    CHECK_MSG(h.r_vmax > 0.8 * sqrt(2) * a && h.r_vmax < 1.3 * sqrt(2) * a, "r_vmax %g", h.r_vmax);
+    CHECK(h.method == FK_POT_BY_TREE);
+    /* the centre is near the middle */
+    CHECK(sqrt(h.xc[0] * h.xc[0] + h.xc[1] * h.xc[1] + h.xc[2] * h.xc[2]) < 0.1 * a);
+    free_stream(&s);
+}
+
+/* A halo of mkuniverse's (mock.h: NFW truncated at r200, here the whole
+ * universe as its one big halo, c = 15): vmax and its radius against the
+ * profile's V^2(x) = G M m(x) / (m(c) x rs), m(x) = ln(1 + x) - x / (1 + x),
+ * largest at x = 2.16258. The enclosed fraction there (0.255 of 20000)
+ * has a sampling error of 1.2%, 0.6% in V: within 3%. The curve is flat
+ * (V^2 within 2.5% from 1.5 to 3 rs), so r_vmax is only pinned to [1.2, 4]
+ * rs. */
+static void test_nfw(void)
+{
+    fk_mock_params mp;
+    const uint64_t n = 20000;
+    fk_mock_defaults(&mp, n);
+    mp.big_halo = n;
+    fk_mock m;
+    fk_error err = {0};
+    CHECK_MSG(fk_mock_plan(&m, &mp, &err) == FK_OK, "%s", err.msg);
+    CHECK(m.nhalo == 1 && m.halo[0].npart == n && m.halo[0].c == 15);
+    stream s = {.periodic = 1, .box = 1, .origin = -0.5};
+    s.cap = n;
+    s.pos = malloc(n * 12), s.vel = malloc(n * 12), s.mass = malloc(n * 4), s.ids = malloc(n * 8);
+    s.grp = malloc(n * 4);
+    fk_mock_generate(&m, 0, n, s.pos, s.vel);
+    for (uint64_t i = 0; i < n; i++) s.mass[i] = (float)(1.0 / n), s.ids[i] = i, s.grp[i] = 1;
+    s.n = n;
+    fk_halo h;
+    fk_pot_params p = pot(1, 0.05 / cbrt((double)n));
+    CHECK(measure(&s, 1, FK_CENTRE_MBP, &p, &h, &err) == FK_OK);
+    const double c = m.halo[0].c, rs = m.halo[0].r200 / c, x = 2.16258;
+    const double mc = log(1 + c) - c / (1 + c), mx = log(1 + x) - x / (1 + x);
+    const double vmax = sqrt(m.halo[0].mass * mx / (mc * x * rs));
+    CHECK_MSG(close_to(h.vmax, vmax, 0.03), "vmax %g, want %g", h.vmax, vmax);
+    CHECK_MSG(h.r_vmax > 1.2 * rs && h.r_vmax < 4 * rs, "r_vmax %g rs", h.r_vmax / rs);
+    /* every member lies within r200 of the true centre, so within 2 r200 of the found one */
+    CHECK(h.rc_max < 2 * m.halo[0].r200);
+    double off = 0;
+    for (int e = 0; e < 3; e++) {
+        double d = h.xc[e] - m.halo[0].centre[e];
+        d -= round(d);
+        off += d * d;
+    }
+    CHECK_MSG(sqrt(off) < 0.2 * rs, "centre %g rs from the true one", sqrt(off) / rs);
+    fk_mock_free(&m);
+    free_stream(&s);
+}
+
+static void test_centre_errors(void)
+{
+    stream s = {.periodic = 1, .box = 1, .origin = 0};
+    double x[3] = {0.5, 0.5, 0.5}, v[3] = {0, 0, 0};
+    push(&s, 1, x, v, 1);
+    fk_halo h;
+    fk_error err = {0};
+    fk_pot_params p = pot(1, 0); /* no softening */
+    CHECK(measure(&s, 1, FK_CENTRE_MBP, &p, &h, &err) == FK_EINVAL && strstr(err.msg, "softening"));
+    /* one member: everything 0, the member its own centre */
+    p = pot(1, 0.1);
+    CHECK(measure(&s, 1, FK_CENTRE_MBP, &p, &h, &err) == FK_OK);
+    CHECK(h.rc_max == 0 && h.r_half == 0 && h.vmax == 0 && h.r_vmax == 0 && h.lambda == 0 && h.phi_mbp == 0);
+    CHECK(h.xc[0] == 0.5 && h.mbp_id == 0);
+    /* a group of mass 0: unit weights for r_half, no vmax, no spin */
+    stream z = {.periodic = 0, .box = 1, .origin = 0};
+    for (int k = 0; k < 4; k++) {
+        double y[3] = {0.25 * k, 0, 0}, w[3] = {0, (double)k, 0};
+        push(&z, 1, y, w, 0);
+    }
+    CHECK(measure(&z, 1, FK_CENTRE_COM, &p, &h, &err) == FK_OK);
+    CHECK(h.xc[0] == 0.375 && h.rc_max == 0.375 && h.r_half == 0.125 && h.vmax == 0 && h.lambda == 0);
+    free_stream(&s), free_stream(&z);
 }
 
 int main(void)
@@ -206,5 +658,12 @@ int main(void)
     test_velocities();
     test_errors();
     test_columns();
+    test_units();
+    test_spin();
+    test_against_brute();
+    test_periodic_shift();
+    test_plummer();
+    test_nfw();
+    test_centre_errors();
     CHECK_DONE();
 }
