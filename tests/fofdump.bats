@@ -137,12 +137,8 @@ EOF
 
 @test "bad inputs: each with its one-line message and status 1; the stream is read to its end" {
     three | mkstream -o in.bin
-    : >empty.bin
-    fails "fofdump: empty.bin: empty input" fofdump empty.bin
-    fails "fofdump: stdin: empty input" fofdump -c POS <empty.bin
-    fails "fofdump: missing.bin: No such file or directory" fofdump missing.bin
-    mkdir d.bin
-    fails "fofdump: d.bin: is a directory" fofdump d.bin
+    unreadable_inputs fofdump
+    unreadable_inputs fofdump -c POS
     # cut short: the list goes as far as the stream does
     pos=$(chunk_offset in.bin POS)
     size=$(stat -c %s in.bin)

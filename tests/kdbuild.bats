@@ -224,12 +224,8 @@ partition() {
 
 @test "bad inputs: each with its one-line message and status 1" {
     particles 20 | mkstream -o in.bin
-    : >empty.bin
-    fails "kdbuild: empty.bin: empty input" kdbuild empty.bin
-    fails "kdbuild: stdin: empty input" kdbuild <empty.bin
-    fails "kdbuild: missing.bin: No such file or directory" kdbuild missing.bin
-    mkdir dir.bin
-    fails "kdbuild: dir.bin: is a directory" kdbuild dir.bin
+    unreadable_inputs kdbuild
+    unreadable_inputs kdbuild -s 2 --device=cpu
     # cut short at several places
     pos=$(chunk_offset in.bin POS)
     size=$(stat -c %s in.bin)
@@ -329,14 +325,12 @@ partition() {
     need_no_gpu
     cmp a.bin d.bin
     grep -q '^kdbuild: device: CPU (.*)$' err.txt
-    run --separate-stderr kdbuild --device=gpu -o e.bin in.bin
-    [ "$status" -eq 3 ]
-    [[ "$stderr" =~ ^kdbuild:\ --device=gpu:\ [^$'\n']+$ ]]
-    [ ! -e e.bin ]
-    run --separate-stderr env FOFKIT_DEVICE=gpu kdbuild -o e.bin in.bin
-    [ "$status" -eq 3 ]
-    [[ "$stderr" =~ ^kdbuild:\ --device=gpu:\ [^$'\n']+$ ]]
-    [ ! -e e.bin ]
+    for how in "kdbuild --device=gpu" "env FOFKIT_DEVICE=gpu kdbuild" "env FOFKIT_DEVICE=cpu kdbuild --device=gpu"; do
+        run --separate-stderr $how -o e.bin in.bin
+        [ "$status" -eq 3 ]
+        [[ "$stderr" =~ ^kdbuild:\ --device=gpu:\ [^$'\n']+$ ]]
+        [ ! -e e.bin ]
+    done
     # -v says which device and why
     kdbuild -v --device=cpu -o f.bin in.bin 2>err.txt
     grep -qx 'kdbuild: device: CPU (as asked)' err.txt

@@ -98,6 +98,19 @@ terminal_refusals() {
     fi
 }
 
+# The inputs every stream reader refuses the same way: an empty file, empty stdin, a
+# missing file, a directory. PROG [ARGS...] must fail on each with status 1 and its line.
+unreadable_inputs() {
+    local prog=$1
+    shift
+    : >empty.bin
+    fails "$prog: empty.bin: empty input" "$prog" "$@" empty.bin
+    fails "$prog: stdin: empty input" "$prog" "$@" <empty.bin
+    fails "$prog: missing.bin: No such file or directory" "$prog" "$@" missing.bin
+    mkdir -p dir.bin
+    fails "$prog: dir.bin: is a directory" "$prog" "$@" dir.bin
+}
+
 # Checks that a failing PROG ARGS... (status STATUS) leaves no output file: -o out with
 # no out before, and with an existing out that it must not touch.
 no_partial_output() {
