@@ -159,6 +159,42 @@ int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint
     return FK_OK;
 }
 
+int fk_groups_parents(const uint32_t *gid_up, const uint32_t *gid, uint64_t nsource, uint64_t ngroups,
+                      uint32_t *parent, uint32_t level, const char *name, fk_error *err)
+{
+    if (level < 1) return fk_fail(err, FK_EINVAL, "level 0 has no parent groups");
+    memset(parent, 0, (ngroups + 1) * sizeof *parent);
+    /* parent[g] is 0 until a member of g is seen (valid parents are >= 1);
+     * an earlier member to name in a message is searched for only on error. */
+    for (uint64_t r = 0; r < nsource; r++) {
+        uint32_t g = gid[r], p = gid_up[r];
+        if (g == 0) continue;
+        if (g > ngroups)
+            return fk_fail(err, FK_EFORMAT, "%s: level %" PRIu32 ": particle %" PRIu64 " is in group %" PRIu32
+                           " of %" PRIu64, name, level, r, g, ngroups);
+        if (p == 0)
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: group %" PRIu32 " of level %" PRIu32 " has particle %" PRIu64
+                           ", which is in no kept group of level %" PRIu32 " (the levels do not nest)",
+                           name, g, level, r, level - 1);
+        if (parent[g] == 0) {
+            parent[g] = p;
+        } else if (parent[g] != p) {
+            uint64_t q = 0;
+            while (!(gid[q] == g && gid_up[q] == parent[g])) q++;
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: group %" PRIu32 " of level %" PRIu32 " has particles %" PRIu64 " and %" PRIu64
+                           " in groups %" PRIu32 " and %" PRIu32 " of level %" PRIu32 " (the levels do not nest)",
+                           name, g, level, q, r, parent[g], p, level - 1);
+        }
+    }
+    for (uint64_t g = 1; g <= ngroups; g++)
+        if (parent[g] == 0)
+            return fk_fail(err, FK_EFORMAT, "%s: group %" PRIu64 " of level %" PRIu32 " has no member", name, g,
+                           level);
+    return FK_OK;
+}
+
 int fk_groups_format(const fk_groups *info, char **text, fk_error *err)
 {
     fk_kvbuf b;

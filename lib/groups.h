@@ -14,8 +14,8 @@
  * canonical array foflink writes (sink[i] = lowest stream index of i's
  * group); a value >= n or a cycle of two or more particles is an error.
  *
- * Output, level k (groups resolves level 0 today; hierarchical linking will
- * add SINK levels 1, 2, ..., each giving the GRPS and GID of the same level):
+ * Output, level k (one per SINK level: hierarchical linking writes SINK
+ * levels 0, 1, ..., see levels.h; each gives the GRPS and GID of its level):
  *   GID   <u4, nsource rows, 1 column, flags 0 (NOT per particle): row r is
  *         the group of the particle whose original index (ID) is r, 0 when
  *         it is in no kept group or absent from the stream
@@ -28,9 +28,17 @@
  *     largest    members of group 1 (0 when there is none)
  *     n nsource  particles in the stream, in the source snapshot
  *     order      "size-desc,minid": the numbering rule below
+ *   GPAR  levels k >= 1 only: <u4, ngroups_k + 1 rows, 1 column, flags 0:
+ *         row g is the group of level k-1 that contains group g of level k;
+ *         row 0 is 0
  * Numbering: kept groups are numbered 1..ngroups by decreasing size; groups
  * of equal size by increasing lowest original index (ID) among their
  * members, so the numbers do not depend on the stream order.
+ *
+ * Every level keeps the groups of at least the same minsize. A group of
+ * level k lies inside one group of level k-1, which has at least as many
+ * members, so a kept group's parent is kept too: GPAR never holds 0 beyond
+ * row 0 (fk_groups_parents checks it).
  */
 
 #define FK_GROUPS_ORDER "size-desc,minid"
@@ -69,6 +77,16 @@ int fk_groups_check_ids(const uint64_t *ids, uint64_t n, uint64_t nsource, const
  * FK_EINVAL for bad arguments, FK_ENOMEM. */
 int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint64_t nsource, uint64_t minsize,
                      uint32_t *gid, fk_groups *info, fk_error *err);
+
+/* The parents of level k's groups (GPAR): gid_up and gid are the GID rows
+ * (nsource each, original order) of levels k-1 and k, ngroups the groups of
+ * level k. Writes parent[0..ngroups], parent[0] = 0. FK_EFORMAT, naming the
+ * group and two of its particles by original index, when a group of level
+ * k has members in two groups of level k-1, or in none (so the levels do
+ * not nest), or has no member at all. level (k) and name are used in
+ * messages. O(nsource + ngroups), no scratch. */
+int fk_groups_parents(const uint32_t *gid_up, const uint32_t *gid, uint64_t nsource, uint64_t ngroups,
+                      uint32_t *parent, uint32_t level, const char *name, fk_error *err);
 
 /* GRPS text for info (caller frees *text). */
 int fk_groups_format(const fk_groups *info, char **text, fk_error *err);

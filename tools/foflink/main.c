@@ -7,7 +7,9 @@
 #include "device.h"
 #include "kdtree.h"
 #include "kv.h"
+#include "levels.h"
 #include "link.h"
+#include "phase.h"
 #include "prog.h"
 #include "snap.h"
 #include "stream.h"
@@ -21,6 +23,12 @@ static void help(void)
            "  -b, --b=B              linking length as B times the mean interparticle\n"
            "                         spacing box/n^(1/3) (default 0.2)\n"
            "  -l, --link-length=L    absolute linking length (instead of -b)\n"
+           "                         -b and -l take a list too, B0,B1,... strictly decreasing:\n"
+           "                         up to %d levels, level k linked inside level k-1's groups\n"
+           "      --psi=V            6D phase-space linking, V the velocity linking length\n"
+           "                         (one for every level, or a list, one per level, never growing)\n"
+           "      --psi-rel=F        6D with psi = F times the 3D rms velocity of the particles\n"
+           "                         about their mean (one F, or one per level)\n"
            "      --no-periodic      isolated boundaries even if the stream's box is periodic\n"
            "      --method=M         tree (default) or brute (all pairs, O(n^2): small inputs)\n"
            "      --device=D         auto (default: the GPU if there is one), cpu or gpu\n"
@@ -34,17 +42,55 @@ static void help(void)
            "\n"
            "Two particles are friends when their binary32 minimum-image separation squared,\n"
            "(dx*dx + dy*dy) + dz*dz, is strictly below l*l: see foflink(1) for the exact rule.\n"
-           "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n");
+           "In 6D they must also have r2/l2 + w2/psi2 < 1, w2 the velocity difference squared.\n"
+           "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n",
+           FK_LEVELS_MAX);
+}
+
+/* The operand of -b or -l: one positive number, or a list of up to
+ * FK_LEVELS_MAX of them, strictly decreasing (the levels). Returns how many. */
+static int parse_lengths(const char *opt, const char *arg, double *out)
+{
+    if (!strchr(arg, ',')) {
+        out[0] = prog_parse_double(opt, arg, -HUGE_VAL, HUGE_VAL);
+        if (!(out[0] > 0)) prog_usage("option %s: the linking length must be positive, not %s", opt, arg);
+        return 1;
+    }
+    int n = prog_parse_list(opt, arg, out, FK_LEVELS_MAX, -HUGE_VAL, HUGE_VAL);
+    for (int k = 0; k < n; k++) {
+        if (!(out[k] > 0)) prog_usage("option %s: the linking length must be positive, not %g", opt, out[k]);
+        if (k && !(out[k] < out[k - 1]))
+            prog_usage("option %s: the levels' linking lengths must decrease strictly, not %g then %g", opt,
+                       out[k - 1], out[k]);
+    }
+    return n;
+}
+
+/* The operand of --psi or --psi-rel: positive finite numbers, one or one
+ * per level, never growing from a level to the next (else the levels would
+ * not nest). Returns how many. */
+static int parse_psis(const char *opt, const char *arg, double *out)
+{
+    int n = prog_parse_list(opt, arg, out, FK_LEVELS_MAX, -HUGE_VAL, HUGE_VAL);
+    for (int k = 0; k < n; k++) {
+        if (!(out[k] > 0) || !isfinite(out[k]))
+            prog_usage("option %s: the value must be a positive number, not %g", opt, out[k]);
+        if (k && out[k] > out[k - 1])
+            prog_usage("option %s: the levels' values must not grow, not %g then %g (the groups would not nest)",
+                       opt, out[k - 1], out[k]);
+    }
+    return n;
 }
 
 int main(int argc, char **argv)
 {
     prog_init("foflink");
     prog_std std = {0};
-    double b = 0.2, l = 0;
+    double b[FK_LEVELS_MAX] = {0.2}, l[FK_LEVELS_MAX] = {0}, psiv[FK_LEVELS_MAX] = {0};
+    int nb = 1, nl = 0, npsi = 0, psi_rel = 0;
     int have_l = 0, have_b = 0, no_periodic = 0, brute = 0, devchoice = device_default();
     long long threads = 0;
-    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE };
+    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"b", required_argument, 0, 'b'},
                                              {"link-length", required_argument, 0, 'l'},
@@ -52,6 +98,8 @@ int main(int argc, char **argv)
                                              {"method", required_argument, 0, OPT_METHOD},
                                              {"threads", required_argument, 0, 'j'},
                                              {"device", required_argument, 0, OPT_DEVICE},
+                                             {"psi", required_argument, 0, OPT_PSI},
+                                             {"psi-rel", required_argument, 0, OPT_PSIREL},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -59,14 +107,18 @@ int main(int argc, char **argv)
         if (prog_std_option(c, optarg, &std, help, argv)) continue;
         switch (c) {
         case 'b':
-            b = prog_parse_double("-b", optarg, -HUGE_VAL, HUGE_VAL);
-            if (!(b > 0)) prog_usage("option -b: the linking length must be positive, not %s", optarg);
+            nb = parse_lengths("-b", optarg, b);
             have_b = 1;
             break;
         case 'l':
-            l = prog_parse_double("-l", optarg, -HUGE_VAL, HUGE_VAL);
-            if (!(l > 0)) prog_usage("option -l: the linking length must be positive, not %s", optarg);
+            nl = parse_lengths("-l", optarg, l);
             have_l = 1;
+            break;
+        case OPT_PSI:
+        case OPT_PSIREL:
+            if (npsi && psi_rel != (c == OPT_PSIREL)) prog_usage("options --psi and --psi-rel are exclusive");
+            psi_rel = c == OPT_PSIREL;
+            npsi = parse_psis(psi_rel ? "--psi-rel" : "--psi", optarg, psiv);
             break;
         case OPT_NOPER: no_periodic = 1; break;
         case OPT_METHOD:
@@ -82,6 +134,10 @@ int main(int argc, char **argv)
         }
     }
     if (have_l && have_b) prog_usage("options -l and -b are exclusive");
+    const int nlev = have_l ? nl : nb, sixd = npsi > 0;
+    if (npsi > 1 && npsi != nlev)
+        prog_usage("option %s gives %d values for %d level%s (give one, or one per level)",
+                   psi_rel ? "--psi-rel" : "--psi", npsi, nlev, nlev > 1 ? "s" : "");
     const char *in = prog_one_input(argc, argv, optind);
     const char *name = strcmp(in, "-") ? in : "stdin";
 
@@ -99,7 +155,7 @@ int main(int argc, char **argv)
     if (fk_snap_read(r, &ch, &snap, &snaptext, name, &err) || fk_writer_put(w, &ch, snaptext, &err)) prog_fail(&err);
     free(snaptext);
 
-    float *pos = NULL;
+    float *pos = NULL, *vel = NULL;
     fk_tree tree;
     memset(&tree, 0, sizeof tree);
     int have_tree = 0, st;
@@ -110,6 +166,11 @@ int main(int argc, char **argv)
             if (pos) prog_die(EXIT_DATA, "%s: stream has two POS chunks", name);
             if (fk_snap_check_chunk(&snap, &ch, "<f4", 3, name, &err) || fk_reader_load(r, (void **)&pos, &err) ||
                 fk_writer_put(w, &ch, pos, &err))
+                prog_fail(&err);
+        } else if (sixd && !strcmp(ch.tag, "VEL")) { /* kept in tree order for the 6D predicate */
+            if (vel) prog_die(EXIT_DATA, "%s: stream has two VEL chunks", name);
+            if (fk_snap_check_chunk(&snap, &ch, "<f4", 3, name, &err) || fk_reader_load(r, (void **)&vel, &err) ||
+                fk_writer_put(w, &ch, vel, &err))
                 prog_fail(&err);
         } else if (!strcmp(ch.tag, "TREE")) {
             char *text;
@@ -136,15 +197,36 @@ int main(int argc, char **argv)
     if (tree.n != snap.n)
         prog_die(EXIT_DATA, "%s: the tree holds %" PRIu64 " particles, the stream %" PRIu64, name, tree.n, snap.n);
     if (fk_snap_check_positions(&snap, pos, name, &err) || fk_tree_check(&tree, pos, name, &err)) prog_fail(&err);
+    if (sixd && !vel) prog_die(EXIT_DATA, "%s: stream has no VEL chunk (6D linking needs the velocities)", name);
+    if (sixd && fk_phase_check(vel, snap.n, name, &err)) prog_fail(&err);
 
-    fk_linkopts o = {0};
-    o.periodic = snap.periodic && !no_periodic;
-    o.box = snap.box;
-    o.l = have_l ? l : b * snap.box / cbrt((double)(snap.n ? snap.n : 1));
-    o.nthreads = (int)threads;
-    if (fk_link_check(&o, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
+    /* One set of options per level; level 0 has the longest linking length. */
+    fk_linkopts lo[FK_LEVELS_MAX];
+    double vscale = 0;
+    if (psi_rel) {
+        vscale = fk_phase_vscale(vel, snap.n);
+        if (!(vscale > 0))
+            prog_die(EXIT_DATA, "%s: the particles' velocities do not vary (rms about the mean 0), so --psi-rel "
+                     "gives no velocity linking length: use --psi", name);
+    }
+    for (int k = 0; k < nlev; k++) {
+        fk_linkopts *o = &lo[k];
+        memset(o, 0, sizeof *o);
+        o->periodic = snap.periodic && !no_periodic;
+        o->box = snap.box;
+        o->l = have_l ? l[k] : b[k] * snap.box / cbrt((double)(snap.n ? snap.n : 1));
+        o->psi = sixd ? psiv[npsi > 1 ? k : 0] * (psi_rel ? vscale : 1) : 0;
+        o->nthreads = (int)threads;
+    }
+    if (fk_levels_check(lo, nlev, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
+    const fk_linkopts o = lo[0];
     prog_info("linking %" PRIu64 " particles with l = %.9g (%s box %g)", snap.n, o.l,
               o.periodic ? "periodic" : "isolated", snap.box);
+    if (psi_rel)
+        prog_info("6D: psi = %.9g (%g times the rms velocity %.9g)", o.psi, psiv[0], vscale);
+    else if (sixd)
+        prog_info("6D: psi = %.9g", o.psi);
+    for (int k = 1; k < nlev; k++) prog_info("level %d: l = %.9g, psi = %.9g", k, lo[k].l, lo[k].psi);
 
     fk_gpuinfo gi;
     int dev = device_resolve(devchoice, &gi);
@@ -157,22 +239,44 @@ int main(int argc, char **argv)
         dev = DEV_CPU;
     }
 
-    uint32_t *sink = malloc(snap.n ? snap.n * sizeof *sink : 1);
-    if (!sink) prog_die(EXIT_RESOURCE, "out of memory for the sink array of %" PRIu64 " particles", snap.n);
-    fk_linkstats ls;
+    uint32_t *sinks[FK_LEVELS_MAX];
+    for (int k = 0; k < nlev; k++)
+        if (!(sinks[k] = malloc(snap.n ? snap.n * sizeof *sinks[k] : 1)))
+            prog_die(EXIT_RESOURCE, "out of memory for the sink array of %" PRIu64 " particles", snap.n);
+    fk_linkstats lstat[FK_LEVELS_MAX];
+    double secs[FK_LEVELS_MAX];
     fk_gputimes gt;
+    memset(&gt, 0, sizeof gt);
+    st = FK_OK;
     double t0 = prog_now();
     if (dev == DEV_GPU) {
         prog_info("GPU memory needed: %.3f GiB",
-                  (double)(brute ? snap.n * 16 : fk_gpu_link_bytes(snap.n, tree.nnodes, 0)) / (1 << 30));
-        st = brute ? fk_gpu_link_brute(snap.n, pos, NULL, &o, sink, &ls, &gt, &err)
-                   : fk_gpu_link(&tree, pos, NULL, &o, sink, &ls, &gt, &err);
+                  (double)(brute ? snap.n * (sixd ? 28 : 16) : fk_gpu_link_bytes(snap.n, tree.nnodes, sixd)) /
+                      (1 << 30));
+        /* One fk_gpu_link per level for now: correct, not optimal (each call
+         * uploads the particles and the tree again and links the whole tree);
+         * the GPU linker is to keep them resident and link inside the level
+         * before's groups, as the CPU linker does. */
+        for (int k = 0; k < nlev && !st; k++) {
+            fk_gputimes g;
+            double tk = prog_now();
+            st = brute ? fk_gpu_link_brute(snap.n, pos, vel, &lo[k], sinks[k], &lstat[k], &g, &err)
+                       : fk_gpu_link(&tree, pos, vel, &lo[k], sinks[k], &lstat[k], &g, &err);
+            secs[k] = prog_now() - tk;
+            if (k == 0) gt = g;
+        }
+    } else if (brute) {
+        for (int k = 0; k < nlev && !st; k++) {
+            double tk = prog_now();
+            st = fk_link_brute_cpu(snap.n, pos, vel, &lo[k], sinks[k], &lstat[k], &err);
+            secs[k] = prog_now() - tk;
+        }
     } else {
-        st = brute ? fk_link_brute_cpu(snap.n, pos, NULL, &o, sink, &ls, &err)
-                   : fk_link_cpu(&tree, pos, NULL, &o, sink, &ls, &err);
+        st = fk_levels_link_cpu(&tree, pos, vel, lo, nlev, sinks, lstat, secs, &err);
     }
     if (st) prog_fail(&err);
-    double dt = prog_now() - t0;
+    const fk_linkstats ls = lstat[0];
+    double dt = nlev > 1 ? secs[0] : prog_now() - t0;
     if (dev == DEV_GPU)
         prog_info("GPU times: upload %.4f s, link %.4f s (%.3g particles/s; cliques %.4f, count %.4f, "
                   "pairs %.4f, flatten %.4f; %" PRIu64 " leaf pairs), download %.4f s",
@@ -182,29 +286,63 @@ int main(int argc, char **argv)
               " pair tests, %" PRIu64 " box tests",
               dev == DEV_GPU ? "GPU" : "CPU", brute ? "brute" : "tree", dt, snap.n / (dt + 1e-12), ls.groups,
               ls.pair_tests, ls.node_tests);
+    for (int k = 1; k < nlev; k++)
+        prog_info("level %d linked in %.3f s (%.3g particles/s): %" PRIu64 " groups, %" PRIu64 " pair tests, %" PRIu64
+                  " box tests",
+                  k, secs[k], snap.n / (secs[k] + 1e-12), lstat[k].groups, lstat[k].pair_tests, lstat[k].node_tests);
+    if (nlev > 1) prog_info("%d levels linked in %.3f s", nlev, prog_now() - t0);
 
     fk_kvbuf kv;
     fk_kv_init(&kv);
+    /* The keys of level 0 as they always were, then the hierarchy: levels,
+     * and l_k, b_k (with -b), psi_k, groups_k for every level. Lengths are
+     * written as the binary32 values the predicate uses. */
     fk_kv_dbl(&kv, "l", (double)(float)o.l);
-    if (!have_l) fk_kv_dbl(&kv, "b", b);
-    fk_kv_dbl(&kv, "psi", 0);
+    if (!have_l) fk_kv_dbl(&kv, "b", b[0]);
+    fk_kv_dbl(&kv, "psi", (double)(float)o.psi);
+    if (psi_rel) {
+        fk_kv_dbl(&kv, "psi_rel", psiv[0]);
+        fk_kv_dbl(&kv, "vscale", vscale);
+    }
     fk_kv_u64(&kv, "periodic", (uint64_t)o.periodic);
     fk_kv_dbl(&kv, "box", o.box);
     fk_kv_str(&kv, "method", brute ? "brute" : "tree");
     fk_kv_str(&kv, "device", dev == DEV_GPU ? "gpu" : "cpu");
-    fk_kv_u64(&kv, "levels", 1);
+    fk_kv_u64(&kv, "levels", (uint64_t)nlev);
     fk_kv_u64(&kv, "groups", ls.groups);
+    for (int k = 0; k < nlev; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "l_%d", k);
+        fk_kv_dbl(&kv, key, (double)(float)lo[k].l);
+        if (!have_l) {
+            snprintf(key, sizeof key, "b_%d", k);
+            fk_kv_dbl(&kv, key, b[k]);
+        }
+        snprintf(key, sizeof key, "psi_%d", k);
+        fk_kv_dbl(&kv, key, (double)(float)lo[k].psi);
+        if (psi_rel) {
+            snprintf(key, sizeof key, "psi_rel_%d", k);
+            fk_kv_dbl(&kv, key, psiv[npsi > 1 ? k : 0]);
+        }
+        snprintf(key, sizeof key, "groups_%d", k);
+        fk_kv_u64(&kv, key, lstat[k].groups);
+    }
     char *linktext;
     if (fk_kv_finish(&kv, &linktext, &err) || fk_writer_text(w, "LINK", 0, linktext, &err)) prog_fail(&err);
     free(linktext);
-    fk_chunk_init(&ch, "SINK", "<u4", FK_CF_PARTICLE, snap.n, 1);
-    if (fk_writer_put(w, &ch, sink, &err) || fk_writer_finish(w, &err)) prog_fail(&err);
+    for (int k = 0; k < nlev; k++) {
+        fk_chunk_init(&ch, "SINK", "<u4", FK_CF_PARTICLE, snap.n, 1);
+        ch.level = (uint32_t)k;
+        if (fk_writer_put(w, &ch, sinks[k], &err)) prog_fail(&err);
+    }
+    if (fk_writer_finish(w, &err)) prog_fail(&err);
     prog_commit(out);
     fk_writer_free(w);
     fk_reader_close(r);
     fk_input_close(fin);
     fk_tree_free(&tree);
     free(pos);
-    free(sink);
+    free(vel);
+    for (int k = 0; k < nlev; k++) free(sinks[k]);
     return EXIT_OK;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "groups.h"
+#include "levels.h"
 #include "prog.h"
 #include "snap.h"
 #include "stream.h"
@@ -18,10 +19,14 @@ static void help(void)
            "(ties: lowest original index first); 0 means no group. Writes the stream on with a GRPS\n"
            "chunk and a GID chunk (one group id per particle of the source snapshot, in its original\n"
            "order), or with --format=grp the classic tipsy .grp text file. Reads STREAM, or stdin.\n"
+           "A hierarchical linking (foflink -b B0,B1,...) has a SINK chunk per level: each level k\n"
+           "gets its own GRPS and GID, and from level 1 on a GPAR chunk: row g is the group of\n"
+           "level k-1 that holds group g of level k. The same minimum size applies to every level.\n"
            "\n"
            "  -m, --min-size=N      keep groups of at least N members (default %d)\n"
            "      --format=FORMAT   'stream' (default) or 'grp': first line the number of particles\n"
            "                        in the source, then one group id a line in its original order\n"
+           "      --level=K         with --format=grp, the groups of level K (default 0)\n"
            "  -o, --output=FILE     write FILE (atomically) instead of stdout\n"
            "  -f, --force           read or write binary data on a terminal\n"
            "  -z, --compress[=N]    zlib-compress every chunk written (level N, default 6)\n"
@@ -75,9 +80,13 @@ int main(int argc, char **argv)
     prog_init("groups");
     prog_std std = {0};
     uint64_t minsize = DEFAULT_MINSIZE;
-    int grp = 0;
-    static const struct option longopts[] = {
-        PROG_STD_LONG, {"min-size", required_argument, 0, 'm'}, {"format", required_argument, 0, 'F'}, {0, 0, 0, 0}};
+    int grp = 0, have_level = 0;
+    uint32_t level = 0;
+    static const struct option longopts[] = {PROG_STD_LONG,
+                                             {"min-size", required_argument, 0, 'm'},
+                                             {"format", required_argument, 0, 'F'},
+                                             {"level", required_argument, 0, 'L'},
+                                             {0, 0, 0, 0}};
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":" PROG_STD_SHORT "m:", longopts, NULL)) != -1) {
@@ -91,9 +100,13 @@ int main(int argc, char **argv)
                 grp = 1;
             else
                 prog_usage("option --format needs 'stream' or 'grp', not '%s'", optarg);
+        } else if (opt == 'L') {
+            level = (uint32_t)prog_parse_int("--level", optarg, 0, FK_LEVELS_MAX - 1);
+            have_level = 1;
         }
     }
     if (grp && std.zlevel) prog_usage("option -z applies to --format=stream only");
+    if (have_level && !grp) prog_usage("option --level applies to --format=grp only");
     const char *path = prog_one_input(argc, argv, optind);
     const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
     double t0 = prog_now();
@@ -116,16 +129,21 @@ int main(int argc, char **argv)
     }
     free(snaptext);
 
-    /* Pass everything through except the GID and GRPS this run replaces;
-     * keep ID and SINK, which may come in either order. */
+    /* Pass everything through except the GID, GRPS and GPAR this run
+     * replaces (of every level); keep ID and the SINK levels, which may come
+     * in any order. */
     uint64_t *ids = NULL;
-    uint32_t *sink = NULL;
-    int st, replaced = 0;
+    uint32_t *sinks[FK_LEVELS_MAX] = {0};
+    int st, replaced = 0, nlev = 0;
     while ((st = fk_reader_next(r, &c, &err)) == 1) {
         int is_id = strcmp(c.tag, "ID") == 0, is_sink = strcmp(c.tag, "SINK") == 0;
-        if (is_sink && c.level != 0)
-            prog_die(EXIT_DATA, "%s: SINK level %" PRIu32 " found: this groups resolves level 0 only", name, c.level);
-        if ((is_id && ids) || (is_sink && sink)) prog_die(EXIT_DATA, "%s: stream has two %s chunks", name, c.tag);
+        if (is_sink && c.level >= FK_LEVELS_MAX)
+            prog_die(EXIT_DATA, "%s: SINK level %" PRIu32 " found: at most %d levels (0 to %d) are resolved", name,
+                     c.level, FK_LEVELS_MAX, FK_LEVELS_MAX - 1);
+        if (is_sink && sinks[c.level] && c.level > 0)
+            prog_die(EXIT_DATA, "%s: stream has two SINK chunks of level %" PRIu32, name, c.level);
+        if ((is_id && ids) || (is_sink && sinks[c.level]))
+            prog_die(EXIT_DATA, "%s: stream has two %s chunks", name, c.tag);
         if (is_id || is_sink) {
             void *raw;
             if (fk_snap_check_chunk(&snap, &c, is_id ? NULL : "<u4", 1, name, &err) || fk_reader_load(r, &raw, &err) ||
@@ -135,9 +153,10 @@ int main(int argc, char **argv)
                 ids = widen_ids(raw, &c);
                 free(raw);
             } else {
-                sink = raw;
+                sinks[c.level] = raw;
+                if ((int)c.level >= nlev) nlev = (int)c.level + 1;
             }
-        } else if ((strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GRPS") == 0) && c.level == 0) {
+        } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "GPAR") == 0) {
             replaced = 1;
         } else if (w && fk_writer_copy(w, r, &c, &err)) {
             prog_fail(&err);
@@ -146,36 +165,84 @@ int main(int argc, char **argv)
     if (st < 0) prog_fail(&err);
     fk_reader_close(r);
     fk_input_close(in);
-    if (!sink) prog_die(EXIT_DATA, "stream has no SINK chunk (run foflink first)");
+    if (nlev == 0) prog_die(EXIT_DATA, "stream has no SINK chunk (run foflink first)");
+    for (int k = 0; k < nlev; k++)
+        if (!sinks[k])
+            prog_die(EXIT_DATA, "%s: stream has SINK level %d but no SINK level %d (the levels run 0, 1, 2, ...)", name,
+                     nlev - 1, k);
     if (!ids) prog_die(EXIT_DATA, "stream has no ID chunk (run tipsy2bin first)");
+    if (grp && (int)level >= nlev) {
+        if (nlev == 1) prog_die(EXIT_DATA, "%s: --level=%" PRIu32 ": the stream has SINK level 0 only", name, level);
+        prog_die(EXIT_DATA, "%s: --level=%" PRIu32 ": the stream has SINK levels 0 to %d", name, level, nlev - 1);
+    }
+    if (fk_groups_check_ids(ids, snap.n, snap.nsource, name, &err)) prog_fail(&err);
 
-    fk_groups info;
-    uint32_t *gid = malloc(snap.nsource ? snap.nsource * sizeof *gid : 1);
-    if (!gid) prog_die(EXIT_RESOURCE, "out of memory for the group ids of %" PRIu64 " particles", snap.nsource);
-    if (fk_groups_check_ids(ids, snap.n, snap.nsource, name, &err) || fk_groups_resolve(sink, snap.n, name, &err) ||
-        fk_groups_number(sink, ids, snap.n, snap.nsource, minsize, gid, &info, &err))
-        prog_fail(&err);
-    free(sink);
-    free(ids);
-
-    if (grp) {
-        write_grp(fk_output_file(out), gid, snap.nsource);
-    } else {
+    /* Level by level: resolve, number, and write GRPS, GID and (from level
+     * 1 on) GPAR, from this level's GID and the one before. With
+     * --format=grp only the level asked for is resolved. */
+    fk_groups info[FK_LEVELS_MAX];
+    uint32_t *gid = malloc(snap.nsource ? snap.nsource * sizeof *gid : 1),
+             *up = nlev > 1 && !grp ? malloc(snap.nsource ? snap.nsource * sizeof *up : 1) : NULL;
+    if (!gid || (nlev > 1 && !grp && !up))
+        prog_die(EXIT_RESOURCE, "out of memory for the group ids of %" PRIu64 " particles", snap.nsource);
+    for (int k = 0; k < nlev; k++) {
+        if (grp && k != (int)level) continue;
+        if (fk_groups_resolve(sinks[k], snap.n, name, &err) ||
+            fk_groups_number(sinks[k], ids, snap.n, snap.nsource, minsize, gid, &info[k], &err))
+            prog_fail(&err);
+        info[k].level = (uint32_t)k;
+        if (grp) {
+            write_grp(fk_output_file(out), gid, snap.nsource);
+            continue;
+        }
         char *text;
         fk_chunk g;
         fk_chunk_init(&g, "GID", "<u4", 0, snap.nsource, 1);
-        if (fk_groups_format(&info, &text, &err) || fk_writer_text(w, "GRPS", 0, text, &err) ||
-            fk_writer_put(w, &g, gid, &err) || fk_writer_finish(w, &err))
+        g.level = (uint32_t)k;
+        if (fk_groups_format(&info[k], &text, &err) || fk_writer_text(w, "GRPS", (uint32_t)k, text, &err) ||
+            fk_writer_put(w, &g, gid, &err))
             prog_fail(&err);
         free(text);
+        if (k > 0) {
+            /* A kept group's parent has at least as many members, so it is
+             * kept: fk_groups_parents fails on a 0 (or on levels that do not
+             * nest), which a stream from foflink never gives. */
+            uint32_t *par = malloc((info[k].ngroups + 1) * sizeof *par);
+            if (!par) prog_die(EXIT_RESOURCE, "out of memory for the parents of %" PRIu64 " groups", info[k].ngroups);
+            fk_chunk_init(&g, "GPAR", "<u4", 0, info[k].ngroups + 1, 1);
+            g.level = (uint32_t)k;
+            if (fk_groups_parents(up, gid, snap.nsource, info[k].ngroups, par, (uint32_t)k, name, &err) ||
+                fk_writer_put(w, &g, par, &err))
+                prog_fail(&err);
+            free(par);
+        }
+        if (up) {
+            uint32_t *t = up;
+            up = gid;
+            gid = t;
+        }
+    }
+    if (w) {
+        if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);
     }
     prog_commit(out);
+    for (int k = 0; k < nlev; k++) free(sinks[k]);
+    free(ids);
     free(gid);
-    prog_info("%" PRIu64 " groups found, %" PRIu64 " kept (at least %" PRIu64 " members), largest %" PRIu64
-              ", %.1f%% of %" PRIu64 " particles grouped%s (%.2f s)",
-              info.nfound, info.ngroups, info.minsize, info.largest,
-              snap.n ? 100.0 * (double)info.ngrouped / (double)snap.n : 0.0, snap.n,
-              replaced ? ", the input's GID and GRPS replaced" : "", prog_now() - t0);
+    free(up);
+    /* One line; with several levels, one a level resolved ("level k: "). */
+    const char *repl = replaced ? ", the input's GID and GRPS replaced" : "";
+    for (int k = 0; k < nlev; k++) {
+        if (grp && k != (int)level) continue;
+        char lev[32] = "";
+        if (nlev > 1) snprintf(lev, sizeof lev, "level %d: ", k);
+        char end[128] = ""; /* the last line ends with the replacement note and the time */
+        if (grp || k == nlev - 1) snprintf(end, sizeof end, "%s (%.2f s)", repl, prog_now() - t0);
+        prog_info("%s%" PRIu64 " groups found, %" PRIu64 " kept (at least %" PRIu64 " members), largest %" PRIu64
+                  ", %.1f%% of %" PRIu64 " particles grouped%s",
+                  lev, info[k].nfound, info[k].ngroups, info[k].minsize, info[k].largest,
+                  snap.n ? 100.0 * (double)info[k].ngrouped / (double)snap.n : 0.0, snap.n, end);
+    }
     return EXIT_OK;
 }
