@@ -302,19 +302,5 @@ expected_sink() {
 
 @test "--device and FOFKIT_DEVICE: cpu works, gpu without a GPU fails with status 3 and the reason" {
     eight t.bin
-    foflink --device=cpu -o a.bin t.bin
-    FOFKIT_DEVICE=cpu foflink -o b.bin t.bin
-    cmp a.bin b.bin
-    FOFKIT_DEVICE=gpu foflink --device=cpu -o c.bin t.bin
-    cmp a.bin c.bin
-    need_no_gpu
-    FOFKIT_DEVICE=auto foflink -v -o d.bin t.bin 2>err.txt
-    cmp a.bin d.bin
-    grep -q '^foflink: device: CPU (.\+)$' err.txt
-    for how in "foflink --device=gpu" "foflink --device=gpu --method=brute" "env FOFKIT_DEVICE=gpu foflink"; do
-        run --separate-stderr $how -o e.bin t.bin
-        [ "$status" -eq 3 ]
-        [[ "$stderr" =~ ^foflink:\ --device=gpu:\ [^$'\n']+$ ]]
-        [ ! -e e.bin ]
-    done
+    device_choices foflink t.bin --method=brute
 }

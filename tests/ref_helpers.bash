@@ -228,6 +228,32 @@ need_snapshot() {
     [ -f "$DATA/$1.std" ] || skip "no $DATA/$1.std (set FOFKIT_DATA)"
 }
 
+# --device and FOFKIT_DEVICE for PROG on stream INPUT: cpu either way, the command line
+# over the environment, auto taking the CPU here (skips if a GPU is present), and gpu
+# refused with status 3 and one line naming the reason, asked for in every way (and with
+# the EXTRA options, if given), leaving no output.
+device_choices() {
+    local prog=$1 input=$2 how
+    shift 2
+    "$prog" --device=cpu -o a.bin "$input"
+    FOFKIT_DEVICE=cpu "$prog" -o b.bin "$input"
+    cmp a.bin b.bin
+    FOFKIT_DEVICE=gpu "$prog" --device=cpu -o c.bin "$input"
+    cmp a.bin c.bin
+    need_no_gpu
+    FOFKIT_DEVICE=auto "$prog" -v -o d.bin "$input" 2>err.txt
+    cmp a.bin d.bin
+    grep -q "^$prog: device: CPU (.\+)\$" err.txt
+    for how in "$prog --device=gpu" "env FOFKIT_DEVICE=gpu $prog" "env FOFKIT_DEVICE=cpu $prog --device=gpu" \
+        ${1:+"$prog --device=gpu $*"}; do
+        run --separate-stderr $how -o e.bin "$input"
+        echo "$how: status $status, stderr: $stderr"
+        [ "$status" -eq 3 ]
+        [[ "$stderr" =~ ^$prog:\ --device=gpu:\ [^$'\n']+$ ]]
+        [ ! -e e.bin ]
+    done
+}
+
 # Skips the test when a GPU can be used (for the tests of running without one).
 need_no_gpu() {
     printf 'p 0.1 0.1 0.1\n' | mkstream -o gpuprobe.bin
