@@ -19,7 +19,7 @@ void fk_pot_defaults(fk_pot_params *p)
 
 double fk_pot_tolerance(const fk_pot_params *p)
 {
-    return p->tol > 0 ? p->tol : FK_POT_TOL_COEF * p->theta * p->theta * p->theta;
+    return p->tol > 0 ? p->tol : FK_POT_TOL_COEF * (p->theta * p->theta) * (p->theta * p->theta);
 }
 
 int fk_pot_check(const fk_pot_params *p, fk_error *err)

@@ -41,22 +41,24 @@ extern "C" {
  * the least (at most ncand of them, lowest first), are summed again exactly
  * (fk_pot_exact_at, O(n) each), and the lowest of those is the answer. So
  * the potential reported is always an exact sum, and the member is the
- * exact minimum whenever the tree's relative errors at it and at the tree's
- * own minimum are below tol / 2. tol = 0 asks for FK_POT_TOL_COEF * theta^3:
- * twice the largest relative tree error measured, over all members of mock
- * NFW halos and of FoF groups of real snapshots, for theta from 0.3 to 1
- * (see halostats(1) and bench/potbench.c).
+ * exact minimum whenever the tree's errors at it and at the tree's own
+ * minimum are below tol / 2 times the least potential's magnitude. tol = 0
+ * asks for FK_POT_TOL_COEF * theta^4, which covers at least 1.4 times twice
+ * the largest error (over all members, relative to the least potential)
+ * measured on FoF groups of real snapshots (one with five particle
+ * masses) and of mock NFW halos, for theta from 0.3 to 1 (bench/potbench.c;
+ * the figures are in halostats(1)).
  *
  * Data layout: structure of arrays, double precision, so that the same
  * arrays can be handed to a GPU implementation of this interface.
  */
 
 #define FK_POT_LEAF 16        /* members per tree leaf, at most */
-#define FK_POT_GROUP 64       /* members per group of targets sharing a walk, at most */
-#define FK_POT_THETA 0.5      /* default opening angle */
+#define FK_POT_GROUP 32       /* members per group of targets sharing a walk, at most */
+#define FK_POT_THETA 0.7      /* default opening angle */
 #define FK_POT_NEXACT 2000    /* default largest group summed exactly */
 #define FK_POT_NCAND 256      /* default most candidates re-evaluated exactly */
-#define FK_POT_TOL_COEF 4e-3  /* automatic tol: this times theta^3 */
+#define FK_POT_TOL_COEF 0.02  /* automatic tol: this times theta^4 */
 
 typedef struct fk_pot_params {
     double G;         /* gravitational constant, > 0                          */
@@ -104,7 +106,7 @@ typedef struct fk_pot_tree_stats {
 int fk_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_pot_tree_stats *stats, fk_error *err);
 
 /* The candidate window tol of p, relative: p->tol, or when that is 0,
- * FK_POT_TOL_COEF * theta^3. */
+ * FK_POT_TOL_COEF * theta^4. */
 double fk_pot_tolerance(const fk_pot_params *p);
 
 /* How a minimum was found. */

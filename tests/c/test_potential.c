@@ -176,7 +176,7 @@ static void test_tree(void)
 {
     /* Measured maxima on this sample: 8.9e-5 (theta 0.5), 4.9e-4 (theta 1);
      * the limits leave headroom and stay below the automatic window
-     * FK_POT_TOL_COEF theta^3 / 2 that the minimum relies on. */
+     * FK_POT_TOL_COEF theta^4 / 2 that the minimum relies on. */
     sample s = plummer(6000, 0.05, 1, 0);
     double *ref = malloc(s.n * 8);
     fk_pot_members g = view(&s);
@@ -282,7 +282,7 @@ static void test_params(void)
     p.eps = 0.1;
     fk_error_clear(&err);
     CHECK(fk_pot_check(&p, &err) == FK_OK);
-    CHECK(fabs(fk_pot_tolerance(&p) - FK_POT_TOL_COEF * 0.125) < 1e-18);
+    CHECK(fabs(fk_pot_tolerance(&p) - FK_POT_TOL_COEF * pow(FK_POT_THETA, 4)) < 1e-15);
     p.tol = 0.01;
     CHECK(fk_pot_tolerance(&p) == 0.01);
     struct {
