@@ -1,35 +1,72 @@
-/* main.c - halostats: one line of properties per group (GID from groups), as commented text or CSV. */
+/* main.c - halostats: one line of properties per group at every level (GID from groups): text, CSV or a HALO chunk. */
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "groups.h"
 #include "halostats.h"
 #include "kv.h"
+#include "potential.h"
 #include "prog.h"
 #include "snap.h"
 #include "stream.h"
 #include "version.h"
 
+#define SOFTENING_FRACTION 0.05 /* default softening: this times the mean interparticle spacing */
+#define MAX_LEVELS 64
+
 static void help(void)
 {
     printf("Usage: halostats [OPTION]... [STREAM]\n"
-           "Writes one line per friends-of-friends group of a fofkit stream (from groups), by group\n"
-           "id: id, n, mass, centre of mass x y z (unwrapped across the periodic boundary), mass-\n"
-           "weighted mean velocity vx vy vz, 3D velocity dispersion sigma_v, and rmax, the largest\n"
-           "distance of a member from the centre of mass; '#' header lines give the units and the\n"
-           "run's parameters. Reads STREAM, or stdin.\n"
+           "Measures every friends-of-friends group of a fofkit stream (from groups), at every level of\n"
+           "the hierarchy: one row per group, level by level, by group id: level, host (the group of\n"
+           "the level above holding it), id, n, mass, centre of mass, mean velocity, 3D velocity\n"
+           "dispersion, rmax; the centre (the most bound member, or the centre of mass), the most\n"
+           "bound member's ID and potential, and about the centre rc_max, the half-mass radius,\n"
+           "vmax and its radius, the spin parameter. '#' header lines give every column's unit and\n"
+           "definition and the run's parameters. Reads STREAM, or stdin.\n"
            "\n"
-           "      --csv             CSV with one header row of column names instead\n"
+           "      --centre=mbp|com  centre on the most bound member (least softened potential,\n"
+           "                        default) or on the centre of mass (no potentials)\n"
+           "      --softening=EPS   Plummer softening, in the stream's length unit (default %g times\n"
+           "                        the mean interparticle spacing, box / n^(1/3))\n"
+           "      --theta=T         Barnes-Hut opening angle, (0, 1] (default %g)\n"
+           "      --exact-max=N     exact pairwise sums for groups of up to N members, a tree above\n"
+           "                        (default %d)\n"
+           "      --length-unit=X   one stream length unit is X output length units (default 1);\n"
+           "      --mass-unit=X     the same for masses,\n"
+           "      --velocity-unit=X and velocities\n"
+           "      --length-name=S   the output units' names in headers (default length, mass,\n"
+           "      --mass-name=S     velocity: the stream's)\n"
+           "      --velocity-name=S\n"
+           "      --G=VALUE         G in the output units (default: 1 in the stream's, converted)\n"
+           "      --format=FORMAT   'text' (default), 'csv' (one header row of column names), or\n"
+           "                        'stream': the input stream with HALO and HCOL chunks appended\n"
+           "      --csv             the same as --format=csv\n"
            "  -o, --output=FILE     write FILE (atomically) instead of stdout\n"
-           "  -f, --force           read binary data from a terminal\n"
-           "  -v, --verbose         one summary line on stderr\n"
+           "  -f, --force           read or write binary data on a terminal\n"
+           "  -z, --compress[=N]    with --format=stream, zlib-compress every chunk (level N, default 6)\n"
+           "  -v, --verbose         a summary and timings on stderr\n"
            "  -h, --help            show this help and exit\n"
            "  -V, --version         show the version and exit\n"
            "\n"
            "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n"
-           "Example: tipsy2bin snap.std | kdbuild | foflink -b 0.2 | groups -m 20 | halostats\n");
+           "Example: tipsy2bin snap.std | kdbuild | foflink -b 0.2 | groups -m 20 | halostats\n",
+           SOFTENING_FRACTION, FK_POT_THETA, FK_POT_NEXACT);
 }
+
+/* What halostats reads of one level. */
+typedef struct level {
+    uint32_t *gid;   /* nsource rows, original order */
+    uint32_t *gpar;  /* ngroups + 1 rows, or NULL   */
+    uint64_t ngpar;  /* its rows                    */
+    fk_groups grps;
+    int have_grps;
+    double l, b, psi; /* from LINK, when known      */
+    int have_l, have_b;
+} level;
 
 /* What halostats reads from the stream. */
 typedef struct input {
@@ -37,183 +74,494 @@ typedef struct input {
     fk_snap snap;
     float *pos, *vel, *mass;
     uint64_t *ids;
-    uint32_t *gid;          /* nsource rows, original order */
-    fk_groups grps;
-    int have_grps, have_link;
-    double l, b, psi;
-    char source[256];
+    level lv[MAX_LEVELS];
+    int nlevels;     /* 1 + the highest level of a GID, GRPS or GPAR */
+    int have_link, replaced;
 } input;
 
-/* Loads a per-particle float chunk into *dest, refusing a second one. */
-static void load_floats(fk_reader *r, const input *in, const fk_chunk *c, uint32_t ncols, float **dest)
+/* The options that shape the output. */
+typedef struct options {
+    int format; /* 0 text, 1 csv, 2 stream */
+    fk_centre centre;
+    fk_pot_params pot; /* G in the stream's units */
+    double G_out;      /* G in the output units   */
+    int have_G, have_eps;
+    fk_halo_units units;
+} options;
+
+static void check_level(const input *in, const fk_chunk *c)
 {
-    fk_error err = {0};
-    if (*dest) prog_die(EXIT_DATA, "%s: stream has two %s chunks", in->name, c->tag);
-    if (fk_snap_check_chunk(&in->snap, c, "<f4", ncols, in->name, &err) || fk_reader_load(r, (void **)dest, &err))
-        prog_fail(&err);
+    if (c->level >= MAX_LEVELS)
+        prog_die(EXIT_DATA, "%s: chunk %s has level %" PRIu32 ": at most %d levels (0 to %d) are read", in->name,
+                 c->tag, c->level, MAX_LEVELS, MAX_LEVELS - 1);
 }
 
-static void load_gid(fk_reader *r, input *in, const fk_chunk *c)
+/* Loads a chunk of <u4 x 1 into *dest (refusing a second one of its level)
+ * after checking its rows (0: any). */
+static void load_u32(fk_reader *r, const input *in, const fk_chunk *c, uint64_t rows, uint32_t **dest, void **raw)
 {
     fk_error err = {0};
-    if (in->gid) prog_die(EXIT_DATA, "%s: stream has two GID chunks of level 0", in->name);
+    if (*dest) prog_die(EXIT_DATA, "%s: stream has two %s chunks of level %" PRIu32, in->name, c->tag, c->level);
     if (strcmp(c->dtype, "<u4") != 0 || c->ncols != 1)
-        prog_die(EXIT_DATA, "%s: chunk GID holds %s x %" PRIu32 ", expected <u4 x 1", in->name, c->dtype, c->ncols);
-    if (c->nrows != in->snap.nsource)
-        prog_die(EXIT_DATA, "%s: chunk GID has %" PRIu64 " rows for the %" PRIu64 " particles of the source", in->name,
-                 c->nrows, in->snap.nsource);
-    if (fk_reader_load(r, (void **)&in->gid, &err)) prog_fail(&err);
+        prog_die(EXIT_DATA, "%s: chunk %s holds %s x %" PRIu32 ", expected <u4 x 1", in->name, c->tag, c->dtype,
+                 c->ncols);
+    if (rows && c->nrows != rows)
+        prog_die(EXIT_DATA, "%s: chunk %s has %" PRIu64 " rows for the %" PRIu64 " particles of the source", in->name,
+                 c->tag, c->nrows, rows);
+    if (fk_reader_load(r, raw, &err)) prog_fail(&err);
+    *dest = *raw;
 }
 
-static void load_text(fk_reader *r, input *in, const fk_chunk *c)
+/* Reads the LINK record: the linking lengths of every level (foflink
+ * writes l, b, psi for level 0 and l_K, b_K, psi_K when there are more). */
+static void parse_link(input *in, const char *text)
 {
     fk_error err = {0};
-    char *text, what[300];
-    if (fk_reader_load_text(r, &text, &err)) prog_fail(&err);
-    if (strcmp(c->tag, "GRPS") == 0) {
-        if (fk_groups_parse(text, &in->grps, in->name, &err)) prog_fail(&err);
-        in->have_grps = 1;
-    } else {
-        snprintf(what, sizeof what, "%s: LINK chunk", in->name);
-        if (fk_kv_get_dbl(text, "l", &in->l, what, &err) ||
-            (fk_kv_has(text, "b") && fk_kv_get_dbl(text, "b", &in->b, what, &err)) ||
-            (fk_kv_has(text, "psi") && fk_kv_get_dbl(text, "psi", &in->psi, what, &err)))
-            prog_fail(&err);
-        in->have_link = 1;
+    char what[300], key[32];
+    snprintf(what, sizeof what, "%s: LINK chunk", in->name);
+    for (int k = 0; k < MAX_LEVELS; k++) {
+        level *L = &in->lv[k];
+        const char *names[3] = {"l", "b", "psi"};
+        double *vals[3] = {&L->l, &L->b, &L->psi};
+        int *have[3] = {&L->have_l, &L->have_b, NULL};
+        for (int q = 0; q < 3; q++) {
+            if (k == 0)
+                snprintf(key, sizeof key, "%s", names[q]);
+            else
+                snprintf(key, sizeof key, "%s_%d", names[q], k);
+            if (!fk_kv_has(text, key)) continue;
+            if (fk_kv_get_dbl(text, key, vals[q], what, &err)) prog_fail(&err);
+            if (have[q]) *have[q] = 1;
+        }
     }
-    free(text);
+    in->have_link = 1;
 }
 
-static void read_stream(const char *path, int force, input *in)
+/* Reads the stream; with w, writes it on as it goes (every chunk but the
+ * HALO and HCOL this run replaces). */
+static void read_stream(const char *path, int force, input *in, fk_writer *w)
 {
     fk_error err = {0};
     FILE *f = prog_open_input(path, 1, force);
     fk_reader *r;
     fk_chunk c;
     char *snaptext;
-    if (fk_reader_open(&r, f, in->name, &err) || fk_snap_read(r, &c, &in->snap, &snaptext, in->name, &err))
+    if (fk_reader_open(&r, f, in->name, &err) || fk_snap_read(r, &c, &in->snap, &snaptext, in->name, &err) ||
+        (w && fk_writer_text(w, "SNAP", c.level, snaptext, &err)))
         prog_fail(&err);
     free(snaptext);
     int st;
     while ((st = fk_reader_next(r, &c, &err)) == 1) {
-        if (strcmp(c.tag, "POS") == 0) {
-            load_floats(r, in, &c, 3, &in->pos);
-        } else if (strcmp(c.tag, "VEL") == 0) {
-            load_floats(r, in, &c, 3, &in->vel);
-        } else if (strcmp(c.tag, "MASS") == 0) {
-            load_floats(r, in, &c, 1, &in->mass);
+        void *raw = NULL;
+        int is = 1; /* a chunk halostats reads */
+        if (strcmp(c.tag, "POS") == 0 || strcmp(c.tag, "VEL") == 0 || strcmp(c.tag, "MASS") == 0) {
+            float **dest = c.tag[0] == 'P' ? &in->pos : c.tag[0] == 'V' ? &in->vel : &in->mass;
+            if (*dest) prog_die(EXIT_DATA, "%s: stream has two %s chunks", in->name, c.tag);
+            if (fk_snap_check_chunk(&in->snap, &c, "<f4", c.tag[0] == 'M' ? 1 : 3, in->name, &err) ||
+                fk_reader_load(r, &raw, &err))
+                prog_fail(&err);
+            *dest = raw;
         } else if (strcmp(c.tag, "ID") == 0) {
             if (in->ids) prog_die(EXIT_DATA, "%s: stream has two ID chunks", in->name);
-            if (fk_snap_check_chunk(&in->snap, &c, NULL, 1, in->name, &err) ||
-                fk_snap_load_ids(r, &c, &in->ids, &err))
+            if (fk_snap_check_chunk(&in->snap, &c, NULL, 1, in->name, &err) || fk_reader_load(r, &raw, &err))
                 prog_fail(&err);
-        } else if (c.level == 0 && strcmp(c.tag, "GID") == 0) {
-            load_gid(r, in, &c);
-        } else if (c.level == 0 && (strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "LINK") == 0)) {
-            load_text(r, in, &c);
+            if (!(in->ids = malloc(c.nrows ? c.nrows * sizeof *in->ids : 1)))
+                prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particle IDs", c.nrows);
+            for (uint64_t i = 0; i < c.nrows; i++)
+                in->ids[i] = strcmp(c.dtype, "<u8") == 0 ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
+        } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GPAR") == 0) {
+            check_level(in, &c);
+            level *L = &in->lv[c.level];
+            if (c.tag[1] == 'I') {
+                load_u32(r, in, &c, in->snap.nsource, &L->gid, &raw);
+            } else {
+                if (c.level == 0) prog_die(EXIT_DATA, "%s: chunk GPAR has level 0 (parents start at level 1)", in->name);
+                load_u32(r, in, &c, 0, &L->gpar, &raw);
+                L->ngpar = c.nrows;
+            }
+            if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
+        } else if ((strcmp(c.tag, "GRPS") == 0 || (strcmp(c.tag, "LINK") == 0 && c.level == 0))) {
+            check_level(in, &c);
+            if (fk_reader_load(r, &raw, &err)) prog_fail(&err);
+            uint64_t size = fk_chunk_rawsize(&c);
+            char *text = malloc(size + 1);
+            if (!text) prog_die(EXIT_RESOURCE, "out of memory for chunk %s", c.tag);
+            memcpy(text, raw, size);
+            text[size] = '\0';
+            if (c.tag[0] == 'G') {
+                level *L = &in->lv[c.level];
+                if (L->have_grps) prog_die(EXIT_DATA, "%s: stream has two GRPS chunks of level %" PRIu32, in->name, c.level);
+                if (fk_groups_parse(text, &L->grps, in->name, &err)) prog_fail(&err);
+                L->have_grps = 1;
+                if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
+            } else {
+                parse_link(in, text);
+            }
+            free(text);
+        } else if (strcmp(c.tag, "HALO") == 0 || strcmp(c.tag, "HCOL") == 0) {
+            in->replaced = 1;
+            continue;
+        } else {
+            is = 0;
         }
+        if (w && (is ? fk_writer_put(w, &c, raw, &err) : fk_writer_copy(w, r, &c, &err))) prog_fail(&err);
+        /* kept: POS VEL MASS GID GPAR; the rest was copied or parsed */
+        if (strcmp(c.tag, "ID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "LINK") == 0) free(raw);
     }
     if (st < 0) prog_fail(&err);
     fk_reader_close(r);
     fk_input_close(f);
-    if (!in->gid) prog_die(EXIT_DATA, "stream has no GID chunk (run groups first)");
+    if (in->nlevels == 0 || !in->lv[0].gid) prog_die(EXIT_DATA, "stream has no GID chunk (run groups first)");
+    for (int k = 1; k < in->nlevels; k++)
+        if (!in->lv[k].gid) prog_die(EXIT_DATA, "stream has no GID chunk of level %d (but one of level %d)", k, in->nlevels - 1);
     static const char *tags[] = {"POS", "VEL", "MASS", "ID"};
     const void *have[] = {in->pos, in->vel, in->mass, in->ids};
     for (int k = 0; k < 4; k++)
         if (!have[k]) prog_die(EXIT_DATA, "stream has no %s chunk (run tipsy2bin first)", tags[k]);
 }
 
-static void write_header(FILE *f, const input *in, uint64_t ng)
+/* The groups of every stream particle at level L; the number of groups
+ * (GRPS's, or without it the largest id). */
+static uint64_t level_groups(const input *in, const level *L, uint32_t *grp)
+{
+    uint64_t ng = L->have_grps ? L->grps.ngroups : 0;
+    for (uint64_t i = 0; i < in->snap.n; i++) {
+        grp[i] = L->gid[in->ids[i]];
+        if (!L->have_grps && grp[i] > ng) ng = grp[i];
+    }
+    return ng;
+}
+
+/* The hosts of level k's groups: GPAR's rows, checked against the level
+ * above, or without GPAR the level above's group of each group's reference
+ * member. */
+static void set_hosts(const input *in, int k, fk_halo *h, uint64_t ng, uint64_t ng_up)
+{
+    const level *L = &in->lv[k];
+    if (L->gpar && L->ngpar != ng + 1)
+        prog_die(EXIT_DATA, "%s: chunk GPAR of level %d has %" PRIu64 " rows for %" PRIu64 " groups (expected %" PRIu64
+                 ")", in->name, k, L->ngpar, ng, ng + 1);
+    for (uint64_t g = 0; g < ng; g++) {
+        h[g].level = (uint64_t)k;
+        if (k == 0) continue;
+        h[g].host = L->gpar ? L->gpar[g + 1] : in->lv[k - 1].gid[h[g].minid];
+        if (h[g].host > ng_up)
+            prog_die(EXIT_DATA, "%s: chunk GPAR of level %d gives group %" PRIu64 " the host %" PRIu64
+                     ", beyond the %" PRIu64 " groups of level %d", in->name, k, g + 1, h[g].host, ng_up, k - 1);
+    }
+}
+
+/* Whether column c is written. */
+static int shown(const options *o, const fk_halo_column *c)
+{
+    return !(c->flags & FK_HCOL_MBP) || o->centre == FK_CENTRE_MBP;
+}
+
+static void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng)
 {
     const fk_snap *s = &in->snap;
-    fprintf(f, "# halostats (fofkit %s): one line per friends-of-friends group, by group id\n", FK_VERSION);
+    const fk_halo_units *u = &o->units;
+    char un[3][64];
+    fprintf(f, "# halostats (fofkit %s): one line per friends-of-friends group, level by level, by group id\n",
+            FK_VERSION);
     fprintf(f, "# input %s: source '%s', %" PRIu64 " particles of %" PRIu64 ", time %.10g\n", in->name, s->source, s->n,
             s->nsource, s->time);
-    fprintf(f, "# box %.10g origin %.10g periodic %d\n", s->box, s->origin, s->periodic);
-    if (in->have_link)
-        fprintf(f, "# linking length l %.10g (b %.10g, psi %.10g; psi 0 is 3D linking)\n", in->l, in->b, in->psi);
-    else
-        fprintf(f, "# linking length unknown (no LINK chunk)\n");
-    if (in->have_grps)
-        fprintf(f, "# groups %" PRIu64 ", min size %" PRIu64 "\n", ng, in->grps.minsize);
-    else
-        fprintf(f, "# groups %" PRIu64 ", min size unknown (no GRPS chunk)\n", ng);
-    fprintf(f, "# units: the snapshot's; length: box side = %.10g; mass; velocity\n", s->box);
-    fprintf(f, "# centres are unwrapped about the member with the lowest ID, assuming a group spans less than\n"
-               "# half the box; a group of total mass 0 gets unweighted means\n");
+    fprintf(f, "# box %.10g origin %.10g periodic %d (the stream's length unit)\n", s->box, s->origin, s->periodic);
+    fprintf(f, "# levels %d%s\n", in->nlevels, in->nlevels > 1 ? ": a group of level k lies inside group host of level k-1" : "");
+    for (int k = 0; k < in->nlevels; k++) {
+        const level *L = &in->lv[k];
+        fprintf(f, "# level %d: ", k);
+        if (L->have_l)
+            fprintf(f, "linking length l %.10g (b %.10g, psi %.10g; psi 0 is 3D linking)", L->l, L->have_b ? L->b : 0,
+                    L->psi);
+        else
+            fprintf(f, "linking length unknown (no LINK chunk)");
+        fprintf(f, ", %" PRIu64 " groups, min size ", ng[k]);
+        if (L->have_grps)
+            fprintf(f, "%" PRIu64, L->grps.minsize);
+        else
+            fprintf(f, "unknown (no GRPS chunk)");
+        if (k > 0 && !L->gpar) fprintf(f, ", hosts from the members (no GPAR chunk)");
+        fputc('\n', f);
+    }
+    fprintf(f, "# units: length %s, mass %s, velocity %s; one stream unit is %.10g, %.10g, %.10g of them\n",
+            u->length_name, u->mass_name, u->velocity_name, u->length, u->mass, u->velocity);
+    fprintf(f, "# G = %.10g %s %s / %s (%s)\n", o->G_out, fk_halo_units_name(u, FK_DIM_LENGTH, un[0], sizeof un[0]),
+            fk_halo_units_name(u, FK_DIM_VELOCITY2, un[1], sizeof un[1]), fk_halo_units_name(u, FK_DIM_MASS, un[2], sizeof un[2]),
+            o->have_G ? "given" : "1 in the stream's units");
+    if (o->centre == FK_CENTRE_MBP) {
+        fprintf(f, "# centre: the most bound member, least phi_i = -G sum_(j != i) m_j / sqrt(r_ij^2 + eps^2),\n"
+                   "#   eps %.10g %s (%s); exact sums for groups of up to %" PRIu64 " members, else a\n"
+                   "#   Barnes-Hut tree (theta %.3g, quadrupoles), then exact sums for its candidates (tree phi\n"
+                   "#   within %.3g |phi| of its least)\n",
+                o->pot.eps * u->length, un[0], o->have_eps ? "given" : "0.05 box / n^(1/3)", o->pot.nexact, o->pot.theta,
+                fk_pot_tolerance(&o->pot));
+    } else {
+        fprintf(f, "# centre: the centre of mass (no potentials: --centre=com)\n");
+    }
+    fprintf(f, "# groups are unwrapped about the member with the lowest ID, assuming a group spans less than\n"
+               "# half the box; a group of total mass 0 gets unweighted means; M(<=r): mass of the members\n"
+               "# within r of the centre\n");
     fprintf(f, "# column name unit: definition\n");
-    for (size_t k = 0; k < fk_halo_ncolumns; k++)
-        fprintf(f, "# %2zu %-8s %-8s %s\n", k + 1, fk_halo_columns[k].name, fk_halo_columns[k].unit,
-                fk_halo_columns[k].desc);
+    size_t col = 0;
+    for (size_t k = 0; k < fk_halo_ncolumns; k++) {
+        const fk_halo_column *c = &fk_halo_columns[k];
+        if (!shown(o, c)) continue;
+        fprintf(f, "# %2zu %-8s %-10s %s\n", ++col, c->name, fk_halo_units_name(u, c->dim, un[0], sizeof un[0]),
+                c->desc);
+    }
     fputc('#', f);
-    for (size_t k = 0; k < fk_halo_ncolumns; k++) fprintf(f, " %s", fk_halo_columns[k].name);
+    for (size_t k = 0; k < fk_halo_ncolumns; k++)
+        if (shown(o, &fk_halo_columns[k])) fprintf(f, " %s", fk_halo_columns[k].name);
     fputc('\n', f);
 }
 
-static void write_rows(FILE *f, const fk_halo *h, uint64_t ng, char sep)
+static void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char sep)
 {
     char buf[64];
     for (uint64_t g = 0; g < ng; g++) {
+        int first = 1;
         for (size_t k = 0; k < fk_halo_ncolumns; k++) {
-            fk_halo_format(&h[g], &fk_halo_columns[k], buf, sizeof buf);
-            if (k) fputc(sep, f);
+            if (!shown(o, &fk_halo_columns[k])) continue;
+            fk_halo_format(&h[g], &fk_halo_columns[k], &o->units, buf, sizeof buf);
+            if (!first) fputc(sep, f);
             fputs(buf, f);
+            first = 0;
         }
         fputc('\n', f);
     }
+}
+
+/* The HCOL record: the columns of the HALO chunks, their units and
+ * definitions, and the run's parameters. */
+static void write_hcol(fk_writer *w, const input *in, const options *o)
+{
+    fk_error err = {0};
+    fk_kvbuf kv;
+    char key[32], val[512], un[64];
+    fk_kv_init(&kv);
+    size_t ncol = 0;
+    for (size_t k = 0; k < fk_halo_ncolumns; k++) ncol += shown(o, &fk_halo_columns[k]);
+    fk_kv_u64(&kv, "columns", ncol);
+    fk_kv_u64(&kv, "levels", (uint64_t)in->nlevels);
+    fk_kv_str(&kv, "centre", o->centre == FK_CENTRE_MBP ? "mbp" : "com");
+    fk_kv_dbl(&kv, "G", o->G_out);
+    if (o->centre == FK_CENTRE_MBP) {
+        fk_kv_dbl(&kv, "softening", o->pot.eps * o->units.length);
+        fk_kv_dbl(&kv, "theta", o->pot.theta);
+        fk_kv_u64(&kv, "exact_max", o->pot.nexact);
+        fk_kv_dbl(&kv, "tolerance", fk_pot_tolerance(&o->pot));
+    }
+    fk_kv_dbl(&kv, "length_unit", o->units.length);
+    fk_kv_dbl(&kv, "mass_unit", o->units.mass);
+    fk_kv_dbl(&kv, "velocity_unit", o->units.velocity);
+    fk_kv_str(&kv, "length_name", o->units.length_name);
+    fk_kv_str(&kv, "mass_name", o->units.mass_name);
+    fk_kv_str(&kv, "velocity_name", o->units.velocity_name);
+    size_t col = 0;
+    for (size_t k = 0; k < fk_halo_ncolumns; k++) {
+        const fk_halo_column *c = &fk_halo_columns[k];
+        if (!shown(o, c)) continue;
+        snprintf(key, sizeof key, "column_%zu", ++col);
+        snprintf(val, sizeof val, "%s %s %s", c->name, fk_halo_units_name(&o->units, c->dim, un, sizeof un), c->desc);
+        fk_kv_str(&kv, key, val);
+    }
+    char *text;
+    if (fk_kv_finish(&kv, &text, &err) || fk_writer_text(w, "HCOL", 0, text, &err)) prog_fail(&err);
+    free(text);
+}
+
+/* One HALO chunk for level k: <f8, a row per group, a column per column. */
+static void write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng)
+{
+    fk_error err = {0};
+    size_t ncol = 0;
+    for (size_t c = 0; c < fk_halo_ncolumns; c++) ncol += shown(o, &fk_halo_columns[c]);
+    double *rows = malloc(ng && ncol ? ng * ncol * sizeof *rows : 1);
+    if (!rows) prog_die(EXIT_RESOURCE, "out of memory for the HALO chunk of %" PRIu64 " groups", ng);
+    for (uint64_t g = 0; g < ng; g++) {
+        size_t j = 0;
+        for (size_t c = 0; c < fk_halo_ncolumns; c++)
+            if (shown(o, &fk_halo_columns[c])) rows[g * ncol + j++] = fk_halo_value(&h[g], &fk_halo_columns[c], &o->units);
+    }
+    fk_chunk c;
+    fk_chunk_init(&c, "HALO", "<f8", 0, ng, (uint32_t)ncol);
+    c.level = (uint32_t)k;
+    if (fk_writer_put(w, &c, rows, &err)) prog_fail(&err);
+    free(rows);
+}
+
+/* A strictly positive number. */
+static double positive(const char *opt, const char *arg)
+{
+    double v = prog_parse_double(opt, arg, 0, DBL_MAX);
+    if (!(v > 0)) prog_usage("option %s must be positive, not '%s'", opt, arg);
+    return v;
+}
+
+/* A unit name: printable, no white space, at most 32 bytes. */
+static const char *unit_name(const char *opt, const char *arg)
+{
+    size_t n = strlen(arg);
+    if (n == 0 || n > 32) prog_usage("option %s needs a name of 1 to 32 characters, not '%s'", opt, arg);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)arg[i] <= ' ' || (unsigned char)arg[i] == 127)
+            prog_usage("option %s needs a name without spaces or control characters, not '%s'", opt, arg);
+    return arg;
+}
+
+static void parse_options(int argc, char **argv, prog_std *std, options *o)
+{
+    enum { O_CSV = 256, O_FORMAT, O_CENTRE, O_EPS, O_THETA, O_EXACT, O_LU, O_MU, O_VU, O_LN, O_MN, O_VN, O_G };
+    static const struct option longopts[] = {PROG_STD_LONG,
+                                             {"csv", no_argument, 0, O_CSV},
+                                             {"format", required_argument, 0, O_FORMAT},
+                                             {"centre", required_argument, 0, O_CENTRE},
+                                             {"center", required_argument, 0, O_CENTRE},
+                                             {"softening", required_argument, 0, O_EPS},
+                                             {"theta", required_argument, 0, O_THETA},
+                                             {"exact-max", required_argument, 0, O_EXACT},
+                                             {"length-unit", required_argument, 0, O_LU},
+                                             {"mass-unit", required_argument, 0, O_MU},
+                                             {"velocity-unit", required_argument, 0, O_VU},
+                                             {"length-name", required_argument, 0, O_LN},
+                                             {"mass-name", required_argument, 0, O_MN},
+                                             {"velocity-name", required_argument, 0, O_VN},
+                                             {"G", required_argument, 0, O_G},
+                                             {0, 0, 0, 0}};
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":" PROG_STD_SHORT, longopts, NULL)) != -1) {
+        if (prog_std_option(opt, optarg, std, help, argv)) continue;
+        switch (opt) {
+        case O_CSV: o->format = 1; break;
+        case O_FORMAT:
+            if (strcmp(optarg, "text") == 0)
+                o->format = 0;
+            else if (strcmp(optarg, "csv") == 0)
+                o->format = 1;
+            else if (strcmp(optarg, "stream") == 0)
+                o->format = 2;
+            else
+                prog_usage("option --format needs 'text', 'csv' or 'stream', not '%s'", optarg);
+            break;
+        case O_CENTRE:
+            if (strcmp(optarg, "mbp") == 0)
+                o->centre = FK_CENTRE_MBP;
+            else if (strcmp(optarg, "com") == 0)
+                o->centre = FK_CENTRE_COM;
+            else
+                prog_usage("option --centre needs 'mbp' or 'com', not '%s'", optarg);
+            break;
+        case O_EPS:
+            o->pot.eps = positive("--softening", optarg);
+            o->have_eps = 1;
+            break;
+        case O_THETA:
+            o->pot.theta = positive("--theta", optarg);
+            if (o->pot.theta > 1) prog_usage("option --theta: %s is out of range (0, 1]", optarg);
+            break;
+        case O_EXACT: o->pot.nexact = (uint64_t)prog_parse_int("--exact-max", optarg, 0, INT64_MAX); break;
+        case O_LU: o->units.length = positive("--length-unit", optarg); break;
+        case O_MU: o->units.mass = positive("--mass-unit", optarg); break;
+        case O_VU: o->units.velocity = positive("--velocity-unit", optarg); break;
+        case O_LN: o->units.length_name = unit_name("--length-name", optarg); break;
+        case O_MN: o->units.mass_name = unit_name("--mass-name", optarg); break;
+        case O_VN: o->units.velocity_name = unit_name("--velocity-name", optarg); break;
+        case O_G:
+            o->G_out = positive("--G", optarg);
+            o->have_G = 1;
+            break;
+        }
+    }
+    if (std->zlevel && o->format != 2) prog_usage("option -z applies to --format=stream only");
 }
 
 int main(int argc, char **argv)
 {
     prog_init("halostats");
     prog_std std = {0};
-    int csv = 0;
-    static const struct option longopts[] = {PROG_STD_LONG, {"csv", no_argument, 0, 'C'}, {0, 0, 0, 0}};
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":" PROG_STD_SHORT, longopts, NULL)) != -1) {
-        if (prog_std_option(opt, optarg, &std, help, argv)) continue;
-        if (opt == 'C') csv = 1;
-    }
-    if (std.zlevel) prog_usage("option -z does not apply: halostats writes text");
+    options o = {0};
+    fk_pot_defaults(&o.pot);
+    fk_halo_units_default(&o.units);
+    parse_options(argc, argv, &std, &o);
     const char *path = prog_one_input(argc, argv, optind);
     double t0 = prog_now();
 
     input in = {.name = strcmp(path, "-") == 0 ? "stdin" : path};
-    read_stream(path, std.force, &in);
     fk_error err = {0};
+    fk_output *out = NULL;
+    fk_writer *w = NULL;
+    if (o.format == 2) {
+        out = prog_open_output(&std, 1);
+        if (fk_writer_open(&w, fk_output_file(out), std.zlevel, &err)) prog_fail(&err);
+    }
+    read_stream(path, std.force, &in, w);
     const uint64_t n = in.snap.n;
     if (fk_groups_check_ids(in.ids, n, in.snap.nsource, in.name, &err)) prog_fail(&err);
+    double t_read = prog_now() - t0;
 
-    /* Group of each stream particle; without GRPS, the groups are 1..max. */
+    /* G: given in the output units, or 1 in the stream's; the library works
+     * in the stream's: G_stream = G_out * mass_unit / (length_unit * velocity_unit^2). */
+    const fk_halo_units *u = &o.units;
+    if (!o.have_G) o.G_out = u->length * u->velocity * u->velocity / u->mass;
+    o.pot.G = o.G_out * u->mass / (u->length * u->velocity * u->velocity);
+    if (!o.have_eps) o.pot.eps = SOFTENING_FRACTION * in.snap.box / cbrt((double)(n ? n : 1));
+    if (fk_pot_check(&o.pot, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
+
     uint32_t *grp = malloc(n ? n * sizeof *grp : 1);
     if (!grp) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
-    uint64_t ng = in.grps.ngroups;
-    for (uint64_t i = 0; i < n; i++) {
-        grp[i] = in.gid[in.ids[i]];
-        if (!in.have_grps && grp[i] > ng) ng = grp[i];
+    fk_halo *halos[MAX_LEVELS] = {0};
+    uint64_t ng[MAX_LEVELS] = {0};
+    for (int k = 0; k < in.nlevels; k++) {
+        double tk = prog_now();
+        ng[k] = level_groups(&in, &in.lv[k], grp);
+        if (!(halos[k] = malloc(ng[k] ? ng[k] * sizeof *halos[k] : 1)))
+            prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " groups", ng[k]);
+        fk_halo_input hin = {n, in.pos, in.vel, in.mass, in.ids, grp, in.snap.periodic, in.snap.box, in.snap.origin};
+        fk_halo_timing tm;
+        if (fk_halostats_compute(&hin, ng[k], halos[k], in.name, &err) ||
+            fk_halostats_centres(&hin, ng[k], o.centre, &o.pot, halos[k], &tm, &err))
+            prog_fail(&err);
+        set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0);
+        uint64_t grouped = 0, ntree = 0, cand = 0;
+        for (uint64_t g = 0; g < ng[k]; g++) {
+            grouped += halos[k][g].n;
+            ntree += halos[k][g].method == FK_POT_BY_TREE;
+            cand += halos[k][g].candidates;
+        }
+        prog_info("level %d: %" PRIu64 " groups holding %" PRIu64 " of %" PRIu64 " particles, largest %" PRIu64, k, ng[k],
+                  grouped, n, ng[k] ? halos[k][0].n : 0);
+        if (o.centre == FK_CENTRE_MBP)
+            prog_info("level %d: potentials: %" PRIu64 " groups by exact sums, %" PRIu64
+                      " by the tree (%" PRIu64 " candidates summed exactly)", k, ng[k] - ntree, ntree, cand);
+        prog_info("level %d: %.3f s: gather %.3f s, potentials %.3f s, profiles %.3f s", k, prog_now() - tk, tm.gather,
+                  tm.potential, tm.profile);
     }
-    free(in.gid);
-    fk_halo *halos = malloc(ng ? ng * sizeof *halos : 1);
-    if (!halos) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " groups", ng);
-    fk_halo_input hin = {n, in.pos, in.vel, in.mass, in.ids, grp, in.snap.periodic, in.snap.box, in.snap.origin};
-    if (fk_halostats_compute(&hin, ng, halos, in.name, &err)) prog_fail(&err);
+    free(grp);
 
-    fk_output *out = prog_open_output(&std, 0);
-    FILE *f = fk_output_file(out);
-    if (csv) {
-        for (size_t k = 0; k < fk_halo_ncolumns; k++) fprintf(f, "%s%s", k ? "," : "", fk_halo_columns[k].name);
-        fputc('\n', f);
+    if (o.format == 2) {
+        write_hcol(w, &in, &o);
+        for (int k = 0; k < in.nlevels; k++) write_halo(w, &o, k, halos[k], ng[k]);
+        if (fk_writer_finish(w, &err)) prog_fail(&err);
+        fk_writer_free(w);
     } else {
-        write_header(f, &in, ng);
+        out = prog_open_output(&std, 0);
+        FILE *f = fk_output_file(out);
+        if (o.format == 1) {
+            int first = 1;
+            for (size_t k = 0; k < fk_halo_ncolumns; k++)
+                if (shown(&o, &fk_halo_columns[k])) fprintf(f, "%s%s", first ? "" : ",", fk_halo_columns[k].name), first = 0;
+            fputc('\n', f);
+        } else {
+            write_header(f, &in, &o, ng);
+        }
+        for (int k = 0; k < in.nlevels; k++) write_rows(f, &o, halos[k], ng[k], o.format == 1 ? ',' : ' ');
     }
-    write_rows(f, halos, ng, csv ? ',' : ' ');
     prog_commit(out);
-
-    uint64_t grouped = 0;
-    for (uint64_t g = 0; g < ng; g++) grouped += halos[g].n;
-    prog_info("%" PRIu64 " groups holding %" PRIu64 " of %" PRIu64 " particles, largest %" PRIu64 " (%.2f s)", ng,
-              grouped, n, ng ? halos[0].n : 0, prog_now() - t0);
-    free(halos), free(grp), free(in.pos), free(in.vel), free(in.mass), free(in.ids);
+    prog_info("%d level%s, read in %.2f s, %.2f s in all%s", in.nlevels, in.nlevels > 1 ? "s" : "", t_read,
+              prog_now() - t0, in.replaced ? "; the input's HALO and HCOL replaced" : "");
+    for (int k = 0; k < in.nlevels; k++) free(halos[k]), free(in.lv[k].gid), free(in.lv[k].gpar);
+    free(in.pos), free(in.vel), free(in.mass), free(in.ids);
     return EXIT_OK;
 }
