@@ -388,7 +388,8 @@ void fk_link_labels(const uint32_t *sink, uint64_t n, uint32_t *lab)
 {
     /* Every member but the sink labels itself, then marks its sink (many
      * members may store the same value at once: relaxed atomic stores).
-     * Serial, this costs a tenth of a short level on 16 threads. */
+     * In parallel: for 2^20 particles serial passes took 1.5 ms, 7% of the
+     * level at b = 0.1 on 16 threads, these 0.15 ms. */
     #pragma omp parallel for schedule(static)
     for (uint64_t i = 0; i < n; i++) lab[i] = sink[i] != i ? sink[i] : FK_NOLABEL;
     #pragma omp parallel for schedule(static)

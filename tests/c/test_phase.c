@@ -59,16 +59,17 @@ static uint64_t ngroups(const uint32_t *sink, uint64_t n)
     return g;
 }
 
-/* The 6D tree linker against the brute-force sinks ref at (l, psi): the
- * same partition, canonical sinks; and the 6D groups lie inside the 3D ones. */
-static void compare(const char *what, const float *pos0, const float *vel0, uint64_t n, const uint32_t *ref, double l,
-                    double psi, int periodic, uint32_t S, int threads)
+/* The 6D tree linker on the tree d against the brute-force sinks ref at
+ * (l, psi): the same partition, canonical sinks; and the 6D groups lie
+ * inside the 3D ones. */
+static void compare(const char *what, const treed *dt, uint64_t n, const uint32_t *ref, double l, double psi,
+                    int periodic, int threads)
 {
     fk_error err = {0};
     fk_linkopts o = opts(l, psi, periodic, threads), o3 = opts(l, 0, periodic, threads);
     uint32_t *sink = calloc(n + 1, 4), *s3 = calloc(n + 1, 4), *mapped = calloc(n + 1, 4);
-    treed d;
-    build(&d, pos0, vel0, n, S);
+    const treed d = *dt;
+    const uint32_t S = d.t.leafsize;
     fk_linkstats st;
     CHECK_MSG(fk_link_cpu(&d.t, d.pos, d.vel, &o, sink, &st, &err) == FK_OK, "%s", err.msg);
     int canon = 1;
@@ -81,7 +82,6 @@ static void compare(const char *what, const float *pos0, const float *vel0, uint
               (unsigned long long)st.groups);
     CHECK(fk_link_cpu(&d.t, d.pos, NULL, &o3, s3, NULL, &err) == FK_OK);
     CHECK_MSG(td_refines(sink, s3, n), "%s (psi %g, leaf %u): a 6D group is not inside one 3D group", what, psi, S);
-    drop(&d);
     free(sink);
     free(s3);
     free(mapped);
@@ -90,14 +90,20 @@ static void compare(const char *what, const float *pos0, const float *vel0, uint
 static void all_ways(const char *what, const float *pos, const float *vel, uint64_t n, double l, double psi)
 {
     static const uint32_t leaves[] = {2, 3, 8, 33};
-    uint32_t *ref = calloc(n + 1, 4);
+    uint32_t *ref[2] = {calloc(n + 1, 4), calloc(n + 1, 4)};
     for (int p = 0; p <= 1; p++) {
         fk_error err = {0};
         fk_linkopts o = opts(l, psi, p, 0);
-        CHECK(fk_link_brute_cpu(n, pos, vel, &o, ref, NULL, &err) == FK_OK);
-        for (int k = 0; k < 4; k++) compare(what, pos, vel, n, ref, l, psi, p, leaves[k], k == 2 ? 2 : 1);
+        CHECK(fk_link_brute_cpu(n, pos, vel, &o, ref[p], NULL, &err) == FK_OK);
     }
-    free(ref);
+    for (int k = 0; k < 4; k++) { /* one tree a leaf size, periodic or not */
+        treed d;
+        build(&d, pos, vel, n, leaves[k]);
+        for (int p = 0; p <= 1; p++) compare(what, &d, n, ref[p], l, psi, p, k == 2 ? 2 : 1);
+        drop(&d);
+    }
+    free(ref[0]);
+    free(ref[1]);
 }
 
 /* The largest |v_i - v_j| is at most the diagonal of the velocities'
@@ -154,8 +160,8 @@ static void toward_3d(const char *what, const float *pos0, const float *vel0, ui
 
 int main(void)
 {
-    const uint64_t N = 4096;
-    float *pos = malloc(N * 12), *vel = malloc(N * 12);
+    const uint64_t N = 2048; /* brute force is O(N^2) */
+    float *pos = malloc(4096 * 12), *vel = malloc(4096 * 12);
     const double l02 = 0.2 / cbrt((double)N);
 
     /* clustered positions, streams that pass through each other: psi from
