@@ -19,6 +19,7 @@ struct fk_output {
     char *path; /* final path */
     char *tmp;  /* temporary path */
     int slot;
+    int in_place; /* not a regular file: written directly, never renamed */
 };
 
 /* Temporary names still on disk, for fk_output_cleanup_all. Set and cleared
@@ -29,6 +30,16 @@ static volatile sig_atomic_t pending_used[MAX_PENDING];
 static int is_dash(const char *p)
 {
     return p == NULL || strcmp(p, "-") == 0;
+}
+
+/* 1 if path names a terminal. */
+static int isatty_path(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return 0;
+    int t = isatty(fd);
+    close(fd);
+    return t;
 }
 
 int fk_input_open(FILE **out, const char *path, int binary, int force, fk_error *err)
@@ -72,6 +83,31 @@ int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_
         o->is_stdout = 1;
         o->f = stdout;
         setvbuf(stdout, NULL, _IOFBF, IOBUF);
+        *out = o;
+        return FK_OK;
+    }
+    /* An existing output that is not a regular file (/dev/null, a FIFO, a
+     * terminal) is written in place: renaming a temporary over it would
+     * replace the device itself. */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (S_ISDIR(sb.st_mode)) {
+            free(o);
+            return fk_fail(err, FK_EIO, "%s: is a directory", path);
+        }
+        if (binary && !force && S_ISCHR(sb.st_mode) && isatty_path(path)) {
+            free(o);
+            return fk_fail(err, FK_EINVAL, "refusing to write binary data to a terminal (use -o FILE or redirect)");
+        }
+        o->path = strdup(path);
+        o->f = o->path ? fopen(path, "wb") : NULL;
+        if (!o->f) {
+            int e = errno;
+            fk_output_abort(o);
+            return fk_fail(err, FK_EIO, "%s: %s", path, strerror(e));
+        }
+        o->in_place = 1;
+        setvbuf(o->f, NULL, _IOFBF, IOBUF);
         *out = o;
         return FK_OK;
     }
@@ -142,6 +178,14 @@ int fk_output_commit(fk_output *o, fk_error *err)
         release(o);
         return st;
     }
+    if (o->in_place) {
+        if (fflush(o->f) != 0 || ferror(o->f))
+            st = fk_fail(err, FK_EIO, "%s: write error: %s", o->path, strerror(errno));
+        if (fclose(o->f) != 0 && st == FK_OK) st = fk_fail(err, FK_EIO, "%s: close: %s", o->path, strerror(errno));
+        o->f = NULL;
+        release(o);
+        return st;
+    }
     if (fflush(o->f) != 0 || ferror(o->f))
         st = fk_fail(err, FK_EIO, "%s: write error: %s", o->path, strerror(errno));
     else if (fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS)
@@ -161,7 +205,7 @@ void fk_output_abort(fk_output *o)
     if (!o) return;
     if (!o->is_stdout) {
         if (o->f) fclose(o->f);
-        if (o->tmp) unlink(o->tmp);
+        if (o->tmp && !o->in_place) unlink(o->tmp);
     } else {
         fflush(stdout);
     }

@@ -24,7 +24,8 @@ void fk_input_close(FILE *f);
 typedef struct fk_output fk_output;
 
 /* Opens path ("-" or NULL: stdout). With binary set, a terminal on stdout is
- * refused unless force is set. */
+ * refused unless force is set. An existing path that is not a regular file
+ * (/dev/null, a FIFO) is written in place, not through a temporary. */
 int fk_output_open(fk_output **o, const char *path, int binary, int force, fk_error *err);
 
 FILE *fk_output_file(fk_output *o);

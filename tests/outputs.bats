@@ -1,0 +1,26 @@
+#!/usr/bin/env bats
+# outputs.bats - where outputs go: a regular file appears only when complete, anything else is written in place.
+
+setup() {
+    cd "$BATS_TEST_TMPDIR"
+    mkuniverse -n 3000 -s 2 -o snap.std
+}
+
+@test "an output that is a FIFO is written in place and stays a FIFO" {
+    tipsy2bin snap.std -o ref.bin
+    mkfifo out.fifo
+    cat out.fifo > got.bin &
+    tipsy2bin snap.std -o out.fifo
+    wait
+    [ -p out.fifo ]
+    cmp ref.bin got.bin
+    [ -z "$(ls | grep '\.tmp\.')" ]
+}
+
+@test "an output that is a directory is refused with one line" {
+    mkdir d
+    run --separate-stderr tipsy2bin snap.std -o d
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "tipsy2bin: d: is a directory" ]
+    [ -d d ]
+}
