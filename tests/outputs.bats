@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # outputs.bats - where outputs go: a regular file appears only when complete, anything else is written in place.
 
+bats_require_minimum_version 1.5.0
+
 setup() {
     cd "$BATS_TEST_TMPDIR"
     mkuniverse -n 3000 -s 2 -o snap.std
