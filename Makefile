@@ -51,7 +51,7 @@ endif
 all: $(BINS) $(CTESTS) $(CHELP) $(BENCHES) ## build every program (and the test and benchmark programs)
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
 # The CPU linker's row kernel vectorises only when selects may be evaluated unconditionally;
 # -fno-trapping-math allows that and changes no value (no FP exception flags are read).

@@ -11,12 +11,12 @@
 
 int fk_link_check(const fk_linkopts *o, fk_error *err)
 {
-    if (!(o->l > 0) || !isfinite((float)o->l) || (float)o->l <= 0)
-        return fk_fail(err, FK_EINVAL, "linking length %g is not a positive number", o->l);
+    if (!(o->l > 0) || !isfinite(o->l))
+        return fk_fail(err, FK_EINVAL, "linking length %.9g is not a positive number", o->l);
     if (!isfinite((float)o->l * (float)o->l) || (float)o->l * (float)o->l == 0)
-        return fk_fail(err, FK_EINVAL, "linking length %g is out of binary32 range", o->l);
+        return fk_fail(err, FK_EINVAL, "linking length %.9g is out of binary32 range", o->l);
     if (o->periodic && o->l > 0.5 * o->box)
-        return fk_fail(err, FK_EINVAL, "linking length %g is larger than half the box (%g)", o->l, 0.5 * o->box);
+        return fk_fail(err, FK_EINVAL, "linking length %.9g is larger than half the box (%.9g)", o->l, 0.5 * o->box);
     if (!(o->psi >= 0) || !isfinite((float)(o->psi * o->psi)) || (o->psi > 0 && (float)o->psi * (float)o->psi == 0))
         return fk_fail(err, FK_EINVAL, "velocity linking length %g is not a usable positive number", o->psi);
     return FK_OK;

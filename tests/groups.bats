@@ -131,7 +131,7 @@ nine_with_sink() {
     nine_with_sink 0 1 2 >bad.fof
     fails groups "groups: bad.fof: chunk SINK has 3 rows for 9 particles" bad.fof
     nine | mkstream --level=SINK=1 -o bad.fof
-    fails groups "groups: bad.fof: SINK level 1 found: this groups resolves level 0 only" bad.fof
+    fails groups "groups: bad.fof: stream has SINK level 1 but no SINK level 0 (the levels run 0, 1, 2, ...)" bad.fof
 }
 
 @test "bad ID chunks: an index beyond nsource, a repeated index" {

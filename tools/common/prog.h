@@ -55,7 +55,7 @@ typedef struct prog_std {
     int zlevel;         /* -z / --compress[=N]            */
 } prog_std;
 
-#define PROG_STD_SHORT "ho:fzvV"
+#define PROG_STD_SHORT "ho:fz::vV"
 #define PROG_STD_LONG                                                                                   \
     {"help", no_argument, 0, 'h'}, {"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},    \
         {"compress", optional_argument, 0, 'z'}, {"verbose", no_argument, 0, 'v'},                            \

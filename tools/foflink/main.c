@@ -43,7 +43,8 @@ static void help(void)
            "Two particles are friends when their binary32 minimum-image separation squared,\n"
            "(dx*dx + dy*dy) + dz*dz, is strictly below l*l: see foflink(1) for the exact rule.\n"
            "In 6D they must also have r2/l2 + w2/psi2 < 1, w2 the velocity difference squared.\n"
-           "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n",
+           "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory,\n"
+           "no GPU or not enough GPU memory.\n",
            FK_LEVELS_MAX);
 }
 
@@ -230,14 +231,6 @@ int main(int argc, char **argv)
 
     fk_gpuinfo gi;
     int dev = device_resolve(devchoice, &gi);
-    if (dev == DEV_GPU && !brute && tree.leafsize > 32) {
-        if (devchoice == DEV_GPU)
-            prog_die(EXIT_DATA, "%s: the GPU linker needs leaves of at most 32 particles, this tree has %u "
-                     "(rebuild it with kdbuild -s 32 or less)", name, tree.leafsize);
-        prog_info("device: CPU after all (the tree's leaves hold up to %u particles, the GPU linker takes 32)",
-                  tree.leafsize);
-        dev = DEV_CPU;
-    }
 
     uint32_t *sinks[FK_LEVELS_MAX];
     for (int k = 0; k < nlev; k++)

@@ -24,7 +24,8 @@ static void help(void)
            "  -h, --help          this help\n"
            "  -V, --version       version\n"
            "\n"
-           "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n"
+           "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory,\n"
+           "no GPU or not enough GPU memory.\n"
            "See kdbuild(1) and fofstream(5).\n");
 }
 
