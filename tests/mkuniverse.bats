@@ -179,9 +179,3 @@ halos() {
     run -1 --separate-stderr bash -c 'mkuniverse -n 100k >/dev/full'
     [ "$stderr" = "mkuniverse: stdout: write error: No space left on device" ]
 }
-
-@test "the examples of mkuniverse(1) run" {
-    need_programs tipsy2bin kdbuild foflink groups halostats
-    run_man_examples "$BATS_TEST_DIRNAME/../man/man1/mkuniverse.1"
-    [ -s halos.cat ] && [ -s small.std ] && [ -s found.txt ] && [ -s other.nat ] && [ -s big.fof ]
-}

@@ -323,9 +323,3 @@ EOF
     tipsy2bin --no-periodic -o twin99.bin twin/run99-gas-dark-star.std
     cmp run99-gas-dark-star.bin twin99.bin
 }
-
-@test "the examples of tipsy2bin(1) run" {
-    need_programs mkuniverse kdbuild foflink groups halostats
-    mkuniverse -n 20000 -o snap.std
-    run_man_examples "$BATS_TEST_DIRNAME/../man/man1/tipsy2bin.1"
-}

@@ -85,20 +85,6 @@ tipsy_dark_positions() {
         }' "$1"
 }
 
-# Runs the "$ " command lines of the EXAMPLES section of man page PAGE, in order, in
-# the current directory; fails at the first that fails.
-run_man_examples() {
-    local page=$1 cmd count=0
-    [ -f "$page" ] || { echo "no $page"; return 1; }
-    while IFS= read -r cmd; do
-        echo "running: $cmd"
-        bash -o pipefail -c "$cmd" || { echo "failed: $cmd"; return 1; }
-        count=$((count + 1))
-    done < <(awk '/^\.SH EXAMPLES/ { on = 1; next } /^\.SH / { on = 0 } on && /^\.EX/ { ex = 1; next }
-                  on && /^\.EE/ { ex = 0 } on && ex && /^\$ / { sub(/^\$ /, ""); gsub(/\\-/, "-"); gsub(/\\e/, "\\"); print }' "$page")
-    [ "$count" -gt 0 ] || { echo "no examples in $page"; return 1; }
-}
-
 # Skips the test unless every named program is on PATH.
 need_programs() {
     local p
