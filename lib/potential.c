@@ -107,8 +107,14 @@ static int cand_cmp(const void *a, const void *b)
     return (p->i > q->i) - (p->i < q->i);
 }
 
-/* The tree, then the candidates again exactly (in parallel, each sum by one
- * thread). */
+/* Candidates summed exactly at a time: a fixed number, so that which ones
+ * are summed does not depend on the number of threads. */
+#define CAND_BATCH 4
+
+/* The tree, then the candidates again exactly, lowest tree potential first,
+ * CAND_BATCH at a time (in parallel, each sum by one thread), until the
+ * next one's tree potential exceeds the best exact one by half the window:
+ * with errors below that, it cannot be lower. */
 static int tree_minimum(const fk_pot_members *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err)
 {
     const size_t n = g->n;
@@ -117,7 +123,7 @@ static int tree_minimum(const fk_pot_members *g, const fk_pot_params *p, fk_pot_
     int st = FK_ENOMEM;
     if (!phi) goto done;
     if ((st = fk_pot_tree(g, p, phi, NULL, err)) != FK_OK) goto done;
-    const double lo = phi[argmin(phi, n)], hi = lo + fk_pot_tolerance(p) * fabs(lo);
+    const double lo = phi[argmin(phi, n)], slack = fk_pot_tolerance(p) * fabs(lo), hi = lo + slack;
     size_t nc = 0;
     for (size_t i = 0; i < n; i++) nc += phi[i] <= hi;
     st = FK_ENOMEM;
@@ -125,16 +131,23 @@ static int tree_minimum(const fk_pot_members *g, const fk_pot_params *p, fk_pot_
     nc = 0;
     for (size_t i = 0; i < n; i++)
         if (phi[i] <= hi) c[nc++] = (cand){phi[i], i};
-    if (nc > p->ncand) {
-        qsort(c, nc, sizeof *c, cand_cmp);
-        nc = p->ncand;
+    qsort(c, nc, sizeof *c, cand_cmp);
+    if (nc > p->ncand) nc = p->ncand;
+    double exact[CAND_BATCH];
+    size_t done = 0, best = 0;
+    double best_phi = INFINITY;
+    while (done < nc && c[done].phi <= best_phi + slack / 2) {
+        size_t batch = nc - done < CAND_BATCH ? nc - done : CAND_BATCH;
+#pragma omp parallel for schedule(dynamic, 1) if (n > 4096)
+        for (size_t k = 0; k < batch; k++) exact[k] = fk_pot_exact_at(g, p->G, p->eps, c[done + k].i);
+        for (size_t k = 0; k < batch; k++)
+            if (exact[k] < best_phi || (exact[k] == best_phi && c[done + k].i < c[best].i)) {
+                best_phi = exact[k];
+                best = done + k;
+            }
+        done += batch;
     }
-#pragma omp parallel for schedule(dynamic, 1)
-    for (size_t k = 0; k < nc; k++) c[k].phi = fk_pot_exact_at(g, p->G, p->eps, c[k].i);
-    size_t best = 0;
-    for (size_t k = 1; k < nc; k++)
-        if (c[k].phi < c[best].phi || (c[k].phi == c[best].phi && c[k].i < c[best].i)) best = k;
-    *min = (fk_pot_min){.index = c[best].i, .phi = c[best].phi, .method = FK_POT_BY_TREE, .candidates = (uint32_t)nc};
+    *min = (fk_pot_min){.index = c[best].i, .phi = best_phi, .method = FK_POT_BY_TREE, .candidates = (uint32_t)done};
     st = FK_OK;
 done:
     if (st == FK_ENOMEM) fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %zu members", n);
@@ -188,47 +201,61 @@ int fk_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *mi
     int st = fk_pot_check(p, err);
     if (st) return st;
     if (g->ngroups && g->first[0] != 0) return fk_fail(err, FK_EINVAL, "the first group must start at member 0");
-    uint64_t nsmall = 0, largest_small = 0;
+    uint64_t nrest = 0, largest_exact = 0;
     for (uint64_t k = 0; k < g->ngroups; k++) {
         uint64_t n = g->first[k + 1] - g->first[k];
         if (g->first[k + 1] < g->first[k] || n == 0)
             return fk_fail(err, FK_EINVAL, "group %" PRIu64 " has no member (offsets must ascend)", k);
-        if (n <= p->nexact) {
-            nsmall++;
-            if (n > largest_small) largest_small = n;
-        }
+        if (n <= p->nexact && n > largest_exact) largest_exact = n;
+        nrest += n <= p->nexact || n <= FK_POT_ALONE;
     }
-    /* the groups that take the tree, one after another, each in parallel */
+    /* the largest groups one after another, all threads on each */
     for (uint64_t k = 0; k < g->ngroups; k++) {
         fk_pot_members v = view(g, k);
-        if (v.n > p->nexact) {
-            if ((st = tree_minimum(&v, p, &min[k], err)) != FK_OK) return st;
-        }
+        if (v.n > p->nexact && v.n > FK_POT_ALONE && (st = tree_minimum(&v, p, &min[k], err)) != FK_OK) return st;
     }
-    if (nsmall == 0) return FK_OK;
-    job *order = malloc(nsmall * sizeof *order);
-    if (!order) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", nsmall);
-    nsmall = 0;
-    for (uint64_t k = 0; k < g->ngroups; k++)
-        if (g->first[k + 1] - g->first[k] <= p->nexact) order[nsmall++] = (job){g->first[k + 1] - g->first[k], k};
-    qsort(order, nsmall, sizeof *order, job_cmp);
+    if (nrest == 0) return FK_OK;
+    /* the others a thread each (the tree's own parallel regions, nested,
+     * get one thread), largest first */
+    job *order = malloc(nrest * sizeof *order);
+    if (!order) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", nrest);
+    nrest = 0;
+    for (uint64_t k = 0; k < g->ngroups; k++) {
+        uint64_t n = g->first[k + 1] - g->first[k];
+        if (n <= p->nexact || n <= FK_POT_ALONE) order[nrest++] = (job){n, k};
+    }
+    qsort(order, nrest, sizeof *order, job_cmp);
     int failed = 0;
+    fk_error first = {0};
 #pragma omp parallel
     {
-        double *phi = malloc(largest_small * sizeof *phi);
-#pragma omp atomic
-        failed += !phi;
-#pragma omp barrier
-        if (!failed) {
+        double *phi = largest_exact ? malloc(largest_exact * sizeof *phi) : NULL;
+        fk_error e = {0};
 #pragma omp for schedule(dynamic, 1)
-            for (uint64_t s = 0; s < nsmall; s++) {
-                fk_pot_members v = view(g, order[s].k);
+        for (uint64_t s = 0; s < nrest; s++) {
+            int stop;
+#pragma omp atomic read
+            stop = failed;
+            if (stop) continue;
+            fk_pot_members v = view(g, order[s].k);
+            int r = FK_OK;
+            if (v.n > p->nexact)
+                r = tree_minimum(&v, p, &min[order[s].k], &e);
+            else if (phi)
                 exact_minimum(&v, p, phi, &min[order[s].k]);
+            else
+                r = fk_fail(&e, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", largest_exact);
+            if (r != FK_OK) {
+#pragma omp critical(fk_pot_minima_error)
+                if (!failed) {
+                    first = e;
+                    failed = 1;
+                }
             }
         }
         free(phi);
     }
     free(order);
-    if (failed) return fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", largest_small);
+    if (failed) return fk_fail(err, first.code, "%s", first.msg);
     return FK_OK;
 }

@@ -58,6 +58,7 @@ extern "C" {
 #define FK_POT_THETA 0.7      /* default opening angle */
 #define FK_POT_NEXACT 2000    /* default largest group summed exactly */
 #define FK_POT_NCAND 256      /* default most candidates re-evaluated exactly */
+#define FK_POT_ALONE 65536    /* fk_pot_minima: larger groups get every thread, one at a time */
 #define FK_POT_TOL_COEF 0.02  /* automatic tol: this times theta^4 */
 
 typedef struct fk_pot_params {
@@ -131,11 +132,13 @@ typedef struct fk_pot_groups {
     const double *x, *y, *z, *m;
 } fk_pot_groups;
 
-/* min[k] for every group k, as fk_pot_minimum would give it: groups that
- * take the tree one after another, each in parallel; the others in parallel
- * across groups, largest first. The answer does not depend on the number of
- * threads. This is the entry point a GPU implementation provides too.
- * FK_EINVAL, FK_ENOMEM. */
+/* min[k] for every group k, as fk_pot_minimum would give it: the groups
+ * that take the tree and have more than FK_POT_ALONE members one after
+ * another, each with every thread; the others a thread each, largest first
+ * (one barrier in all: for thousands of small groups, per-group parallel
+ * regions cost more than they save). The answer does not depend on the
+ * number of threads. This is the entry point a GPU implementation provides
+ * too. FK_EINVAL, FK_ENOMEM. */
 int fk_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err);
 
 #ifdef __cplusplus
