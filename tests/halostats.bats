@@ -531,3 +531,25 @@ awk_centres() {
     # its 16K-member halo takes the tree
     [ "$(cols n <one.txt | head -n 1)" -gt 10000 ]
 }
+
+@test "a hierarchy from foflink and groups: hosts from GPAR are the members' hosts, centres inside them" {
+    command -v kdbuild && command -v foflink && command -v mkuniverse || skip "upstream programs not built"
+    mkuniverse -n 30000 -o u.std
+    tipsy2bin u.std | kdbuild | foflink -b 0.2,0.12 | groups -m 20 -o u.grps
+    chunks u.grps | awk '$2 == "GPAR" && $6 == 1 { found = 1 } END { exit !found }' || skip "groups writes no GPAR"
+    halostats --centre=com u.grps >com.txt
+    halostats u.grps >halos.txt
+    grep -q "^# level 1: linking length l .* (b 0.12, psi 0; psi 0 is 3D linking), [0-9]* groups, min size 20$" halos.txt
+    [ "$(cols level <halos.txt | sort -u | tr '\n' ' ')" = "0 1 " ]
+    # the same hosts without GPAR (from the members)
+    addchunk --drop=GPAR u.grps >nogpar.grps
+    [ "$(halostats nogpar.grps | cols level host id)" = "$(cols level host id <halos.txt)" ]
+    # every level-1 group's most bound member is in its host at level 0, and is no heavier a halo
+    u32_payload u.grps GID >gid0.txt
+    cols level host mbp_id <halos.txt | awk 'NR == FNR { g[FNR - 1] = $1; next }
+        $1 == 1 && g[$3] != $2 { print; bad = 1 } END { exit bad }' gid0.txt -
+    cols level host n <halos.txt | awk '$1 == 0 { n[NR] = $3; id++; size[id] = $3 } $1 == 1 && $3 > size[$2] { print; bad = 1 }
+        END { exit bad }'
+    # the centre-of-mass run differs only in the centre columns
+    [ "$(cols level host $OLD <com.txt)" = "$(cols level host $OLD <halos.txt)" ]
+}
