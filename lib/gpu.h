@@ -7,6 +7,7 @@
 #include "error.h"
 #include "kdtree.h"
 #include "link.h"
+#include "potential.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +62,14 @@ int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n, uint32_t l
  * particle): an oracle for small inputs, in the given order. */
 int fk_gpu_link_brute(uint64_t n, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
                       fk_linkstats *stats, fk_gputimes *times, fk_error *err);
+
+/* fk_pot_minima (potential.h) on the GPU: the same minima (an exact double
+ * sum for every potential reported), groups of up to max(nexact, 32768)
+ * members summed exactly, larger ones by a Barnes-Hut walk on the GPU tree
+ * and exact candidates. times->link holds the potential work. */
+uint64_t fk_gpu_pot_bytes(uint64_t nmembers, uint64_t ngroups, uint64_t largest);
+int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_gputimes *times,
+                      fk_error *err);
 
 /* Builds the tree on the GPU by sorting Hilbert keys (CUB radix sort):
  * particles are quantised in [lo, lo + span) on each axis (a periodic box:

@@ -69,3 +69,16 @@ int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n, uint32_t l
     (void)stats, (void)times;
     return none(err);
 }
+
+uint64_t fk_gpu_pot_bytes(uint64_t nmembers, uint64_t ngroups, uint64_t largest)
+{
+    (void)nmembers, (void)ngroups, (void)largest;
+    return 0;
+}
+
+int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_gputimes *times,
+                      fk_error *err)
+{
+    (void)g, (void)p, (void)min, (void)times;
+    return none(err);
+}

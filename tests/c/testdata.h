@@ -9,7 +9,7 @@
 
 static uint64_t td_rng = 88172645463325252ull;
 
-static double td_urand(void)
+static inline double td_urand(void)
 {
     td_rng ^= td_rng << 13;
     td_rng ^= td_rng >> 7;
@@ -18,7 +18,7 @@ static double td_urand(void)
 }
 
 /* Wraps x into [-0.5, 0.5). */
-static float td_wrap(double x)
+static inline float td_wrap(double x)
 {
     x -= floor(x + 0.5);
     float f = (float)x;
@@ -26,13 +26,13 @@ static float td_wrap(double x)
     return f;
 }
 
-static void td_uniform(float *pos, uint64_t n)
+static inline void td_uniform(float *pos, uint64_t n)
 {
     for (uint64_t i = 0; i < 3 * n; i++) pos[i] = td_wrap(td_urand());
 }
 
 /* Dense blobs (cliques) of many sizes, some on the periodic boundary. */
-static void td_clustered(float *pos, uint64_t n, int maxblob)
+static inline void td_clustered(float *pos, uint64_t n, int maxblob)
 {
     uint64_t i = 0;
     while (i < n) {
@@ -48,7 +48,7 @@ static void td_clustered(float *pos, uint64_t n, int maxblob)
 }
 
 /* A handful of distinct points, each many times, on the box face z = -0.5. */
-static void td_duplicates(float *pos, uint64_t n)
+static inline void td_duplicates(float *pos, uint64_t n)
 {
     for (uint64_t k = 0; k < n; k++) {
         uint64_t s = k % 7;
@@ -59,13 +59,13 @@ static void td_duplicates(float *pos, uint64_t n)
 }
 
 /* Everything inside a ball of diameter 0.001. */
-static void td_ball(float *pos, uint64_t n)
+static inline void td_ball(float *pos, uint64_t n)
 {
     for (uint64_t k = 0; k < 3 * n; k++) pos[k] = (float)(0.001 * (td_urand() - 0.5));
 }
 
 /* side^3 points on a lattice of spacing 1/side from -0.5; returns the count. */
-static uint64_t td_lattice(float *pos, int side)
+static inline uint64_t td_lattice(float *pos, int side)
 {
     const float sp = 1.0f / side;
     uint64_t k = 0;
@@ -82,7 +82,7 @@ static uint64_t td_lattice(float *pos, int side)
 /* ---- velocities, for 6D linking ---- */
 
 /* A standard normal deviate (Box-Muller). */
-static inline double td_gauss(void)
+static inline inline double td_gauss(void)
 {
     double u = td_urand(), v = td_urand();
     return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
@@ -93,7 +93,7 @@ static inline double td_gauss(void)
  * of a run moves the opposite way, so that streams interpenetrate in space
  * but not in velocity; dispersion sigma about each bulk (bulk speeds about
  * 1). Some runs have identical velocities (w2 = 0). */
-static inline void td_streams(float *vel, uint64_t n, double sigma)
+static inline inline void td_streams(float *vel, uint64_t n, double sigma)
 {
     uint64_t i = 0;
     while (i < n) {
@@ -107,7 +107,7 @@ static inline void td_streams(float *vel, uint64_t n, double sigma)
 }
 
 /* Independent Gaussian velocities of dispersion sigma per axis. */
-static inline void td_thermal(float *vel, uint64_t n, double sigma)
+static inline inline void td_thermal(float *vel, uint64_t n, double sigma)
 {
     for (uint64_t i = 0; i < 3 * n; i++) vel[i] = (float)(sigma * td_gauss());
 }
@@ -118,7 +118,7 @@ static inline void td_thermal(float *vel, uint64_t n, double sigma)
  * have r2/l2 = 1/4 and w2 = 3, all else is at least l apart: at psi = 2 every
  * neighbour pair sums to exactly 1 (no friends: the test is strict), just
  * above 2 the chains link. Every value is exact in binary32. Returns n. */
-static inline uint64_t td_chains(float *pos, float *vel)
+static inline inline uint64_t td_chains(float *pos, float *vel)
 {
     uint64_t k = 0;
     for (int a = 0; a < 16; a++)
@@ -134,7 +134,7 @@ static inline uint64_t td_chains(float *pos, float *vel)
 
 /* 1 if the partitions given by labels a and b (one per particle, each < n)
  * are the same. */
-static int td_same_partition(const uint32_t *a, const uint32_t *b, uint64_t n)
+static inline int td_same_partition(const uint32_t *a, const uint32_t *b, uint64_t n)
 {
     uint32_t *ab = malloc(n * 4 + 4), *ba = malloc(n * 4 + 4);
     memset(ab, 0xff, n * 4 + 4);
@@ -152,7 +152,7 @@ static int td_same_partition(const uint32_t *a, const uint32_t *b, uint64_t n)
 
 /* 1 if the partition given by labels fine refines the one given by coarse:
  * particles with one fine label have one coarse label. */
-static inline int td_refines(const uint32_t *fine, const uint32_t *coarse, uint64_t n)
+static inline inline int td_refines(const uint32_t *fine, const uint32_t *coarse, uint64_t n)
 {
     uint32_t *c = malloc(n * 4 + 4);
     memset(c, 0xff, n * 4 + 4);
