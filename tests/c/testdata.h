@@ -82,7 +82,7 @@ static inline uint64_t td_lattice(float *pos, int side)
 /* ---- velocities, for 6D linking ---- */
 
 /* A standard normal deviate (Box-Muller). */
-static inline inline double td_gauss(void)
+static inline double td_gauss(void)
 {
     double u = td_urand(), v = td_urand();
     return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
@@ -93,7 +93,7 @@ static inline inline double td_gauss(void)
  * of a run moves the opposite way, so that streams interpenetrate in space
  * but not in velocity; dispersion sigma about each bulk (bulk speeds about
  * 1). Some runs have identical velocities (w2 = 0). */
-static inline inline void td_streams(float *vel, uint64_t n, double sigma)
+static inline void td_streams(float *vel, uint64_t n, double sigma)
 {
     uint64_t i = 0;
     while (i < n) {
@@ -107,7 +107,7 @@ static inline inline void td_streams(float *vel, uint64_t n, double sigma)
 }
 
 /* Independent Gaussian velocities of dispersion sigma per axis. */
-static inline inline void td_thermal(float *vel, uint64_t n, double sigma)
+static inline void td_thermal(float *vel, uint64_t n, double sigma)
 {
     for (uint64_t i = 0; i < 3 * n; i++) vel[i] = (float)(sigma * td_gauss());
 }
@@ -118,7 +118,7 @@ static inline inline void td_thermal(float *vel, uint64_t n, double sigma)
  * have r2/l2 = 1/4 and w2 = 3, all else is at least l apart: at psi = 2 every
  * neighbour pair sums to exactly 1 (no friends: the test is strict), just
  * above 2 the chains link. Every value is exact in binary32. Returns n. */
-static inline inline uint64_t td_chains(float *pos, float *vel)
+static inline uint64_t td_chains(float *pos, float *vel)
 {
     uint64_t k = 0;
     for (int a = 0; a < 16; a++)
@@ -152,7 +152,7 @@ static inline int td_same_partition(const uint32_t *a, const uint32_t *b, uint64
 
 /* 1 if the partition given by labels fine refines the one given by coarse:
  * particles with one fine label have one coarse label. */
-static inline inline int td_refines(const uint32_t *fine, const uint32_t *coarse, uint64_t n)
+static inline int td_refines(const uint32_t *fine, const uint32_t *coarse, uint64_t n)
 {
     uint32_t *c = malloc(n * 4 + 4);
     memset(c, 0xff, n * 4 + 4);
