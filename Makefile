@@ -15,7 +15,8 @@ CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(NVCC) 2>/dev/null)))
 CFLAGS  ?= -O3 -g
 NVFLAGS ?= -O3
 ALL_CFLAGS  = $(CFLAGS) -std=c11 -Wall -Wextra -ffp-contract=off -fopenmp -D_DEFAULT_SOURCE -Ilib -Itools/common
-ALL_NVFLAGS = $(NVFLAGS) -std=c++17 --fmad=false $(CUDA_ARCH) -Ilib -Xcompiler -Wall,-Wextra,-ffp-contract=off
+ALL_NVFLAGS = $(NVFLAGS) -std=c++17 --fmad=$(NV_FMAD) $(CUDA_ARCH) -Ilib -Xcompiler -Wall,-Wextra,-ffp-contract=off
+NV_FMAD = false
 LDLIBS  = -lz -lm
 ifeq ($(CUDA),1)
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread
@@ -56,6 +57,9 @@ help: ## list the targets
 # The CPU linker's row kernel vectorises only when selects may be evaluated unconditionally;
 # -fno-trapping-math allows that and changes no value (no FP exception flags are read).
 $(B)/lib/link_cpu.o: ALL_CFLAGS += -fno-trapping-math
+# Potentials need no bit-exact agreement (they agree within the stated tolerance, and every one
+# reported is a double sum): fused multiply-adds are allowed there, and only there.
+$(B)/lib/gpu/potential.o: NV_FMAD = true
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
