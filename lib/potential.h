@@ -43,7 +43,7 @@ extern "C" {
  * the potential reported is always an exact sum, and the member is the
  * exact minimum whenever the tree's errors at it and at the tree's own
  * minimum are below tol / 2 times the least potential's magnitude. tol = 0
- * asks for FK_POT_TOL_COEF * theta^4, which covers at least 1.4 times twice
+ * asks for FK_POT_TOL_COEF * theta^4, which covers at least 1.37 times twice
  * the largest error (over all members, relative to the least potential)
  * measured on FoF groups of real snapshots (one with five particle
  * masses) and of mock NFW halos, for theta from 0.3 to 1 (bench/potbench.c;
