@@ -371,7 +371,7 @@ static double seconds(void)
 }
 
 int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
-                         fk_halo *halos, fk_halo_timing *timing, fk_error *err)
+                         fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, fk_error *err)
 {
     int st = fk_pot_check(pot, err);
     if (st) return st;
@@ -387,7 +387,7 @@ int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre,
             goto done;
         }
         fk_pot_groups pg = {ng, s.first, s.x, s.y, s.z, s.m};
-        if ((st = fk_pot_minima(&pg, pot, min, err)) != FK_OK) goto done;
+        if ((st = (minima ? minima : fk_pot_minima)(&pg, pot, min, err)) != FK_OK) goto done;
     }
     double t2 = seconds();
     uint64_t largest = 0;

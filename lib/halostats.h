@@ -162,11 +162,12 @@ typedef struct fk_halo_timing {
 
 /* Fills the fields above for halos[0..ng) of the groups of in (grp as for
  * fk_halostats_compute, which must have filled halos). The potentials go
- * through fk_pot_minima (potential.h), all groups at once; the rest in
- * parallel across groups (OpenMP), each group's sums in one fixed order, so
- * the result does not depend on the number of threads. timing may be NULL.
- * FK_EINVAL (pot's parameters), FK_ENOMEM. */
+ * through minima (NULL: fk_pot_minima of potential.h; a GPU's has the same
+ * contract), all groups at once; the rest in parallel across groups
+ * (OpenMP), each group's sums in one fixed order, so the result does not
+ * depend on the number of threads. timing may be NULL. FK_EINVAL (pot's
+ * parameters), FK_ENOMEM, or what minima fails with. */
 int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
-                         fk_halo *halos, fk_halo_timing *timing, fk_error *err);
+                         fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, fk_error *err);
 
 #endif

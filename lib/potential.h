@@ -141,6 +141,10 @@ typedef struct fk_pot_groups {
  * too. FK_EINVAL, FK_ENOMEM. */
 int fk_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err);
 
+/* The shape of fk_pot_minima, for callers that take either implementation
+ * (the CPU's above, or a GPU's behind the same contract). */
+typedef int (*fk_pot_minima_fn)(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,8 +73,8 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
 @test "--help (with every option), --version, an unknown option" {
     standard_options halostats
     run halostats --help
-    for o in --centre=mbp --softening --theta --exact-max --length-unit --mass-unit --velocity-unit --length-name \
-        --mass-name --velocity-name --G= --format --csv --compress; do
+    for o in --centre=mbp --softening --theta --exact-max --device --length-unit --mass-unit --velocity-unit \
+        --length-name --mass-name --velocity-name --G= --format --csv --compress; do
         [[ "$output" == *"$o"* ]] || { echo "no $o"; return 1; }
     done
 }
@@ -99,6 +99,7 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
         --length-name="k pc"
     hs_usage "halostats: option --mass-name needs a name of 1 to 32 characters, not ''" --mass-name=
     hs_usage "halostats: option '--theta' needs a value" --theta
+    hs_usage "halostats: option --device takes auto, cpu or gpu, not 'tpu'" --device=tpu
 }
 
 @test "one line per group with the hand-computed values, sorted by id" {
@@ -164,15 +165,21 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
 
 @test "-v: a summary per level, the potentials' methods, timings" {
     nine_grouped >in.fof
-    run --separate-stderr halostats -v -o out.txt in.fof
+    run --separate-stderr halostats -v --device=cpu -o out.txt in.fof
     [ "$status" -eq 0 ]
     echo "$stderr"
+    [ "${stderr_lines[0]}" = "halostats: device: CPU (as asked)" ]
+    [ "${stderr_lines[1]}" = "halostats: level 0: 3 groups holding 7 of 9 particles, largest 3" ]
+    [ "${stderr_lines[2]}" = "halostats: level 0: potentials: 3 groups by exact sums, 0 by the tree (0 candidates summed exactly)" ]
+    [[ "${stderr_lines[3]}" =~ ^halostats:\ level\ 0:\ [0-9.]+\ s:\ gather\ [0-9.]+\ s,\ potentials\ [0-9.]+\ s\ \(CPU\),\ profiles\ [0-9.]+\ s$ ]]
+    [[ "${stderr_lines[4]}" =~ ^halostats:\ 1\ level,\ read\ in\ [0-9.]+\ s,\ [0-9.]+\ s\ in\ all$ ]]
+    [ "${#stderr_lines[@]}" -eq 5 ]
+    run --separate-stderr halostats -v --device=cpu --exact-max=2 -o out.txt in.fof
+    [ "${stderr_lines[2]}" = "halostats: level 0: potentials: 2 groups by exact sums, 1 by the tree (1 candidates summed exactly)" ]
+    # without potentials no device is looked for
+    run --separate-stderr halostats -v --centre=com --device=gpu -o out.txt in.fof
+    [ "$status" -eq 0 ]
     [ "${stderr_lines[0]}" = "halostats: level 0: 3 groups holding 7 of 9 particles, largest 3" ]
-    [ "${stderr_lines[1]}" = "halostats: level 0: potentials: 3 groups by exact sums, 0 by the tree (0 candidates summed exactly)" ]
-    [[ "${stderr_lines[2]}" =~ ^halostats:\ level\ 0:\ [0-9.]+\ s:\ gather\ [0-9.]+\ s,\ potentials\ [0-9.]+\ s,\ profiles\ [0-9.]+\ s$ ]]
-    [[ "${stderr_lines[3]}" =~ ^halostats:\ 1\ level,\ read\ in\ [0-9.]+\ s,\ [0-9.]+\ s\ in\ all$ ]]
-    run --separate-stderr halostats -v --exact-max=2 -o out.txt in.fof
-    [ "${stderr_lines[1]}" = "halostats: level 0: potentials: 2 groups by exact sums, 1 by the tree (1 candidates summed exactly)" ]
 }
 
 @test "no groups: the header alone" {
@@ -552,4 +559,21 @@ awk_centres() {
         END { exit bad }'
     # the centre-of-mass run differs only in the centre columns
     [ "$(cols level host $OLD <com.txt)" = "$(cols level host $OLD <halos.txt)" ]
+}
+
+@test "--device and FOFKIT_DEVICE: cpu is the CPU's catalogue; gpu without a GPU fails with status 3 and the reason" {
+    nine_levels -o lv.fof
+    halostats --device=cpu -o cpu.txt lv.fof
+    FOFKIT_DEVICE=cpu halostats -o env.txt lv.fof
+    cmp cpu.txt env.txt
+    grep -q "on the CPU$" cpu.txt
+    halostats --device=cpu --format=stream lv.fof | fofdump -c HCOL - | grep -qx "device cpu"
+    if kdbuild --device=gpu lv.fof >/dev/null 2>&1; then skip "a GPU is present"; fi
+    [ "$(halostats lv.fof)" = "$(cat cpu.txt)" ] # auto: the CPU
+    for how in "halostats --device=gpu" "env FOFKIT_DEVICE=gpu halostats"; do
+        run --separate-stderr $how -o gpu.txt lv.fof
+        [ "$status" -eq 3 ]
+        [[ "$stderr" =~ ^halostats:\ --device=gpu:\ [^$'\n']+$ ]]
+        [ ! -e gpu.txt ]
+    done
 }

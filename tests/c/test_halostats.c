@@ -294,7 +294,7 @@ static int measure(const stream *s, uint64_t ng, fk_centre c, const fk_pot_param
 {
     fk_halo_input in = {s->n, s->pos, s->vel, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin};
     int st = fk_halostats_compute(&in, ng, h, "t", err);
-    return st ? st : fk_halostats_centres(&in, ng, c, p, h, NULL, err);
+    return st ? st : fk_halostats_centres(&in, ng, c, p, NULL, h, NULL, err);
 }
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -626,6 +626,40 @@ static void test_nfw(void)
     free_stream(&s);
 }
 
+/* A stand-in for another implementation of fk_pot_minima: the last member
+ * of every group, potential -k; or a failure. */
+static int last_member(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err)
+{
+    (void)p, (void)err;
+    for (uint64_t k = 0; k < g->ngroups; k++)
+        min[k] = (fk_pot_min){.index = g->first[k + 1] - g->first[k] - 1, .phi = -(double)k, .method = FK_POT_BY_TREE};
+    return FK_OK;
+}
+
+static int no_device(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err)
+{
+    (void)g, (void)p, (void)min;
+    return fk_fail(err, FK_EDEVICE, "no device here");
+}
+
+static void test_minima_hook(void)
+{
+    stream s = {.periodic = 1, .box = 8, .origin = 0};
+    const double c[3] = {4, 4, 4}, w[3] = {0, 0, 0};
+    octahedron(&s, 1, c, 0.25, 1.5, w);
+    fk_halo h;
+    fk_error err = {0};
+    fk_pot_params p = pot(1, 0.1);
+    fk_halo_input in = {s.n, s.pos, s.vel, s.mass, s.ids, s.grp, s.periodic, s.box, s.origin};
+    CHECK(fk_halostats_compute(&in, 1, &h, "t", &err) == FK_OK);
+    CHECK(fk_halostats_centres(&in, 1, FK_CENTRE_MBP, &p, last_member, &h, NULL, &err) == FK_OK);
+    /* the last member is the one at (0, 0, -a): the centre, and the radii, follow it */
+    CHECK(h.mbp_id == 6 && h.phi_mbp == 0 && h.xc[2] == 3.75 && h.rc_max == 0.5 && h.method == FK_POT_BY_TREE);
+    CHECK(fk_halostats_centres(&in, 1, FK_CENTRE_MBP, &p, no_device, &h, NULL, &err) == FK_EDEVICE);
+    CHECK(strcmp(err.msg, "no device here") == 0);
+    free_stream(&s);
+}
+
 static void test_centre_errors(void)
 {
     stream s = {.periodic = 1, .box = 1, .origin = 0};
@@ -665,5 +699,6 @@ int main(void)
     test_plummer();
     test_nfw();
     test_centre_errors();
+    test_minima_hook();
     CHECK_DONE();
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
+#include "gpu.h"
 #include "groups.h"
 #include "halostats.h"
 #include "kv.h"
@@ -35,6 +37,7 @@ static void help(void)
            "      --theta=T         Barnes-Hut opening angle, (0, 1] (default %g)\n"
            "      --exact-max=N     exact pairwise sums for groups of up to N members, a tree above\n"
            "                        (default %d)\n"
+           "      --device=D        potentials on: auto (default: the GPU if there is one), cpu or gpu\n"
            "      --length-unit=X   one stream length unit is X output length units (default 1);\n"
            "      --mass-unit=X     the same for masses,\n"
            "      --velocity-unit=X and velocities\n"
@@ -86,8 +89,22 @@ typedef struct options {
     fk_pot_params pot; /* G in the stream's units */
     double G_out;      /* G in the output units   */
     int have_G, have_eps;
+    int device; /* DEV_AUTO, DEV_CPU, DEV_GPU; resolved to DEV_CPU or DEV_GPU */
     fk_halo_units units;
 } options;
+
+/* GPU work time, for -v. */
+static fk_gputimes gpu_times;
+
+/* fk_gpu_pot_minima in the shape of fk_pot_minima. */
+static int gpu_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err)
+{
+    fk_gputimes t;
+    memset(&t, 0, sizeof t);
+    int st = fk_gpu_pot_minima(g, p, min, &t, err);
+    gpu_times.link += t.link;
+    return st;
+}
 
 static void check_level(const input *in, const fk_chunk *c)
 {
@@ -293,9 +310,9 @@ static void write_header(FILE *f, const input *in, const options *o, const uint6
         fprintf(f, "# centre: the most bound member, least phi_i = -G sum_(j != i) m_j / sqrt(r_ij^2 + eps^2),\n"
                    "#   eps %.10g %s (%s); exact sums for groups of up to %" PRIu64 " members, else a\n"
                    "#   Barnes-Hut tree (theta %.3g, quadrupoles), then exact sums for its candidates (tree phi\n"
-                   "#   within %.3g |phi| of its least)\n",
+                   "#   within %.3g |phi| of its least); on the %s\n",
                 o->pot.eps * u->length, un[0], o->have_eps ? "given" : "0.05 box / n^(1/3)", o->pot.nexact, o->pot.theta,
-                fk_pot_tolerance(&o->pot));
+                fk_pot_tolerance(&o->pot), o->device == DEV_GPU ? "GPU" : "CPU");
     } else {
         fprintf(f, "# centre: the centre of mass (no potentials: --centre=com)\n");
     }
@@ -351,6 +368,7 @@ static void write_hcol(fk_writer *w, const input *in, const options *o)
         fk_kv_dbl(&kv, "theta", o->pot.theta);
         fk_kv_u64(&kv, "exact_max", o->pot.nexact);
         fk_kv_dbl(&kv, "tolerance", fk_pot_tolerance(&o->pot));
+        fk_kv_str(&kv, "device", o->device == DEV_GPU ? "gpu" : "cpu");
     }
     fk_kv_dbl(&kv, "length_unit", o->units.length);
     fk_kv_dbl(&kv, "mass_unit", o->units.mass);
@@ -412,7 +430,7 @@ static const char *unit_name(const char *opt, const char *arg)
 
 static void parse_options(int argc, char **argv, prog_std *std, options *o)
 {
-    enum { O_CSV = 256, O_FORMAT, O_CENTRE, O_EPS, O_THETA, O_EXACT, O_LU, O_MU, O_VU, O_LN, O_MN, O_VN, O_G };
+    enum { O_CSV = 256, O_FORMAT, O_CENTRE, O_EPS, O_THETA, O_EXACT, O_LU, O_MU, O_VU, O_LN, O_MN, O_VN, O_G, O_DEV };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"csv", no_argument, 0, O_CSV},
                                              {"format", required_argument, 0, O_FORMAT},
@@ -428,6 +446,7 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                                              {"mass-name", required_argument, 0, O_MN},
                                              {"velocity-name", required_argument, 0, O_VN},
                                              {"G", required_argument, 0, O_G},
+                                             {"device", required_argument, 0, O_DEV},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int opt;
@@ -472,6 +491,7 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
             o->G_out = positive("--G", optarg);
             o->have_G = 1;
             break;
+        case O_DEV: o->device = device_parse(optarg); break;
         }
     }
     if (std->zlevel && o->format != 2) prog_usage("option -z applies to --format=stream only");
@@ -484,6 +504,7 @@ int main(int argc, char **argv)
     options o = {0};
     fk_pot_defaults(&o.pot);
     fk_halo_units_default(&o.units);
+    o.device = device_default();
     parse_options(argc, argv, &std, &o);
     const char *path = prog_one_input(argc, argv, optind);
     double t0 = prog_now();
@@ -508,6 +529,9 @@ int main(int argc, char **argv)
     o.pot.G = o.G_out * u->mass / (u->length * u->velocity * u->velocity);
     if (!o.have_eps) o.pot.eps = SOFTENING_FRACTION * in.snap.box / cbrt((double)(n ? n : 1));
     if (fk_pot_check(&o.pot, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
+    /* only potentials use a device */
+    fk_gpuinfo gi;
+    o.device = o.centre == FK_CENTRE_MBP ? device_resolve(o.device, &gi) : DEV_CPU;
 
     uint32_t *grp = malloc(n ? n * sizeof *grp : 1);
     if (!grp) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
@@ -521,7 +545,8 @@ int main(int argc, char **argv)
         fk_halo_input hin = {n, in.pos, in.vel, in.mass, in.ids, grp, in.snap.periodic, in.snap.box, in.snap.origin};
         fk_halo_timing tm;
         if (fk_halostats_compute(&hin, ng[k], halos[k], in.name, &err) ||
-            fk_halostats_centres(&hin, ng[k], o.centre, &o.pot, halos[k], &tm, &err))
+            fk_halostats_centres(&hin, ng[k], o.centre, &o.pot, o.device == DEV_GPU ? gpu_minima : NULL, halos[k], &tm,
+                                 &err))
             prog_fail(&err);
         set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0);
         uint64_t grouped = 0, ntree = 0, cand = 0;
@@ -535,8 +560,8 @@ int main(int argc, char **argv)
         if (o.centre == FK_CENTRE_MBP)
             prog_info("level %d: potentials: %" PRIu64 " groups by exact sums, %" PRIu64
                       " by the tree (%" PRIu64 " candidates summed exactly)", k, ng[k] - ntree, ntree, cand);
-        prog_info("level %d: %.3f s: gather %.3f s, potentials %.3f s, profiles %.3f s", k, prog_now() - tk, tm.gather,
-                  tm.potential, tm.profile);
+        prog_info("level %d: %.3f s: gather %.3f s, potentials %.3f s (%s), profiles %.3f s", k, prog_now() - tk,
+                  tm.gather, tm.potential, o.device == DEV_GPU ? "GPU" : "CPU", tm.profile);
     }
     free(grp);
 
