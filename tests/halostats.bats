@@ -568,8 +568,9 @@ awk_centres() {
     cmp cpu.txt env.txt
     grep -q "on the CPU$" cpu.txt
     halostats --device=cpu --format=stream lv.fof | fofdump -c HCOL - | grep -qx "device cpu"
-    if kdbuild --device=gpu lv.fof >/dev/null 2>&1; then skip "a GPU is present"; fi
-    [ "$(halostats lv.fof)" = "$(cat cpu.txt)" ] # auto: the CPU
+    printf 'p 0.1 0.1 0.1\n' | mkstream -o gpuprobe.bin
+    if kdbuild --device=gpu gpuprobe.bin >/dev/null 2>&1; then skip "a GPU is present"; fi
+    [ "$(FOFKIT_DEVICE=auto halostats lv.fof)" = "$(cat cpu.txt)" ] # auto: the CPU
     for how in "halostats --device=gpu" "env FOFKIT_DEVICE=gpu halostats"; do
         run --separate-stderr $how -o gpu.txt lv.fof
         [ "$status" -eq 3 ]

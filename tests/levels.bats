@@ -83,9 +83,10 @@ check_gpar() {
     done
     # level 0's keys as they always were
     fofdump -c LINK lev.bin >link.txt
-    for kv in "levels 3" "b 0.20000000000000001" "psi 0" "periodic 1" "method tree" "device cpu"; do
+    for kv in "levels 3" "b 0.20000000000000001" "psi 0" "periodic 1" "method tree"; do
         grep -qx "$kv" link.txt
     done
+    grep -qxE "device (cpu|gpu)" link.txt # the default device: FOFKIT_DEVICE may ask for the GPU
     [ "$(key lev.bin LINK l)" = "$(key lev.bin LINK l_0)" ]
     [ "$(key lev.bin LINK groups)" = "$(key lev.bin LINK groups_0)" ]
     # more groups at each shorter length; none of the b keys with -l
