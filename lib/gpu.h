@@ -71,6 +71,10 @@ uint64_t fk_gpu_pot_bytes(uint64_t nmembers, uint64_t ngroups, uint64_t largest)
 int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_gputimes *times,
                       fk_error *err);
 
+/* fk_pot_exact on the GPU: every member's potential by the all-pairs sum in
+ * double (a reference for checks; O(n^2)). */
+int fk_gpu_pot_exact(const fk_pot_members *g, double G, double eps, double *phi, fk_gputimes *times, fk_error *err);
+
 /* Builds the tree on the GPU by sorting Hilbert keys (CUB radix sort):
  * particles are quantised in [lo, lo + span) on each axis (a periodic box:
  * lo = origin, span = box; else pass span 0 to use the particles' bounds).

@@ -397,6 +397,45 @@ static int tree_group(uint64_t a, uint64_t n, const double *d_x, const double *d
     return FK_OK;
 }
 
+extern "C" int fk_gpu_pot_exact(const fk_pot_members *g, double G, double eps, double *phi, fk_gputimes *times,
+                                fk_error *err)
+{
+    const uint64_t n = g->n;
+    fk_gputimes tz;
+    memset(&tz, 0, sizeof tz);
+    tz.bytes_needed = n * 40 + (n / TPB + 1) * sizeof(xjob);
+    int st = fk_gpu_reserve(tz.bytes_needed, err);
+    if (st) return st;
+    std::vector<xjob> jobs;
+    for (uint64_t t0 = 0; t0 < n; t0 += TPB) jobs.push_back(xjob{0, n, t0});
+    dbuf<double> d_x, d_y, d_z, d_m, d_phi;
+    dbuf<xjob> d_jobs;
+    if ((st = d_x.alloc(n, err)) || (st = d_y.alloc(n, err)) || (st = d_z.alloc(n, err)) || (st = d_m.alloc(n, err)) ||
+        (st = d_phi.alloc(n, err)) || (st = d_jobs.alloc(jobs.size(), err)))
+        return st;
+    timer tm;
+    if ((st = tm.mark(err))) return st;
+    FK_CU(cudaMemcpy(d_x.p, g->x, n * 8, cudaMemcpyHostToDevice), err);
+    FK_CU(cudaMemcpy(d_y.p, g->y, n * 8, cudaMemcpyHostToDevice), err);
+    FK_CU(cudaMemcpy(d_z.p, g->z, n * 8, cudaMemcpyHostToDevice), err);
+    FK_CU(cudaMemcpy(d_m.p, g->m, n * 8, cudaMemcpyHostToDevice), err);
+    FK_CU(cudaMemcpy(d_jobs.p, jobs.data(), jobs.size() * sizeof(xjob), cudaMemcpyHostToDevice), err);
+    if ((st = tm.mark(err))) return st;
+    if (n) {
+        k_exact<<<(unsigned)jobs.size(), TPB>>>(d_jobs.p, d_x.p, d_y.p, d_z.p, d_m.p, G, eps * eps, d_phi.p);
+        FK_LAUNCHED("k_exact", err);
+    }
+    if ((st = tm.mark(err))) return st;
+    FK_CU(cudaMemcpy(phi, d_phi.p, n * 8, cudaMemcpyDeviceToHost), err);
+    if ((st = tm.mark(err))) return st;
+    FK_CU(cudaDeviceSynchronize(), err);
+    tz.upload = tm.secs(0, 1);
+    tz.link = tm.secs(1, 2);
+    tz.download = tm.secs(2, 3);
+    if (times) *times = tz;
+    return FK_OK;
+}
+
 extern "C" uint64_t fk_gpu_pot_bytes(uint64_t nmembers, uint64_t ngroups, uint64_t largest)
 {
     /* members (x y z m phi), offsets, results, the largest tree group's scratch */
