@@ -8,6 +8,8 @@
 
 #include "error.h"
 #include "fileio.h"
+#include "snap.h"
+#include "stream.h"
 
 /* Exit statuses, documented in every man page. */
 enum {
@@ -78,5 +80,21 @@ FILE *prog_open_input(const char *path, int binary, int force);
 
 /* Commits the output (exits on error). */
 void prog_commit(fk_output *out);
+
+/* A stream filter: the input opened and read up to its SNAP chunk, which
+ * is already written on to the output. Exits on error. */
+typedef struct prog_filter {
+    const char *name; /* the input's name in messages: the file, or "stdin" */
+    FILE *in;
+    fk_output *out;
+    fk_reader *r;
+    fk_writer *w;
+    fk_snap snap;
+} prog_filter;
+
+void prog_filter_open(prog_filter *f, const char *input, const prog_std *std);
+
+/* Ends the output stream (END chunk), commits it and frees f. */
+void prog_filter_close(prog_filter *f);
 
 #endif

@@ -139,22 +139,14 @@ int main(int argc, char **argv)
     if (npsi > 1 && npsi != nlev)
         prog_usage("option %s gives %d values for %d level%s (give one, or one per level)",
                    psi_rel ? "--psi-rel" : "--psi", npsi, nlev, nlev > 1 ? "s" : "");
-    const char *in = prog_one_input(argc, argv, optind);
-    const char *name = strcmp(in, "-") ? in : "stdin";
-
+    prog_filter pf;
+    prog_filter_open(&pf, prog_one_input(argc, argv, optind), &std);
+    const char *name = pf.name;
+    fk_reader *r = pf.r;
+    fk_writer *w = pf.w;
+    const fk_snap snap = pf.snap;
     fk_error err = {0};
-    FILE *fin = prog_open_input(in, 1, std.force);
-    fk_output *out = prog_open_output(&std, 1);
-    fk_reader *r;
-    fk_writer *w;
-    if (fk_reader_open(&r, fin, name, &err) || fk_writer_open(&w, fk_output_file(out), std.zlevel, &err))
-        prog_fail(&err);
-
     fk_chunk ch;
-    fk_snap snap;
-    char *snaptext;
-    if (fk_snap_read(r, &ch, &snap, &snaptext, name, &err) || fk_writer_put(w, &ch, snaptext, &err)) prog_fail(&err);
-    free(snaptext);
 
     float *pos = NULL, *vel = NULL;
     fk_tree tree;
@@ -328,11 +320,7 @@ int main(int argc, char **argv)
         ch.level = (uint32_t)k;
         if (fk_writer_put(w, &ch, sinks[k], &err)) prog_fail(&err);
     }
-    if (fk_writer_finish(w, &err)) prog_fail(&err);
-    prog_commit(out);
-    fk_writer_free(w);
-    fk_reader_close(r);
-    fk_input_close(fin);
+    prog_filter_close(&pf);
     fk_tree_free(&tree);
     free(pos);
     free(vel);
