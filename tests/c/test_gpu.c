@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "needgpu.h"
 #include "gpu.h"
 #include "kdtree.h"
 #include "link.h"
@@ -87,19 +88,9 @@ static void all_ways(const char *what, const float *pos, uint64_t n, double l)
 
 int main(void)
 {
-    fk_gpuinfo gi;
     fk_error err = {0};
-    CHECK(fk_gpu_probe(&gi, &err) == FK_OK);
-    if (!gi.present) {
-        const char *req = getenv("FOFKIT_REQUIRE_GPU");
-        if (req && *req == '1') {
-            fprintf(stderr, "test_gpu: FOFKIT_REQUIRE_GPU=1 but %s\n", gi.reason);
-            return 1;
-        }
-        printf("%s: skipped: %s\n", __FILE__, gi.reason);
-        return 0;
-    }
-    printf("%s: on %s\n", __FILE__, gi.name);
+    int skip;
+    if (!need_gpu(__FILE__, &skip)) return skip;
 
     const uint64_t N = 4096;
     float *pos = malloc(200000 * 12);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "needgpu.h"
 #include "gpu.h"
 #include "potential.h"
 #include "testdata.h"
@@ -24,18 +25,9 @@ static void make_group(double *x, double *y, double *z, double *m, uint64_t n, i
 
 int main(void)
 {
-    fk_gpuinfo gi;
     fk_error err = {0};
-    CHECK(fk_gpu_probe(&gi, &err) == FK_OK);
-    if (!gi.present) {
-        const char *req = getenv("FOFKIT_REQUIRE_GPU");
-        if (req && *req == '1') {
-            fprintf(stderr, "test_gpu_potential: FOFKIT_REQUIRE_GPU=1 but %s\n", gi.reason);
-            return 1;
-        }
-        printf("%s: skipped: %s\n", __FILE__, gi.reason);
-        return 0;
-    }
+    int skip;
+    if (!need_gpu(__FILE__, &skip)) return skip;
     /* groups from 1 member to past the GPU's exact limit (32768), which takes the tree */
     static const uint64_t sizes[] = {1, 2, 3, 31, 32, 33, 257, 1000, 2001, 5000, 40000, 150000};
     const uint64_t ng = sizeof sizes / sizeof sizes[0];
