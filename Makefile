@@ -92,7 +92,7 @@ $(B)/tests/%: tests/c/%.c $(COMMON_OBJ) $(B)/libfofkit.a
 $(B)/bench/%: bench/%.c $(COMMON_OBJ) $(B)/libfofkit.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/c $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
 
 # Nothing compiles before scripts/deps has found (as root: installed) a compiler and zlib.h;
 # it is silent and takes milliseconds when they are there.

@@ -8,6 +8,7 @@
 #include "kdtree.h"
 #include "link.h"
 #include "prog.h"
+#include "testdata.h" /* td_same_partition, as the linker tests compare partitions */
 #include "tipsy.h"
 
 static int cmp_dbl(const void *a, const void *b)
@@ -27,22 +28,6 @@ static double median(double *v, int n)
 static void to_stream_order(const uint32_t *sink, const uint32_t *perm, uint64_t n, uint32_t *out)
 {
     for (uint64_t i = 0; i < n; i++) out[perm[i]] = perm[sink[i]];
-}
-
-static int same_partition(const uint32_t *a, const uint32_t *b, uint64_t n)
-{
-    uint32_t *ab = malloc(n * 4 + 4), *ba = malloc(n * 4 + 4);
-    memset(ab, 0xff, n * 4 + 4);
-    memset(ba, 0xff, n * 4 + 4);
-    int ok = 1;
-    for (uint64_t i = 0; i < n && ok; i++) {
-        if (ab[a[i]] == UINT32_MAX) ab[a[i]] = b[i];
-        if (ba[b[i]] == UINT32_MAX) ba[b[i]] = a[i];
-        ok = ab[a[i]] == b[i] && ba[b[i]] == a[i];
-    }
-    free(ab);
-    free(ba);
-    return ok;
 }
 
 static void help(void)
@@ -173,6 +158,6 @@ int main(int argc, char **argv)
            "build+link %.4f s = %.3g particles/s  groups %llu  pair tests %llu  box tests %llu  partition: %s\n",
            gleaf, median(u, reps), mb, ml, median(d, reps), mb + ml, n / (mb + ml), (unsigned long long)ls.groups,
            (unsigned long long)ls.pair_tests, (unsigned long long)ls.node_tests,
-           have_ref ? (same_partition(ref, lab, n) ? "same as CPU" : "DIFFERENT FROM CPU") : "not compared");
+           have_ref ? (td_same_partition(ref, lab, n) ? "same as CPU" : "DIFFERENT FROM CPU") : "not compared");
     return 0;
 }
