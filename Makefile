@@ -23,6 +23,23 @@ LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread
 endif
 
 B ?= build
+
+# Optional libraries, probed once into $(B)/config.mk after scripts/deps has installed what it can
+# (as root): HDF5 (FK_HAVE_HDF5) and libpng (FK_HAVE_PNG). `make config` probes again; HDF5=0 or
+# PNG=0 on the command line builds without one. A program or test that needs a library left out
+# says so (programs) or skips (tests).
+ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
+include $(B)/config.mk
+endif
+ifeq ($(HDF5),1)
+ALL_CFLAGS += $(HDF5_CFLAGS) -DFK_HAVE_HDF5=1
+LDLIBS  += $(HDF5_LIBS)
+endif
+ifeq ($(PNG),1)
+ALL_CFLAGS += $(PNG_CFLAGS) -DFK_HAVE_PNG=1
+LDLIBS  += $(PNG_LIBS)
+endif
+
 LIB_C   := $(wildcard lib/*.c)
 LIB_CU  := $(wildcard lib/gpu/*.cu)
 ifeq ($(CUDA),1)
@@ -46,7 +63,7 @@ else
 Q := @
 endif
 
-.PHONY: all help deps test check-c check-bats demo bench gpucheck install uninstall clean
+.PHONY: all help deps config test check-c check-bats demo bench gpucheck install uninstall clean
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(CTESTS) $(CHELP) $(BENCHES) ## build every program (and the test and benchmark programs)
@@ -100,6 +117,16 @@ deps: ## check for what building needs (a C compiler, zlib headers); as root, ap
 	$(Q)CC="$(CC)" scripts/deps build
 
 $(LIB_OBJ) $(COMMON_OBJ) $(patsubst %.c,$(B)/%.o,$(wildcard tools/*/*.c)): | deps
+
+$(B)/config.mk: scripts/config
+	@mkdir -p $(B)
+	$(Q)scripts/deps optional
+	$(Q)scripts/config >$@.tmp && mv $@.tmp $@
+
+config: ## probe the optional libraries again (HDF5, libpng) into $(B)/config.mk
+	@mkdir -p $(B)
+	$(Q)scripts/deps optional
+	$(Q)scripts/config >$(B)/config.mk && cat $(B)/config.mk
 
 test: all ## build, then run every test (C tests, then the programs' bats tests)
 	$(Q)CC="$(CC)" scripts/deps test
