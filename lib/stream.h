@@ -81,20 +81,34 @@ typedef struct fk_reader fk_reader;
 typedef struct fk_writer fk_writer;
 
 /* Starts reading a stream from f (not owned; name is used in messages) and
- * checks its header. On error *r is NULL and FK_EFORMAT/FK_EIO/FK_ENOMEM is
- * returned: an empty input, a wrong magic, an unknown version. */
+ * checks its header. Reading goes through f's descriptor (fdio.h), not its
+ * stdio buffer: nothing may have been read from f through stdio before. On
+ * error *r is NULL and FK_EFORMAT/FK_EIO/FK_ENOMEM is returned: an empty
+ * input, a wrong magic, an unknown version. */
 int fk_reader_open(fk_reader **r, FILE *f, const char *name, fk_error *err);
 
-/* Advances to the next chunk, first skipping (and CRC-checking) the payload
- * of the current one if it was not read. Returns 1 and fills c when a chunk
- * follows, 0 at the END chunk (after checking that nothing follows it), or a
- * negative status: a truncated stream, a damaged header (CRC), a malformed
+/* Calls fn(ctx, bytes read so far) as the reading goes on (after each
+ * payload or block of one), for progress reports. */
+void fk_reader_set_progress(fk_reader *r, void (*fn)(void *ctx, uint64_t offset), void *ctx);
+
+/* Advances to the next chunk, first skipping the payload of the current one
+ * if it was neither read nor copied: a payload nobody reads is not
+ * checksummed (fk_reader_verify checks one without keeping it). Every
+ * header is checked (CRC, fields). Returns 1 and fills c when a chunk
+ * follows, 0 at the END chunk (after checking that nothing follows it), or
+ * a negative status: a truncated stream, a damaged header, a malformed
  * field. */
 int fk_reader_next(fk_reader *r, fk_chunk *c, fk_error *err);
 
-/* Reads the current chunk's payload, verifying its CRC and decompressing it,
- * into buf, which must hold exactly fk_chunk_rawsize() bytes (bufsize). */
+/* Reads the current chunk's payload, verifying its CRC (on other cores as
+ * it arrives) and its padding and decompressing it, into buf, which must
+ * hold exactly fk_chunk_rawsize() bytes (bufsize). */
 int fk_reader_read(fk_reader *r, void *buf, uint64_t bufsize, fk_error *err);
+
+/* Consumes the current chunk's payload, checking everything
+ * fk_reader_read checks (CRC, padding, that a zlib payload inflates to
+ * exactly its size), keeping nothing: for `fofdump --check`. */
+int fk_reader_verify(fk_reader *r, fk_error *err);
 
 /* As fk_reader_read, into a new malloc'd buffer (*buf, free() it). A chunk
  * of zero bytes gives a valid 1-byte allocation. */
@@ -106,9 +120,13 @@ int fk_reader_load_text(fk_reader *r, char **text, fk_error *err);
 /* Bytes consumed so far (the stream header included). */
 uint64_t fk_reader_offset(const fk_reader *r);
 
+/* The input's size when it is a regular file, else 0 (for progress). */
+uint64_t fk_reader_size(const fk_reader *r);
+
 void fk_reader_close(fk_reader *r);
 
-/* Starts a stream on f (not owned): writes the stream header. With zlevel
+/* Starts a stream on f (not owned): writes the stream header, through f's
+ * descriptor (f's stdio buffer is flushed first and not used after). With zlevel
  * 1..9 every chunk written is zlib-compressed at that level (pass-through
  * chunks too); with 0, new chunks are raw and pass-through chunks keep their
  * stored form. */
@@ -119,12 +137,22 @@ int fk_writer_open(fk_writer **w, FILE *f, int zlevel, fk_error *err);
 int fk_writer_put(fk_writer *w, const fk_chunk *c, const void *data,
                   fk_error *err);
 
+/* Writes a chunk that was just read (fk_reader_read or _load, so its CRC
+ * was verified) and not changed, described by the c the reader gave: its
+ * CRC is taken from c, not computed again. Behaves as fk_writer_put when the
+ * writer compresses or the chunk was stored compressed. */
+int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_error *err);
+
 /* Writes a FK_CF_TEXT chunk holding the NUL-terminated text. */
 int fk_writer_text(fk_writer *w, const char *tag, uint32_t level,
                    const char *text, fk_error *err);
 
 /* Copies the current chunk of r (described by c, its payload not yet read)
- * to w, verifying its CRC on the way. */
+ * to w as it is stored, without reading it into this process where the
+ * kernel can move it (splice, copy_file_range, sendfile: see fdio.h) and
+ * without checking its CRC: the program that reads the payload checks it.
+ * A writer that compresses (zlevel > 0) reads, checks and compresses an
+ * uncompressed chunk instead. */
 int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c,
                    fk_error *err);
 

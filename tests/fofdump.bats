@@ -152,12 +152,21 @@ EOF
     # -c reads the rest of the stream too
     fails "fofdump: cut.bin: truncated stream (no END chunk)" fofdump -c SNAP cut.bin
     head -c $((size - 30)) in.bin | fails "fofdump: stdin: truncated stream (ends inside a chunk header)" fofdump -c POS
-    # damage: every CRC is verified, listed or not
+    # damage: a payload is verified when it is read; --check reads every one
     cp in.bin crc.bin
     flip_byte crc.bin $(($(chunk_offset in.bin TYPE) + 64))
-    fails "fofdump: crc.bin: chunk TYPE: payload CRC mismatch (damaged data)" fofdump crc.bin
-    fails "fofdump: crc.bin: chunk TYPE: payload CRC mismatch (damaged data)" fofdump -c POS crc.bin
+    fails "fofdump: crc.bin: chunk TYPE: payload CRC mismatch (damaged data)" fofdump --check crc.bin
+    fails "fofdump: crc.bin: chunk TYPE: payload CRC mismatch (damaged data)" fofdump -C -c POS crc.bin
     fails "fofdump: crc.bin: chunk TYPE: payload CRC mismatch (damaged data)" fofdump -c TYPE crc.bin
+    run -0 fofdump crc.bin
+    [ "$(awk 'NR > 1 { printf "%s ", $1 }' <<<"$output")" = "SNAP POS VEL MASS TYPE ID " ]
+    run -0 fofdump -c MASS crc.bin
+    [ "$(tr '\n' ' ' <<<"$output")" = "0.5 2 0.25 " ]
+    cp in.bin pad.bin
+    flip_byte pad.bin $(($(chunk_offset in.bin TYPE) + 64 + 3))
+    fails "fofdump: pad.bin: chunk TYPE: nonzero padding (damaged data)" fofdump --check pad.bin
+    run -0 fofdump --check -v in.bin
+    [ "${lines[-1]}" = "fofdump: in.bin: 6 chunks and $size bytes, every header and payload checked" ]
     cp in.bin hdr.bin
     flip_byte hdr.bin $((pos + 50))
     fails "fofdump: hdr.bin: damaged chunk header at byte $pos (CRC mismatch)" fofdump hdr.bin
@@ -173,6 +182,7 @@ EOF
     three | mkstream -z -o z.bin
     streamtool z.bin zbad.bin --payload POS in.bin
     fails "fofdump: zbad.bin: chunk POS: corrupt zlib data" fofdump -c POS zbad.bin
+    fails "fofdump: zbad.bin: chunk POS: corrupt zlib data" fofdump --check zbad.bin
     # trailing bytes after END
     { cat in.bin; printf 'x'; } >trail.bin
     fails "fofdump: trail.bin: data after the END chunk" fofdump trail.bin
@@ -182,8 +192,9 @@ EOF
     three | mkstream -o in.bin
     cp in.bin crc.bin
     flip_byte crc.bin $(($(chunk_offset in.bin ID) + 64))
-    no_partial_output 1 fofdump crc.bin
-    no_partial_output 1 fofdump -c SNAP crc.bin
+    no_partial_output 1 fofdump --check crc.bin
+    no_partial_output 1 fofdump --check -c SNAP crc.bin
+    no_partial_output 1 fofdump -c ID crc.bin
     no_partial_output 1 fofdump -c NOPE in.bin
     no_partial_output 2 fofdump -l x in.bin
     fofdump -c MASS -o out.bin in.bin

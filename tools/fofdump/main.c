@@ -9,12 +9,14 @@
 static void help(void)
 {
     printf("Usage: fofdump [OPTION]... [FILE]\n"
-           "List the chunks of a fofkit stream (FILE or stdin), verifying every CRC, or\n"
-           "print one chunk's contents as text.\n"
+           "List the chunks of a fofkit stream (FILE or stdin), or print one chunk's\n"
+           "contents as text. Every header is checked; a payload is checked (CRC, padding,\n"
+           "zlib data) when it is printed, and every payload with --check.\n"
            "\n"
            "  -c, --chunk=TAG     print chunk TAG: text chunks as they are, arrays one row\n"
            "                      a line (columns separated by spaces)\n"
            "  -l, --level=K       with -c, the chunk of that level (default 0)\n"
+           "  -C, --check         verify every chunk's payload too (the whole stream)\n"
            "  -o, --output=FILE   write to FILE (default stdout)\n"
            "  -f, --force         read binary data from a terminal\n"
            "  -h, --help          this help\n"
@@ -69,15 +71,18 @@ int main(int argc, char **argv)
     prog_std std = {0};
     const char *want = NULL;
     long long level = 0;
+    int check = 0;
     static const struct option longopts[] = {PROG_STD_LONG,
+                                             {"check", no_argument, 0, 'C'},
                                              {"chunk", required_argument, 0, 'c'},
                                              {"level", required_argument, 0, 'l'},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT "c:l:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT "Cc:l:", longopts, NULL)) != -1) {
         if (prog_std_option(c, optarg, &std, help, argv)) continue;
         if (c == 'c') want = optarg;
+        if (c == 'C') check = 1;
         if (c == 'l') level = prog_parse_int("--level", optarg, 0, UINT32_MAX);
     }
     const char *in = prog_one_input(argc, argv, optind);
@@ -91,14 +96,20 @@ int main(int argc, char **argv)
     fk_chunk ch;
     int st, found = 0;
     if (!want) fprintf(f, "%-8s %-5s %5s %12s %6s %14s %s\n", "tag", "type", "level", "rows", "cols", "stored", "flags");
+    uint64_t nchunks = 0;
     while ((st = fk_reader_next(r, &ch, &err)) == 1) {
+        nchunks++;
         if (!want) {
             fprintf(f, "%-8s %-5s %5u %12" PRIu64 " %6u %14" PRIu64 " %s%s%s\n", ch.tag, ch.dtype, ch.level, ch.nrows,
                     ch.ncols, ch.stored, ch.flags & FK_CF_PARTICLE ? "particle " : "",
                     ch.flags & FK_CF_TEXT ? "text " : "", ch.flags & FK_CF_ZLIB ? "zlib" : "");
+            if (check && fk_reader_verify(r, &err)) prog_fail(&err);
             continue;
         }
-        if (found || strcmp(ch.tag, want) != 0 || ch.level != (uint32_t)level) continue;
+        if (found || strcmp(ch.tag, want) != 0 || ch.level != (uint32_t)level) {
+            if (check && fk_reader_verify(r, &err)) prog_fail(&err);
+            continue;
+        }
         void *data;
         if (fk_reader_load(r, &data, &err)) prog_fail(&err);
         if (ch.flags & FK_CF_TEXT)
@@ -111,6 +122,9 @@ int main(int argc, char **argv)
     if (st < 0) prog_fail(&err);
     if (want && !found) prog_die(EXIT_DATA, "%s: no chunk %s at level %lld", name, want, level);
     prog_commit(out);
+    if (check)
+        prog_info("%s: %" PRIu64 " chunks and %" PRIu64 " bytes, every header and payload checked", name, nchunks,
+                  fk_reader_offset(r));
     fk_reader_close(r);
     fk_input_close(fin);
     return EXIT_OK;

@@ -1,0 +1,253 @@
+/* fdio.c - moving bytes fast: whole reads and writes on descriptors, zero-copy transfers and skips, CRC-32 on every core. */
+#define _GNU_SOURCE
+#include "fdio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define PIPE_SIZE (1 << 20)     /* the unprivileged maximum on Linux (/proc/sys/fs/pipe-max-size) */
+#define MAX_SYSCALL (1u << 30)  /* bytes asked of one read, write or transfer call */
+#define SLICE (UINT64_C(8) << 20) /* CRC work unit: 8 MiB, ~3 ms of one core */
+#define KICK (UINT64_C(64) << 20) /* start writeback of a regular output every 64 MiB */
+
+int fk_io_init(fk_io *io, FILE *f, int for_write)
+{
+    memset(io, 0, sizeof *io);
+    io->f = f;
+    io->fd = fileno(f);
+    if (io->fd < 0) return 0; /* a memory stream: stdio only */
+    if (for_write && fflush(f) != 0) return -1;
+    struct stat sb;
+    if (fstat(io->fd, &sb) != 0) return -1;
+    if (S_ISREG(sb.st_mode)) {
+        io->kind = FK_IO_FILE;
+        io->size = (uint64_t)sb.st_size;
+        off_t at = lseek(io->fd, 0, SEEK_CUR);
+        io->base = io->flushed = at > 0 ? (uint64_t)at : 0;
+    } else if (S_ISFIFO(sb.st_mode)) {
+        io->kind = FK_IO_PIPE;
+        if (fcntl(io->fd, F_GETPIPE_SZ) < PIPE_SIZE) (void)fcntl(io->fd, F_SETPIPE_SZ, PIPE_SIZE);
+    }
+    return 0;
+}
+
+int64_t fk_io_read(fk_io *io, void *buf, uint64_t n)
+{
+    if (io->fd < 0) {
+        size_t got = fread(buf, 1, (size_t)n, io->f);
+        if (got < n && ferror(io->f)) return -1;
+        return (int64_t)got;
+    }
+    uint64_t got = 0;
+    while (got < n) {
+        uint64_t want = n - got < MAX_SYSCALL ? n - got : MAX_SYSCALL;
+        ssize_t k = read(io->fd, (char *)buf + got, (size_t)want);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        if (k == 0) break;
+        got += (uint64_t)k;
+    }
+    return (int64_t)got;
+}
+
+uint32_t fk_crc32(uint32_t crc, const void *p, uint64_t n)
+{
+    const unsigned char *b = p;
+    uint64_t ns = (n + SLICE - 1) / SLICE;
+    if (ns < 2) return (uint32_t)crc32_z(crc, b, (z_size_t)n);
+    uint32_t part[64];
+    uint64_t per = (ns + 63) / 64 * SLICE; /* at most 64 parts of whole slices */
+    int np = (int)((n + per - 1) / per);
+    #pragma omp parallel for schedule(dynamic, 1)
+    for (int k = 0; k < np; k++) {
+        uint64_t s = (uint64_t)k * per, e = s + per < n ? s + per : n;
+        part[k] = (uint32_t)crc32_z(0, b + s, (z_size_t)(e - s));
+    }
+    for (int k = 0; k < np; k++) {
+        uint64_t s = (uint64_t)k * per, e = s + per < n ? s + per : n;
+        crc = (uint32_t)crc32_combine(crc, part[k], (z_off_t)(e - s));
+    }
+    return crc;
+}
+
+int64_t fk_io_read_crc(fk_io *io, void *buf, uint64_t n, uint32_t *crc)
+{
+    unsigned char *b = buf;
+    uint64_t ns = (n + SLICE - 1) / SLICE;
+#ifdef _OPENMP
+    if (ns >= 2 && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+        /* One thread reads slice after slice; the others checksum the
+         * slices already read, so the CRC costs no time beside the read. */
+        uint32_t *part = malloc(ns * sizeof *part);
+        if (part) {
+            int64_t got = 0;
+            int bad = 0, err = 0;
+            #pragma omp parallel
+            #pragma omp single
+            for (uint64_t k = 0; k < ns && !bad; k++) {
+                uint64_t s = k * SLICE, len = s + SLICE < n ? SLICE : n - s;
+                int64_t r = fk_io_read(io, b + s, len);
+                if (r < 0) {
+                    err = errno;
+                    bad = 1;
+                    break;
+                }
+                got += r;
+                if ((uint64_t)r < len) bad = 1; /* the end of the input: CRC of what came */
+                #pragma omp task firstprivate(s, r)
+                part[k] = (uint32_t)crc32_z(0, b + s, (z_size_t)r);
+            }
+            if (err) {
+                free(part);
+                errno = err;
+                return -1;
+            }
+            uint32_t c = 0;
+            for (uint64_t k = 0; k * SLICE < (uint64_t)got; k++) {
+                uint64_t s = k * SLICE, len = s + SLICE < (uint64_t)got ? SLICE : (uint64_t)got - s;
+                c = (uint32_t)crc32_combine(c, part[k], (z_off_t)len);
+            }
+            free(part);
+            *crc = c;
+            return got;
+        }
+    }
+#endif
+    int64_t got = fk_io_read(io, b, n);
+    if (got >= 0) *crc = fk_crc32(0, b, (uint64_t)got);
+    return got;
+}
+
+/* Starts writeback of what a regular output holds beyond what was started
+ * already, once KICK bytes have piled up (or all of it when force). */
+static void kick_writeback(fk_io *io, int force)
+{
+    if (io->kind != FK_IO_FILE) return;
+    uint64_t end = io->base + io->done;
+    if (end - io->flushed < (force ? 1 : KICK)) return;
+    (void)sync_file_range(io->fd, (off64_t)io->flushed, (off64_t)(end - io->flushed), SYNC_FILE_RANGE_WRITE);
+    io->flushed = end;
+}
+
+int fk_io_write(fk_io *io, const void *buf, uint64_t n)
+{
+    if (io->fd < 0) return n && fwrite(buf, 1, (size_t)n, io->f) != n ? -1 : 0;
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t k = write(io->fd, p, (size_t)(n < MAX_SYSCALL ? n : MAX_SYSCALL));
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        p += k;
+        n -= (uint64_t)k;
+        io->done += (uint64_t)k;
+        kick_writeback(io, 0);
+    }
+    return 0;
+}
+
+/* Whether errno says "this kernel or these descriptors cannot do that",
+ * for which the next method is tried. */
+static int refused(int e)
+{
+    return e == EINVAL || e == ENOSYS || e == EXDEV || e == EOPNOTSUPP || e == EBADF || e == ESPIPE ||
+           e == EPERM || e == ETXTBSY;
+}
+
+/* One zero-copy call moving up to n bytes: > 0 moved, 0 end of input, -1
+ * error (errno), -2 refused (use the next method). */
+static int64_t zero_copy(fk_io *in, fk_io *out, uint64_t n)
+{
+    if (in->fd < 0 || out->fd < 0 || in->no_splice) return -2;
+    size_t want = n < MAX_SYSCALL ? (size_t)n : MAX_SYSCALL;
+    ssize_t k;
+    do {
+        if (in->kind == FK_IO_PIPE || out->kind == FK_IO_PIPE)
+            k = splice(in->fd, NULL, out->fd, NULL, want, SPLICE_F_MOVE | SPLICE_F_MORE);
+        else if (in->kind == FK_IO_FILE && out->kind == FK_IO_FILE)
+            k = copy_file_range(in->fd, NULL, out->fd, NULL, want, 0);
+        else if (in->kind == FK_IO_FILE)
+            k = sendfile(out->fd, in->fd, NULL, want);
+        else
+            return -2;
+    } while (k < 0 && errno == EINTR);
+    if (k < 0 && refused(errno)) {
+        in->no_splice = 1;
+        return -2;
+    }
+    return k;
+}
+
+int64_t fk_io_transfer(fk_io *in, fk_io *out, uint64_t n, void *scratch, size_t scratchsize)
+{
+    uint64_t moved = 0;
+    while (moved < n) {
+        int64_t k = zero_copy(in, out, n - moved);
+        if (k == -2) break;
+        if (k < 0) return -1;
+        if (k == 0) return (int64_t)moved;
+        moved += (uint64_t)k;
+        out->done += (uint64_t)k;
+        kick_writeback(out, 0);
+    }
+    while (moved < n) { /* the fallback: through scratch */
+        uint64_t want = n - moved < scratchsize ? n - moved : scratchsize;
+        int64_t k = fk_io_read(in, scratch, want);
+        if (k < 0) return -1;
+        if (k > 0 && fk_io_write(out, scratch, (uint64_t)k) != 0) return -1;
+        moved += (uint64_t)k;
+        if ((uint64_t)k < want) break;
+    }
+    return (int64_t)moved;
+}
+
+int64_t fk_io_skip(fk_io *in, uint64_t n, void *scratch, size_t scratchsize)
+{
+    if (in->fd >= 0 && in->kind == FK_IO_FILE) {
+        off_t at = lseek(in->fd, 0, SEEK_CUR);
+        if (at >= 0) {
+            uint64_t left = (uint64_t)at < in->size ? in->size - (uint64_t)at : 0;
+            uint64_t k = n < left ? n : left;
+            if (lseek(in->fd, (off_t)k, SEEK_CUR) >= 0) return (int64_t)k;
+        }
+    }
+    uint64_t skipped = 0;
+    if (in->fd >= 0 && in->kind == FK_IO_PIPE && !in->no_splice) {
+        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        while (null >= 0 && skipped < n) {
+            ssize_t k = splice(in->fd, NULL, null, NULL, n - skipped < MAX_SYSCALL ? n - skipped : MAX_SYSCALL,
+                               SPLICE_F_MOVE);
+            if (k < 0 && errno == EINTR) continue;
+            if (k < 0 && refused(errno)) break;
+            if (k < 0) {
+                int e = errno;
+                close(null);
+                errno = e;
+                return -1;
+            }
+            if (k == 0) {
+                close(null);
+                return (int64_t)skipped;
+            }
+            skipped += (uint64_t)k;
+        }
+        if (null >= 0) close(null);
+    }
+    while (skipped < n) {
+        uint64_t want = n - skipped < scratchsize ? n - skipped : scratchsize;
+        int64_t k = fk_io_read(in, scratch, want);
+        if (k < 0) return -1;
+        skipped += (uint64_t)k;
+        if ((uint64_t)k < want) break;
+    }
+    return (int64_t)skipped;
+}

@@ -1,0 +1,78 @@
+/* fdio.h - moving bytes fast: whole reads and writes on descriptors, zero-copy transfers and skips, CRC-32 on every core. */
+#ifndef FK_FDIO_H
+#define FK_FDIO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The stream layer reads and writes through these, never through stdio
+ * buffers, so that a payload goes from the kernel straight into its final
+ * array (one copy) and a chunk a program does not read goes from its input
+ * to its output without entering user space at all:
+ *
+ *   from \ to   pipe               regular file        other (tty, socket)
+ *   pipe        splice(2)          splice(2)           read + write
+ *   file        splice(2)          copy_file_range(2)  sendfile(2)
+ *
+ * falling back to read + write in large blocks whenever the kernel refuses
+ * one (EINVAL, ENOSYS, EXDEV, ...). A FILE without a descriptor (fmemopen,
+ * open_memstream) is read and written through stdio.
+ */
+
+enum { FK_IO_OTHER = 0, FK_IO_FILE = 1, FK_IO_PIPE = 2 };
+
+typedef struct fk_io {
+    FILE *f;       /* the stream given; used directly only when fd < 0  */
+    int fd;        /* its descriptor, or -1                             */
+    int kind;      /* FK_IO_FILE (regular: seekable), FK_IO_PIPE, OTHER */
+    int no_splice; /* the kernel refused splice/copy_file_range once    */
+    uint64_t size; /* regular input files: the size when opened         */
+    uint64_t base, done, flushed; /* regular output files: the offset at
+                      start, bytes written since, and how far writeback
+                      was started (sync_file_range), so that the fsync of
+                      an atomic output finds little left to do           */
+} fk_io;
+
+/* Sets io up on f (not owned). For writing, f's stdio buffer is flushed
+ * first; nothing may be read or written through f's buffer afterwards.
+ * Pipes are widened to 1 MiB where the system allows (fewer wake-ups).
+ * Returns 0, or -1 with errno set. */
+int fk_io_init(fk_io *io, FILE *f, int for_write);
+
+/* Reads n bytes into buf, fewer only at the end of the input. Returns the
+ * bytes read, or -1 with errno set. */
+int64_t fk_io_read(fk_io *io, void *buf, uint64_t n);
+
+/* As fk_io_read, and sets *crc to the zlib CRC-32 of what was read, the
+ * CRC computed on other cores while the reading goes on. */
+int64_t fk_io_read_crc(fk_io *io, void *buf, uint64_t n, uint32_t *crc);
+
+/* Writes the n bytes of buf (all of them, or -1 with errno set). */
+int fk_io_write(fk_io *io, const void *buf, uint64_t n);
+
+/* Moves n bytes from in to out, zero-copy where the kernel can (see
+ * above); scratch (scratchsize bytes) serves the fallback. Returns the
+ * bytes moved (fewer than n only at the end of the input), or -1 with
+ * errno set. */
+int64_t fk_io_transfer(fk_io *in, fk_io *out, uint64_t n, void *scratch, size_t scratchsize);
+
+/* Skips n bytes of in: a seek on a regular file, a splice into /dev/null
+ * or reads into scratch otherwise. Returns the bytes skipped (fewer than n
+ * only at the end of the input), or -1 with errno set. */
+int64_t fk_io_skip(fk_io *in, uint64_t n, void *scratch, size_t scratchsize);
+
+/* zlib's CRC-32 of n bytes continuing crc (0 to start), on every core for
+ * large n (slices combined with crc32_combine): the same value as
+ * crc32_z(crc, p, n). */
+uint32_t fk_crc32(uint32_t crc, const void *p, uint64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
