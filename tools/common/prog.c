@@ -195,7 +195,7 @@ void prog_filter_open(prog_filter *f, const char *input, const prog_std *std)
     char *text;
     if (fk_reader_open(&f->r, f->in, f->name, &err) ||
         fk_writer_open(&f->w, fk_output_file(f->out), std->zlevel, &err) ||
-        fk_snap_read(f->r, &ch, &f->snap, &text, f->name, &err) || fk_writer_put(f->w, &ch, text, &err))
+        fk_snap_read(f->r, &ch, &f->snap, &text, f->name, &err) || fk_writer_put_read(f->w, &ch, text, &err))
         prog_fail(&err);
     free(text);
 }

@@ -158,18 +158,18 @@ int main(int argc, char **argv)
         if (!strcmp(ch.tag, "POS")) {
             if (pos) prog_die(EXIT_DATA, "%s: stream has two POS chunks", name);
             if (fk_snap_check_chunk(&snap, &ch, "<f4", 3, name, &err) || fk_reader_load(r, (void **)&pos, &err) ||
-                fk_writer_put(w, &ch, pos, &err))
+                fk_writer_put_read(w, &ch, pos, &err))
                 prog_fail(&err);
         } else if (sixd && !strcmp(ch.tag, "VEL")) { /* kept in tree order for the 6D predicate */
             if (vel) prog_die(EXIT_DATA, "%s: stream has two VEL chunks", name);
             if (fk_snap_check_chunk(&snap, &ch, "<f4", 3, name, &err) || fk_reader_load(r, (void **)&vel, &err) ||
-                fk_writer_put(w, &ch, vel, &err))
+                fk_writer_put_read(w, &ch, vel, &err))
                 prog_fail(&err);
         } else if (!strcmp(ch.tag, "TREE")) {
             char *text;
             if (have_tree) prog_die(EXIT_DATA, "%s: stream has two TREE chunks", name);
             if (fk_reader_load_text(r, &text, &err) || fk_tree_parse(text, &tree, name, &err) ||
-                fk_writer_put(w, &ch, text, &err))
+                fk_writer_put_read(w, &ch, text, &err))
                 prog_fail(&err);
             free(text);
             have_tree = 1;
@@ -177,7 +177,7 @@ int main(int argc, char **argv)
             if (!have_tree || tree.box) prog_die(EXIT_DATA, "%s: TBOX chunk without a TREE chunk before it", name);
             if (strcmp(ch.dtype, "<f4") || ch.ncols != 6 || ch.nrows != tree.nnodes)
                 prog_die(EXIT_DATA, "%s: TBOX chunk does not hold %" PRIu64 " boxes of 6 <f4", name, tree.nnodes);
-            if (fk_reader_load(r, (void **)&tree.box, &err) || fk_writer_put(w, &ch, tree.box, &err))
+            if (fk_reader_load(r, (void **)&tree.box, &err) || fk_writer_put_read(w, &ch, tree.box, &err))
                 prog_fail(&err);
         } else if (fk_writer_copy(w, r, &ch, &err)) {
             prog_fail(&err);

@@ -147,7 +147,7 @@ int main(int argc, char **argv)
         if (is_id || is_sink) {
             void *raw;
             if (fk_snap_check_chunk(&snap, &c, is_id ? NULL : "<u4", 1, name, &err) || fk_reader_load(r, &raw, &err) ||
-                (w && fk_writer_put(w, &c, raw, &err)))
+                (w && fk_writer_put_read(w, &c, raw, &err)))
                 prog_fail(&err);
             if (is_id) {
                 ids = widen_ids(raw, &c);

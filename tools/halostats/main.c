@@ -221,7 +221,7 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
         } else {
             is = 0;
         }
-        if (w && (is ? fk_writer_put(w, &c, raw, &err) : fk_writer_copy(w, r, &c, &err))) prog_fail(&err);
+        if (w && (is ? fk_writer_put_read(w, &c, raw, &err) : fk_writer_copy(w, r, &c, &err))) prog_fail(&err);
         /* kept: POS VEL MASS GID GPAR; the rest was copied or parsed */
         if (strcmp(c.tag, "ID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "LINK") == 0) free(raw);
     }
