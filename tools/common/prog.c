@@ -191,21 +191,14 @@ void prog_filter_open(prog_filter *f, const char *input, const prog_std *std)
     f->name = strcmp(input, "-") ? input : "stdin";
     f->in = prog_open_input(input, 1, std->force);
     f->out = prog_open_output(std, 1);
-    fk_chunk ch;
-    char *text;
-    if (fk_reader_open(&f->r, f->in, f->name, &err) ||
-        fk_writer_open(&f->w, fk_output_file(f->out), std->zlevel, &err) ||
-        fk_snap_read(f->r, &ch, &f->snap, &text, f->name, &err) || fk_writer_put_read(f->w, &ch, text, &err))
-        prog_fail(&err);
-    free(text);
+    if (fk_filter_start(&f->f, f->in, f->name, fk_output_file(f->out), std->zlevel, &err)) prog_fail(&err);
 }
 
 void prog_filter_close(prog_filter *f)
 {
     fk_error err = {0};
-    if (fk_writer_finish(f->w, &err)) prog_fail(&err);
+    if (fk_filter_finish(&f->f, &err)) prog_fail(&err);
     prog_commit(f->out);
-    fk_writer_free(f->w);
-    fk_reader_close(f->r);
+    fk_filter_free(&f->f);
     fk_input_close(f->in);
 }

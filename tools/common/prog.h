@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "fileio.h"
+#include "filter.h"
 #include "snap.h"
 #include "stream.h"
 
@@ -82,14 +83,12 @@ FILE *prog_open_input(const char *path, int binary, int force);
 void prog_commit(fk_output *out);
 
 /* A stream filter: the input opened and read up to its SNAP chunk, which
- * is already written on to the output. Exits on error. */
+ * is already written on to the output (f.w). Exits on error. */
 typedef struct prog_filter {
     const char *name; /* the input's name in messages: the file, or "stdin" */
     FILE *in;
     fk_output *out;
-    fk_reader *r;
-    fk_writer *w;
-    fk_snap snap;
+    fk_filter f;
 } prog_filter;
 
 void prog_filter_open(prog_filter *f, const char *input, const prog_std *std);

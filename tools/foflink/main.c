@@ -6,9 +6,9 @@
 
 #include "device.h"
 #include "kdtree.h"
-#include "kv.h"
+#include "filter.h"
 #include "levels.h"
-#include "link.h"
+#include "linkrun.h"
 #include "phase.h"
 #include "prog.h"
 #include "snap.h"
@@ -142,60 +142,43 @@ int main(int argc, char **argv)
     prog_filter pf;
     prog_filter_open(&pf, prog_one_input(argc, argv, optind), &std);
     const char *name = pf.name;
-    fk_reader *r = pf.r;
-    fk_writer *w = pf.w;
-    const fk_snap snap = pf.snap;
+    const fk_snap snap = pf.f.snap;
     fk_error err = {0};
-    fk_chunk ch;
+    double t0 = prog_now();
 
-    float *pos = NULL, *vel = NULL;
+    /* What foflink reads; every other chunk passes on unread. */
+    enum { W_SINK, W_LINK, W_POS, W_TREE, W_TBOX, W_VEL, NW }; /* VEL last: read for 6D only */
+    fk_want want[NW] = {
+        [W_SINK] = {"SINK", FK_W_REFUSE, .hint = "is linked already"},
+        [W_LINK] = {"LINK", FK_W_REFUSE, .hint = "is linked already"},
+        [W_POS] = {"POS", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3},
+        [W_TREE] = {"TREE", FK_W_TEXT | FK_W_PASS},
+        [W_TBOX] = {"TBOX", FK_W_PASS, "<f4", 6},
+        [W_VEL] = {"VEL", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3, "6D linking needs the velocities"},
+    };
+    if (fk_filter_read(&pf.f, want, sixd ? NW : NW - 1, &err)) prog_fail(&err);
+    const float *pos = want[W_POS].data[0], *vel = want[W_VEL].data[0];
     fk_tree tree;
     memset(&tree, 0, sizeof tree);
-    int have_tree = 0, st;
-    while ((st = fk_reader_next(r, &ch, &err)) == 1) {
-        if (!strcmp(ch.tag, "SINK") || !strcmp(ch.tag, "LINK"))
-            prog_die(EXIT_DATA, "%s: stream is linked already (it has a %s chunk)", name, ch.tag);
-        if (!strcmp(ch.tag, "POS")) {
-            if (pos) prog_die(EXIT_DATA, "%s: stream has two POS chunks", name);
-            if (fk_snap_check_chunk(&snap, &ch, "<f4", 3, name, &err) || fk_reader_load(r, (void **)&pos, &err) ||
-                fk_writer_put_read(w, &ch, pos, &err))
-                prog_fail(&err);
-        } else if (sixd && !strcmp(ch.tag, "VEL")) { /* kept in tree order for the 6D predicate */
-            if (vel) prog_die(EXIT_DATA, "%s: stream has two VEL chunks", name);
-            if (fk_snap_check_chunk(&snap, &ch, "<f4", 3, name, &err) || fk_reader_load(r, (void **)&vel, &err) ||
-                fk_writer_put_read(w, &ch, vel, &err))
-                prog_fail(&err);
-        } else if (!strcmp(ch.tag, "TREE")) {
-            char *text;
-            if (have_tree) prog_die(EXIT_DATA, "%s: stream has two TREE chunks", name);
-            if (fk_reader_load_text(r, &text, &err) || fk_tree_parse(text, &tree, name, &err) ||
-                fk_writer_put_read(w, &ch, text, &err))
-                prog_fail(&err);
-            free(text);
-            have_tree = 1;
-        } else if (!strcmp(ch.tag, "TBOX")) {
-            if (!have_tree || tree.box) prog_die(EXIT_DATA, "%s: TBOX chunk without a TREE chunk before it", name);
-            if (strcmp(ch.dtype, "<f4") || ch.ncols != 6 || ch.nrows != tree.nnodes)
-                prog_die(EXIT_DATA, "%s: TBOX chunk does not hold %" PRIu64 " boxes of 6 <f4", name, tree.nnodes);
-            if (fk_reader_load(r, (void **)&tree.box, &err) || fk_writer_put_read(w, &ch, tree.box, &err))
-                prog_fail(&err);
-        } else if (fk_writer_copy(w, r, &ch, &err)) {
-            prog_fail(&err);
-        }
-    }
-    if (st < 0) prog_fail(&err);
-    if (!pos) prog_die(EXIT_DATA, "%s: stream has no POS chunk", name);
-    if (!have_tree) prog_die(EXIT_DATA, "%s: stream has no kd-tree (run kdbuild first)", name);
-    if (!tree.box) prog_die(EXIT_DATA, "%s: stream has a TREE chunk but no TBOX chunk", name);
+    if (!want[W_TREE].nlevels) prog_die(EXIT_DATA, "%s: stream has no kd-tree (run kdbuild first)", name);
+    if (want[W_TREE].found > 1) prog_die(EXIT_DATA, "%s: stream has two TREE chunks", name);
+    if (fk_tree_parse(want[W_TREE].data[0], &tree, name, &err)) prog_fail(&err);
+    if (want[W_TBOX].nlevels && want[W_TBOX].seq[0] < want[W_TREE].seq[0])
+        prog_die(EXIT_DATA, "%s: TBOX chunk without a TREE chunk before it", name);
+    if (!want[W_TBOX].nlevels) prog_die(EXIT_DATA, "%s: stream has a TREE chunk but no TBOX chunk", name);
+    if (want[W_TBOX].chunk[0].nrows != tree.nnodes)
+        prog_die(EXIT_DATA, "%s: TBOX chunk does not hold %" PRIu64 " boxes of 6 <f4", name, tree.nnodes);
+    tree.box = want[W_TBOX].data[0];
+    want[W_TBOX].data[0] = NULL; /* the tree owns it now */
     if (tree.n != snap.n)
         prog_die(EXIT_DATA, "%s: the tree holds %" PRIu64 " particles, the stream %" PRIu64, name, tree.n, snap.n);
     if (fk_snap_check_positions(&snap, pos, name, &err) || fk_tree_check(&tree, pos, name, &err)) prog_fail(&err);
-    if (sixd && !vel) prog_die(EXIT_DATA, "%s: stream has no VEL chunk (6D linking needs the velocities)", name);
     if (sixd && fk_phase_check(vel, snap.n, name, &err)) prog_fail(&err);
+    double t_read = prog_now() - t0;
 
     /* One set of options per level; level 0 has the longest linking length. */
     fk_linkopts lo[FK_LEVELS_MAX];
-    double vscale = 0;
+    double vscale = 0, rel[FK_LEVELS_MAX];
     if (psi_rel) {
         vscale = fk_phase_vscale(vel, snap.n);
         if (!(vscale > 0))
@@ -208,122 +191,64 @@ int main(int argc, char **argv)
         o->periodic = snap.periodic && !no_periodic;
         o->box = snap.box;
         o->l = have_l ? l[k] : b[k] * snap.box / cbrt((double)(snap.n ? snap.n : 1));
-        o->psi = sixd ? psiv[npsi > 1 ? k : 0] * (psi_rel ? vscale : 1) : 0;
+        rel[k] = psiv[npsi > 1 ? k : 0];
+        o->psi = sixd ? rel[k] * (psi_rel ? vscale : 1) : 0;
         o->nthreads = (int)threads;
     }
     if (fk_levels_check(lo, nlev, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
-    const fk_linkopts o = lo[0];
-    prog_info("linking %" PRIu64 " particles with l = %.9g (%s box %g)", snap.n, o.l,
-              o.periodic ? "periodic" : "isolated", snap.box);
+    prog_info("linking %" PRIu64 " particles with l = %.9g (%s box %g)", snap.n, lo[0].l,
+              lo[0].periodic ? "periodic" : "isolated", snap.box);
     if (psi_rel)
-        prog_info("6D: psi = %.9g (%g times the rms velocity %.9g)", o.psi, psiv[0], vscale);
+        prog_info("6D: psi = %.9g (%g times the rms velocity %.9g)", lo[0].psi, psiv[0], vscale);
     else if (sixd)
-        prog_info("6D: psi = %.9g", o.psi);
+        prog_info("6D: psi = %.9g", lo[0].psi);
     for (int k = 1; k < nlev; k++) prog_info("level %d: l = %.9g, psi = %.9g", k, lo[k].l, lo[k].psi);
 
     fk_gpuinfo gi;
-    int dev = device_resolve(devchoice, &gi);
-
+    fk_link_job job = {snap.n, pos, vel, &tree, lo, nlev, brute, device_resolve(devchoice, &gi) == DEV_GPU};
     uint32_t *sinks[FK_LEVELS_MAX];
     for (int k = 0; k < nlev; k++)
         if (!(sinks[k] = malloc(snap.n ? snap.n * sizeof *sinks[k] : 1)))
             prog_die(EXIT_RESOURCE, "out of memory for the sink array of %" PRIu64 " particles", snap.n);
-    fk_linkstats lstat[FK_LEVELS_MAX];
-    double secs[FK_LEVELS_MAX];
-    fk_gputimes gt;
-    memset(&gt, 0, sizeof gt);
-    st = FK_OK;
-    double t0 = prog_now();
-    if (dev == DEV_GPU) {
-        prog_info("GPU memory needed: %.3f GiB",
-                  (double)(brute ? snap.n * (sixd ? 28 : 16) : fk_gpu_link_bytes(snap.n, tree.nnodes, sixd)) /
-                      (1 << 30));
-        /* One fk_gpu_link per level for now: correct, not optimal (each call
-         * uploads the particles and the tree again and links the whole tree);
-         * the GPU linker is to keep them resident and link inside the level
-         * before's groups, as the CPU linker does. */
-        for (int k = 0; k < nlev && !st; k++) {
-            fk_gputimes g;
-            double tk = prog_now();
-            st = brute ? fk_gpu_link_brute(snap.n, pos, vel, &lo[k], sinks[k], &lstat[k], &g, &err)
-                       : fk_gpu_link(&tree, pos, vel, &lo[k], sinks[k], &lstat[k], &g, &err);
-            secs[k] = prog_now() - tk;
-            if (k == 0) gt = g;
-        }
-    } else if (brute) {
-        for (int k = 0; k < nlev && !st; k++) {
-            double tk = prog_now();
-            st = fk_link_brute_cpu(snap.n, pos, vel, &lo[k], sinks[k], &lstat[k], &err);
-            secs[k] = prog_now() - tk;
-        }
-    } else {
-        st = fk_levels_link_cpu(&tree, pos, vel, lo, nlev, sinks, lstat, secs, &err);
-    }
-    if (st) prog_fail(&err);
-    const fk_linkstats ls = lstat[0];
-    double dt = nlev > 1 ? secs[0] : prog_now() - t0;
-    if (dev == DEV_GPU)
+    if (job.gpu) prog_info("GPU memory needed: %.3f GiB", (double)fk_link_gpu_bytes(&job) / (1 << 30));
+    fk_link_report rep;
+    if (fk_link_run(&job, sinks, &rep, &err)) prog_fail(&err);
+
+    const fk_linkstats *ls = rep.stats;
+    double dt = nlev > 1 ? rep.seconds[0] : rep.total;
+    const fk_gputimes *gt = &rep.gpu;
+    if (job.gpu)
         prog_info("GPU times: upload %.4f s, link %.4f s (%.3g particles/s; cliques %.4f, count %.4f, "
                   "pairs %.4f, flatten %.4f; %" PRIu64 " leaf pairs), download %.4f s",
-                  gt.upload, gt.link, snap.n / (gt.link + 1e-12), gt.link_phase[0], gt.link_phase[1],
-                  gt.link_phase[2], gt.link_phase[3], gt.leaf_pairs, gt.download);
+                  gt->upload, gt->link, snap.n / (gt->link + 1e-12), gt->link_phase[0], gt->link_phase[1],
+                  gt->link_phase[2], gt->link_phase[3], gt->leaf_pairs, gt->download);
     prog_info("linked on the %s (%s) in %.3f s (%.3g particles/s): %" PRIu64 " groups, %" PRIu64
               " pair tests, %" PRIu64 " box tests",
-              dev == DEV_GPU ? "GPU" : "CPU", brute ? "brute" : "tree", dt, snap.n / (dt + 1e-12), ls.groups,
-              ls.pair_tests, ls.node_tests);
+              job.gpu ? "GPU" : "CPU", brute ? "brute" : "tree", dt, snap.n / (dt + 1e-12), ls->groups,
+              ls->pair_tests, ls->node_tests);
     for (int k = 1; k < nlev; k++)
         prog_info("level %d linked in %.3f s (%.3g particles/s): %" PRIu64 " groups, %" PRIu64 " pair tests, %" PRIu64
                   " box tests",
-                  k, secs[k], snap.n / (secs[k] + 1e-12), lstat[k].groups, lstat[k].pair_tests, lstat[k].node_tests);
-    if (nlev > 1) prog_info("%d levels linked in %.3f s", nlev, prog_now() - t0);
+                  k, rep.seconds[k], snap.n / (rep.seconds[k] + 1e-12), ls[k].groups, ls[k].pair_tests,
+                  ls[k].node_tests);
+    if (nlev > 1) prog_info("%d levels linked in %.3f s", nlev, rep.total);
 
-    fk_kvbuf kv;
-    fk_kv_init(&kv);
-    /* The keys of level 0 as they always were, then the hierarchy: levels,
-     * and l_k, b_k (with -b), psi_k, groups_k for every level. Lengths are
-     * written as the binary32 values the predicate uses. */
-    fk_kv_dbl(&kv, "l", (double)(float)o.l);
-    if (!have_l) fk_kv_dbl(&kv, "b", b[0]);
-    fk_kv_dbl(&kv, "psi", (double)(float)o.psi);
-    if (psi_rel) {
-        fk_kv_dbl(&kv, "psi_rel", psiv[0]);
-        fk_kv_dbl(&kv, "vscale", vscale);
-    }
-    fk_kv_u64(&kv, "periodic", (uint64_t)o.periodic);
-    fk_kv_dbl(&kv, "box", o.box);
-    fk_kv_str(&kv, "method", brute ? "brute" : "tree");
-    fk_kv_str(&kv, "device", dev == DEV_GPU ? "gpu" : "cpu");
-    fk_kv_u64(&kv, "levels", (uint64_t)nlev);
-    fk_kv_u64(&kv, "groups", ls.groups);
-    for (int k = 0; k < nlev; k++) {
-        char key[32];
-        snprintf(key, sizeof key, "l_%d", k);
-        fk_kv_dbl(&kv, key, (double)(float)lo[k].l);
-        if (!have_l) {
-            snprintf(key, sizeof key, "b_%d", k);
-            fk_kv_dbl(&kv, key, b[k]);
-        }
-        snprintf(key, sizeof key, "psi_%d", k);
-        fk_kv_dbl(&kv, key, (double)(float)lo[k].psi);
-        if (psi_rel) {
-            snprintf(key, sizeof key, "psi_rel_%d", k);
-            fk_kv_dbl(&kv, key, psiv[npsi > 1 ? k : 0]);
-        }
-        snprintf(key, sizeof key, "groups_%d", k);
-        fk_kv_u64(&kv, key, lstat[k].groups);
-    }
+    double t1 = prog_now();
+    fk_link_meta par = {have_l ? NULL : b, psi_rel ? rel : NULL, vscale};
     char *linktext;
-    if (fk_kv_finish(&kv, &linktext, &err) || fk_writer_text(w, "LINK", 0, linktext, &err)) prog_fail(&err);
+    if (fk_link_record(&job, &par, &rep, &linktext, &err) || fk_writer_text(pf.f.w, "LINK", 0, linktext, &err))
+        prog_fail(&err);
     free(linktext);
     for (int k = 0; k < nlev; k++) {
+        fk_chunk ch;
         fk_chunk_init(&ch, "SINK", "<u4", FK_CF_PARTICLE, snap.n, 1);
         ch.level = (uint32_t)k;
-        if (fk_writer_put(w, &ch, sinks[k], &err)) prog_fail(&err);
+        if (fk_writer_put(pf.f.w, &ch, sinks[k], &err)) prog_fail(&err);
     }
     prog_filter_close(&pf);
+    prog_info("read and checked in %.3f s, linked in %.3f s, written in %.3f s", t_read, rep.total, prog_now() - t1);
     fk_tree_free(&tree);
-    free(pos);
-    free(vel);
+    fk_want_free(want, NW);
     for (int k = 0; k < nlev; k++) free(sinks[k]);
     return EXIT_OK;
 }

@@ -77,9 +77,9 @@ int main(int argc, char **argv)
     prog_filter pf;
     prog_filter_open(&pf, prog_one_input(argc, argv, optind), &std);
     const char *name = pf.name;
-    fk_reader *r = pf.r;
-    fk_writer *w = pf.w;
-    const fk_snap snap = pf.snap;
+    fk_reader *r = pf.f.r;
+    fk_writer *w = pf.f.w;
+    const fk_snap snap = pf.f.snap;
     fk_error err = {0};
     fk_chunk ch;
 

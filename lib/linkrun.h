@@ -1,0 +1,65 @@
+/* linkrun.h - one foflink run: every level linked on the CPU or the GPU, by the tree or all pairs, and the LINK record it leaves. */
+#ifndef FK_LINKRUN_H
+#define FK_LINKRUN_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "gpu.h"
+#include "kdtree.h"
+#include "levels.h"
+#include "link.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What to link: the particles (tree order), the tree (unused with brute),
+ * one fk_linkopts per level (fk_levels_check'ed), and where. */
+typedef struct fk_link_job {
+    uint64_t n;
+    const float *pos, *vel; /* vel: n x 3 for 6D (psi > 0), else NULL */
+    const fk_tree *tree;
+    const fk_linkopts *lo;
+    int nlevels;
+    int brute; /* all pairs (O(n^2)) instead of the tree */
+    int gpu;   /* on the GPU (probed usable by the caller) */
+} fk_link_job;
+
+/* What a run did. */
+typedef struct fk_link_report {
+    fk_linkstats stats[FK_LEVELS_MAX];
+    double seconds[FK_LEVELS_MAX]; /* wall time of each level         */
+    double total;                  /* wall time of the whole run      */
+    fk_gputimes gpu;               /* level 0's GPU times, on the GPU */
+} fk_link_report;
+
+/* GPU memory (bytes) the job needs, for the report before it runs. */
+uint64_t fk_link_gpu_bytes(const fk_link_job *job);
+
+/* Links every level: sinks[k] (n entries) gets level k's canonical sinks.
+ * On the CPU with the tree, the levels after the first are linked inside
+ * the groups of the level before (fk_levels_link_cpu); on the GPU, and with
+ * brute, each level is linked whole (the same sinks). Fails as the linkers
+ * do (FK_EDEVICE on the GPU). */
+int fk_link_run(const fk_link_job *job, uint32_t *const *sinks, fk_link_report *rep, fk_error *err);
+
+/* The parameters of a run that the LINK record keeps beyond the job. */
+typedef struct fk_link_meta {
+    const double *b;       /* -b per level, or NULL when -l gave the lengths */
+    const double *psi_rel; /* --psi-rel per level, or NULL                   */
+    double vscale;         /* the rms velocity psi_rel multiplies            */
+} fk_link_meta;
+
+/* The LINK record (kv text, caller frees): level 0's keys l, b, psi (and
+ * psi_rel, vscale), periodic, box, method, device, levels, groups, then
+ * l_k, b_k, psi_k, psi_rel_k, groups_k for every level k. Lengths are the
+ * binary32 values the predicate uses. */
+int fk_link_record(const fk_link_job *job, const fk_link_meta *p, const fk_link_report *rep, char **text,
+                   fk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
