@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "bigmem.h"
 #include "crccheck.h"
 #include "fdio.h"
 
@@ -419,7 +420,7 @@ int fk_reader_load(fk_reader *r, void **buf, fk_error *err)
 {
     *buf = NULL;
     uint64_t raw = fk_chunk_rawsize(&r->cur);
-    void *p = malloc(raw ? (size_t)raw : 1);
+    void *p = fk_big_alloc((size_t)raw);
     if (!p)
         return fk_fail(err, FK_ENOMEM, "%s: out of memory for chunk %s (%llu bytes)", r->name, r->cur.tag,
                        (unsigned long long)raw);
