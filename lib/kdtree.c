@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "kv.h"
 
 /* min and max without libm's NaN handling (coordinates are finite here): inlined. */
@@ -111,7 +112,7 @@ int fk_tree_alloc(fk_tree *t, uint64_t n, uint32_t leafsize, const char *builder
     t->depth = n ? fk_tree_depth(n, leafsize) : 0;
     t->nnodes = n ? (UINT64_C(2) << t->depth) - 1 : 0;
     snprintf(t->builder, sizeof t->builder, "%s", builder);
-    t->box = malloc(t->nnodes ? t->nnodes * 6 * sizeof(float) : 1);
+    t->box = fk_big_alloc(t->nnodes * 6 * sizeof(float));
     if (!t->box) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " tree nodes", t->nnodes);
     return FK_OK;
 }

@@ -4,6 +4,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "boxes.cuh"
+#include "bigmem.h"
 #include "common.cuh"
 #include "gpu.h"
 #include "internal.cuh"
@@ -188,7 +189,7 @@ extern "C" int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo
     tz.bytes_needed = fk_gpu_build_bytes(n, leafsize);
     int st = fk_gpu_reserve(tz.bytes_needed, err);
     if (st || (st = fk_tree_alloc(t, n, leafsize, "gpu-hilbert", err))) return st;
-    uint32_t *h_perm = (uint32_t *)malloc(n ? n * sizeof *h_perm : 1);
+    uint32_t *h_perm = (uint32_t *)fk_big_alloc(n * sizeof *h_perm);
     if (!h_perm) {
         fk_tree_free(t);
         return fk_fail(err, FK_ENOMEM, "out of memory for the permutation");
@@ -202,6 +203,8 @@ extern "C" int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo
             return s;
         timer tm;
         if ((s = tm.mark(err))) return s;
+        /* pinning counts as upload time */
+        pinned pin_pos(pos, 12 * n), pin_perm(h_perm, 4 * n), pin_box(t->box, 24 * t->nnodes);
         FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
         if ((s = tm.mark(err)) || (s = fk_gpu_build_dev(d_pos.p, t, lo, span, d_sorted.p, d_perm.p, d_box.p, err)) ||
             (s = tm.mark(err)))

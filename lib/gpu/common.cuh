@@ -3,6 +3,8 @@
 #define FK_GPU_COMMON_CUH
 
 #include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -45,6 +47,31 @@ template <typename T> struct dbuf {
                            (double)n * sizeof(T) / (1 << 30), cudaGetErrorString(e));
         }
         return FK_OK;
+    }
+};
+
+/* Host memory pinned (page-locked) for the life of the object, so that
+ * copies to and from it run at the bus's rate instead of through the
+ * driver's pageable staging; unpinned when it goes. Arrays under 1 MiB are
+ * left alone. A refusal to pin is no error: the copy then goes pageable.
+ * FOFKIT_GPU_PIN=0 in the environment turns pinning off, to measure what it
+ * gains. */
+struct pinned {
+    void *p = nullptr;
+    pinned(const void *q, size_t n)
+    {
+        const char *e = getenv("FOFKIT_GPU_PIN");
+        if (!q || n < (1u << 20) || (e && !strcmp(e, "0"))) return;
+        if (cudaHostRegister(const_cast<void *>(q), n, cudaHostRegisterDefault) == cudaSuccess)
+            p = const_cast<void *>(q);
+        else
+            cudaGetLastError();
+    }
+    pinned(const pinned &) = delete;
+    pinned &operator=(const pinned &) = delete;
+    ~pinned()
+    {
+        if (p) cudaHostUnregister(p);
     }
 };
 

@@ -569,12 +569,16 @@ extern "C" int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel,
     uint64_t groups;
     timer tm;
     if ((st = tm.mark(err))) return st;
-    FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
-    FK_CU(cudaMemcpy(d_box.p, t->box, 24 * t->nnodes, cudaMemcpyHostToDevice), err);
-    if (sixd) FK_CU(cudaMemcpy(d_vel.p, vel, 12 * n, cudaMemcpyHostToDevice), err);
+    { /* pinning counts as upload time */
+        pinned pin_pos(pos, 12 * n), pin_box(t->box, 24 * t->nnodes), pin_vel(sixd ? vel : nullptr, 12 * n);
+        FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
+        FK_CU(cudaMemcpy(d_box.p, t->box, 24 * t->nnodes, cudaMemcpyHostToDevice), err);
+        if (sixd) FK_CU(cudaMemcpy(d_vel.p, vel, 12 * n, cudaMemcpyHostToDevice), err);
+    }
     if ((st = tm.mark(err)) || (st = fk_gpu_link_dev(t, d_pos.p, d_vel.p, d_box.p, o, d_sink.p, counts, &groups, tz.link_phase, &tz.leaf_pairs, err)) ||
         (st = tm.mark(err)))
         return st;
+    pinned pin_sink(sink, 4 * n);
     FK_CU(cudaMemcpy(sink, d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
     if ((st = tm.mark(err))) return st;
     FK_CU(cudaDeviceSynchronize(), err);

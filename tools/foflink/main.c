@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "device.h"
 #include "kdtree.h"
 #include "filter.h"
@@ -208,7 +209,7 @@ int main(int argc, char **argv)
     fk_link_job job = {snap.n, pos, vel, &tree, lo, nlev, brute, device_resolve(devchoice, &gi) == DEV_GPU};
     uint32_t *sinks[FK_LEVELS_MAX];
     for (int k = 0; k < nlev; k++)
-        if (!(sinks[k] = malloc(snap.n ? snap.n * sizeof *sinks[k] : 1)))
+        if (!(sinks[k] = fk_big_alloc(snap.n * sizeof *sinks[k])))
             prog_die(EXIT_RESOURCE, "out of memory for the sink array of %" PRIu64 " particles", snap.n);
     if (job.gpu) prog_info("GPU memory needed: %.3f GiB", (double)fk_link_gpu_bytes(&job) / (1 << 30));
     fk_link_report rep;
