@@ -99,7 +99,7 @@ partition() {
 @test "--help, --version" {
     help_and_version kdbuild --leaf-size=N --device=D --output=FILE --compress --force --verbose
     run kdbuild --help
-    [[ "$output" == *"most particles in a leaf (default 16, at least 2)"* ]]
+    [[ "$output" == *"most particles in a leaf (default 16, at least 2; 32 when"* ]]
 }
 
 @test "usage errors: one message, a pointer to --help, status 2" {

@@ -15,7 +15,8 @@ static void help(void)
            "Build a balanced kd-tree over the particles of a fofkit stream (FILE or stdin),\n"
            "rearrange every per-particle chunk into tree order, and append the tree.\n"
            "\n"
-           "  -s, --leaf-size=N   most particles in a leaf (default 16, at least 2)\n"
+           "  -s, --leaf-size=N   most particles in a leaf (default 16, at least 2; 32 when\n"
+           "                      built on the GPU, the size the GPU linker links fastest)\n"
            "      --device=D      auto (default: the GPU if there is one), cpu or gpu\n"
            "  -o, --output=FILE   write to FILE (default stdout)\n"
            "  -z, --compress[=N]  zlib-compress every chunk (level N, default 6)\n"
@@ -28,6 +29,13 @@ static void help(void)
            "no GPU or not enough GPU memory.\n"
            "See kdbuild(1) and fofstream(5).\n");
 }
+
+/* Default leaf sizes. On the CPU, 16: the CPU linker's rows of 16 lanes
+ * (bench/RESULTS.md, CPU linker). On the GPU, 32: a leaf fills a warp, and at
+ * 134M particles the GPU link took 0.100 s on a tree of 32-particle leaves
+ * against 0.199 s on one of 16 (one H100, fofbench). */
+#define LEAF_CPU 16
+#define LEAF_GPU 32
 
 /* A per-particle chunk that arrived before POS, held until the order is known. */
 typedef struct held {
@@ -61,7 +69,7 @@ int main(int argc, char **argv)
 {
     prog_init("kdbuild");
     prog_std std = {0};
-    long long leafsize = 16;
+    long long leafsize = 0; /* 0: the device's default */
     int devchoice = device_default();
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"leaf-size", required_argument, 0, 's'},
@@ -108,6 +116,7 @@ int main(int argc, char **argv)
                 prog_fail(&err);
             fk_gpuinfo gi;
             int dev = device_resolve(devchoice, &gi);
+            if (!leafsize) leafsize = dev == DEV_GPU ? LEAF_GPU : LEAF_CPU;
             double t0 = prog_now();
             if (dev == DEV_GPU) {
                 fk_gputimes gt;
