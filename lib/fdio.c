@@ -41,11 +41,18 @@ int fk_io_init(fk_io *io, FILE *f, int for_write)
     return 0;
 }
 
+static void moved(fk_io *io, uint64_t k)
+{
+    io->moved += k;
+    if (io->tick) io->tick(io->tick_ctx, io->moved);
+}
+
 int64_t fk_io_read(fk_io *io, void *buf, uint64_t n)
 {
     if (io->fd < 0) {
         size_t got = fread(buf, 1, (size_t)n, io->f);
         if (got < n && ferror(io->f)) return -1;
+        moved(io, got);
         return (int64_t)got;
     }
     uint64_t got = 0;
@@ -56,6 +63,7 @@ int64_t fk_io_read(fk_io *io, void *buf, uint64_t n)
         if (k < 0) return -1;
         if (k == 0) break;
         got += (uint64_t)k;
+        moved(io, (uint64_t)k);
     }
     return (int64_t)got;
 }
@@ -196,6 +204,8 @@ int64_t fk_io_transfer(fk_io *in, fk_io *out, uint64_t n, void *scratch, size_t 
         if (k < 0) return -1;
         if (k == 0) return (int64_t)moved;
         moved += (uint64_t)k;
+        in->moved += (uint64_t)k;
+        if (in->tick) in->tick(in->tick_ctx, in->moved);
         out->done += (uint64_t)k;
         kick_writeback(out, 0);
     }
@@ -217,7 +227,10 @@ int64_t fk_io_skip(fk_io *in, uint64_t n, void *scratch, size_t scratchsize)
         if (at >= 0) {
             uint64_t left = (uint64_t)at < in->size ? in->size - (uint64_t)at : 0;
             uint64_t k = n < left ? n : left;
-            if (lseek(in->fd, (off_t)k, SEEK_CUR) >= 0) return (int64_t)k;
+            if (lseek(in->fd, (off_t)k, SEEK_CUR) >= 0) {
+                moved(in, k);
+                return (int64_t)k;
+            }
         }
     }
     uint64_t skipped = 0;
@@ -239,6 +252,7 @@ int64_t fk_io_skip(fk_io *in, uint64_t n, void *scratch, size_t scratchsize)
                 return (int64_t)skipped;
             }
             skipped += (uint64_t)k;
+            moved(in, (uint64_t)k);
         }
         if (null >= 0) close(null);
     }

@@ -32,6 +32,9 @@ typedef struct fk_io {
     int kind;      /* FK_IO_FILE (regular: seekable), FK_IO_PIPE, OTHER */
     int no_splice; /* the kernel refused splice/copy_file_range once    */
     uint64_t size; /* regular input files: the size when opened         */
+    uint64_t moved; /* bytes read, skipped or transferred from it so far */
+    void (*tick)(void *ctx, uint64_t moved); /* if set, called as they move */
+    void *tick_ctx;
     uint64_t base, done, flushed; /* regular output files: the offset at
                       start, bytes written since, and how far writeback
                       was started (sync_file_range), so that the fsync of

@@ -24,8 +24,6 @@ struct fk_reader {
     int ended;
     fk_chunk cur;
     unsigned char *blk; /* BLOCK bytes of scratch */
-    void (*progress)(void *, uint64_t);
-    void *progress_ctx;
 };
 
 struct fk_writer {
@@ -180,11 +178,6 @@ static int truncated(fk_reader *r, const char *what, fk_error *err)
                    (unsigned long long)r->off);
 }
 
-static void progress(fk_reader *r)
-{
-    if (r->progress) r->progress(r->progress_ctx, r->off);
-}
-
 /* Reads exactly n bytes; a short read is a truncated stream. */
 static int read_exact(fk_reader *r, void *buf, uint64_t n, const char *what, fk_error *err)
 {
@@ -230,8 +223,8 @@ int fk_reader_open(fk_reader **out, FILE *f, const char *name, fk_error *err)
 
 void fk_reader_set_progress(fk_reader *r, void (*fn)(void *ctx, uint64_t offset), void *ctx)
 {
-    r->progress = fn;
-    r->progress_ctx = ctx;
+    r->io.tick = fn;
+    r->io.tick_ctx = ctx;
 }
 
 /* Reads and checks the padding after a payload of stored bytes. */
@@ -265,7 +258,6 @@ static int drain(fk_reader *r, int (*sink)(void *, const void *, size_t, fk_erro
         crc = (uint32_t)crc32_z(crc, r->blk, n);
         if ((st = sink(ctx, r->blk, n, err))) return st;
         left -= n;
-        progress(r);
     }
     if (!fk_crc_ok(r->cur.crc, crc)) return crc_mismatch(r, err);
     return read_pad(r, err);
@@ -280,7 +272,6 @@ static int skip(fk_reader *r, fk_error *err)
     int64_t k = fk_io_skip(&r->io, n, r->blk, BLOCK);
     if (k < 0) return read_error(r, err);
     r->off += (uint64_t)k;
-    progress(r);
     if ((uint64_t)k < n) return truncated(r, (uint64_t)k < r->cur.stored ? "a chunk payload" : "chunk padding", err);
     return FK_OK;
 }
@@ -397,7 +388,6 @@ int fk_reader_read(fk_reader *r, void *buf, uint64_t bufsize, fk_error *err)
     int64_t got = fk_io_read_crc(&r->io, buf, raw, &crc);
     if (got < 0) return read_error(r, err);
     r->off += (uint64_t)got;
-    progress(r);
     if ((uint64_t)got < raw) return truncated(r, "a chunk payload", err);
     if (!fk_crc_ok(r->cur.crc, crc)) return crc_mismatch(r, err);
     return read_pad(r, err);
@@ -602,7 +592,6 @@ int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c, fk_error *err)
         r->off += (uint64_t)k;
         w->off += (uint64_t)k;
     }
-    progress(r);
     if (k < 0)
         return fk_fail(err, FK_EIO, "%s: copying chunk %s: %s", r->name, c->tag, strerror(errno));
     if ((uint64_t)k < n) return truncated(r, (uint64_t)k < c->stored ? "a chunk payload" : "chunk padding", err);

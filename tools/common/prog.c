@@ -9,11 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "version.h"
 
 const char *prog_name = "fofkit";
 int prog_verbose = 0;
+static double t_start;
+static int progress_shown;
 
 static void on_signal(int sig)
 {
@@ -25,6 +28,8 @@ static void on_signal(int sig)
 void prog_init(const char *name)
 {
     prog_name = name;
+    t_start = prog_now();
+    atexit(prog_progress_clear);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -36,6 +41,7 @@ void prog_init(const char *name)
 
 static void vmessage(const char *fmt, va_list ap)
 {
+    prog_progress_clear();
     fflush(stdout);
     fprintf(stderr, "%s: ", prog_name);
     vfprintf(stderr, fmt, ap);
@@ -77,6 +83,62 @@ void prog_info(const char *fmt, ...)
     va_start(ap, fmt);
     vmessage(fmt, ap);
     va_end(ap);
+}
+
+void prog_progress_clear(void)
+{
+    if (!progress_shown) return;
+    fputs("\r\033[K", stderr);
+    progress_shown = 0;
+}
+
+/* Human units: 1.23 GB, 456 MB, 7.8 kB, 12 B. */
+static void human(char *buf, size_t size, double v)
+{
+    static const char *u[] = {"B", "kB", "MB", "GB", "TB"};
+    int k = 0;
+    while (v >= 1000 && k < 4) v /= 1000, k++;
+    snprintf(buf, size, k ? "%.3g %s" : "%.0f %s", v, u[k]);
+}
+
+void prog_progress(const char *what, uint64_t done, uint64_t total)
+{
+    static int mode = -1; /* 0 off, 1 after a second, 2 always */
+    static double last;
+    if (mode < 0) {
+        const char *e = getenv("FOFKIT_PROGRESS");
+        mode = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "always") ? 2 : 1;
+        if (!isatty(STDERR_FILENO)) mode = 0;
+    }
+    if (mode == 0 || prog_verbose) return;
+    double t = prog_now();
+    int phase = done == 0 && total == 0; /* a new phase: shown at once */
+    if ((mode == 1 && t - t_start < 1.0) || (progress_shown && t - last < 0.25 && !phase)) return;
+    last = t;
+    if (phase) {
+        fprintf(stderr, "\r\033[K%s: %s", prog_name, what);
+        fflush(stderr);
+        progress_shown = 1;
+        return;
+    }
+    char d[32], tot[32], rate[32];
+    human(d, sizeof d, (double)done);
+    human(rate, sizeof rate, done / (t - t_start + 1e-9));
+    if (total) {
+        human(tot, sizeof tot, (double)total);
+        fprintf(stderr, "\r\033[K%s: %s: %s of %s (%.0f%%), %s/s", prog_name, what, d, tot,
+                100.0 * (double)done / (double)total, rate);
+    } else {
+        fprintf(stderr, "\r\033[K%s: %s: %s, %s/s", prog_name, what, d, rate);
+    }
+    fflush(stderr);
+    progress_shown = 1;
+}
+
+void prog_progress_reader(void *ctx, uint64_t offset)
+{
+    fk_reader *r = ctx;
+    prog_progress("reading", offset, fk_reader_size(r));
 }
 
 double prog_now(void)
@@ -192,6 +254,7 @@ void prog_filter_open(prog_filter *f, const char *input, const prog_std *std)
     f->in = prog_open_input(input, 1, std->force);
     f->out = prog_open_output(std, 1);
     if (fk_filter_start(&f->f, f->in, f->name, fk_output_file(f->out), std->zlevel, &err)) prog_fail(&err);
+    fk_reader_set_progress(f->f.r, prog_progress_reader, f->f.r);
 }
 
 void prog_filter_close(prog_filter *f)

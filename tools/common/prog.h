@@ -39,6 +39,21 @@ _Noreturn void prog_usage(const char *fmt, ...) __attribute__((format(printf, 1,
 /* "name: message" on stderr when -v was given. */
 void prog_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Progress on a terminal: when stderr is one, -v was not given and the
+ * program has run for a second (FOFKIT_PROGRESS=0 never, =always from the
+ * start), one line redrawn in place at most 4 times a second: what the
+ * program does and how far it is. Nothing otherwise. The line is erased
+ * before any other message and at exit. done and total 0 announce a phase
+ * ("linking") without numbers. */
+void prog_progress(const char *what, uint64_t done, uint64_t total);
+
+/* A reader's progress callback (fk_reader_set_progress): "reading NAME",
+ * bytes against the input's size when it is a file. ctx is the fk_reader. */
+void prog_progress_reader(void *ctx, uint64_t offset);
+
+/* Erases the progress line, if one is shown. */
+void prog_progress_clear(void);
+
 /* Seconds on a monotonic clock. */
 double prog_now(void);
 

@@ -213,6 +213,7 @@ int main(int argc, char **argv)
             prog_die(EXIT_RESOURCE, "out of memory for the sink array of %" PRIu64 " particles", snap.n);
     if (job.gpu) prog_info("GPU memory needed: %.3f GiB", (double)fk_link_gpu_bytes(&job) / (1 << 30));
     fk_link_report rep;
+    prog_progress(job.gpu ? "linking on the GPU" : "linking", 0, 0);
     if (fk_link_run(&job, sinks, &rep, &err)) prog_fail(&err);
 
     const fk_linkstats *ls = rep.stats;
@@ -235,6 +236,7 @@ int main(int argc, char **argv)
     if (nlev > 1) prog_info("%d levels linked in %.3f s", nlev, rep.total);
 
     double t1 = prog_now();
+    prog_progress("writing", 0, 0);
     fk_link_meta par = {have_l ? NULL : b, psi_rel ? rel : NULL, vscale};
     char *linktext;
     if (fk_link_record(&job, &par, &rep, &linktext, &err) || fk_writer_text(pf.f.w, "LINK", 0, linktext, &err))

@@ -115,6 +115,7 @@ int main(int argc, char **argv)
     FILE *in = prog_open_input(path, 1, std.force);
     fk_reader *r;
     if (fk_reader_open(&r, in, name, &err)) prog_fail(&err);
+    fk_reader_set_progress(r, prog_progress_reader, r);
     fk_chunk c;
     fk_snap snap;
     char *snaptext;

@@ -166,6 +166,7 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
     if (fk_reader_open(&r, f, in->name, &err) || fk_snap_read(r, &c, &in->snap, &snaptext, in->name, &err) ||
         (w && fk_writer_text(w, "SNAP", c.level, snaptext, &err)))
         prog_fail(&err);
+    fk_reader_set_progress(r, prog_progress_reader, r);
     free(snaptext);
     int st;
     while ((st = fk_reader_next(r, &c, &err)) == 1) {
