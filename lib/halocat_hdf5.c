@@ -185,7 +185,8 @@ static void write_header(h5w *w, hid_t file, const fk_halocat *cat, int64_t nids
     h5_attr(w, g, "NumFiles", H5T_NATIVE_INT32, &one);
     attr_f64(w, g, "BoxSize", s->box * lu);
     attr_f64(w, g, "Time", s->time);
-    attr_f64(w, g, "Redshift", s->time > 0 ? 1 / s->time - 1 : 0);
+    /* a periodic box's time in (0, 1] is an expansion factor; anything else has no redshift */
+    attr_f64(w, g, "Redshift", s->periodic && s->time > 0 && s->time <= 1 ? 1 / s->time - 1 : 0);
     attr_f64(w, g, "Omega0", 0);
     attr_f64(w, g, "OmegaLambda", 0);
     attr_f64(w, g, "HubbleParam", 1);

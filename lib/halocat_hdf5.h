@@ -31,7 +31,8 @@ extern "C" {
  *     Nids_ThisFile/_Total       int64                rows of IDs/ID: the level 0 members
  *     NumFiles                   int32                1
  *     BoxSize                    float64              the box side
- *     Time, Redshift             float64              SNAP's time; 1/time - 1 (0 when time <= 0)
+ *     Time, Redshift             float64              SNAP's time; 1/time - 1 when the box is periodic
+ *                                                     and 0 < time <= 1 (an expansion factor), else 0
  *     Omega0, OmegaLambda        float64              0: a fofkit stream does not hold them
  *     HubbleParam                float64              1: lengths and masses are as in the stream
  *   Group/GroupLen               int64       ng       members

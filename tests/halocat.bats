@@ -104,6 +104,23 @@ EOF
     [[ "$output" == "ok "* ]]
 }
 
+@test "gas, dark and star (run99-gas-dark-star.std): types, offsets and members with h5py and pynbody" {
+    need_hdf5
+    need_python numpy h5py pynbody
+    [ -f "$DATA/run99-gas-dark-star.std" ] || skip "no $DATA/run99-gas-dark-star.std"
+    tipsy2bin --no-periodic "$DATA/run99-gas-dark-star.std" | kdbuild | foflink -l 0.01,0.005 | groups -m 10 -o r.fof
+    halostats -o r.txt r.fof
+    halostats --format=hdf5 -o fof_subhalo_tab_099.hdf5 r.fof
+    run python3 "$CHECK" h5 fof_subhalo_tab_099.hdf5 r.fof r.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "h5py: 2 groups, 4 subhalos, 6331 member IDs agree"* ]]
+    run python3 "$CHECK" pynbody fof_subhalo_tab_099.hdf5 r.fof r.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "pynbody "*": 2 halos and 4 subhalos, their members"* ]]
+}
+
 @test "pynbody opens the catalogue beside a Gadget-4 snapshot: halos, subhalos, members" {
     need_hdf5
     need_python numpy h5py pynbody

@@ -76,6 +76,13 @@ def check_h5(cat_path, s, snap, t, origin):
     close(g["GroupCM"][()], np.stack([t[0][a] - origin for a in ("x", "y", "z")], 1), "GroupCM", atol=POS_ATOL)
     close(g["GroupVel"][()], np.stack([t[0][a] for a in ("vx", "vy", "vz")], 1), "GroupVel")
     close(g["GroupLenType"][()].sum(1), t[0]["n"], "GroupLenType sums")
+    ids, typ = s.ids().astype(np.int64), s.get("TYPE")[:, 0]
+    lt = np.zeros((ng + 1, 6), np.int64)
+    np.add.at(lt, (s.gid(0)[ids], np.vectorize(GTYPE.get)(typ)), 1)
+    check(np.array_equal(g["GroupLenType"][()], lt[1:]), "GroupLenType against the TYPE chunk")
+    time = float(snap["time"])
+    cosmo = snap["periodic"] == "1" and 0 < time <= 1
+    check(h["Time"] == time and h["Redshift"] == (1 / time - 1 if cosmo else 0), "Time and Redshift")
     close(g["GroupMassType"][()].sum(1), t[0]["mass"], "GroupMassType sums", rtol=1e-6)
     # Subhalos: host by host; SubhaloFofID names the level 1 row of the text
     fid = sub["SubhaloFofID"][()]
@@ -101,13 +108,21 @@ def check_h5(cat_path, s, snap, t, origin):
     ids = f["IDs/ID"][()]
     gid0, gid1 = s.gid(0), s.gid(1)
     start = np.concatenate([[0], np.cumsum(g["GroupLen"][()])])
+    # the offsets, type by type, in the group-ordered snapshot: IDs/ID's order within each type
+    gtype = np.zeros(int(snap["nsource"]), np.int64)
+    gtype[s.ids().astype(np.int64)] = np.vectorize(GTYPE.get)(s.get("TYPE")[:, 0])
+    before = np.zeros((len(ids) + 1, 6), np.int64)  # before[i, t]: members of type t among ids[:i]
+    before[1:] = np.cumsum(gtype[ids][:, None] == np.arange(6), axis=0)
+    goff, soff = g["GroupOffsetType"][()], sub["SubhaloOffsetType"][()] if ns else None
     for gi in range(ng):
         run = ids[start[gi]:start[gi + 1]]
         check(np.array_equal(np.sort(run), np.flatnonzero(gid0 == gi + 1)), "IDs of group %d" % (gi + 1))
+        check(np.array_equal(goff[gi], before[start[gi]]), "GroupOffsetType of group %d" % (gi + 1))
         at = start[gi]
         for k in range(first[gi], first[gi] + nsubs[gi]) if nsubs[gi] else ():
             n = sub["SubhaloLen"][k]
             check(np.array_equal(ids[at:at + n], np.flatnonzero(gid1 == fid[k])), "IDs of subhalo %d" % k)
+            check(np.array_equal(soff[k], before[at]), "SubhaloOffsetType of subhalo %d" % k)
             at += n
     print("h5py: %d groups, %d subhalos, %d member IDs agree with the stream and the text" % (ng, ns, len(ids)))
 
