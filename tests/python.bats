@@ -18,7 +18,7 @@ setup() {
     [ "$status" -eq 0 ]
     [[ "${lines[-1]}" == "OK" ]]
     [[ "$output" =~ Ran\ ([0-9]+)\ tests ]]
-    [ "${BASH_REMATCH[1]}" -ge 17 ]
+    [ "${BASH_REMATCH[1]}" -ge 19 ]
 }
 
 @test "the package reads a stream from a pipe and names it stdin" {

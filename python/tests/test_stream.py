@@ -93,6 +93,14 @@ class AgainstPrograms(unittest.TestCase):
                     want = want.astype(got.dtype).reshape(got.shape)
                     self.assertTrue(np.array_equal(got, want), c.tag)
 
+    def test_module_lists_as_fofdump(self):
+        pkg = os.path.dirname(os.path.dirname(fofkit.__file__))
+        for name in ("cat.fof", "groupedz.fof"):
+            mine = sh("PYTHONPATH=%s %s -m fofkit %s" % (pkg, sys.executable, name), Fixture.get())
+            self.assertEqual(mine, sh("fofdump " + name, Fixture.get()), name)
+        mine = sh("PYTHONPATH=%s %s -m fofkit < cat.fof" % (pkg, sys.executable), Fixture.get())
+        self.assertEqual(mine, sh("fofdump cat.fof", Fixture.get()))
+
     def test_compressed_and_pipe_read_the_same(self):
         with fofkit.open(path("grouped.fof")) as a, fofkit.open(path("groupedz.fof")) as z:
             with open(path("groupedz.fof"), "rb") as f:
@@ -241,6 +249,16 @@ class Damage(unittest.TestCase):
         d[8:12] = struct.pack("<I", 2)
         d[60:64] = struct.pack("<I", zlib.crc32(bytes(d[:60])))
         self.refused(bytes(d) + self.good[64:], "unsupported stream version 2")
+
+    def test_module_refuses_damage(self):
+        d = bytearray(self.good)
+        d[self.pos.offset + 100] ^= 0x10
+        p = damaged(bytes(d), "m")
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(fofkit.__file__)))
+        r = subprocess.run([sys.executable, "-m", "fofkit", p], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stdout, b"")
+        self.assertEqual(r.stderr.decode(), "fofkit: %s: chunk POS: payload CRC mismatch (damaged data)\n" % p)
 
     def test_truncated_anywhere(self):
         n = len(self.good)
