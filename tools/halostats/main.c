@@ -9,6 +9,7 @@
 #include "gpu.h"
 #include "groups.h"
 #include "halostats.h"
+#include "hdf5out.h"
 #include "kv.h"
 #include "potential.h"
 #include "prog.h"
@@ -46,7 +47,8 @@ static void help(void)
            "      --velocity-name=S\n"
            "      --G=VALUE         G in the output units (default: 1 in the stream's, converted)\n"
            "      --format=FORMAT   'text' (default), 'csv' (one header row of column names), or\n"
-           "                        'stream': the input stream with HALO and HCOL chunks appended\n"
+           "                        'stream': the input stream with HALO and HCOL chunks appended,\n"
+           "                        or 'hdf5': a Gadget-4 style fof_subhalo_tab HDF5 file (levels 0, 1)\n"
            "      --csv             the same as --format=csv\n"
            "  -o, --output=FILE     write FILE (atomically) instead of stdout\n"
            "  -f, --force           read or write binary data on a terminal\n"
@@ -462,8 +464,10 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                 o->format = 1;
             else if (strcmp(optarg, "stream") == 0)
                 o->format = 2;
+            else if (strcmp(optarg, "hdf5") == 0 && hdf5_check())
+                o->format = 3;
             else
-                prog_usage("option --format needs 'text', 'csv' or 'stream', not '%s'", optarg);
+                prog_usage("option --format needs 'text', 'csv', 'stream' or 'hdf5', not '%s'", optarg);
             break;
         case O_CENTRE:
             if (strcmp(optarg, "mbp") == 0)
@@ -571,6 +575,9 @@ int main(int argc, char **argv)
         for (int k = 0; k < in.nlevels; k++) write_halo(w, &o, k, halos[k], ng[k]);
         if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);
+    } else if (o.format == 3) {
+        out = hdf5_write(&std, &in.snap, in.mass, in.ids, in.lv[0].gid, in.nlevels > 1 ? in.lv[1].gid : NULL, halos, ng,
+                         o.centre == FK_CENTRE_MBP, &o.units);
     } else {
         out = prog_open_output(&std, 0);
         FILE *f = fk_output_file(out);

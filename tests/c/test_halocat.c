@@ -1,0 +1,175 @@
+/* test_halocat.c - the HDF5 catalogue of a hand-made snapshot read back with libhdf5: counts, offsets, subhalo order, IDs; bad inputs; the build without HDF5. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "halocat_hdf5.h"
+
+/*
+ * Six particles of the source: original indices 0, 1 gas, 2, 3, 4 dark,
+ * 5 star, in a shuffled stream order. Level 0: group 1 = {0, 2, 3, 5},
+ * group 2 = {1, 4}. Level 1: group 1 = {1, 4} (host 2), group 2 = {2, 3}
+ * (host 1), so the Subhalo rows, host by host, are level 1 groups 2, 1.
+ */
+static const uint64_t IDS[6] = {3, 0, 5, 1, 4, 2};     /* stream order */
+static const float MASS[6] = {1, 10, 100, 20, 2, 4}; /* stream order: masses of IDs 3 0 5 1 4 2 */
+static const uint32_t GID0[6] = {1, 2, 1, 1, 2, 1}; /* by original index */
+static const uint32_t GID1[6] = {0, 1, 2, 2, 1, 0};
+
+static fk_snap snap(void)
+{
+    fk_snap s = {.n = 6, .nsource = 6, .ntype = {2, 3, 1}, .nsource_type = {2, 3, 1}, .time = 0.5, .box = 1,
+                 .origin = -0.5, .periodic = 1};
+    return s;
+}
+
+static void halos(fk_halo g[2], fk_halo sub[2])
+{
+    memset(g, 0, 2 * sizeof *g);
+    memset(sub, 0, 2 * sizeof *sub);
+    g[0] = (fk_halo){.id = 1, .n = 4, .mass = 115, .xc = {-0.25, 0, 0.25}, .x = {-0.5, 0.125, 0}, .v = {1, 2, 3}};
+    g[1] = (fk_halo){.id = 2, .n = 2, .mass = 22, .xc = {0.25, 0.25, 0.25}, .v = {-1, 0, 0}};
+    sub[0] = (fk_halo){.level = 1, .host = 2, .id = 1, .n = 2, .mass = 22, .sigma_v = 3, .mbp_id = 4};
+    sub[1] = (fk_halo){.level = 1, .host = 1, .id = 2, .n = 2, .mass = 3, .sigma_v = 6, .mbp_id = 2};
+}
+
+#ifdef FK_HAVE_HDF5
+#include <hdf5.h>
+
+/* Reads a whole dataset of n elements of type into out; 0 on success. */
+static int get(hid_t f, const char *path, hid_t type, void *out, size_t n)
+{
+    hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+    if (d < 0) return -1;
+    hid_t sp = H5Dget_space(d);
+    hssize_t have = H5Sget_simple_extent_npoints(sp);
+    herr_t r = have == (hssize_t)n ? H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) : -1;
+    H5Sclose(sp);
+    H5Dclose(d);
+    return r < 0 ? -1 : 0;
+}
+
+static int64_t attr_i64(hid_t f, const char *name)
+{
+    int64_t v = -99;
+    hid_t g = H5Gopen2(f, "Header", H5P_DEFAULT);
+    hid_t a = H5Aopen(g, name, H5P_DEFAULT);
+    if (a >= 0) H5Aread(a, H5T_NATIVE_INT64, &v), H5Aclose(a);
+    H5Gclose(g);
+    return v;
+}
+
+static void read_back(void)
+{
+    fk_snap s = snap();
+    fk_halo g[2], sub[2];
+    halos(g, sub);
+    fk_halo_units u = {10, 2, 1, "kpc", "m", "v"};
+    fk_halocat cat = {&s, 6, MASS, IDS, GID0, GID1, g, 2, sub, 2, 1, &u};
+    fk_error err = {0};
+    void *image;
+    size_t size;
+    int st = fk_halocat_hdf5(&cat, &image, &size, &err);
+    CHECK_MSG(st == FK_OK, "%s", err.msg);
+    if (st) return;
+    CHECK(size > 8 && memcmp(image, "\x89HDF\r\n\x1a\n", 8) == 0);
+
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_core(fapl, 1 << 16, 0);
+    H5Pset_file_image(fapl, image, size);
+    hid_t f = H5Fopen("image.hdf5", H5F_ACC_RDONLY, fapl);
+    CHECK(f >= 0);
+    if (f < 0) return;
+    CHECK(attr_i64(f, "Ngroups_Total") == 2 && attr_i64(f, "Nsubhalos_Total") == 2);
+    CHECK(attr_i64(f, "Nsubgroups_ThisFile") == 2 && attr_i64(f, "Nids_Total") == 6);
+    int64_t len[2], lt[12], off[12], first[2], nsubs[2], snr[2], fid[2], rank[2], idl[6], mb[2];
+    double mt[12], pos[6], vd[2];
+    CHECK(get(f, "Group/GroupLen", H5T_NATIVE_INT64, len, 2) == 0 && len[0] == 4 && len[1] == 2);
+    CHECK(get(f, "Group/GroupLenType", H5T_NATIVE_INT64, lt, 12) == 0);
+    /* group 1: one gas (0), two dark (2, 3), one star (5) as Gadget's type 4 */
+    CHECK(lt[0] == 1 && lt[1] == 2 && lt[2] == 0 && lt[4] == 1 && lt[6] == 1 && lt[7] == 1 && lt[10] == 0);
+    CHECK(get(f, "Group/GroupMassType", H5T_NATIVE_DOUBLE, mt, 12) == 0);
+    /* masses in mass units of 2: ID 0 has 10, 2 has 4, 3 has 1, 5 has 100 */
+    CHECK(mt[0] == 20 && mt[1] == 10 && mt[4] == 200 && mt[6] == 40 && mt[7] == 4);
+    CHECK(get(f, "Group/GroupOffsetType", H5T_NATIVE_INT64, off, 12) == 0);
+    CHECK(off[0] == 0 && off[6] == 1 && off[1] == 0 && off[7] == 2 && off[4] == 0 && off[10] == 1);
+    CHECK(get(f, "Group/GroupPos", H5T_NATIVE_DOUBLE, pos, 6) == 0);
+    CHECK(pos[0] == 2.5 && pos[1] == 5 && pos[2] == 7.5 && pos[3] == 7.5); /* (xc + 0.5) * 10 */
+    CHECK(get(f, "Group/GroupFirstSub", H5T_NATIVE_INT64, first, 2) == 0 && first[0] == 0 && first[1] == 1);
+    CHECK(get(f, "Group/GroupNsubs", H5T_NATIVE_INT64, nsubs, 2) == 0 && nsubs[0] == 1 && nsubs[1] == 1);
+    /* Subhalo rows host by host: level 1 group 2 (host 1) first */
+    CHECK(get(f, "Subhalo/SubhaloGroupNr", H5T_NATIVE_INT64, snr, 2) == 0 && snr[0] == 0 && snr[1] == 1);
+    CHECK(get(f, "Subhalo/SubhaloFofID", H5T_NATIVE_INT64, fid, 2) == 0 && fid[0] == 2 && fid[1] == 1);
+    CHECK(get(f, "Subhalo/SubhaloRankInGr", H5T_NATIVE_INT64, rank, 2) == 0 && rank[0] == 0 && rank[1] == 0);
+    CHECK(get(f, "Subhalo/SubhaloIDMostbound", H5T_NATIVE_INT64, mb, 2) == 0 && mb[0] == 2 && mb[1] == 4);
+    CHECK(get(f, "Subhalo/SubhaloVelDisp", H5T_NATIVE_DOUBLE, vd, 2) == 0 && vd[0] > 3.4641 && vd[0] < 3.4642);
+    CHECK(get(f, "Subhalo/SubhaloOffsetType", H5T_NATIVE_INT64, off, 12) == 0);
+    /* the dark members: group 1's subhalo at 0, group 2's at group 2's start, 2 */
+    CHECK(off[1] == 0 && off[7] == 2 && off[6] == 1);
+    /* IDs: group 1's subhalo {2, 3}, its rest {0, 5}; group 2's subhalo {1, 4} */
+    CHECK(get(f, "IDs/ID", H5T_NATIVE_INT64, idl, 6) == 0);
+    CHECK(idl[0] == 2 && idl[1] == 3 && idl[2] == 0 && idl[3] == 5 && idl[4] == 1 && idl[5] == 4);
+    H5Fclose(f);
+    H5Pclose(fapl);
+    free(image);
+}
+
+/* Expects the catalogue of cat to fail with FK_EFORMAT and want in the message. */
+static void rejects(const fk_halocat *cat, const char *want)
+{
+    fk_error err = {0};
+    void *image = (void *)1;
+    size_t size = 1;
+    int st = fk_halocat_hdf5(cat, &image, &size, &err);
+    CHECK_MSG(st == FK_EFORMAT && strstr(err.msg, want), "wanted '%s', got %d '%s'", want, st, err.msg);
+    CHECK(image == NULL && size == 0);
+}
+
+static void bad_inputs(void)
+{
+    fk_snap s = snap();
+    fk_halo g[2], sub[2];
+    halos(g, sub);
+    fk_halocat cat = {&s, 6, MASS, IDS, GID0, GID1, g, 2, sub, 2, 1, NULL};
+    g[0].n = 5;
+    rejects(&cat, "group 1 has 4 members in the stream, not 5");
+    g[0].n = 4;
+    sub[1].host = 2; /* its members {2, 3} lie in group 1 */
+    rejects(&cat, "of level 1 group 2 lies in group 1, not in its host 2");
+    sub[1].host = 3;
+    rejects(&cat, "level 1 group 2 has host 3 of 2");
+    sub[1].host = 1;
+    uint32_t gid0[6];
+    memcpy(gid0, GID0, sizeof gid0);
+    gid0[4] = 3;
+    cat.gid0 = gid0;
+    rejects(&cat, "particle 4 is in group 3 of 2");
+}
+
+int main(void)
+{
+    CHECK(fk_halocat_hdf5_available() == 1);
+    read_back();
+    bad_inputs();
+    CHECK_DONE();
+}
+
+#else
+
+int main(void)
+{
+    fk_snap s = snap();
+    fk_halo g[2], sub[2];
+    halos(g, sub);
+    fk_halocat cat = {&s, 6, MASS, IDS, GID0, GID1, g, 2, sub, 2, 1, NULL};
+    fk_error err = {0};
+    void *image = (void *)1;
+    size_t size = 1;
+    CHECK(fk_halocat_hdf5_available() == 0);
+    CHECK(fk_halocat_hdf5(&cat, &image, &size, &err) == FK_EUNSUP && image == NULL && size == 0);
+    CHECK(strstr(err.msg, "this build has no HDF5") != NULL);
+    CHECK_DONE();
+}
+
+#endif

@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# halocat.bats - halostats --format=hdf5 (Gadget-4 fof_subhalo_tab layout) and groups' .grp, opened by h5py, pynbody and yt when installed.
+
+bats_require_minimum_version 1.5.0
+
+DATA=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
+CHECK=$BATS_TEST_DIRNAME/py/halocat_check.py
+NOHDF5="halostats: --format=hdf5: this build has no HDF5 (install libhdf5-dev, then make config and rebuild)"
+export PYTHONDONTWRITEBYTECODE=1
+
+# One mock universe through the pipeline with two levels (b 0.2 and 0.1), for every test:
+# u.fof (groups' output), u.txt (halostats' text), snap.std and its .grp.
+setup_file() {
+    cd "$BATS_FILE_TMPDIR" || return 1
+    mkuniverse -n 20000 -s 7 -o snap.std
+    tipsy2bin snap.std | kdbuild | foflink -b 0.2,0.1 | groups -m 10 -o u.fof
+    halostats -o u.txt u.fof
+}
+
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+    cp "$BATS_FILE_TMPDIR"/{snap.std,u.fof,u.txt} .
+}
+
+# Skips unless halostats writes HDF5 (the build found libhdf5).
+need_hdf5() {
+    run halostats --format=hdf5 /dev/null
+    [ "$output" != "$NOHDF5" ] || skip "this build has no HDF5"
+}
+
+# Skips unless python3 imports every module named.
+need_python() {
+    local m
+    command -v python3 >/dev/null || skip "no python3"
+    for m in "$@"; do
+        python3 -c "import $m" 2>/dev/null || skip "python3 has no $m"
+    done
+}
+
+@test "--help names --format=hdf5" {
+    run halostats --help
+    [[ "$output" == *"'hdf5': a Gadget-4 style fof_subhalo_tab HDF5 file"* ]]
+}
+
+@test "without HDF5, --format=hdf5 is a one-line error before reading anything" {
+    run halostats --format=hdf5 /dev/null
+    [ "$output" = "$NOHDF5" ] || skip "this build has HDF5"
+    [ "$status" -eq 1 ]
+    run -1 halostats --format=hdf5 -o cat.hdf5 u.fof
+    [ "$output" = "$NOHDF5" ]
+    [ ! -e cat.hdf5 ]
+}
+
+@test "the catalogue is an HDF5 file, atomic, to a file or stdout, the same each time; not compressed with -z" {
+    need_hdf5
+    run -2 halostats --format=hdf5 -z u.fof
+    [ "${lines[0]}" = "halostats: option -z applies to --format=stream only" ]
+    halostats --format=hdf5 -o cat.hdf5 u.fof
+    head -c 8 cat.hdf5 | od -An -tx1 | grep -q '89 48 44 46 0d 0a 1a 0a' # the HDF5 signature
+    halostats --format=hdf5 u.fof >stdout.hdf5
+    cmp cat.hdf5 stdout.hdf5
+    # a truncated stream: status 1, and no file
+    head -c 100000 u.fof >cut.fof
+    run -1 halostats --format=hdf5 -o bad.hdf5 cut.fof
+    [[ "$output" == "halostats: cut.fof: truncated stream"* ]]
+    [ ! -e bad.hdf5 ]
+    ls -A | grep -v -e '^cat.hdf5$' -e '^stdout.hdf5$' -e '^cut.fof$' -e '^u.fof$' -e '^u.txt$' -e '^snap.std$' && return 1
+    true
+}
+
+@test "h5py: Header, Group, Subhalo and IDs equal the stream and halostats' text" {
+    need_hdf5
+    need_python numpy h5py
+    halostats --format=hdf5 -o fof_subhalo_tab_000.hdf5 u.fof
+    run python3 "$CHECK" h5 fof_subhalo_tab_000.hdf5 u.fof u.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == "h5py: 62 groups, 66 subhalos, "*" member IDs agree with the stream and the text" ]]
+}
+
+@test "h5py: units, and one level (no Subhalo datasets)" {
+    need_hdf5
+    need_python numpy h5py
+    tipsy2bin snap.std | kdbuild | foflink -b 0.2 | groups -m 10 -o one.fof
+    halostats --format=hdf5 --centre=com --length-unit=1000 --mass-unit=2 --velocity-unit=3 -o cat.hdf5 one.fof
+    halostats --centre=com --length-unit=1000 --mass-unit=2 --velocity-unit=3 -o one.txt one.fof
+    run python3 - <<'EOF'
+import h5py, numpy as np
+f = h5py.File("cat.hdf5", "r")
+lines = [l for l in open("one.txt") if not l.startswith("#")]
+t = np.array([l.split() for l in lines], dtype=float)
+h = f["Header"].attrs
+assert h["Nsubhalos_Total"] == 0 and h["Ngroups_Total"] == len(t), (h["Ngroups_Total"], len(t))
+assert h["BoxSize"] == 1000
+assert len(f["Subhalo"].keys()) == 0 and "SubhaloIDMostbound" not in f["Subhalo"]
+assert np.all(f["Group/GroupNsubs"][()] == 0) and np.all(f["Group/GroupFirstSub"][()] == -1)
+assert np.allclose(f["Group/GroupMass"][()], t[:, 4], rtol=1e-8)
+assert np.allclose(f["Group/GroupCM"][()][:, 0], t[:, 5] + 500, rtol=1e-8, atol=1e-5)
+assert np.allclose(f["Group/GroupVel"][()][:, 2], t[:, 10], rtol=1e-8, atol=1e-8)
+print("ok", len(t))
+EOF
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == "ok "* ]]
+}
+
+@test "gas, dark and star (run99-gas-dark-star.std): types, offsets and members with h5py and pynbody" {
+    need_hdf5
+    need_python numpy h5py pynbody
+    [ -f "$DATA/run99-gas-dark-star.std" ] || skip "no $DATA/run99-gas-dark-star.std"
+    tipsy2bin --no-periodic "$DATA/run99-gas-dark-star.std" | kdbuild | foflink -l 0.01,0.005 | groups -m 10 -o r.fof
+    halostats -o r.txt r.fof
+    halostats --format=hdf5 -o fof_subhalo_tab_099.hdf5 r.fof
+    run python3 "$CHECK" h5 fof_subhalo_tab_099.hdf5 r.fof r.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "h5py: 2 groups, 4 subhalos, 6331 member IDs agree"* ]]
+    run python3 "$CHECK" pynbody fof_subhalo_tab_099.hdf5 r.fof r.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "pynbody "*": 2 halos and 4 subhalos, their members"* ]]
+}
+
+@test "pynbody opens the catalogue beside a Gadget-4 snapshot: halos, subhalos, members" {
+    need_hdf5
+    need_python numpy h5py pynbody
+    halostats --format=hdf5 -o fof_subhalo_tab_000.hdf5 u.fof
+    run python3 "$CHECK" pynbody fof_subhalo_tab_000.hdf5 u.fof u.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "pynbody "*": 62 halos and 66 subhalos, their members, lengths, masses and positions agree" ]]
+}
+
+@test "yt opens the catalogue: groups, subhalos, member IDs" {
+    need_hdf5
+    need_python numpy h5py yt
+    halostats --format=hdf5 -o fof_subhalo_tab_000.0.hdf5 u.fof
+    run python3 "$CHECK" yt fof_subhalo_tab_000.0.hdf5 u.fof u.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "yt "*": 62 groups, 66 subhalos; lengths, masses, positions and member IDs agree" ]]
+}
+
+@test "pynbody reads SNAPSHOT.grp beside a tipsy SNAPSHOT as its halo catalogue" {
+    need_python numpy pynbody
+    groups -m 10 --format=grp -o snap.std.grp u.fof
+    run python3 "$CHECK" grp snap.std u.fof u.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "pynbody "*": the .grp's 62 halos have halostats' members, masses, centres of mass and velocities" ]]
+}
+
+@test "pynbody reads the .grp of a real snapshot (skid-dark.std)" {
+    need_python numpy pynbody
+    [ -f "$DATA/skid-dark.std" ] || skip "no $DATA/skid-dark.std"
+    ln -s "$DATA/skid-dark.std" skid-dark.std
+    tipsy2bin skid-dark.std | kdbuild | foflink -b 0.2 | groups -m 8 -o s.fof
+    groups -m 8 --format=grp -o skid-dark.std.grp s.fof
+    halostats --centre=com -o s.txt s.fof
+    run python3 "$CHECK" grp skid-dark.std s.fof s.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "pynbody "*": the .grp's 237 halos have"* ]]
+}
