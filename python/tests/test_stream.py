@@ -210,7 +210,7 @@ class Damage(unittest.TestCase):
                     with open(p, "rb") as f:
                         fofkit.open(f)
             self.assertIn(message, str(e.exception))
-        r = subprocess.run(["fofdump", p], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        r = subprocess.run(["fofdump", "--check", p], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.assertEqual(r.returncode, 1, r.stderr)
 
     def test_intact(self):
