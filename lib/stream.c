@@ -2,6 +2,7 @@
 #include "stream.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -31,6 +32,12 @@ struct fk_writer {
     int zlevel;
     uint64_t off;
     unsigned char *blk; /* BLOCK bytes of scratch, for copies the kernel will not make */
+    /* a chunk handed over with fk_writer_give, written by a thread of its own */
+    pthread_t thread;
+    int busy, given_st;
+    fk_chunk given;
+    void *given_data;
+    fk_error given_err;
 };
 
 /* ---- little-endian packing ---- */
@@ -523,7 +530,7 @@ static int bad_chunk(const fk_chunk *c, fk_error *err)
     return fk_fail(err, FK_EINVAL, "invalid chunk description (tag '%s', type '%s')", c->tag, c->dtype);
 }
 
-int fk_writer_put(fk_writer *w, const fk_chunk *spec, const void *data, fk_error *err)
+static int put_chunk(fk_writer *w, const fk_chunk *spec, const void *data, fk_error *err)
 {
     fk_chunk c = *spec;
     if (!tag_ok(c.tag) || fk_dtype_size(c.dtype) == 0 || c.ncols == 0) return bad_chunk(&c, err);
@@ -549,10 +556,56 @@ int fk_writer_put(fk_writer *w, const fk_chunk *spec, const void *data, fk_error
     return st;
 }
 
+/* Waits for the chunk handed over last, if any; its failure is this call's. */
+static int settle(fk_writer *w, fk_error *err)
+{
+    if (!w->busy) return FK_OK;
+    pthread_join(w->thread, NULL);
+    w->busy = 0;
+    if (w->given_st == FK_OK) return FK_OK;
+    if (err && err->code == FK_OK) *err = w->given_err;
+    return w->given_st;
+}
+
+static void *give_main(void *arg)
+{
+    fk_writer *w = arg;
+    w->given_st = put_chunk(w, &w->given, w->given_data, &w->given_err);
+    free(w->given_data);
+    return NULL;
+}
+
+int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
+{
+    int st = settle(w, err);
+    if (st) {
+        free(data);
+        return st;
+    }
+    w->given = *c;
+    w->given_data = data;
+    memset(&w->given_err, 0, sizeof w->given_err);
+    if (pthread_create(&w->thread, NULL, give_main, w) == 0) {
+        w->busy = 1;
+        return FK_OK;
+    }
+    st = put_chunk(w, c, data, err); /* no thread: written now */
+    free(data);
+    return st;
+}
+
+int fk_writer_put(fk_writer *w, const fk_chunk *spec, const void *data, fk_error *err)
+{
+    int st = settle(w, err);
+    return st ? st : put_chunk(w, spec, data, err);
+}
+
 int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_error *err)
 {
+    int st = settle(w, err);
+    if (st) return st;
     if (w->zlevel > 0 || (c->flags & FK_CF_ZLIB) || c->stored != fk_chunk_rawsize(c))
-        return fk_writer_put(w, c, data, err);
+        return put_chunk(w, c, data, err);
     if (!tag_ok(c->tag) || fk_dtype_size(c->dtype) == 0 || c->ncols == 0) return bad_chunk(c, err);
     return put_stored(w, c, data, err);
 }
@@ -568,11 +621,13 @@ int fk_writer_text(fk_writer *w, const char *tag, uint32_t level, const char *te
 int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c, fk_error *err)
 {
     if (!r->pending) return no_payload(r, err);
+    int st = settle(w, err);
+    if (st) return st;
     if (w->zlevel > 0 && !(c->flags & FK_CF_ZLIB)) { /* compressed on the way: read, checked, compressed */
         void *buf;
-        int st = fk_reader_load(r, &buf, err);
+        st = fk_reader_load(r, &buf, err);
         if (st) return st;
-        st = fk_writer_put(w, c, buf, err);
+        st = put_chunk(w, c, buf, err);
         free(buf);
         return st;
     }
@@ -581,7 +636,7 @@ int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c, fk_error *err)
      * the payload (its header's CRC was checked). */
     unsigned char h[HDR];
     encode(h, c);
-    int st = write_all(w, h, HDR, err);
+    st = write_all(w, h, HDR, err);
     if (st) return st;
     uint64_t n = c->stored + pad_of(c->stored);
     if (!w->blk && !(w->blk = malloc(BLOCK))) return fk_fail(err, FK_ENOMEM, "out of memory");
@@ -602,7 +657,8 @@ int fk_writer_finish(fk_writer *w, fk_error *err)
 {
     fk_chunk c;
     fk_chunk_init(&c, "END", "|u1", 0, 0, 1);
-    int st = put_stored(w, &c, "", err);
+    int st = settle(w, err);
+    if (!st) st = put_stored(w, &c, "", err);
     if (!st && w->io.fd < 0 && fflush(w->io.f) != 0) st = write_error(err);
     return st;
 }
@@ -610,6 +666,7 @@ int fk_writer_finish(fk_writer *w, fk_error *err)
 void fk_writer_free(fk_writer *w)
 {
     if (!w) return;
+    settle(w, NULL);
     free(w->blk);
     free(w);
 }

@@ -143,6 +143,13 @@ int fk_writer_put(fk_writer *w, const fk_chunk *c, const void *data,
  * writer compresses or the chunk was stored compressed. */
 int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_error *err);
 
+/* As fk_writer_put, handing data over (a malloc'd buffer: the writer frees
+ * it): the chunk is written by a thread of its own while the caller goes on
+ * (reading the next chunk, say). The next call on w waits for it first, so
+ * the chunks keep their order, and a failure to write it is that call's
+ * failure. */
+int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err);
+
 /* Writes a FK_CF_TEXT chunk holding the NUL-terminated text. */
 int fk_writer_text(fk_writer *w, const char *tag, uint32_t level,
                    const char *text, fk_error *err);

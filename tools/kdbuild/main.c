@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "device.h"
 #include "kdtree.h"
 #include "prog.h"
@@ -47,7 +48,7 @@ typedef struct held {
 static void *permute(const void *in, const uint32_t *perm, uint64_t n, size_t rowsize)
 {
     uint64_t bytes = n * rowsize;
-    char *out = malloc(bytes > 0 ? bytes : 1);
+    char *out = fk_big_alloc(bytes);
     if (!out) return NULL;
     const char *src = in;
     #pragma omp parallel for schedule(static)
@@ -60,9 +61,8 @@ static void put_permuted(fk_writer *w, const fk_chunk *c, const void *data, cons
     size_t rowsize = c->ncols * fk_dtype_size(c->dtype);
     void *out = permute(data, perm, c->nrows, rowsize);
     if (!out) prog_die(EXIT_RESOURCE, "out of memory reordering chunk %s", c->tag);
-    fk_chunk o = *c;
-    if (fk_writer_put(w, &o, out, err)) prog_fail(err);
-    free(out);
+    /* written by the writer's thread while the next chunk is read */
+    if (fk_writer_give(w, c, out, err)) prog_fail(err);
 }
 
 int main(int argc, char **argv)
@@ -132,8 +132,7 @@ int main(int argc, char **argv)
             }
             prog_info("built a tree of %" PRIu64 " particles, depth %u, %" PRIu64 " nodes in %.3f s (%.3g particles/s)",
                       snap.n, tree.depth, tree.nnodes, prog_now() - t0, snap.n / (prog_now() - t0 + 1e-12));
-            if (fk_writer_put(w, &ch, data, &err)) prog_fail(&err);
-            free(data);
+            if (fk_writer_give(w, &ch, data, &err)) prog_fail(&err);
             for (int i = 0; i < nheld; i++) {
                 put_permuted(w, &hold[i].c, hold[i].data, perm, &err);
                 free(hold[i].data);
