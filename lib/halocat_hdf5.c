@@ -75,13 +75,32 @@ static void h5_check(h5w *w, herr_t r, const char *what)
     if (r < 0 && w->st == FK_OK) w->st = fk_fail(w->err, FK_EIO, "HDF5 catalogue: libhdf5 failed to write %s", what);
 }
 
+/* Objects carry no modification times, so that the same catalogue gives the
+ * same bytes whenever it is written. */
+static hid_t untimed(hid_t cls)
+{
+    hid_t p = H5Pcreate(cls);
+    if (p >= 0) H5Pset_obj_track_times(p, 0);
+    return p;
+}
+
+static hid_t new_group(hid_t loc, const char *name)
+{
+    hid_t gcpl = untimed(H5P_GROUP_CREATE);
+    hid_t g = gcpl < 0 ? -1 : H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    if (gcpl >= 0) H5Pclose(gcpl);
+    return g;
+}
+
 /* A dataset of rows x cols (cols 1: one dimension) under loc. */
 static void h5_data(h5w *w, hid_t loc, const char *name, hid_t type, uint64_t rows, int cols, const void *data)
 {
     if (w->st) return;
     hsize_t dims[2] = {rows, (hsize_t)cols};
     hid_t sp = H5Screate_simple(cols > 1 ? 2 : 1, dims, NULL);
-    hid_t d = sp < 0 ? -1 : H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dcpl = untimed(H5P_DATASET_CREATE);
+    hid_t d = sp < 0 || dcpl < 0 ? -1 : H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (dcpl >= 0) H5Pclose(dcpl);
     h5_check(w, d < 0 ? -1 : H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), name);
     if (d >= 0) H5Dclose(d);
     if (sp >= 0) H5Sclose(sp);
@@ -170,7 +189,7 @@ static void write_header(h5w *w, hid_t file, const fk_halocat *cat, int64_t nids
 {
     const fk_snap *s = cat->snap;
     double lu = cat->units ? cat->units->length : 1;
-    hid_t g = H5Gcreate2(file, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t g = new_group(file, "Header");
     h5_check(w, g, "the Header group");
     if (g < 0) return;
     attr_i64(w, g, "Ngroups_ThisFile", (int64_t)cat->ngroups);
@@ -357,7 +376,7 @@ int fk_halocat_hdf5(const fk_halocat *cat, void **image, size_t *size, fk_error 
     h5_check(&w, file, "the file");
     if (!w.st) {
         write_header(&w, file, &c, nids);
-        hid_t g = H5Gcreate2(file, "Group", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t g = new_group(file, "Group");
         h5_check(&w, g, "the Group group");
         if (g >= 0 && ng) {
             write_common(&w, g, "Group", &gt, cat->groups, gorder, &c, dscr);
@@ -367,14 +386,14 @@ int fk_halocat_hdf5(const fk_halocat *cat, void **image, size_t *size, fk_error 
             h5_data(&w, g, "GroupAscale", H5T_NATIVE_DOUBLE, ng, 1, dscr);
         }
         if (g >= 0) H5Gclose(g);
-        hid_t sg = H5Gcreate2(file, "Subhalo", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t sg = new_group(file, "Subhalo");
         h5_check(&w, sg, "the Subhalo group");
         if (sg >= 0 && ns) {
             write_common(&w, sg, "Subhalo", &stab, cat->subs, sorder, &c, dscr);
             write_subs(&w, sg, &c, sorder, dscr, iscr);
         }
         if (sg >= 0) H5Gclose(sg);
-        hid_t ig = H5Gcreate2(file, "IDs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t ig = new_group(file, "IDs");
         h5_check(&w, ig, "the IDs group");
         if (ig >= 0 && nids) h5_data(&w, ig, "ID", H5T_NATIVE_INT64, (uint64_t)nids, 1, ids);
         if (ig >= 0) H5Gclose(ig);
