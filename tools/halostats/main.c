@@ -10,6 +10,7 @@
 #include "groups.h"
 #include "halostats.h"
 #include "kv.h"
+#include "masses.h"
 #include "potential.h"
 #include "prog.h"
 #include "snap.h"
@@ -58,6 +59,8 @@ static void help(void)
            "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n"
            "Example: tipsy2bin snap.std | kdbuild | foflink -b 0.2 | groups -m 20 | halostats\n",
            SOFTENING_FRACTION, FK_POT_THETA, FK_POT_NEXACT);
+    printf("\nSpherical-overdensity masses and unbinding (halostats(1), MASSES):\n");
+    hs_masses_help();
 }
 
 /* What halostats reads of one level. */
@@ -80,6 +83,7 @@ typedef struct input {
     level lv[MAX_LEVELS];
     int nlevels;     /* 1 + the highest level of a GID, GRPS or GPAR */
     int have_link, replaced;
+    char *snaptext;  /* the SNAP record, for the cosmology of --so */
 } input;
 
 /* The options that shape the output. */
@@ -91,6 +95,7 @@ typedef struct options {
     int have_G, have_eps;
     int device; /* DEV_AUTO, DEV_CPU, DEV_GPU; resolved to DEV_CPU or DEV_GPU */
     fk_halo_units units;
+    hs_masses m; /* --so, --unbind */
 } options;
 
 /* GPU work time, for -v. */
@@ -166,7 +171,7 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
     if (fk_reader_open(&r, f, in->name, &err) || fk_snap_read(r, &c, &in->snap, &snaptext, in->name, &err) ||
         (w && fk_writer_text(w, "SNAP", c.level, snaptext, &err)))
         prog_fail(&err);
-    free(snaptext);
+    in->snaptext = snaptext;
     int st;
     while ((st = fk_reader_next(r, &c, &err)) == 1) {
         void *raw = NULL;
@@ -271,6 +276,7 @@ static void set_hosts(const input *in, int k, fk_halo *h, uint64_t ng, uint64_t 
 /* Whether column c is written. */
 static int shown(const options *o, const fk_halo_column *c)
 {
+    if ((c->flags & (FK_HCOL_SO | FK_HCOL_UNBIND)) && !(c->flags & hs_masses_flags(&o->m))) return 0;
     return !(c->flags & FK_HCOL_MBP) || o->centre == FK_CENTRE_MBP;
 }
 
@@ -319,6 +325,7 @@ static void write_header(FILE *f, const input *in, const options *o, const uint6
     fprintf(f, "# groups are unwrapped about the member with the lowest ID, assuming a group spans less than\n"
                "# half the box; a group of total mass 0 gets unweighted means; M(<=r): mass of the members\n"
                "# within r of the centre\n");
+    hs_masses_header(f, &o->m, u);
     fprintf(f, "# column name unit: definition\n");
     size_t col = 0;
     for (size_t k = 0; k < fk_halo_ncolumns; k++) {
@@ -376,6 +383,7 @@ static void write_hcol(fk_writer *w, const input *in, const options *o)
     fk_kv_str(&kv, "length_name", o->units.length_name);
     fk_kv_str(&kv, "mass_name", o->units.mass_name);
     fk_kv_str(&kv, "velocity_name", o->units.velocity_name);
+    hs_masses_kv(&kv, &o->m, &o->units);
     size_t col = 0;
     for (size_t k = 0; k < fk_halo_ncolumns; k++) {
         const fk_halo_column *c = &fk_halo_columns[k];
@@ -447,6 +455,7 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                                              {"velocity-name", required_argument, 0, O_VN},
                                              {"G", required_argument, 0, O_G},
                                              {"device", required_argument, 0, O_DEV},
+                                             HS_MASSES_LONG,
                                              {0, 0, 0, 0}};
     opterr = 0;
     int opt;
@@ -461,8 +470,10 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                 o->format = 1;
             else if (strcmp(optarg, "stream") == 0)
                 o->format = 2;
+            else if (strcmp(optarg, "grp") == 0)
+                o->format = 3, o->m.grp = 1;
             else
-                prog_usage("option --format needs 'text', 'csv' or 'stream', not '%s'", optarg);
+                prog_usage("option --format needs 'text', 'csv', 'stream' or 'grp', not '%s'", optarg);
             break;
         case O_CENTRE:
             if (strcmp(optarg, "mbp") == 0)
@@ -492,9 +503,11 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
             o->have_G = 1;
             break;
         case O_DEV: o->device = device_parse(optarg); break;
+        default: hs_masses_option(opt, optarg, &o->m); break;
         }
     }
     if (std->zlevel && o->format != 2) prog_usage("option -z applies to --format=stream only");
+    hs_masses_check(&o->m, o->format == 2);
 }
 
 int main(int argc, char **argv)
@@ -532,6 +545,7 @@ int main(int argc, char **argv)
     /* only potentials use a device */
     fk_gpuinfo gi;
     o.device = o.centre == FK_CENTRE_MBP ? device_resolve(o.device, &gi) : DEV_CPU;
+    hs_masses_setup(&o.m, &in.snap, in.snaptext, in.pos, in.mass, u, o.G_out);
 
     uint32_t *grp = malloc(n ? n * sizeof *grp : 1);
     if (!grp) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
@@ -549,6 +563,7 @@ int main(int argc, char **argv)
                                  &err))
             prog_fail(&err);
         set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0);
+        hs_masses_level(&o.m, &hin, k, halos[k], ng[k], &o.pot, in.snap.nsource);
         uint64_t grouped = 0, ntree = 0, cand = 0;
         for (uint64_t g = 0; g < ng[k]; g++) {
             grouped += halos[k][g].n;
@@ -568,8 +583,12 @@ int main(int argc, char **argv)
     if (o.format == 2) {
         write_hcol(w, &in, &o);
         for (int k = 0; k < in.nlevels; k++) write_halo(w, &o, k, halos[k], ng[k]);
+        hs_masses_chunks(&o.m, w, in.nlevels, in.snap.nsource);
         if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);
+    } else if (o.format == 3) {
+        out = prog_open_output(&std, 0);
+        hs_masses_write_grp(&o.m, fk_output_file(out), in.nlevels, in.snap.nsource);
     } else {
         out = prog_open_output(&std, 0);
         FILE *f = fk_output_file(out);
@@ -587,6 +606,7 @@ int main(int argc, char **argv)
     prog_info("%d level%s, read in %.2f s, %.2f s in all%s", in.nlevels, in.nlevels > 1 ? "s" : "", t_read,
               prog_now() - t0, in.replaced ? "; the input's HALO and HCOL replaced" : "");
     for (int k = 0; k < in.nlevels; k++) free(halos[k]), free(in.lv[k].gid), free(in.lv[k].gpar);
-    free(in.pos), free(in.vel), free(in.mass), free(in.ids);
+    free(in.pos), free(in.vel), free(in.mass), free(in.ids), free(in.snaptext);
+    hs_masses_free(&o.m, in.nlevels);
     return EXIT_OK;
 }
