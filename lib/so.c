@@ -33,18 +33,18 @@ int fk_so_thresholds(const fk_cosmo *c, double rho[FK_SO_N], double *delta_vir, 
     return FK_OK;
 }
 
-int fk_so_crossing(const double *r, const double *cm, size_t n, double rho_t, double *R, double *M)
+int fk_so_crossing(const double *r, const double *cm, size_t n, size_t first, double rho_t, double *R, double *M)
 {
     *R = *M = NAN;
-    size_t k = 0;
+    size_t k = first;
     while (k < n && r[k] == 0) k++;
     const double v = 4.0 / 3.0 * M_PI;
     double lr0 = 0, lrho0 = 0;
-    for (size_t first = k; k < n; k++) {
-        if (k > first && r[k] == r[k - 1]) continue; /* the same sphere: cm holds all of them */
+    for (size_t start = k; k < n; k++) {
+        if (k > start && r[k] == r[k - 1]) continue; /* the same sphere: cm holds all of them */
         double rho = cm[k] / (v * r[k] * r[k] * r[k]);
         if (rho < rho_t) {
-            if (k == first) return 0; /* the densest sphere is not dense enough */
+            if (k == start) return 0; /* the first sphere is not dense enough */
             double lr1 = log(r[k]), lrho1 = log(rho);
             double lR = lr0 + (log(rho_t) - lrho0) * (lr1 - lr0) / (lrho1 - lrho0);
             *R = exp(lR);
@@ -282,8 +282,9 @@ static double search_limit(const fk_so_grid *g, const double c[3])
 }
 
 int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
-                  const double *rho, double *R, double *M, fk_error *err)
+                  const double *rho, size_t minpart, double *R, double *M, fk_error *err)
 {
+    const size_t first = minpart ? minpart - 1 : 0;
     size_t low = 0;
     for (size_t t = 0; t < nt; t++) {
         if (!(rho[t] > 0) || !isfinite(rho[t]))
@@ -318,13 +319,13 @@ int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, con
                 for (size_t k = n; k-- > 1;) /* M(<= r): equal radii share their total */
                     if (w.r[k - 1] == w.r[k]) w.cm[k - 1] = w.cm[k];
                 double Rl, Ml;
-                int st = fk_so_crossing(w.r, w.cm, n, rho[low], &Rl, &Ml);
+                int st = fk_so_crossing(w.r, w.cm, n, first, rho[low], &Rl, &Ml);
                 if (st == -1 && r < limit) {
                     r *= 2;
                     continue;
                 }
                 for (size_t t = 0; t < nt; t++)
-                    fk_so_crossing(w.r, w.cm, n, rho[t], &R[nt * h + t], &M[nt * h + t]);
+                    fk_so_crossing(w.r, w.cm, n, first, rho[t], &R[nt * h + t], &M[nt * h + t]);
                 break;
             }
         }
@@ -334,7 +335,8 @@ int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, con
     return FK_OK;
 }
 
-int fk_halostats_so(const fk_so_grid *grid, uint64_t ng, fk_halo *halos, const double rho[FK_SO_N], fk_error *err)
+int fk_halostats_so(const fk_so_grid *grid, uint64_t ng, fk_halo *halos, const double rho[FK_SO_N], size_t minpart,
+                    fk_error *err)
 {
     size_t n = ng ? ng : 1;
     double *c = malloc(3 * n * sizeof *c), *r0 = malloc(n * sizeof *r0);
@@ -348,7 +350,7 @@ int fk_halostats_so(const fk_so_grid *grid, uint64_t ng, fk_halo *halos, const d
         for (int k = 0; k < 3; k++) c[3 * g + k] = halos[g].xc[k];
         r0[g] = halos[g].rc_max;
     }
-    if ((st = fk_so_measure(grid, ng, c, r0, FK_SO_N, rho, R, M, err)) != FK_OK) goto done;
+    if ((st = fk_so_measure(grid, ng, c, r0, FK_SO_N, rho, minpart, R, M, err)) != FK_OK) goto done;
     for (uint64_t g = 0; g < ng; g++) {
         fk_halo *h = &halos[g];
         const double *r = R + FK_SO_N * g, *m = M + FK_SO_N * g;

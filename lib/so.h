@@ -33,6 +33,8 @@ extern "C" {
  */
 enum { FK_SO_200C = 0, FK_SO_500C = 1, FK_SO_200M = 2, FK_SO_VIR = 3, FK_SO_N = 4 };
 
+#define FK_SO_MINPART 10 /* default particles in the profile's first sphere */
+
 typedef struct fk_cosmo {
     double omega_m; /* (0, ...)                                 */
     double omega_l; /* >= 0                                     */
@@ -49,17 +51,20 @@ int fk_so_thresholds(const fk_cosmo *c, double rho[FK_SO_N], double *delta_vir, 
  * The radius. For a centre c, let r_k be the distances (minimum image in a
  * periodic box) of EVERY particle of the stream from c, sorted, M_k the
  * mass of the particles at r <= r_k and rho_k = M_k / (4/3 pi r_k^3) the
- * mean density of the sphere through particle k (infinite at r_k = 0).
- * For a threshold rho_t, k is the first particle with rho_k < rho_t; the
- * crossing lies between r_(k-1) and r_k and is interpolated linearly in
- * log rho against log r:
+ * mean density of the sphere through particle k. The profile starts at the
+ * sphere through particle minpart - 1 (counting from 0: the sphere holding
+ * at least minpart particles, the centre's own included), or the first at
+ * r > 0 if that is farther out: smaller spheres are shot noise (the nearest
+ * neighbours of a particle in a thin background can make a sphere of three
+ * particles 200 times denser than the mean). For a threshold rho_t, k is
+ * the first particle of the profile with rho_k < rho_t; the crossing lies
+ * between r_(k-1) and r_k and is interpolated linearly in log rho against
+ * log r:
  *   log R = log r_(k-1) + (log rho_t - log rho_(k-1)) (log r_k - log r_(k-1)) / (log rho_k - log rho_(k-1))
- * (when r_(k-1) = 0, the sphere's mean density M_(k-1) / (4/3 pi r^3)
- * falls through rho_t at R = (3 M_(k-1) / (4 pi rho_t))^(1/3) < r_k instead),
  * and M = 4/3 pi R^3 rho_t, which lies in [M_(k-1), M_k] up to the
- * interpolation. The radius is NOT REACHED (R and M are NaN) when the very
- * first particle at r > 0 already has rho_k < rho_t (no part of the
- * profile is that dense), or when no rho_k falls below rho_t within the
+ * interpolation. The radius is NOT REACHED (R and M are NaN) when the
+ * profile's first sphere already has rho_k < rho_t (no sphere of minpart
+ * particles is that dense), or when no rho_k falls below rho_t within the
  * largest radius searched (half the box when periodic; the distance to
  * the farthest particle otherwise).
  *
@@ -91,24 +96,26 @@ void fk_so_grid_free(fk_so_grid *grid);
 /* For each of nh centres (centre[3 h + k]) with start radius r0[h] (> 0;
  * anything else starts from one grid cell), the radius and mass of each of
  * the nt thresholds rho[t] (> 0): R[nt h + t], M[nt h + t] (NaN when not
- * reached, as above). In parallel over centres (OpenMP); each result comes
+ * reached, as above; minpart 0 counts as 1). In parallel over centres (OpenMP); each result comes
  * from one sorted profile summed in one order, so it does not depend on the
  * number of threads. FK_EINVAL (a threshold <= 0), FK_ENOMEM. */
 int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
-                  const double *rho, double *R, double *M, fk_error *err);
+                  const double *rho, size_t minpart, double *R, double *M, fk_error *err);
 
 /* Fills r200c, m200c, ..., rvir, mvir of halos[0..ng) (after
  * fk_halostats_centres: about the centres xc, starting from the radii
  * rc_max) with the thresholds rho of fk_so_thresholds. FK_EINVAL,
  * FK_ENOMEM. */
-int fk_halostats_so(const fk_so_grid *grid, uint64_t ng, fk_halo *halos, const double rho[FK_SO_N], fk_error *err);
+int fk_halostats_so(const fk_so_grid *grid, uint64_t ng, fk_halo *halos, const double rho[FK_SO_N], size_t minpart,
+                    fk_error *err);
 
 /* The crossing of one sorted profile: r[0..n) ascending distances, cm[k]
  * the mass at r <= r[k] (equal radii share the mass of all of them), the
- * threshold rho_t. Sets *R and *M as above; returns 1 when found, 0 when
- * the first particle at r > 0 is already below rho_t (R, M NaN), and -1
- * when every rho_k is >= rho_t (R, M NaN: search farther). Can't fail. */
-int fk_so_crossing(const double *r, const double *cm, size_t n, double rho_t, double *R, double *M);
+ * profile starting at index first, the threshold rho_t. Sets *R and *M as
+ * above; returns 1 when found, 0 when the profile's first sphere is
+ * already below rho_t (R, M NaN), and -1 when every rho_k is >= rho_t (R,
+ * M NaN: search farther). Can't fail. */
+int fk_so_crossing(const double *r, const double *cm, size_t n, size_t first, double rho_t, double *R, double *M);
 
 #ifdef __cplusplus
 }

@@ -40,10 +40,11 @@ mock_groups() {
 
 @test "--help lists the options; usage errors" {
     run halostats --help
-    for o in --so --omega-m --omega-l --scale-factor --redshift --rho-crit --hubble --unbind --bound-min --level; do
+    for o in --so --so-min --omega-m --omega-l --scale-factor --redshift --rho-crit --hubble --unbind --bound-min --level; do
         [[ "$output" == *"$o"* ]] || { echo "no $o"; return 1; }
     done
-    hs_usage "halostats: options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit and --hubble apply to --so only" --omega-m=0.3
+    hs_usage "halostats: options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble and --so-min apply to --so only" --omega-m=0.3
+    hs_usage "halostats: options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble and --so-min apply to --so only" --so-min=3
     hs_usage "halostats: options --scale-factor and --redshift exclude each other" --so --scale-factor=1 --redshift=0
     hs_usage "halostats: options --rho-crit and --hubble exclude each other" --so --rho-crit=1 --hubble=100
     hs_usage "halostats: option --format=grp needs --unbind (it writes the bound members)" --format=grp
@@ -87,8 +88,11 @@ mock_groups() {
     # r = 1/8 holds 4, mean density 4 / (4/3 pi / 512) = 489 > 200; the next particle, ID 12
     # at (3/8, 7/8, 1/8), is sqrt(2) / 4 away through the boundary: 5 / (4/3 pi 0.3536^3) =
     # 27 < 200, so r200c is interpolated in log rho against log r between those two spheres.
+    # The profile from the sphere of 3 particles (--so-min=3): the default, 10, leaves
+    # every radius of groups this small not reached.
     nine_grouped >in.fof
-    halostats --so --omega-m=1 --rho-crit=1 --softening=0.125 in.fof >h.txt
+    [ "$(halostats --so --omega-m=1 --rho-crit=1 in.fof | cols r200c r500c r200m rvir | sort -u)" = "nan nan nan nan" ]
+    halostats --so --so-min=3 --omega-m=1 --rho-crit=1 --softening=0.125 in.fof >h.txt
     want=$(awk 'BEGIN { pi = atan2(0, -1); v = 4 / 3 * pi
         r0 = 0.125; rho0 = 4 / (v * r0^3); r1 = sqrt(2) / 4; rho1 = 5 / (v * r1^3)
         lr = log(r0) + (log(200) - log(rho0)) * (log(r1) - log(r0)) / (log(rho1) - log(rho0))

@@ -112,15 +112,18 @@ static void test_crossing(void)
     double r[4] = {0, 1, 2, 3}, cm[4] = {1, 2, 3, 4}, R, M;
     double v = 4.0 / 3.0 * M_PI, rho1 = 2 / v, rho2 = 3 / (8 * v);
     double t = 0.5 / v; /* between rho_1 and rho_2 (0.375 / v) */
-    CHECK(fk_so_crossing(r, cm, 4, t, &R, &M) == 1);
+    CHECK(fk_so_crossing(r, cm, 4, 0, t, &R, &M) == 1);
     double lR = log(1) + (log(t) - log(rho1)) * (log(2) - log(1)) / (log(rho2) - log(rho1));
     CHECK(fabs(R - exp(lR)) < 1e-12 && fabs(M - v * R * R * R * t) < 1e-12);
     CHECK(R > 1 && R < 2);
-    CHECK(fk_so_crossing(r, cm, 4, 3 / v, &R, &M) == 0 && isnan(R) && isnan(M)); /* r = 1 is too thin */
-    CHECK(fk_so_crossing(r, cm, 4, 0.01 / v, &R, &M) == -1 && isnan(R));     /* never below */
+    /* the profile from the sphere through particle 2 (r = 2): already below 0.5 / v */
+    CHECK(fk_so_crossing(r, cm, 4, 2, t, &R, &M) == 0 && isnan(R));
+    CHECK(fk_so_crossing(r, cm, 4, 2, 0.3 / v, &R, &M) == 1 && R > 2 && R < 3);
+    CHECK(fk_so_crossing(r, cm, 4, 0, 3 / v, &R, &M) == 0 && isnan(R) && isnan(M)); /* r = 1 is too thin */
+    CHECK(fk_so_crossing(r, cm, 4, 0, 0.01 / v, &R, &M) == -1 && isnan(R));     /* never below */
     /* equal radii count together: two at r = 1 */
     double r2[3] = {1, 1, 2}, cm2[3] = {2, 2, 3};
-    CHECK(fk_so_crossing(r2, cm2, 3, 1 / v, &R, &M) == 1 && R > 1 && R < 2);
+    CHECK(fk_so_crossing(r2, cm2, 3, 0, 1 / v, &R, &M) == 1 && R > 1 && R < 2);
 }
 
 /* n particles of a truncated NFW sphere (rs, c, mass Mt) about cen. */
@@ -164,7 +167,7 @@ static void test_nfw(void)
     CHECK(fk_so_grid_build(&p, &g, &err) == FK_OK);
     /* thresholds putting R between 0.3 rs and the truncation */
     double rho[3] = {3000, 300, 100}, R[3], M[3], r0 = 0.01;
-    CHECK(fk_so_measure(g, 1, cen, &r0, 3, rho, R, M, &err) == FK_OK);
+    CHECK(fk_so_measure(g, 1, cen, &r0, 3, rho, FK_SO_MINPART, R, M, &err) == FK_OK);
     for (int t = 0; t < 3; t++) {
         double Rt = so_root(nfw_mass, par, rho[t], 1e-6, par[0] * par[1]), Mt = nfw_mass(Rt, par);
         CHECK_MSG(Rt > 0.3 * par[0] && Rt < 0.95 * par[0] * par[1], "NFW radius %g out of the tested range", Rt);
@@ -173,7 +176,7 @@ static void test_nfw(void)
     /* half the sphere's mean density: no particle lies where the mean density falls below it
      * (the sphere is isolated, nothing beyond its edge): not reached */
     double low = 0.5 * par[2] / (4.0 / 3.0 * M_PI * pow(par[0] * par[1], 3));
-    CHECK(fk_so_measure(g, 1, cen, &r0, 1, &low, R, M, &err) == FK_OK);
+    CHECK(fk_so_measure(g, 1, cen, &r0, 1, &low, FK_SO_MINPART, R, M, &err) == FK_OK);
     CHECK(isnan(R[0]) && isnan(M[0]));
     fk_so_grid_free(g);
     free(pos), free(mass);
@@ -203,7 +206,7 @@ static void test_plummer_periodic(void)
     fk_so_grid *g;
     CHECK(fk_so_grid_build(&p, &g, &err) == FK_OK);
     double rho[3] = {1e4, 1e3, 100}, R[3], M[3], r0 = 0.001; /* r0: several doublings */
-    CHECK(fk_so_measure(g, 1, cen, &r0, 3, rho, R, M, &err) == FK_OK);
+    CHECK(fk_so_measure(g, 1, cen, &r0, 3, rho, FK_SO_MINPART, R, M, &err) == FK_OK);
     for (int t = 0; t < 3; t++) {
         /* closed form without the background: R = sqrt((3 M / (4 pi rho))^(2/3) - a^2); the
          * root with it, from the bisection */
@@ -226,7 +229,7 @@ static void test_plummer_periodic(void)
 #ifdef _OPENMP
         omp_set_num_threads(th + 1);
 #endif
-        CHECK(fk_so_measure(g, NC, c, r0s, 3, rho, Rg[th], Mg[th], &err) == FK_OK);
+        CHECK(fk_so_measure(g, NC, c, r0s, 3, rho, FK_SO_MINPART, Rg[th], Mg[th], &err) == FK_OK);
     }
     CHECK(memcmp(Rg[0], Rg[1], sizeof Rg[0]) == 0 && memcmp(Mg[0], Mg[1], sizeof Mg[0]) == 0);
     double *r = malloc((n + nb) * sizeof *r), *cm = malloc((n + nb) * sizeof *cm);
@@ -269,7 +272,7 @@ static void test_plummer_periodic(void)
         int ok = 1;
         for (int t = 0; t < 3; t++) {
             double Rb, Mb;
-            fk_so_crossing(rs, cs, m, rho[t], &Rb, &Mb);
+            fk_so_crossing(rs, cs, m, FK_SO_MINPART - 1, rho[t], &Rb, &Mb);
             double Rl = Rg[0][3 * h + t];
             reached += !isnan(Rb);
             /* the grid sums only the particles within its search radius: the same
@@ -306,10 +309,10 @@ static void test_not_reached(void)
     /* nearest 8 points at 0.0866: mean density 2.9 there; a threshold of 200 is never met,
      * one of 0.5 never crossed (the box's mean is 1) */
     double rho[2] = {200, 0.5};
-    CHECK(fk_so_measure(g, 1, c, &r0, 2, rho, R, M, &err) == FK_OK);
+    CHECK(fk_so_measure(g, 1, c, &r0, 2, rho, FK_SO_MINPART, R, M, &err) == FK_OK);
     CHECK(isnan(R[0]) && isnan(M[0]) && isnan(R[1]) && isnan(M[1]));
     double badrho = 0;
-    CHECK(fk_so_measure(g, 1, c, &r0, 1, &badrho, R, M, &err) == FK_EINVAL);
+    CHECK(fk_so_measure(g, 1, c, &r0, 1, &badrho, FK_SO_MINPART, R, M, &err) == FK_EINVAL);
     fk_so_grid_free(g);
     free(pos), free(mass);
 }

@@ -20,10 +20,11 @@ void hs_masses_help(void)
            "      --rho-crit=X      critical density today, comoving, in the output units (default: the\n"
            "                        periodic box's mean density / Omega_m)\n"
            "      --hubble=H0       or H0 in output velocity per output length: rho_crit = 3 H0^2 / (8 pi G)\n"
+           "      --so-min=N        the profile starts at the sphere holding N particles (default %d)\n"
            "      --unbind          the self-bound part of every group at every level: n_bound, mass_bound\n"
            "      --bound-min=N     fewer bound members than N: not bound (default %d)\n"
            "      --level=K         with --format=grp, the bound members of level K (default 0)\n",
-           FK_UNBIND_MINBOUND);
+           FK_SO_MINPART, FK_UNBIND_MINBOUND);
 }
 
 static double positive(const char *opt, const char *arg)
@@ -45,6 +46,7 @@ int hs_masses_option(int opt, const char *arg, hs_masses *m)
     case HS_O_H: m->hubble = positive("--hubble", arg), m->have_h = 1; break;
     case HS_O_UNBIND: m->unbind = 1; break;
     case HS_O_BMIN: m->minbound = (uint64_t)prog_parse_int("--bound-min", arg, 1, INT64_MAX); break;
+    case HS_O_SOMIN: m->so_min = (uint64_t)prog_parse_int("--so-min", arg, 1, INT64_MAX), m->have_somin = 1; break;
     case HS_O_LEVEL: m->grp_level = (int)prog_parse_int("--level", arg, 0, HS_MAX_LEVELS - 1); break;
     default: return 0;
     }
@@ -54,8 +56,8 @@ int hs_masses_option(int opt, const char *arg, hs_masses *m)
 void hs_masses_check(const hs_masses *m, int format_stream)
 {
     (void)format_stream;
-    if (!m->so && (m->have_om || m->have_ol || m->have_a || m->have_z || m->have_rho || m->have_h))
-        prog_usage("options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit and --hubble apply to --so only");
+    if (!m->so && (m->have_om || m->have_ol || m->have_a || m->have_z || m->have_rho || m->have_h || m->have_somin))
+        prog_usage("options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble and --so-min apply to --so only");
     if (m->have_a && m->have_z) prog_usage("options --scale-factor and --redshift exclude each other");
     if (m->have_rho && m->have_h) prog_usage("options --rho-crit and --hubble exclude each other");
     if (m->grp && !m->unbind) prog_usage("option --format=grp needs --unbind (it writes the bound members)");
@@ -139,7 +141,7 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
 {
     fk_error err = {0};
     double t = prog_now();
-    if (m->so && fk_halostats_so(m->grid, ng, h, m->rho, &err)) prog_fail(&err);
+    if (m->so && fk_halostats_so(m->grid, ng, h, m->rho, m->so_min ? m->so_min : FK_SO_MINPART, &err)) prog_fail(&err);
     double t1 = prog_now();
     m->t_so += t1 - t;
     if (!m->unbind) return;
@@ -166,13 +168,14 @@ void hs_masses_header(FILE *f, const hs_masses *m, const fk_halo_units *u)
         fprintf(f, "# SO: about the centre, every particle of the stream; comoving radii at a = %.10g (%s);\n"
                    "#   Omega_m %.10g (%s), Omega_L %.10g (%s), rho_crit,0 %.10g %s/%s^3 comoving (%s);\n"
                    "#   thresholds (comoving, %s/%s^3): 200c %.10g, 500c %.10g, 200m %.10g, vir %.10g (Delta_vir\n"
-                   "#   %.6g rho_crit(a), Bryan & Norman 1998); radius: the first particle whose sphere's mean density\n"
-                   "#   is below the threshold, interpolated in log rho against log r; nan: not reached\n",
+                   "#   %.6g rho_crit(a), Bryan & Norman 1998); radius: from the sphere of %" PRIu64 " particles out, the\n"
+                   "#   first particle whose sphere's mean density is below the threshold, interpolated in log rho\n"
+                   "#   against log r; nan: not reached\n",
                 m->a, m->a_from, m->omega_m, m->om_from, m->omega_l, m->ol_from, m->rho_crit, u->mass_name,
                 fk_halo_units_name(u, FK_DIM_LENGTH, un, sizeof un), m->rho_from, u->mass_name, un,
                 m->rho[FK_SO_200C] * u->mass / pow(u->length, 3), m->rho[FK_SO_500C] * u->mass / pow(u->length, 3),
                 m->rho[FK_SO_200M] * u->mass / pow(u->length, 3), m->rho[FK_SO_VIR] * u->mass / pow(u->length, 3),
-                m->delta_vir);
+                m->delta_vir, m->so_min ? m->so_min : FK_SO_MINPART);
     }
     if (m->unbind)
         fprintf(f, "# unbinding: every group at every level, the softened potential above from the remaining\n"
@@ -190,6 +193,7 @@ void hs_masses_kv(fk_kvbuf *kv, const hs_masses *m, const fk_halo_units *u)
         fk_kv_dbl(kv, "scale_factor", m->a);
         fk_kv_dbl(kv, "rho_crit", m->rho_crit);
         fk_kv_dbl(kv, "delta_vir", m->delta_vir);
+        fk_kv_u64(kv, "so_min", m->so_min ? m->so_min : FK_SO_MINPART);
         (void)u;
     }
     if (m->unbind) {

@@ -19,9 +19,10 @@
 typedef struct hs_masses {
     int so, unbind;
     double omega_m, omega_l, a, z, rho_crit, hubble; /* as given (output units) */
-    int have_om, have_ol, have_a, have_z, have_rho, have_h;
+    int have_om, have_ol, have_a, have_z, have_rho, have_h, have_somin;
     const char *om_from, *ol_from, *a_from, *rho_from; /* for the header */
     uint64_t minbound;
+    uint64_t so_min; /* particles in the first sphere of a profile (0: FK_SO_MINPART) */
     int grp, grp_level; /* --format=grp: the .grp of bound members of level grp_level */
     fk_cosmo cosmo;     /* in the stream's units */
     double rho[FK_SO_N], delta_vir;
@@ -33,13 +34,14 @@ typedef struct hs_masses {
 } hs_masses;
 
 /* The long options, for halostats' table, and their usage lines. */
-enum { HS_O_SO = 512, HS_O_OM, HS_O_OL, HS_O_A, HS_O_Z, HS_O_RHO, HS_O_H, HS_O_UNBIND, HS_O_BMIN, HS_O_LEVEL };
+enum { HS_O_SO = 512, HS_O_OM, HS_O_OL, HS_O_A, HS_O_Z, HS_O_RHO, HS_O_H, HS_O_UNBIND, HS_O_BMIN, HS_O_LEVEL, HS_O_SOMIN };
 #define HS_MASSES_LONG                                                                                         \
     {"so", no_argument, 0, HS_O_SO}, {"omega-m", required_argument, 0, HS_O_OM},                             \
         {"omega-l", required_argument, 0, HS_O_OL}, {"scale-factor", required_argument, 0, HS_O_A},          \
         {"redshift", required_argument, 0, HS_O_Z}, {"rho-crit", required_argument, 0, HS_O_RHO},            \
         {"hubble", required_argument, 0, HS_O_H}, {"unbind", no_argument, 0, HS_O_UNBIND},                   \
-        {"bound-min", required_argument, 0, HS_O_BMIN}, {"level", required_argument, 0, HS_O_LEVEL}
+        {"bound-min", required_argument, 0, HS_O_BMIN}, {"level", required_argument, 0, HS_O_LEVEL},         \
+        {"so-min", required_argument, 0, HS_O_SOMIN}
 
 void hs_masses_help(void);
 
