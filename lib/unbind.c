@@ -1,6 +1,8 @@
 /* unbind.c - the self-bound part of each group: passes of softened potentials and energies that remove unbound members. */
 #include "unbind.h"
 
+#include "potential_kernel.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +13,27 @@ typedef struct energy {
     double e;
     size_t k;
 } energy;
+
+/* phi of the members k of S that stay (idx[k] != SIZE_MAX) without the nu
+ * leavers whose positions and masses are l[0..4) (nu each): phi_k += G
+ * sum_q m_q / sqrt(|x_k - x_q|^2 + eps^2); in parallel when it is large
+ * (each phi_k by one thread: the result does not depend on their number). */
+static void update(const double *x, const double *y, const double *z, double *phi, const size_t *idx, size_t ns,
+                   double *const l[4], size_t nu, double G, double e2)
+{
+    const double *restrict lx = l[0], *restrict ly = l[1], *restrict lz = l[2], *restrict lm = l[3];
+#pragma omp parallel for schedule(static) if (ns * nu > 4000000)
+    for (size_t k = 0; k < ns; k++) {
+        if (idx[k] == SIZE_MAX) continue;
+        double s = 0, px = x[k], py = y[k], pz = z[k];
+#pragma omp simd reduction(+ : s)
+        for (size_t q = 0; q < nu; q++) {
+            double dx = lx[q] - px, dy = ly[q] - py, dz = lz[q] - pz;
+            s += lm[q] * fk_pot_rsqrt((dx * dx + dy * dy) + (dz * dz + e2));
+        }
+        phi[k] += G * s;
+    }
+}
 
 int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char *bound, fk_unbind_result *res,
               fk_error *err)
@@ -23,25 +46,28 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
     memset(bound, 0, n);
     if (n == 0) return FK_OK;
     size_t *idx = malloc(n * sizeof *idx);
-    double *buf = malloc(5 * n * sizeof *buf);
+    double *buf = malloc(9 * n * sizeof *buf);
     energy *unb = malloc(n * sizeof *unb);
     if (!idx || !buf || !unb) {
         st = fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %zu members", n);
         goto done;
     }
     double *x = buf, *y = buf + n, *z = buf + 2 * n, *m = buf + 3 * n, *phi = buf + 4 * n;
-    for (size_t i = 0; i < n; i++) idx[i] = i;
+    for (size_t i = 0; i < n; i++) {
+        idx[i] = i;
+        x[i] = g->x[i], y[i] = g->y[i], z[i] = g->z[i], m[i] = g->m[i];
+    }
     size_t ns = n;
+    int full = 1; /* phi must be summed afresh */
+    const double e2 = p->pot.eps * p->pot.eps;
     while (ns >= p->minbound) {
-        for (size_t k = 0; k < ns; k++) {
-            size_t i = idx[k];
-            x[k] = g->x[i], y[k] = g->y[i], z[k] = g->z[i], m[k] = g->m[i];
-        }
-        fk_pot_members pm = {ns, x, y, z, m};
-        if (ns <= p->pot.nexact) {
-            fk_pot_exact(&pm, p->pot.G, p->pot.eps, phi);
-        } else if ((st = fk_pot_tree(&pm, &p->pot, phi, NULL, err)) != FK_OK) {
-            goto done;
+        if (full) {
+            fk_pot_members pm = {ns, x, y, z, m};
+            if (ns <= p->pot.nexact) {
+                fk_pot_exact(&pm, p->pot.G, p->pot.eps, phi);
+            } else if ((st = fk_pot_tree(&pm, &p->pot, phi, NULL, err)) != FK_OK) {
+                goto done;
+            }
         }
         res->passes++;
         double M = 0, v[3] = {0, 0, 0};
@@ -75,11 +101,26 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
                 if (unb[q].e >= emax / 2) unb[w++] = unb[q];
             nu = w;
         }
-        /* drop the chosen members from S, keeping S in member order */
+        /* the leavers' share of phi taken off the others' (O(nu ns)) when that costs less
+         * than summing phi again: O(ns^2) exact, about FK_UNBIND_TREE_PAIRS pairs a
+         * member by the tree */
+        full = !(ns <= p->pot.nexact ? nu <= ns / 4 : nu <= FK_UNBIND_TREE_PAIRS);
         for (size_t q = 0; q < nu; q++) idx[unb[q].k] = SIZE_MAX;
+        if (!full) {
+            double *l[4] = {buf + 5 * n, buf + 6 * n, buf + 7 * n, buf + 8 * n};
+            for (size_t q = 0; q < nu; q++) {
+                size_t k = unb[q].k;
+                l[0][q] = x[k], l[1][q] = y[k], l[2][q] = z[k], l[3][q] = m[k];
+            }
+            update(x, y, z, phi, idx, ns, l, nu, p->pot.G, e2);
+        }
+        /* drop the leavers from S, keeping S in member order */
         size_t w = 0;
         for (size_t k = 0; k < ns; k++)
-            if (idx[k] != SIZE_MAX) idx[w++] = idx[k];
+            if (idx[k] != SIZE_MAX) {
+                idx[w] = idx[k], x[w] = x[k], y[w] = y[k], z[w] = z[k], m[w] = m[k], phi[w] = phi[k];
+                w++;
+            }
         ns = w;
     }
     if (ns >= p->minbound) {

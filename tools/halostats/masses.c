@@ -134,6 +134,7 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
     m->parts = (fk_so_particles){s->n, pos, mass, s->periodic, s->box, s->origin};
     if (fk_so_grid_build(&m->parts, &m->grid, &err)) prog_fail(&err);
     m->t_grid = prog_now() - t;
+    prog_info("SO: a grid over the %" PRIu64 " particles in %.3f s", s->n, m->t_grid);
 }
 
 void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, uint64_t ng, const fk_pot_params *pot,
