@@ -57,7 +57,15 @@ mock_groups() {
     hs_usage "halostats: option --so needs --omega-m (the stream's SNAP gives no omega_m)" --so in.fof
     hs_usage "halostats: option --so needs --rho-crit or --hubble: the stream holds 9 of the 13 particles, so its mean density is not the box's" \
         --so --omega-m=0.3 in.fof
-    [ ! -e out.txt ]
+    # an isolated box has no mean density to take
+    nine | sed 's/^periodic 1/periodic 0/; s/^nsource 13/nsource 9/; s/ 1 1 12$/ 1 1 4/; s/ 1 1 11$/ 1 1 6/' |
+        sed 's/^sink .*/gid 1 0 0 0 0 0 0 1 0/' >iso.txt
+    mkstream iso.txt >iso.fof
+    hs_usage "halostats: option --so needs --rho-crit or --hubble for a box that is not periodic" --so --omega-m=1 iso.fof
+    # massless particles: no mean density either
+    awk '$1 == "p" { $8 = 0 } $1 == "periodic" { $2 = 1 } { print }' iso.txt | mkstream >zero.fof
+    run -1 halostats --so --omega-m=1 zero.fof
+    [ "$output" = "halostats: the stream's particles have no mass, so no mean density: give --rho-crit or --hubble" ]
 }
 
 @test "without --so and --unbind the catalogue is unchanged; with them, their columns and header lines" {

@@ -123,6 +123,8 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
                        " particles, so its mean density is not the box's", s->n, s->nsource);
         double total = 0;
         for (uint64_t i = 0; i < s->n; i++) total += mass[i];
+        if (!(total > 0))
+            prog_die(EXIT_DATA, "the stream's particles have no mass, so no mean density: give --rho-crit or --hubble");
         rho_c0 = total / (s->box * s->box * s->box) / m->omega_m;
         m->rho_crit = rho_c0 * u->mass / pow(u->length, 3);
         m->rho_from = "the box's mean density / Omega_m";
