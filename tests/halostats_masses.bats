@@ -38,6 +38,27 @@ mock_groups() {
     tipsy2bin mock.std | kdbuild | foflink -b 0.2 | groups -m 20 -o mock.fof
 }
 
+# Copies stream IN to OUT with TEXT ("key value" lines) appended to its SNAP record, the
+# chunk's rows, length and CRCs set again (the layout of stream.h, by perl).
+snap_append() {
+    perl -MCompress::Zlib -e '
+        my ($in, $out, $add) = @ARGV;
+        open(my $h, "<:raw", $in) or die; local $/; my $d = <$h>;
+        my $off = 64;
+        my $hd = substr($d, $off, 64);
+        die "no SNAP first\n" unless unpack("Z8", $hd) eq "SNAP";
+        my $len = unpack("Q<", substr($hd, 32, 8));
+        my $p = substr($d, $off + 64, $len) . $add;
+        my $rest = substr($d, $off + 64 + int(($len + 63) / 64) * 64);
+        substr($hd, 16, 8) = pack("Q<", length $p);
+        substr($hd, 32, 8) = pack("Q<", length $p);
+        substr($hd, 40, 4) = pack("V", crc32($p));
+        substr($hd, 60, 4) = pack("V", crc32(substr($hd, 0, 60)));
+        open(my $o, ">:raw", $out) or die;
+        print $o substr($d, 0, 64), $hd, $p, "\0" x ((64 - length($p) % 64) % 64), $rest;
+        close($o) or die;' "$@"
+}
+
 @test "--help lists the options; usage errors" {
     run halostats --help
     for o in --so --so-min --omega-m --omega-l --scale-factor --redshift --rho-crit --hubble --unbind --bound-min --level; do
@@ -79,6 +100,12 @@ mock_groups() {
     grep -q "^# unbinding: every group at every level" all.txt
     grep -q "^# *24 r200c  *length .*nan: not reached" all.txt
     grep -q "^# *32 n_bound  *1 .*0: the group is not bound" all.txt
+    # the cosmology from SNAP keys (as snapshots that carry it write them), options first
+    snap_append in.fof keys.fof $'omega_m 0.25\nomega_l 0.6\nredshift 3\n'
+    halostats --so --rho-crit=0.001 keys.fof >k.txt
+    grep -q "comoving radii at a = 0.25 (SNAP's redshift)" k.txt
+    grep -q "Omega_m 0.25 (from SNAP), Omega_L 0.6 (from SNAP)" k.txt
+    halostats --so --omega-m=0.3 --scale-factor=0.5 --rho-crit=0.001 keys.fof | grep -q "a = 0.5 (given);"
     # the plain columns are the same
     [ "$(grep -v '^#' all.txt | cut -d ' ' -f 1-23)" = "$(grep -v '^#' plain.txt)" ]
     # --hubble: rho_crit,0 = 3 H0^2 / (8 pi G); --redshift 1: a = 1/2; Omega_L given

@@ -147,6 +147,7 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
     if (m->so && fk_halostats_so(m->grid, ng, h, m->rho, m->so_min ? m->so_min : FK_SO_MINPART, &err)) prog_fail(&err);
     double t1 = prog_now();
     m->t_so += t1 - t;
+    if (m->so) prog_info("level %d: SO masses in %.3f s", k, t1 - t);
     if (!m->unbind) return;
     if (!m->bound && !(m->bound = malloc(hin->n ? hin->n : 1)))
         prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", hin->n);
@@ -160,8 +161,8 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
     m->t_unbind += prog_now() - t1;
     uint64_t nb = 0, nbound = 0;
     for (uint64_t g = 0; g < ng; g++) nb += h[g].n_bound > 0, nbound += h[g].n_bound;
-    prog_info("level %d: %" PRIu64 " of %" PRIu64 " groups bound, %" PRIu64 " bound members; SO %.3f s, unbinding %.3f s",
-              k, nb, ng, nbound, t1 - t, prog_now() - t1);
+    prog_info("level %d: %" PRIu64 " of %" PRIu64 " groups bound, %" PRIu64 " bound members; unbinding %.3f s", k, nb,
+              ng, nbound, prog_now() - t1);
 }
 
 void hs_masses_header(FILE *f, const hs_masses *m, const fk_halo_units *u)
