@@ -65,7 +65,8 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
             fk_pot_members pm = {ns, x, y, z, m};
             if (ns <= p->pot.nexact) {
                 fk_pot_exact(&pm, p->pot.G, p->pot.eps, phi);
-            } else if ((st = fk_pot_tree(&pm, &p->pot, phi, NULL, err)) != FK_OK) {
+            } else if ((st = p->tree ? p->tree(&pm, &p->pot, phi, err) : fk_pot_tree(&pm, &p->pot, phi, NULL, err)) !=
+                       FK_OK) {
                 goto done;
             }
         }
@@ -211,6 +212,8 @@ int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const 
     if (st) goto done;
     int failed = 0;
     fk_error first_err = {0};
+    fk_unbind_params cpu = *p; /* the threads' groups: the CPU's tree */
+    cpu.tree = NULL;
 #pragma omp parallel
     {
         size_t cap = largest < FK_POT_ALONE ? largest : FK_POT_ALONE;
@@ -222,7 +225,7 @@ int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const 
 #pragma omp atomic read
             stop = failed;
             if (halos[g].n > FK_POT_ALONE || stop) continue;
-            int r = s ? unbind_one(in, &halos[g], index + first[g], halos[g].n, p, s, flags + first[g], &e)
+            int r = s ? unbind_one(in, &halos[g], index + first[g], halos[g].n, &cpu, s, flags + first[g], &e)
                       : fk_fail(&e, FK_ENOMEM, "out of memory to unbind groups of %zu members", cap);
             if (r) {
 #pragma omp critical(fk_unbind_fail)

@@ -51,9 +51,16 @@ extern "C" {
 #define FK_UNBIND_TREE_PAIRS 1024
 #define FK_UNBIND_HALVINGS 64 /* passes of e >= e_max / 2 before all e >= 0 leave at once */
 
+/* Every member's potential by a tree, with fk_pot_tree's contract (stats
+ * aside): a GPU's can stand in for it. */
+typedef int (*fk_pot_phi_fn)(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_error *err);
+
 typedef struct fk_unbind_params {
     fk_pot_params pot;
     uint64_t minbound; /* >= 1 */
+    fk_pot_phi_fn tree; /* NULL: fk_pot_tree; fk_unbind_halos calls it for its
+                           groups of more than FK_POT_ALONE members only, one
+                           at a time, and fk_pot_tree for the others */
 } fk_unbind_params;
 
 /* One group's members, structure of arrays, positions in one frame. */

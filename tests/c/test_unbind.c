@@ -92,7 +92,7 @@ static double max_energy(const sample *s, const unsigned char *in, double G, dou
 
 static fk_unbind_params params(double eps)
 {
-    fk_unbind_params p;
+    fk_unbind_params p = {0};
     fk_pot_defaults(&p.pot);
     p.pot.eps = eps;
     p.minbound = FK_UNBIND_MINBOUND;

@@ -563,7 +563,7 @@ int main(int argc, char **argv)
                                  &err))
             prog_fail(&err);
         set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0);
-        hs_masses_level(&o.m, &hin, k, halos[k], ng[k], &o.pot, in.snap.nsource);
+        hs_masses_level(&o.m, &hin, k, halos[k], ng[k], &o.pot, in.snap.nsource, o.device == DEV_GPU);
         uint64_t grouped = 0, ntree = 0, cand = 0;
         for (uint64_t g = 0; g < ng[k]; g++) {
             grouped += halos[k][g].n;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu.h"
 #include "prog.h"
 
 void hs_masses_help(void)
@@ -139,8 +140,14 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
     prog_info("SO: a grid over the %" PRIu64 " particles in %.3f s", s->n, m->t_grid);
 }
 
+/* fk_gpu_pot_tree in the shape of fk_pot_tree for the unbinding. */
+static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_error *err)
+{
+    return fk_gpu_pot_tree(g, p, phi, NULL, err);
+}
+
 void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, uint64_t ng, const fk_pot_params *pot,
-                     uint64_t nsource)
+                     uint64_t nsource, int gpu)
 {
     fk_error err = {0};
     double t = prog_now();
@@ -151,7 +158,7 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
     if (!m->unbind) return;
     if (!m->bound && !(m->bound = malloc(hin->n ? hin->n : 1)))
         prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", hin->n);
-    fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND};
+    fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, gpu ? gpu_tree : NULL};
     if (fk_unbind_halos(hin, ng, h, &up, m->bound, &err)) prog_fail(&err);
     uint32_t *b = calloc(nsource ? nsource : 1, sizeof *b);
     if (!b) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", nsource);

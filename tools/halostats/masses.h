@@ -61,9 +61,10 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
 unsigned hs_masses_flags(const hs_masses *m);
 
 /* Level k: SO masses and unbinding of its ng groups (after the centres),
- * the level's BGID. Exits on error. */
+ * the level's BGID; with gpu, the potentials of the largest groups on the
+ * GPU. Exits on error. */
 void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, uint64_t ng, const fk_pot_params *pot,
-                     uint64_t nsource);
+                     uint64_t nsource, int gpu);
 
 /* '#' lines describing the run's SO thresholds and unbinding. */
 void hs_masses_header(FILE *f, const hs_masses *m, const fk_halo_units *u);
