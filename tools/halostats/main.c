@@ -383,7 +383,7 @@ static void write_hcol(fk_writer *w, const input *in, const options *o)
     fk_kv_str(&kv, "length_name", o->units.length_name);
     fk_kv_str(&kv, "mass_name", o->units.mass_name);
     fk_kv_str(&kv, "velocity_name", o->units.velocity_name);
-    hs_masses_kv(&kv, &o->m, &o->units);
+    hs_masses_kv(&kv, &o->m);
     size_t col = 0;
     for (size_t k = 0; k < fk_halo_ncolumns; k++) {
         const fk_halo_column *c = &fk_halo_columns[k];
@@ -507,7 +507,7 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
         }
     }
     if (std->zlevel && o->format != 2) prog_usage("option -z applies to --format=stream only");
-    hs_masses_check(&o->m, o->format == 2);
+    hs_masses_check(&o->m);
 }
 
 int main(int argc, char **argv)

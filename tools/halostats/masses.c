@@ -54,9 +54,8 @@ int hs_masses_option(int opt, const char *arg, hs_masses *m)
     return 1;
 }
 
-void hs_masses_check(const hs_masses *m, int format_stream)
+void hs_masses_check(const hs_masses *m)
 {
-    (void)format_stream;
     if (!m->so && (m->have_om || m->have_ol || m->have_a || m->have_z || m->have_rho || m->have_h || m->have_somin))
         prog_usage("options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble and --so-min apply to --so only");
     if (m->have_a && m->have_z) prog_usage("options --scale-factor and --redshift exclude each other");
@@ -195,7 +194,7 @@ void hs_masses_header(FILE *f, const hs_masses *m, const fk_halo_units *u)
                 m->minbound ? m->minbound : FK_UNBIND_MINBOUND);
 }
 
-void hs_masses_kv(fk_kvbuf *kv, const hs_masses *m, const fk_halo_units *u)
+void hs_masses_kv(fk_kvbuf *kv, const hs_masses *m)
 {
     if (m->so) {
         fk_kv_u64(kv, "so", 1);
@@ -205,7 +204,6 @@ void hs_masses_kv(fk_kvbuf *kv, const hs_masses *m, const fk_halo_units *u)
         fk_kv_dbl(kv, "rho_crit", m->rho_crit);
         fk_kv_dbl(kv, "delta_vir", m->delta_vir);
         fk_kv_u64(kv, "so_min", m->so_min ? m->so_min : FK_SO_MINPART);
-        (void)u;
     }
     if (m->unbind) {
         fk_kv_u64(kv, "unbind", 1);

@@ -49,7 +49,7 @@ void hs_masses_help(void);
 int hs_masses_option(int opt, const char *arg, hs_masses *m);
 
 /* After the options: checks what goes together (usage errors exit). */
-void hs_masses_check(const hs_masses *m, int format_stream);
+void hs_masses_check(const hs_masses *m);
 
 /* After the stream is read: the cosmology (options, else the SNAP keys
  * omega_m, omega_l and redshift when present, else the defaults), the
@@ -70,7 +70,7 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
 void hs_masses_header(FILE *f, const hs_masses *m, const fk_halo_units *u);
 
 /* Their keys in the HCOL record. */
-void hs_masses_kv(fk_kvbuf *kv, const hs_masses *m, const fk_halo_units *u);
+void hs_masses_kv(fk_kvbuf *kv, const hs_masses *m);
 
 /* The BGID chunks (with --unbind) on w, levels 0..nlevels-1. Exits on error. */
 void hs_masses_chunks(const hs_masses *m, fk_writer *w, int nlevels, uint64_t nsource);
