@@ -75,6 +75,13 @@ int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min
  * double (a reference for checks; O(n^2)). */
 int fk_gpu_pot_exact(const fk_pot_members *g, double G, double eps, double *phi, fk_gputimes *times, fk_error *err);
 
+/* Every member's potential on the GPU, as fk_pot_tree gives it on the CPU
+ * (within the tree's documented errors): groups of up to 32768 members by
+ * exact double sums, larger ones by the GPU tree walk of fk_gpu_pot_minima
+ * (binary32 terms). One group; the unbinding of halostats --device=gpu
+ * takes it for its largest groups. */
+int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_gputimes *times, fk_error *err);
+
 /* Builds the tree on the GPU by sorting Hilbert keys (CUB radix sort):
  * particles are quantised in [lo, lo + span) on each axis (a periodic box:
  * lo = origin, span = box; else pass span 0 to use the particles' bounds).

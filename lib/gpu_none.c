@@ -88,3 +88,9 @@ int fk_gpu_pot_exact(const fk_pot_members *g, double G, double eps, double *phi,
     (void)g, (void)G, (void)eps, (void)phi, (void)times;
     return none(err);
 }
+
+int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_gputimes *times, fk_error *err)
+{
+    (void)g, (void)p, (void)phi, (void)times;
+    return none(err);
+}

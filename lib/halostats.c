@@ -45,6 +45,18 @@ const fk_halo_column fk_halo_columns[] = {
     F64("lambda", FK_DIM_1,
         "spin (Bullock et al. 2001): |J| / (sqrt(2) M V R), R = rc_max, V = sqrt(G M / R), J about the centre",
         lambda, 0),
+    F64("r200c", FK_DIM_LENGTH, "radius of mean density 200 rho_crit(a) about the centre, all particles; nan: not reached",
+        r200c, FK_HCOL_SO),
+    F64("m200c", FK_DIM_MASS, "4/3 pi r200c^3 200 rho_crit(a): the mass within r200c", m200c, FK_HCOL_SO),
+    F64("r500c", FK_DIM_LENGTH, "radius of mean density 500 rho_crit(a)", r500c, FK_HCOL_SO),
+    F64("m500c", FK_DIM_MASS, "the mass within r500c", m500c, FK_HCOL_SO),
+    F64("r200m", FK_DIM_LENGTH, "radius of mean density 200 rho_mean", r200m, FK_HCOL_SO),
+    F64("m200m", FK_DIM_MASS, "the mass within r200m", m200m, FK_HCOL_SO),
+    F64("rvir", FK_DIM_LENGTH, "radius of mean density Delta_vir rho_crit(a) (Bryan & Norman 1998)", rvir, FK_HCOL_SO),
+    F64("mvir", FK_DIM_MASS, "the mass within rvir", mvir, FK_HCOL_SO),
+    U64("n_bound", "members of the self-bound part (iterative unbinding); 0: the group is not bound", n_bound,
+        FK_HCOL_UNBIND),
+    F64("mass_bound", FK_DIM_MASS, "their mass", mass_bound, FK_HCOL_UNBIND),
 };
 const size_t fk_halo_ncolumns = sizeof fk_halo_columns / sizeof fk_halo_columns[0];
 

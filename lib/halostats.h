@@ -51,6 +51,11 @@ typedef struct fk_halo {
     double lambda;   /* Bullock et al. (2001) spin parameter        */
     uint32_t method; /* how phi_mbp was found: FK_POT_BY_EXACT or FK_POT_BY_TREE */
     uint32_t candidates; /* members summed exactly after the tree    */
+    /* from fk_halostats_so (so.h): comoving radii, NaN when not reached */
+    double r200c, m200c, r500c, m500c, r200m, m200m, rvir, mvir;
+    /* from fk_unbind_halos (unbind.h): the self-bound part, 0 if not bound */
+    uint64_t n_bound;
+    double mass_bound;
 } fk_halo;
 
 /* The physical dimension of a column, which fixes its unit. */
@@ -83,7 +88,9 @@ const char *fk_halo_units_name(const fk_halo_units *u, fk_dim d, char *buf, size
  * it. Adding a column is adding a row to fk_halo_columns. */
 typedef enum { FK_HCOL_U64, FK_HCOL_F64 } fk_hcol_type;
 
-#define FK_HCOL_MBP 1u /* the column exists only with potential centres */
+#define FK_HCOL_MBP 1u    /* the column exists only with potential centres */
+#define FK_HCOL_SO 2u     /* only with spherical-overdensity masses (so.h) */
+#define FK_HCOL_UNBIND 4u /* only with unbinding (unbind.h)               */
 
 typedef struct fk_halo_column {
     const char *name;   /* header and CSV name, [a-z_0-9]+           */
@@ -92,7 +99,7 @@ typedef struct fk_halo_column {
     fk_hcol_type type;
     size_t offset;      /* offsetof(fk_halo, field)                   */
     const char *format; /* printf conversion for the value            */
-    unsigned flags;     /* FK_HCOL_MBP                                */
+    unsigned flags;     /* FK_HCOL_MBP, FK_HCOL_SO, FK_HCOL_UNBIND       */
 } fk_halo_column;
 
 extern const fk_halo_column fk_halo_columns[];

@@ -84,7 +84,7 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     hs_usage "halostats: unknown option '-q'" -q
     hs_usage "halostats: too many input files (one at most, or '-' for stdin)" a b
     hs_usage "halostats: option --centre needs 'mbp' or 'com', not 'middle'" --centre=middle
-    hs_usage "halostats: option --format needs 'text', 'csv', 'stream' or 'hdf5', not 'json'" --format=json
+    hs_usage "halostats: option --format needs 'text', 'csv', 'stream', 'hdf5' or 'grp', not 'json'" --format=json
     hs_usage "halostats: option --theta must be positive, not '0'" --theta=0
     hs_usage "halostats: option --theta: 1.5 is out of range (0, 1]" --theta=1.5
     hs_usage "halostats: option --softening must be positive, not '0'" --softening=0

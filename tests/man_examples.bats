@@ -105,7 +105,12 @@ EOF
 
 @test "halostats(1) examples run" {
     run_examples man1/halostats.1
-    [ -s halos.txt ] && [ -s halos.csv ]
+    [ -s halos.txt ] && [ -s halos.csv ] && [ -s masses.txt ] && [ -s bound1.grp ]
+}
+
+@test "halomf(1) examples run" {
+    run_examples man1/halomf.1
+    [ "$(grep -vc '^#' mf200c.txt)" -gt 3 ]
 }
 
 @test "tipsy2bin(1) examples run" {

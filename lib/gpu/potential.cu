@@ -316,10 +316,10 @@ struct cand {
     uint64_t i;
 };
 
-/* The minimum of the large group [a, a + n) by the tree and exact
- * candidates, everything on the device (d_x.. hold all members). */
-static int tree_group(uint64_t a, uint64_t n, const double *d_x, const double *d_y, const double *d_z,
-                      const double *d_m, const fk_pot_params *p, double *d_phi, fk_pot_min *out, fk_error *err)
+/* The tree potential of every member of the group [a, a + n) into
+ * d_phi[a..a+n), everything on the device (d_x.. hold all members). */
+static int tree_phi(uint64_t a, uint64_t n, const double *d_x, const double *d_y, const double *d_z,
+                    const double *d_m, const fk_pot_params *p, double *d_phi, fk_error *err)
 {
     fk_tree t;
     int st = fk_tree_alloc(&t, n, PLEAF, "gpu-hilbert", err);
@@ -358,6 +358,16 @@ static int tree_group(uint64_t a, uint64_t n, const double *d_x, const double *d
                                                                        t.depth, (float)p->theta,
                                                                        (float)(p->eps * p->eps), p->G, a, d_phi);
     FK_LAUNCHED("k_walk_pot", err);
+    return FK_OK;
+}
+
+/* The minimum of the large group [a, a + n) by the tree and exact
+ * candidates, everything on the device (d_x.. hold all members). */
+static int tree_group(uint64_t a, uint64_t n, const double *d_x, const double *d_y, const double *d_z,
+                      const double *d_m, const fk_pot_params *p, double *d_phi, fk_pot_min *out, fk_error *err)
+{
+    int st = tree_phi(a, n, d_x, d_y, d_z, d_m, p, d_phi, err);
+    if (st) return st;
     /* candidates: within tol |least| of the least tree potential, lowest first */
     std::vector<double> tp(n);
     FK_CU(cudaMemcpy(tp.data(), d_phi + a, n * sizeof(double), cudaMemcpyDeviceToHost), err);
@@ -424,6 +434,52 @@ extern "C" int fk_gpu_pot_exact(const fk_pot_members *g, double G, double eps, d
     if (n) {
         k_exact<<<(unsigned)jobs.size(), TPB>>>(d_jobs.p, d_x.p, d_y.p, d_z.p, d_m.p, G, eps * eps, d_phi.p);
         FK_LAUNCHED("k_exact", err);
+    }
+    if ((st = tm.mark(err))) return st;
+    FK_CU(cudaMemcpy(phi, d_phi.p, n * 8, cudaMemcpyDeviceToHost), err);
+    if ((st = tm.mark(err))) return st;
+    FK_CU(cudaDeviceSynchronize(), err);
+    tz.upload = tm.secs(0, 1);
+    tz.link = tm.secs(1, 2);
+    tz.download = tm.secs(2, 3);
+    if (times) *times = tz;
+    return FK_OK;
+}
+
+extern "C" int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_gputimes *times,
+                               fk_error *err)
+{
+    int st = fk_pot_check(p, err);
+    if (st) return st;
+    const uint64_t n = g->n;
+    if (n > (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "a group of more than 2^31 members");
+    const bool exact = n <= FK_GPU_POT_EXACT;
+    fk_gputimes tz;
+    memset(&tz, 0, sizeof tz);
+    tz.bytes_needed = fk_gpu_pot_bytes(n, 1, exact ? 0 : n) + (n / TPB + 1) * sizeof(xjob);
+    if ((st = fk_gpu_reserve(tz.bytes_needed, err))) return st;
+    dbuf<double> d_x, d_y, d_z, d_m, d_phi;
+    if ((st = d_x.alloc(n, err)) || (st = d_y.alloc(n, err)) || (st = d_z.alloc(n, err)) || (st = d_m.alloc(n, err)) ||
+        (st = d_phi.alloc(n, err)))
+        return st;
+    timer tm;
+    if ((st = tm.mark(err))) return st;
+    FK_CU(cudaMemcpy(d_x.p, g->x, n * 8, cudaMemcpyHostToDevice), err);
+    FK_CU(cudaMemcpy(d_y.p, g->y, n * 8, cudaMemcpyHostToDevice), err);
+    FK_CU(cudaMemcpy(d_z.p, g->z, n * 8, cudaMemcpyHostToDevice), err);
+    FK_CU(cudaMemcpy(d_m.p, g->m, n * 8, cudaMemcpyHostToDevice), err);
+    if ((st = tm.mark(err))) return st;
+    if (n && exact) {
+        std::vector<xjob> jobs;
+        for (uint64_t t0 = 0; t0 < n; t0 += TPB) jobs.push_back(xjob{0, n, t0});
+        dbuf<xjob> d_jobs;
+        if ((st = d_jobs.alloc(jobs.size(), err))) return st;
+        FK_CU(cudaMemcpy(d_jobs.p, jobs.data(), jobs.size() * sizeof(xjob), cudaMemcpyHostToDevice), err);
+        k_exact<<<(unsigned)jobs.size(), TPB>>>(d_jobs.p, d_x.p, d_y.p, d_z.p, d_m.p, p->G, p->eps * p->eps, d_phi.p);
+        FK_LAUNCHED("k_exact", err);
+        FK_CU(cudaDeviceSynchronize(), err); /* d_jobs is freed at the end of this block */
+    } else if (n && (st = tree_phi(0, n, d_x.p, d_y.p, d_z.p, d_m.p, p, d_phi.p, err))) {
+        return st;
     }
     if ((st = tm.mark(err))) return st;
     FK_CU(cudaMemcpy(phi, d_phi.p, n * 8, cudaMemcpyDeviceToHost), err);

@@ -190,12 +190,16 @@ static void test_columns(void)
 {
     static const char *names[] = {"level", "host",   "id",     "n",      "mass",   "x",      "y",    "z",
                                   "vx",    "vy",     "vz",     "sigma_v", "rmax",  "xc",     "yc",   "zc",
-                                  "mbp_id", "phi_mbp", "rc_max", "r_half", "vmax",  "r_vmax", "lambda"};
+                                  "mbp_id", "phi_mbp", "rc_max", "r_half", "vmax",  "r_vmax", "lambda",
+                                  "r200c", "m200c", "r500c", "m500c", "r200m", "m200m", "rvir", "mvir",
+                                  "n_bound", "mass_bound"};
     static const fk_dim dims[] = {FK_DIM_1,        FK_DIM_1,        FK_DIM_1,        FK_DIM_1,        FK_DIM_MASS,
                                   FK_DIM_LENGTH,   FK_DIM_LENGTH,   FK_DIM_LENGTH,   FK_DIM_VELOCITY, FK_DIM_VELOCITY,
                                   FK_DIM_VELOCITY, FK_DIM_VELOCITY, FK_DIM_LENGTH,   FK_DIM_LENGTH,   FK_DIM_LENGTH,
                                   FK_DIM_LENGTH,   FK_DIM_1,        FK_DIM_VELOCITY2, FK_DIM_LENGTH,  FK_DIM_LENGTH,
-                                  FK_DIM_VELOCITY, FK_DIM_LENGTH,   FK_DIM_1};
+                                  FK_DIM_VELOCITY, FK_DIM_LENGTH,   FK_DIM_1,
+                                  FK_DIM_LENGTH, FK_DIM_MASS, FK_DIM_LENGTH, FK_DIM_MASS, FK_DIM_LENGTH, FK_DIM_MASS,
+                                  FK_DIM_LENGTH, FK_DIM_MASS, FK_DIM_1, FK_DIM_MASS};
     const size_t nc = sizeof names / sizeof names[0];
     CHECK(fk_halo_ncolumns == nc);
     for (size_t k = 0; k < fk_halo_ncolumns && k < nc; k++) {
@@ -205,13 +209,19 @@ static void test_columns(void)
         CHECK(c->desc && c->desc[0]);
         /* only the most bound member's own columns need the potential */
         CHECK((c->flags == FK_HCOL_MBP) == (strcmp(c->name, "mbp_id") == 0 || strcmp(c->name, "phi_mbp") == 0));
+        /* SO and unbinding columns exist only with their options */
+        CHECK((c->flags == FK_HCOL_SO) == (k >= 23 && k < 31));
+        CHECK((c->flags == FK_HCOL_UNBIND) == (k >= 31));
     }
     fk_halo h = {.level = 1, .host = 3, .id = 7, .n = 12345678901ull, .mass = 0.25, .x = {1, 2, 3},
                  .v = {-1, 0.5, 1e-20}, .sigma_v = 1.0 / 3, .rmax = 2, .xc = {4, 5, 6}, .mbp_id = 9007199254740993ull,
-                 .phi_mbp = -2.5, .rc_max = 0.5, .r_half = 0.125, .vmax = 3, .r_vmax = 0.25, .lambda = 0.035};
+                 .phi_mbp = -2.5, .rc_max = 0.5, .r_half = 0.125, .vmax = 3, .r_vmax = 0.25, .lambda = 0.035,
+                 .r200c = 0.75, .m200c = 0.125, .r500c = 0.5, .m500c = 0.0625, .r200m = 1, .m200m = 0.25,
+                 .rvir = NAN, .mvir = NAN, .n_bound = 42, .mass_bound = 0.2};
     char buf[64];
     const char *want[] = {"1", "3", "7", "12345678901", "0.25", "1", "2", "3", "-1", "0.5", "1e-20", "0.333333333", "2",
-                          "4", "5", "6", "9007199254740993", "-2.5", "0.5", "0.125", "3", "0.25", "0.035"};
+                          "4", "5", "6", "9007199254740993", "-2.5", "0.5", "0.125", "3", "0.25", "0.035",
+                          "0.75", "0.125", "0.5", "0.0625", "1", "0.25", "nan", "nan", "42", "0.2"};
     for (size_t k = 0; k < fk_halo_ncolumns && k < nc; k++) {
         fk_halo_format(&h, &fk_halo_columns[k], NULL, buf, sizeof buf);
         CHECK_MSG(strcmp(buf, want[k]) == 0, "column %s: '%s'", names[k], buf);
@@ -221,7 +231,8 @@ static void test_columns(void)
     fk_halo_units u = {1000, 1e10, 100, "kpc", "Msun", "km/s"};
     const char *want_u[] = {"1", "3", "7", "12345678901", "2.5e+09", "1000", "2000", "3000", "-100", "50", "1e-18",
                             "33.3333333", "2000", "4000", "5000", "6000", "9007199254740993", "-25000", "500", "125",
-                            "300", "250", "0.035"};
+                            "300", "250", "0.035", "750", "1.25e+09", "500", "625000000", "1000", "2.5e+09", "nan",
+                            "nan", "42", "2e+09"};
     for (size_t k = 0; k < fk_halo_ncolumns && k < nc; k++) {
         fk_halo_format(&h, &fk_halo_columns[k], &u, buf, sizeof buf);
         CHECK_MSG(strcmp(buf, want_u[k]) == 0, "column %s in units: '%s'", names[k], buf);

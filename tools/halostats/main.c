@@ -11,6 +11,7 @@
 #include "halostats.h"
 #include "hdf5out.h"
 #include "kv.h"
+#include "masses.h"
 #include "potential.h"
 #include "prog.h"
 #include "snap.h"
@@ -48,7 +49,8 @@ static void help(void)
            "      --G=VALUE         G in the output units (default: 1 in the stream's, converted)\n"
            "      --format=FORMAT   'text' (default), 'csv' (one header row of column names), or\n"
            "                        'stream': the input stream with HALO and HCOL chunks appended,\n"
-           "                        or 'hdf5': a Gadget-4 style fof_subhalo_tab HDF5 file (levels 0, 1)\n"
+           "                        'hdf5': a Gadget-4 style fof_subhalo_tab HDF5 file (levels 0, 1),\n"
+           "                        or 'grp' (with --unbind): a .grp file of the bound members\n"
            "      --csv             the same as --format=csv\n"
            "  -o, --output=FILE     write FILE (atomically) instead of stdout\n"
            "  -f, --force           read or write binary data on a terminal\n"
@@ -60,6 +62,8 @@ static void help(void)
            "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n"
            "Example: tipsy2bin snap.std | kdbuild | foflink -b 0.2 | groups -m 20 | halostats\n",
            SOFTENING_FRACTION, FK_POT_THETA, FK_POT_NEXACT);
+    printf("\nSpherical-overdensity masses and unbinding (halostats(1), MASSES):\n");
+    hs_masses_help();
 }
 
 /* What halostats reads of one level. */
@@ -82,17 +86,19 @@ typedef struct input {
     level lv[MAX_LEVELS];
     int nlevels;     /* 1 + the highest level of a GID, GRPS or GPAR */
     int have_link, replaced;
+    char *snaptext;  /* the SNAP record, for the cosmology of --so */
 } input;
 
 /* The options that shape the output. */
 typedef struct options {
-    int format; /* 0 text, 1 csv, 2 stream */
+    int format; /* 0 text, 1 csv, 2 stream, 3 hdf5, 4 grp (bound members) */
     fk_centre centre;
     fk_pot_params pot; /* G in the stream's units */
     double G_out;      /* G in the output units   */
     int have_G, have_eps;
     int device; /* DEV_AUTO, DEV_CPU, DEV_GPU; resolved to DEV_CPU or DEV_GPU */
     fk_halo_units units;
+    hs_masses m; /* --so, --unbind */
 } options;
 
 /* GPU work time, for -v. */
@@ -169,7 +175,7 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
         (w && fk_writer_text(w, "SNAP", c.level, snaptext, &err)))
         prog_fail(&err);
     fk_reader_set_progress(r, prog_progress_reader, r);
-    free(snaptext);
+    in->snaptext = snaptext;
     int st;
     while ((st = fk_reader_next(r, &c, &err)) == 1) {
         void *raw = NULL;
@@ -274,6 +280,7 @@ static void set_hosts(const input *in, int k, fk_halo *h, uint64_t ng, uint64_t 
 /* Whether column c is written. */
 static int shown(const options *o, const fk_halo_column *c)
 {
+    if ((c->flags & (FK_HCOL_SO | FK_HCOL_UNBIND)) && !(c->flags & hs_masses_flags(&o->m))) return 0;
     return !(c->flags & FK_HCOL_MBP) || o->centre == FK_CENTRE_MBP;
 }
 
@@ -322,6 +329,7 @@ static void write_header(FILE *f, const input *in, const options *o, const uint6
     fprintf(f, "# groups are unwrapped about the member with the lowest ID, assuming a group spans less than\n"
                "# half the box; a group of total mass 0 gets unweighted means; M(<=r): mass of the members\n"
                "# within r of the centre\n");
+    hs_masses_header(f, &o->m, u);
     fprintf(f, "# column name unit: definition\n");
     size_t col = 0;
     for (size_t k = 0; k < fk_halo_ncolumns; k++) {
@@ -379,6 +387,7 @@ static void write_hcol(fk_writer *w, const input *in, const options *o)
     fk_kv_str(&kv, "length_name", o->units.length_name);
     fk_kv_str(&kv, "mass_name", o->units.mass_name);
     fk_kv_str(&kv, "velocity_name", o->units.velocity_name);
+    hs_masses_kv(&kv, &o->m);
     size_t col = 0;
     for (size_t k = 0; k < fk_halo_ncolumns; k++) {
         const fk_halo_column *c = &fk_halo_columns[k];
@@ -450,6 +459,7 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                                              {"velocity-name", required_argument, 0, O_VN},
                                              {"G", required_argument, 0, O_G},
                                              {"device", required_argument, 0, O_DEV},
+                                             HS_MASSES_LONG,
                                              {0, 0, 0, 0}};
     opterr = 0;
     int opt;
@@ -466,8 +476,10 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                 o->format = 2;
             else if (strcmp(optarg, "hdf5") == 0 && hdf5_check())
                 o->format = 3;
+            else if (strcmp(optarg, "grp") == 0)
+                o->format = 4, o->m.grp = 1;
             else
-                prog_usage("option --format needs 'text', 'csv', 'stream' or 'hdf5', not '%s'", optarg);
+                prog_usage("option --format needs 'text', 'csv', 'stream', 'hdf5' or 'grp', not '%s'", optarg);
             break;
         case O_CENTRE:
             if (strcmp(optarg, "mbp") == 0)
@@ -497,9 +509,11 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
             o->have_G = 1;
             break;
         case O_DEV: o->device = device_parse(optarg); break;
+        default: hs_masses_option(opt, optarg, &o->m); break;
         }
     }
     if (std->zlevel && o->format != 2) prog_usage("option -z applies to --format=stream only");
+    hs_masses_check(&o->m);
 }
 
 int main(int argc, char **argv)
@@ -537,6 +551,7 @@ int main(int argc, char **argv)
     /* only potentials use a device */
     fk_gpuinfo gi;
     o.device = o.centre == FK_CENTRE_MBP ? device_resolve(o.device, &gi) : DEV_CPU;
+    hs_masses_setup(&o.m, &in.snap, in.snaptext, in.pos, in.mass, u, o.G_out);
 
     uint32_t *grp = malloc(n ? n * sizeof *grp : 1);
     if (!grp) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
@@ -554,6 +569,7 @@ int main(int argc, char **argv)
                                  &err))
             prog_fail(&err);
         set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0);
+        hs_masses_level(&o.m, &hin, k, halos[k], ng[k], &o.pot, in.snap.nsource, o.device == DEV_GPU);
         uint64_t grouped = 0, ntree = 0, cand = 0;
         for (uint64_t g = 0; g < ng[k]; g++) {
             grouped += halos[k][g].n;
@@ -573,11 +589,15 @@ int main(int argc, char **argv)
     if (o.format == 2) {
         write_hcol(w, &in, &o);
         for (int k = 0; k < in.nlevels; k++) write_halo(w, &o, k, halos[k], ng[k]);
+        hs_masses_chunks(&o.m, w, in.nlevels, in.snap.nsource);
         if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);
     } else if (o.format == 3) {
         out = hdf5_write(&std, &in.snap, in.mass, in.ids, in.lv[0].gid, in.nlevels > 1 ? in.lv[1].gid : NULL, halos, ng,
                          o.centre == FK_CENTRE_MBP, &o.units);
+    } else if (o.format == 4) {
+        out = prog_open_output(&std, 0);
+        hs_masses_write_grp(&o.m, fk_output_file(out), in.nlevels, in.snap.nsource);
     } else {
         out = prog_open_output(&std, 0);
         FILE *f = fk_output_file(out);
@@ -595,6 +615,7 @@ int main(int argc, char **argv)
     prog_info("%d level%s, read in %.2f s, %.2f s in all%s", in.nlevels, in.nlevels > 1 ? "s" : "", t_read,
               prog_now() - t0, in.replaced ? "; the input's HALO and HCOL replaced" : "");
     for (int k = 0; k < in.nlevels; k++) free(halos[k]), free(in.lv[k].gid), free(in.lv[k].gpar);
-    free(in.pos), free(in.vel), free(in.mass), free(in.ids);
+    free(in.pos), free(in.vel), free(in.mass), free(in.ids), free(in.snaptext);
+    hs_masses_free(&o.m, in.nlevels);
     return EXIT_OK;
 }

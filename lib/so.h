@@ -1,0 +1,124 @@
+/* so.h - spherical-overdensity radii and masses (M200c, M500c, M200m, Mvir) around halo centres, over every particle. */
+#ifndef FK_SO_H
+#define FK_SO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "halostats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Reference densities. Positions are taken as comoving, in the stream's
+ * length unit, at expansion factor a (a = 1: physical coordinates), and
+ * every density below is a comoving density in the stream's units (mass /
+ * length^3), so that a sphere of comoving radius R holds 4/3 pi R^3 rho of
+ * it. With rho_c0 the critical density today (3 H0^2 / (8 pi G)) and
+ *   E^2(a) = Omega_m a^-3 + Omega_k a^-2 + Omega_L,  Omega_k = 1 - Omega_m - Omega_L,
+ *   rho_crit(a) = rho_c0 E^2(a) a^3         (the physical critical density
+ *                                            at a, in comoving units)
+ *   rho_mean    = Omega_m rho_c0            (constant in comoving units)
+ *   x           = Omega_m a^-3 / E^2(a) - 1
+ *   Delta_vir   = 18 pi^2 + 82 x - 39 x^2  (Bryan & Norman 1998, eq. 6, for
+ *                 Omega_L > 0: their fit for a flat universe with Lambda)
+ *               = 18 pi^2 + 60 x - 32 x^2  (for Omega_L = 0: their fit for
+ *                 an open universe)
+ * the four thresholds, in this order (FK_SO_*), are
+ *   200c  200 rho_crit(a)    500c  500 rho_crit(a)
+ *   200m  200 rho_mean       vir   Delta_vir rho_crit(a)
+ */
+enum { FK_SO_200C = 0, FK_SO_500C = 1, FK_SO_200M = 2, FK_SO_VIR = 3, FK_SO_N = 4 };
+
+#define FK_SO_MINPART 10 /* default particles in the profile's first sphere */
+
+typedef struct fk_cosmo {
+    double omega_m; /* (0, ...)                                 */
+    double omega_l; /* >= 0                                     */
+    double a;       /* expansion factor, > 0                    */
+    double rho_c0;  /* critical density today, comoving, stream units, > 0 */
+} fk_cosmo;
+
+/* The FK_SO_N threshold densities of c into rho (and Delta_vir into
+ * *delta_vir when not NULL). FK_EINVAL, naming the parameter, when one is
+ * out of range or E^2(a) <= 0. */
+int fk_so_thresholds(const fk_cosmo *c, double rho[FK_SO_N], double *delta_vir, fk_error *err);
+
+/*
+ * The radius. For a centre c, let r_k be the distances (minimum image in a
+ * periodic box) of EVERY particle of the stream from c, sorted, M_k the
+ * mass of the particles at r <= r_k and rho_k = M_k / (4/3 pi r_k^3) the
+ * mean density of the sphere through particle k. The profile starts at the
+ * sphere through particle minpart - 1 (counting from 0: the sphere holding
+ * at least minpart particles, the centre's own included), or the first at
+ * r > 0 if that is farther out: smaller spheres are shot noise (the nearest
+ * neighbours of a particle in a thin background can make a sphere of three
+ * particles 200 times denser than the mean). For a threshold rho_t, k is
+ * the first particle of the profile with rho_k < rho_t; the crossing lies
+ * between r_(k-1) and r_k and is interpolated linearly in log rho against
+ * log r:
+ *   log R = log r_(k-1) + (log rho_t - log rho_(k-1)) (log r_k - log r_(k-1)) / (log rho_k - log rho_(k-1))
+ * and M = 4/3 pi R^3 rho_t, which lies in [M_(k-1), M_k] up to the
+ * interpolation. The radius is NOT REACHED (R and M are NaN) when the
+ * profile's first sphere already has rho_k < rho_t (no sphere of minpart
+ * particles is that dense), or when no rho_k falls below rho_t within the
+ * largest radius searched (half the box when periodic; the distance to
+ * the farthest particle otherwise).
+ *
+ * Search: a grid of cells over all particles (about 8 particles a cell);
+ * for each centre, the particles within r of it, starting from r = the
+ * halo's start radius (its members' extent) and doubling until the lowest
+ * threshold's crossing is found, then every threshold's crossing is read
+ * off the same sorted profile.
+ */
+
+/* All the particles of a stream. */
+typedef struct fk_so_particles {
+    uint64_t n;
+    const float *pos;  /* n x 3 */
+    const float *mass; /* n     */
+    int periodic;
+    double box, origin; /* origin: the box's lower corner on every axis */
+} fk_so_particles;
+
+typedef struct fk_so_grid fk_so_grid;
+
+/* Builds the grid over p (which must outlive it): O(n), 4 floats and an
+ * index per particle. FK_EINVAL (a periodic box of side <= 0, n at or
+ * above 2^32), FK_ENOMEM. */
+int fk_so_grid_build(const fk_so_particles *p, fk_so_grid **grid, fk_error *err);
+
+void fk_so_grid_free(fk_so_grid *grid);
+
+/* For each of nh centres (centre[3 h + k]) with start radius r0[h] (> 0;
+ * anything else starts from one grid cell), the radius and mass of each of
+ * the nt thresholds rho[t] (> 0): R[nt h + t], M[nt h + t] (NaN when not
+ * reached, as above; minpart 0 counts as 1). In parallel over centres (OpenMP); each result comes
+ * from one sorted profile summed in one order, so it does not depend on the
+ * number of threads. FK_EINVAL (a threshold <= 0), FK_ENOMEM. */
+int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
+                  const double *rho, size_t minpart, double *R, double *M, fk_error *err);
+
+/* Fills r200c, m200c, ..., rvir, mvir of halos[0..ng) (after
+ * fk_halostats_centres: about the centres xc, starting from the radii
+ * rc_max) with the thresholds rho of fk_so_thresholds. FK_EINVAL,
+ * FK_ENOMEM. */
+int fk_halostats_so(const fk_so_grid *grid, uint64_t ng, fk_halo *halos, const double rho[FK_SO_N], size_t minpart,
+                    fk_error *err);
+
+/* The crossing of one sorted profile: r[0..n) ascending distances, cm[k]
+ * the mass at r <= r[k] (equal radii share the mass of all of them), the
+ * profile starting at index first, the threshold rho_t. Sets *R and *M as
+ * above; returns 1 when found, 0 when the profile's first sphere is
+ * already below rho_t (R, M NaN), and -1 when every rho_k is >= rho_t (R,
+ * M NaN: search farther). Can't fail. */
+int fk_so_crossing(const double *r, const double *cm, size_t n, size_t first, double rho_t, double *R, double *M);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,240 @@
+/* masses.c - halostats --so and --unbind: options, the cosmology, the SO and unbinding passes of each level, their outputs. */
+#include "masses.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "prog.h"
+
+void hs_masses_help(void)
+{
+    printf("      --so              spherical-overdensity radii and masses about the centre, over every\n"
+           "                        particle: r200c m200c r500c m500c r200m m200m rvir mvir (nan: not reached)\n"
+           "      --omega-m=X       Omega_m (needed by --so unless the stream's SNAP has omega_m)\n"
+           "      --omega-l=X       Omega_Lambda (default: SNAP's omega_l, else 1 - Omega_m)\n"
+           "      --scale-factor=A  the expansion factor of the snapshot (default: SNAP's time)\n"
+           "      --redshift=Z      the same as --scale-factor=1/(1+Z)\n"
+           "      --rho-crit=X      critical density today, comoving, in the output units (default: the\n"
+           "                        periodic box's mean density / Omega_m)\n"
+           "      --hubble=H0       or H0 in output velocity per output length: rho_crit = 3 H0^2 / (8 pi G)\n"
+           "      --so-min=N        the profile starts at the sphere holding N particles (default %d)\n"
+           "      --unbind          the self-bound part of every group at every level: n_bound, mass_bound\n"
+           "      --bound-min=N     fewer bound members than N: not bound (default %d)\n"
+           "      --level=K         with --format=grp, the bound members of level K (default 0)\n",
+           FK_SO_MINPART, FK_UNBIND_MINBOUND);
+}
+
+static double positive(const char *opt, const char *arg)
+{
+    double v = prog_parse_double(opt, arg, 0, DBL_MAX);
+    if (!(v > 0)) prog_usage("option %s must be positive, not '%s'", opt, arg);
+    return v;
+}
+
+int hs_masses_option(int opt, const char *arg, hs_masses *m)
+{
+    switch (opt) {
+    case HS_O_SO: m->so = 1; break;
+    case HS_O_OM: m->omega_m = positive("--omega-m", arg), m->have_om = 1; break;
+    case HS_O_OL: m->omega_l = prog_parse_double("--omega-l", arg, 0, 100), m->have_ol = 1; break;
+    case HS_O_A: m->a = positive("--scale-factor", arg), m->have_a = 1; break;
+    case HS_O_Z: m->z = prog_parse_double("--redshift", arg, 0, 1e6), m->have_z = 1; break;
+    case HS_O_RHO: m->rho_crit = positive("--rho-crit", arg), m->have_rho = 1; break;
+    case HS_O_H: m->hubble = positive("--hubble", arg), m->have_h = 1; break;
+    case HS_O_UNBIND: m->unbind = 1; break;
+    case HS_O_BMIN: m->minbound = (uint64_t)prog_parse_int("--bound-min", arg, 1, INT64_MAX); break;
+    case HS_O_SOMIN: m->so_min = (uint64_t)prog_parse_int("--so-min", arg, 1, INT64_MAX), m->have_somin = 1; break;
+    case HS_O_LEVEL: m->grp_level = (int)prog_parse_int("--level", arg, 0, HS_MAX_LEVELS - 1); break;
+    default: return 0;
+    }
+    return 1;
+}
+
+void hs_masses_check(const hs_masses *m)
+{
+    if (!m->so && (m->have_om || m->have_ol || m->have_a || m->have_z || m->have_rho || m->have_h || m->have_somin))
+        prog_usage("options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble and --so-min apply to --so only");
+    if (m->have_a && m->have_z) prog_usage("options --scale-factor and --redshift exclude each other");
+    if (m->have_rho && m->have_h) prog_usage("options --rho-crit and --hubble exclude each other");
+    if (m->grp && !m->unbind) prog_usage("option --format=grp needs --unbind (it writes the bound members)");
+    if (m->grp_level && !m->grp) prog_usage("option --level applies to --format=grp only");
+}
+
+unsigned hs_masses_flags(const hs_masses *m)
+{
+    return (m->so ? FK_HCOL_SO : 0u) | (m->unbind ? FK_HCOL_UNBIND : 0u);
+}
+
+/* A number from the SNAP text under one of two keys, when there. */
+static int snap_value(const char *text, const char *k1, const char *k2, double *v)
+{
+    fk_error err = {0};
+    const char *k = text && fk_kv_has(text, k1) ? k1 : text && k2 && fk_kv_has(text, k2) ? k2 : NULL;
+    if (!k) return 0;
+    if (fk_kv_get_dbl(text, k, v, "SNAP chunk", &err)) prog_fail(&err);
+    return 1;
+}
+
+void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const float *pos, const float *mass,
+                     const fk_halo_units *u, double G_out)
+{
+    if (!m->so) return;
+    double v;
+    m->om_from = m->ol_from = m->a_from = m->rho_from = "given";
+    if (!m->have_om) {
+        if (!snap_value(snaptext, "omega_m", "omega0", &v))
+            prog_usage("option --so needs --omega-m (the stream's SNAP gives no omega_m)");
+        m->omega_m = v, m->om_from = "from SNAP";
+    }
+    if (!m->have_ol) {
+        if (snap_value(snaptext, "omega_l", "omega_lambda", &v))
+            m->omega_l = v, m->ol_from = "from SNAP";
+        else
+            m->omega_l = 1 - m->omega_m, m->ol_from = "1 - Omega_m: flat";
+    }
+    if (m->have_z) {
+        m->a = 1 / (1 + m->z);
+    } else if (!m->have_a) {
+        if (snap_value(snaptext, "redshift", NULL, &v) && v > -1) {
+            m->a = 1 / (1 + v), m->a_from = "SNAP's redshift";
+        } else {
+            if (!(s->time > 0))
+                prog_usage("option --so needs --scale-factor or --redshift (SNAP's time is %g, not an expansion factor)",
+                           s->time);
+            m->a = s->time, m->a_from = "SNAP's time";
+        }
+    }
+    /* rho_c0 in the stream's units: output density rho_out is rho_out L^3 / M of the stream's */
+    double rho_c0;
+    if (m->have_rho) {
+        rho_c0 = m->rho_crit * pow(u->length, 3) / u->mass;
+    } else if (m->have_h) {
+        m->rho_crit = 3 * m->hubble * m->hubble / (8 * M_PI * G_out);
+        rho_c0 = m->rho_crit * pow(u->length, 3) / u->mass;
+        m->rho_from = "3 H0^2 / (8 pi G)";
+    } else {
+        if (!s->periodic) prog_usage("option --so needs --rho-crit or --hubble for a box that is not periodic");
+        if (s->n != s->nsource)
+            prog_usage("option --so needs --rho-crit or --hubble: the stream holds %" PRIu64 " of the %" PRIu64
+                       " particles, so its mean density is not the box's", s->n, s->nsource);
+        double total = 0;
+        for (uint64_t i = 0; i < s->n; i++) total += mass[i];
+        if (!(total > 0))
+            prog_die(EXIT_DATA, "the stream's particles have no mass, so no mean density: give --rho-crit or --hubble");
+        rho_c0 = total / (s->box * s->box * s->box) / m->omega_m;
+        m->rho_crit = rho_c0 * u->mass / pow(u->length, 3);
+        m->rho_from = "the box's mean density / Omega_m";
+    }
+    m->cosmo = (fk_cosmo){m->omega_m, m->omega_l, m->a, rho_c0};
+    fk_error err = {0};
+    if (fk_so_thresholds(&m->cosmo, m->rho, &m->delta_vir, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
+    double t = prog_now();
+    m->parts = (fk_so_particles){s->n, pos, mass, s->periodic, s->box, s->origin};
+    if (fk_so_grid_build(&m->parts, &m->grid, &err)) prog_fail(&err);
+    m->t_grid = prog_now() - t;
+    prog_info("SO: a grid over the %" PRIu64 " particles in %.3f s", s->n, m->t_grid);
+}
+
+/* fk_gpu_pot_tree in the shape of fk_pot_tree for the unbinding. */
+static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_error *err)
+{
+    return fk_gpu_pot_tree(g, p, phi, NULL, err);
+}
+
+void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, uint64_t ng, const fk_pot_params *pot,
+                     uint64_t nsource, int gpu)
+{
+    fk_error err = {0};
+    double t = prog_now();
+    if (m->so && fk_halostats_so(m->grid, ng, h, m->rho, m->so_min ? m->so_min : FK_SO_MINPART, &err)) prog_fail(&err);
+    double t1 = prog_now();
+    m->t_so += t1 - t;
+    if (m->so) prog_info("level %d: SO masses in %.3f s", k, t1 - t);
+    if (!m->unbind) return;
+    if (!m->bound && !(m->bound = malloc(hin->n ? hin->n : 1)))
+        prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", hin->n);
+    fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, gpu ? gpu_tree : NULL};
+    if (fk_unbind_halos(hin, ng, h, &up, m->bound, &err)) prog_fail(&err);
+    uint32_t *b = calloc(nsource ? nsource : 1, sizeof *b);
+    if (!b) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", nsource);
+    for (uint64_t i = 0; i < hin->n; i++)
+        if (m->bound[i]) b[hin->ids ? hin->ids[i] : i] = hin->grp[i];
+    m->bgid[k] = b;
+    m->t_unbind += prog_now() - t1;
+    uint64_t nb = 0, nbound = 0;
+    for (uint64_t g = 0; g < ng; g++) nb += h[g].n_bound > 0, nbound += h[g].n_bound;
+    prog_info("level %d: %" PRIu64 " of %" PRIu64 " groups bound, %" PRIu64 " bound members; unbinding %.3f s", k, nb,
+              ng, nbound, prog_now() - t1);
+}
+
+void hs_masses_header(FILE *f, const hs_masses *m, const fk_halo_units *u)
+{
+    if (m->so) {
+        char un[64];
+        fprintf(f, "# SO: about the centre, every particle of the stream; comoving radii at a = %.10g (%s);\n"
+                   "#   Omega_m %.10g (%s), Omega_L %.10g (%s), rho_crit,0 %.10g %s/%s^3 comoving (%s);\n"
+                   "#   thresholds (comoving, %s/%s^3): 200c %.10g, 500c %.10g, 200m %.10g, vir %.10g (Delta_vir\n"
+                   "#   %.6g rho_crit(a), Bryan & Norman 1998); radius: from the sphere of %" PRIu64 " particles out, the\n"
+                   "#   first particle whose sphere's mean density is below the threshold, interpolated in log rho\n"
+                   "#   against log r; nan: not reached\n",
+                m->a, m->a_from, m->omega_m, m->om_from, m->omega_l, m->ol_from, m->rho_crit, u->mass_name,
+                fk_halo_units_name(u, FK_DIM_LENGTH, un, sizeof un), m->rho_from, u->mass_name, un,
+                m->rho[FK_SO_200C] * u->mass / pow(u->length, 3), m->rho[FK_SO_500C] * u->mass / pow(u->length, 3),
+                m->rho[FK_SO_200M] * u->mass / pow(u->length, 3), m->rho[FK_SO_VIR] * u->mass / pow(u->length, 3),
+                m->delta_vir, m->so_min ? m->so_min : FK_SO_MINPART);
+    }
+    if (m->unbind)
+        fprintf(f, "# unbinding: every group at every level, the softened potential above from the remaining\n"
+                   "#   members; the most unbound leave first (e >= e_max / 2) until none is unbound; fewer than\n"
+                   "#   %" PRIu64 " bound members: not bound (n_bound 0)\n",
+                m->minbound ? m->minbound : FK_UNBIND_MINBOUND);
+}
+
+void hs_masses_kv(fk_kvbuf *kv, const hs_masses *m)
+{
+    if (m->so) {
+        fk_kv_u64(kv, "so", 1);
+        fk_kv_dbl(kv, "omega_m", m->omega_m);
+        fk_kv_dbl(kv, "omega_l", m->omega_l);
+        fk_kv_dbl(kv, "scale_factor", m->a);
+        fk_kv_dbl(kv, "rho_crit", m->rho_crit);
+        fk_kv_dbl(kv, "delta_vir", m->delta_vir);
+        fk_kv_u64(kv, "so_min", m->so_min ? m->so_min : FK_SO_MINPART);
+    }
+    if (m->unbind) {
+        fk_kv_u64(kv, "unbind", 1);
+        fk_kv_u64(kv, "bound_min", m->minbound ? m->minbound : FK_UNBIND_MINBOUND);
+    }
+}
+
+void hs_masses_chunks(const hs_masses *m, fk_writer *w, int nlevels, uint64_t nsource)
+{
+    if (!m->unbind) return;
+    fk_error err = {0};
+    for (int k = 0; k < nlevels; k++) {
+        fk_chunk c;
+        fk_chunk_init(&c, "BGID", "<u4", 0, nsource, 1);
+        c.level = (uint32_t)k;
+        if (fk_writer_put(w, &c, m->bgid[k], &err)) prog_fail(&err);
+    }
+}
+
+void hs_masses_write_grp(const hs_masses *m, FILE *f, int nlevels, uint64_t nsource)
+{
+    if (m->grp_level >= nlevels)
+        prog_die(EXIT_DATA, "option --level=%d: the stream has %d level%s", m->grp_level, nlevels, nlevels > 1 ? "s" : "");
+    const uint32_t *b = m->bgid[m->grp_level];
+    fprintf(f, "%" PRIu64 "\n", nsource);
+    for (uint64_t r = 0; r < nsource; r++) fprintf(f, "%" PRIu32 "\n", b[r]);
+}
+
+void hs_masses_free(hs_masses *m, int nlevels)
+{
+    fk_so_grid_free(m->grid);
+    free(m->bound);
+    for (int k = 0; k < nlevels && k < HS_MAX_LEVELS; k++) free(m->bgid[k]);
+}
