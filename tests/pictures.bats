@@ -206,3 +206,13 @@ one_line() {
     one_line 1 "fofmf: short.txt: line 2: 3 columns, the header names 6" fofmf --table --box 1 short.txt
     one_line 1 "fofmf: g.fof: no HCOL chunk (write it with halostats --format=stream)" fofmf --table g.fof
 }
+
+@test "without libpng: fofmap and fofmf say so in one line, fofmf --table still works" {
+    run pngprobe
+    [ "$status" -eq 77 ] || skip "this build has libpng"
+    one_line 1 "fofmap: this build has no PNG support (libpng was not found: install libpng-dev, then make config)" \
+        fofmap h.fof
+    one_line 1 "fofmf: this build has no PNG support (libpng was not found: install libpng-dev, then make config); --table prints the bins" \
+        fofmf h.txt
+    run -0 fofmf --table h.txt
+}
