@@ -146,7 +146,16 @@ static int read_text(FILE *f, const char *name, fk_catalog *cat, fk_error *err)
         if (st == FK_OK) st = add_row(cat, &cap, &m, v, err);
     }
     if (st == FK_OK && ferror(f)) st = fk_fail(err, FK_EIO, "%s: read error", name);
-    if (st == FK_OK && csv < 0) st = fk_fail(err, FK_EFORMAT, "%s: no halos (an empty catalogue?)", name);
+    if (st == FK_OK && csv < 0) {
+        /* No row: a catalogue of no halos is valid when its header names the columns. */
+        if (!names) {
+            st = fk_fail(err, FK_EFORMAT, "%s: no header naming the columns (not a catalogue?)", name);
+        } else {
+            char *save = NULL;
+            for (char *t = strtok_r(names, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) colmap_name(&m, t, ncols++);
+            st = colmap_check(&m, name, err);
+        }
+    }
     free(line);
     free(names);
     return st;

@@ -142,6 +142,9 @@ one_line() {
     [ ! -e out.png ]
     printf 'a b c\n1 2 3\n' >noheader.txt
     one_line 1 "fofmap: noheader.txt: line 1: no header naming the columns" fofmap --halos noheader.txt h.fof
+    # a catalogue of no halos is valid: nothing circled
+    grep '^#' "$F/h.txt" >none.txt
+    run -0 fofmap --halos none.txt -s 32 h.fof -o none.png
     printf '# a b c\n1 2 3\n' >nocols.txt
     one_line 1 "fofmap: nocols.txt: no column 'id' (not a halostats catalogue?)" fofmap --halos nocols.txt h.fof
 }
@@ -197,7 +200,11 @@ one_line() {
     [ "${lines[0]}" = "fofmf: option --size needs WxH, not 'big'" ]
     run -2 fofmf --dex 0 "$F/h.txt"
     [[ "${lines[0]}" == "fofmf: option --dex"* ]]
-    one_line 1 "fofmf: h.txt: mass function: no halo of positive mass" fofmf --table --min-n 1000000000 h.txt
+    one_line 1 "fofmf: h.txt: no halos to count (none of --min-n particles or more)" fofmf --table --min-n 1000000000 h.txt
+    grep '^#' h.txt >none.txt
+    one_line 1 "fofmf: none.txt: no halos to count" fofmf --table none.txt
+    awk '!/^#/ { $5 = 0 } { print }' h.txt >massless.txt
+    one_line 1 "fofmf: massless.txt: mass function: no halo of positive mass" fofmf --table massless.txt
     grep -v '^# box' "$F/h.txt" >nobox.txt
     one_line 1 "fofmf: nobox.txt: the catalogue does not say its box: give --box" fofmf --table nobox.txt
     : >empty.txt

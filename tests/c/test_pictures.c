@@ -93,6 +93,15 @@ static void test_catalog(void)
     CHECK(read_cat("# id x y z\n1 2 3 4\n", &cat, &err) == FK_EMISSING);
     fk_error_clear(&err);
     CHECK(read_cat("", &cat, &err) == FK_EFORMAT);
+    /* a header and no rows: a catalogue of no halos; a bare comment is not a catalogue */
+    CHECK(read_cat("# box 1 origin 0 periodic 1\n# id n mass x y z\n", &cat, &err) == FK_OK);
+    CHECK(cat.n == 0 && cat.has_box);
+    fk_catalog_free(&cat);
+    fk_error_clear(&err);
+    CHECK(read_cat("# hello\n", &cat, &err) == FK_EMISSING);
+    fk_error_clear(&err);
+    CHECK(read_cat("\n\n", &cat, &err) == FK_EFORMAT);
+    CHECK_MSG(!strcmp(err.msg, "cat: no header naming the columns (not a catalogue?)"), "%s", err.msg);
 
     /* the stream's HCOL and HALO */
     const char *hcol = "columns 6\ncolumn_1 level 1 l\ncolumn_2 id 1 i\ncolumn_3 mass mass m\n"

@@ -95,6 +95,7 @@ int main(int argc, char **argv)
     size_t n = 0;
     for (size_t i = 0; i < cat.n; i++)
         if (cat.h[i].n >= (uint64_t)min_n) mass[n++] = cat.h[i].mass;
+    if (!n) prog_die(EXIT_DATA, "%s: no halos to count%s", name, min_n ? " (none of --min-n particles or more)" : "");
     double lo, hi;
     int nbins = fk_massfunc_range(mass, n, dex, &lo, &hi, &err);
     if (nbins < 0) prog_die(EXIT_DATA, "%s: %s", name, err.msg);
