@@ -110,6 +110,14 @@ one_line() {
     echo "$output"
     [ "${lines[0]}" = "200 200" ]
     awk -v c="${lines[1]}" -v e="${lines[2]}" 'BEGIN { exit !(c > 200 && c > e + 100) }'
+    # The same field by centre and width (the halo's xc yc zc, six times its rc_max; the caption
+    # differs): the halo at the centre again.
+    read -r cw < <(awk '/^#/ { h = $0; next }
+        !done { sub(/^# */, "", h); m = split(h, n, " "); for (k = 1; k <= m; k++) at[n[k]] = k; done = 1 }
+        $(at["level"]) == 0 && $(at["id"]) == 1 { print $(at["xc"]) "," $(at["yc"]) "," $(at["zc"]), 6 * $(at["rc_max"]) }' h.txt)
+    run -0 fofmap -c "${cw% *}" -w "${cw#* }" -d "${cw#* }" -n 0 -s 200 h.fof -o cw.png
+    run -0 pngprobe cw.png 100 100 2 5 5 2
+    awk -v c="${lines[1]}" -v e="${lines[2]}" 'BEGIN { exit !(c > 200 && c > e + 100) }'
 }
 
 @test "fofmap: bad options and bad input, one line each, no picture left" {
