@@ -165,3 +165,22 @@ recipe() {
     [ "$status" -ne 0 ]
     [[ "$output" == *"snap.std: not a fofkit stream"* ]]
 }
+
+# Skips a test of pictures when this build writes no PNG (built without libpng).
+need_png() {
+    command -v pngprobe >/dev/null || skip "pngprobe is not built"
+    run pngprobe
+    [ "$status" -ne 77 ] || skip "built without libpng"
+}
+
+@test "fofmap(1) examples run" {
+    need_png
+    run_examples man1/fofmap.1
+    [ -s map.png ] && [ -s slab.png ] && [ -s zoom.png ] && [ -s map20.png ]
+}
+
+@test "fofmf(1) examples run" {
+    need_png
+    run_examples man1/fofmf.1
+    [ -s mf.png ] && [ -s mf100.png ]
+}

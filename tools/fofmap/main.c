@@ -1,0 +1,200 @@
+/* fofmap - draws a projected density map of a stream as a PNG, the largest halos of a catalogue circled. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "colormap.h"
+#include "densmap.h"
+#include "image.h"
+#include "pngwrite.h"
+#include "prog.h"
+
+static void help(void)
+{
+    printf("Usage: fofmap [OPTION]... [STREAM] -o FILE.png\n"
+           "Draw the projected mass density of a fofkit stream (STREAM or stdin) in log scale as a\n"
+           "PNG picture, and circle the largest halos of a halostats catalogue: the stream's own\n"
+           "(halostats --format=stream) or one given with --halos.\n"
+           "\n"
+           "  -a, --axis=AXIS       line of sight: x, y or z (default z: the picture shows x, y)\n"
+           "  -s, --size=PX         picture side in pixels, 16 to 16384 (default 800)\n"
+           "  -c, --centre=X,Y,Z    centre of the field (default the box's centre)\n"
+           "  -w, --width=W         side of the field (default the box; with --halo, 6 radii)\n"
+           "  -d, --slab=D          thickness of the slab along the line of sight, centred on the\n"
+           "                        field (default the whole box; with --halo, the width)\n"
+           "  -H, --halo=ID         zoom on halo ID (level 0) of the catalogue: the field centred on it\n"
+           "      --halos=FILE      the catalogue: halostats text, CSV or stream\n"
+           "  -n, --circle=N        circle the N most massive halos in the slab (default 10, 0: none)\n"
+           "  -l, --labels          write each circled halo's id beside it\n"
+           "      --cmap=NAME       magma (default) or viridis\n"
+           "      --range=DEX       decades of density shown below the densest pixel (default 4)\n"
+           "      --smooth=PX       Gaussian smoothing of the map, sigma in pixels (default 1, 0: none)\n"
+           "  -o, --output=FILE     write the PNG to FILE (default stdout)\n"
+           "  -f, --force           read or write binary data on a terminal\n"
+           "  -v, --verbose         what was drawn, on stderr\n"
+           "  -h, --help            this help\n"
+           "  -V, --version         version\n"
+           "\n"
+           "Exit status: 0 success, 1 bad input, missing chunk, no PNG support or I/O error,\n"
+           "2 usage error, 3 out of memory.\n"
+           "See fofmap(1), fofmf(1) and halostats(1).\n");
+}
+
+static int parse_axis(const char *arg)
+{
+    if (!strcmp(arg, "x")) return 0;
+    if (!strcmp(arg, "y")) return 1;
+    if (!strcmp(arg, "z")) return 2;
+    prog_usage("option --axis needs x, y or z, not '%s'", arg);
+}
+
+int main(int argc, char **argv)
+{
+    prog_init("fofmap");
+    prog_std std = {0};
+    fk_view view = {.axis = 2, .size = 800};
+    double centre[3], width = 0, depth = 0, range = 4, smooth = 1;
+    int have_centre = 0, labels = 0;
+    long long circle = 10, zoom = -1;
+    const char *halos_path = NULL, *cmap_name = "magma";
+    enum { OPT_HALOS = 256, OPT_CMAP, OPT_RANGE, OPT_SMOOTH };
+    static const struct option longopts[] = {PROG_STD_LONG,
+                                             {"axis", required_argument, 0, 'a'},
+                                             {"size", required_argument, 0, 's'},
+                                             {"centre", required_argument, 0, 'c'},
+                                             {"center", required_argument, 0, 'c'},
+                                             {"width", required_argument, 0, 'w'},
+                                             {"slab", required_argument, 0, 'd'},
+                                             {"halo", required_argument, 0, 'H'},
+                                             {"halos", required_argument, 0, OPT_HALOS},
+                                             {"circle", required_argument, 0, 'n'},
+                                             {"labels", no_argument, 0, 'l'},
+                                             {"cmap", required_argument, 0, OPT_CMAP},
+                                             {"range", required_argument, 0, OPT_RANGE},
+                                             {"smooth", required_argument, 0, OPT_SMOOTH},
+                                             {0, 0, 0, 0}};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT "a:s:c:w:d:H:n:l", longopts, NULL)) != -1) {
+        if (c == 'z') prog_usage("fofmap writes PNG, which is compressed already: no -z");
+        if (prog_std_option(c, optarg, &std, help, argv)) continue;
+        switch (c) {
+        case 'a': view.axis = parse_axis(optarg); break;
+        case 's': view.size = (int)prog_parse_int("--size", optarg, 16, FK_IMAGE_MAX); break;
+        case 'c':
+            if (prog_parse_list("--centre", optarg, centre, 3, -1e30, 1e30) != 3)
+                prog_usage("option --centre needs three numbers X,Y,Z");
+            have_centre = 1;
+            break;
+        case 'w': width = prog_parse_double("--width", optarg, 1e-30, 1e30); break;
+        case 'd': depth = prog_parse_double("--slab", optarg, 1e-30, 1e30); break;
+        case 'H': zoom = prog_parse_int("--halo", optarg, 1, INT64_MAX); break;
+        case OPT_HALOS: halos_path = optarg; break;
+        case 'n': circle = prog_parse_int("--circle", optarg, 0, 1000000); break;
+        case 'l': labels = 1; break;
+        case OPT_CMAP: cmap_name = optarg; break;
+        case OPT_RANGE: range = prog_parse_double("--range", optarg, 0.1, 30); break;
+        case OPT_SMOOTH: smooth = prog_parse_double("--smooth", optarg, 0, 100); break;
+        }
+    }
+    const unsigned char(*cmap)[3] = fk_colormap(cmap_name);
+    if (!cmap) prog_usage("option --cmap needs magma or viridis, not '%s'", cmap_name);
+    const char *in = prog_one_input(argc, argv, optind);
+    if (halos_path && !strcmp(halos_path, "-") && !strcmp(in, "-"))
+        prog_usage("the stream and --halos cannot both be stdin");
+    if (!fk_png_available())
+        prog_die(EXIT_DATA, "this build has no PNG support (libpng was not found: install libpng-dev, then make config)");
+    const char *name = strcmp(in, "-") ? in : "stdin";
+    fk_error err = {0};
+
+    fk_catalog cat = {0};
+    if (halos_path) {
+        FILE *hf = prog_open_input(halos_path, 0, 1);
+        if (fk_catalog_read(hf, strcmp(halos_path, "-") ? halos_path : "stdin", &cat, &err)) prog_fail(&err);
+        fk_input_close(hf);
+    }
+
+    FILE *fin = prog_open_input(in, 1, std.force);
+    fk_reader *r;
+    fk_chunk ch;
+    fk_snap snap;
+    char *snaptext;
+    if (fk_reader_open(&r, fin, name, &err) || fk_snap_read(r, &ch, &snap, &snaptext, name, &err)) prog_fail(&err);
+    free(snaptext);
+    float *pos = NULL, *mass = NULL;
+    char *hcol = NULL;
+    double *halo = NULL;
+    fk_chunk halo_ch = {0};
+    int st;
+    while ((st = fk_reader_next(r, &ch, &err)) == 1) {
+        if (!strcmp(ch.tag, "POS") && !pos) {
+            if (fk_snap_check_chunk(&snap, &ch, "<f4", 3, name, &err) || fk_reader_load(r, (void **)&pos, &err) ||
+                fk_snap_check_positions(&snap, pos, name, &err))
+                prog_fail(&err);
+        } else if (!strcmp(ch.tag, "MASS") && !mass) {
+            if (fk_snap_check_chunk(&snap, &ch, "<f4", 1, name, &err) || fk_reader_load(r, (void **)&mass, &err))
+                prog_fail(&err);
+        } else if (!halos_path && !strcmp(ch.tag, "HCOL") && !hcol) {
+            if (fk_reader_load_text(r, &hcol, &err)) prog_fail(&err);
+        } else if (!halos_path && !strcmp(ch.tag, "HALO") && ch.level == 0 && !halo) {
+            if (strcmp(ch.dtype, "<f8") != 0) prog_die(EXIT_DATA, "%s: HALO holds %s, not <f8", name, ch.dtype);
+            if (fk_reader_load(r, (void **)&halo, &err)) prog_fail(&err);
+            halo_ch = ch;
+        }
+    }
+    if (st < 0) prog_fail(&err);
+    if (!pos) prog_die(EXIT_DATA, "%s: no POS chunk (not a particle stream?)", name);
+    if (hcol && halo && fk_catalog_from_chunks(hcol, halo, halo_ch.nrows, halo_ch.ncols, name, &cat, &err))
+        prog_fail(&err);
+    free(hcol);
+    free(halo);
+    fk_catalog_sort_mass(&cat);
+
+    view.box = snap.box;
+    view.periodic = snap.periodic;
+    for (int k = 0; k < 3; k++) view.centre[k] = snap.origin + snap.box / 2;
+    char caption[160];
+    snprintf(caption, sizeof caption, "%" PRIu64 " particles, seen along %c", snap.n, "xyz"[view.axis]);
+    if (zoom > 0) {
+        if (!cat.n) prog_die(EXIT_DATA, "--halo needs a catalogue: --halos=FILE or halostats --format=stream");
+        const fk_cat_halo *h = fk_catalog_find(&cat, (uint64_t)zoom);
+        if (!h) prog_die(EXIT_DATA, "no halo %lld at level 0 of the catalogue (it has %zu)", zoom, cat.n);
+        memcpy(view.centre, h->x, sizeof view.centre);
+        if (!width) width = h->r > 0 ? 6 * h->r : snap.box / 10;
+        if (!depth) depth = width;
+        snprintf(caption, sizeof caption, "halo %lld: %" PRIu64 " particles, seen along %c", zoom, h->n,
+                 "xyz"[view.axis]);
+    }
+    if (have_centre) memcpy(view.centre, centre, sizeof view.centre);
+    view.width = width ? width : snap.box;
+    view.depth = depth ? depth : snap.box;
+    if (!snap.periodic && view.width > snap.box) view.width = snap.box;
+    if (snap.periodic && view.width > snap.box) prog_usage("--width %g is wider than the periodic box (%g)", view.width, snap.box);
+
+    double *grid = malloc((size_t)view.size * (size_t)view.size * sizeof *grid);
+    if (!grid) prog_die(EXIT_RESOURCE, "no memory for a %dx%d map", view.size, view.size);
+    fk_image im;
+    static const unsigned char black[3] = {0, 0, 0};
+    if (fk_densmap_deposit(&view, pos, mass, snap.n, grid, &err) ||
+        fk_densmap_smooth(grid, view.size, smooth, &err) || fk_image_new(&im, view.size, view.size, black, &err))
+        prog_fail(&err);
+    fk_densmap_render(grid, view.size, cmap, range, &im);
+    int drawn = fk_densmap_circle(&im, &view, &cat, (size_t)circle, labels);
+    fk_densmap_annotate(&im, &view, caption);
+    prog_info("%dx%d map of %" PRIu64 " particles along %c, field %g wide, slab %g; %d halos circled of %zu",
+              view.size, view.size, snap.n, "xyz"[view.axis], view.width, view.depth, drawn, cat.n);
+
+    fk_output *out = prog_open_output(&std, 1);
+    if (fk_png_write(fk_output_file(out), &im, fk_output_name(out), &err)) prog_fail(&err);
+    prog_commit(out);
+    fk_image_free(&im);
+    free(grid);
+    free(pos);
+    free(mass);
+    fk_catalog_free(&cat);
+    fk_reader_close(r);
+    fk_input_close(fin);
+    return EXIT_OK;
+}
