@@ -26,6 +26,14 @@ int fk_io_init(fk_io *io, FILE *f, int for_write)
     io->f = f;
     io->fd = fileno(f);
     if (io->fd < 0) return 0; /* a memory stream: stdio only */
+#ifdef __GLIBC__
+    /* Input already in f's buffer (a caller peeked with getc/ungetc):
+     * reading the descriptor would skip it, so stdio it is. */
+    if (!for_write && f->_IO_read_ptr < f->_IO_read_end) {
+        io->fd = -1;
+        return 0;
+    }
+#endif
     if (for_write && fflush(f) != 0) return -1;
     struct stat sb;
     if (fstat(io->fd, &sb) != 0) return -1;

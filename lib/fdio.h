@@ -42,7 +42,10 @@ typedef struct fk_io {
 } fk_io;
 
 /* Sets io up on f (not owned). For writing, f's stdio buffer is flushed
- * first; nothing may be read or written through f's buffer afterwards.
+ * first; nothing may be read or written through f's buffer afterwards. For
+ * reading, input already in f's buffer (peeked with getc and ungetc) makes
+ * io read through stdio (detected with the C library's GNU internals; with
+ * another C library, do not peek).
  * Pipes are widened to 1 MiB where the system allows (fewer wake-ups).
  * Returns 0, or -1 with errno set. */
 int fk_io_init(fk_io *io, FILE *f, int for_write);

@@ -38,6 +38,18 @@ static void descriptor_round_trip(void)
     CHECK_MSG(fk_writer_finish(w, &err) == FK_OK, "%s", err.msg);
     fk_writer_free(w);
     const char *order[] = {"BIG", "SMALL", "LAST"};
+    { /* a caller that peeked at the first byte through stdio still reads the whole stream */
+        rewind(f);
+        int ch = getc(f);
+        CHECK(ch == 0x89 && ungetc(ch, f) == ch);
+        fk_reader *r;
+        fk_error e = {0};
+        CHECK_MSG(fk_reader_open(&r, f, "peeked", &e) == FK_OK, "%s", e.msg);
+        int k = 0, st;
+        while ((st = fk_reader_next(r, &c, &e)) == 1) CHECK(k < 3 && strcmp(c.tag, order[k++]) == 0);
+        CHECK_MSG(st == 0 && k == 3, "%s", e.msg);
+        fk_reader_close(r);
+    }
     for (int damage = 0; damage < 2; damage++) {
         if (damage) { /* a bit deep inside BIG's payload */
             long at = 64 + 64 + 30l * 1024 * 1024 + 3;
