@@ -145,6 +145,8 @@ through a pipe (the faster of `floor pipe` and `cat | cat`); write = the output'
 fsynced as the programs commit. A stage's floor = read + write; the piped pipeline's floor = the
 largest of reading the snapshot, the largest stream's pipe copy and writing the output (its stages
 overlap). x floor = wall / floor. The stages' `-v` output is kept in $BENCH_DIR/pipeline-MODE.log.
-
 EOF
+    # other work on the machine inflates every time here, the floor's included
+    echo "Load average (1, 5, 15 minutes) when the section started: $(cut -d' ' -f1-3 /proc/loadavg)."
+    echo
 }
