@@ -15,13 +15,16 @@
 # bytes FILE: its size in bytes.
 bytes() { stat -c %s "$1"; }
 
+# least: the smallest of the numbers on stdin, one a line (awk, so that no pipe is cut short).
+least() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
+
 # best3 COMMAND...: runs a command that prints "BYTES SECONDS" three times; prints the least seconds.
 best3() {
     local i out
     for i in 1 2 3; do
         out=$("$@") || { echo "bench/run: $* failed" >&2; exit 1; }
         echo "${out#* }"
-    done | sort -g | head -1
+    done | least
 }
 
 # cached KIND ARG: the floor KIND (read, pipe or write) of ARG (a file or a byte count), measured once
@@ -45,7 +48,7 @@ cat_pipe() {
 
 # floor_pipe FILE: the faster of floor's pipe copy and cat | cat, best of 3 each.
 floor_pipe() {
-    { best3 "$FLOOR" pipe "$1"; best3 cat_pipe "$1"; } | sort -g | head -1
+    { best3 "$FLOOR" pipe "$1"; best3 cat_pipe "$1"; } | least
 }
 
 # timed LABEL COMMAND...: runs the command under peakrss, its stderr (-v) appended to the log;
