@@ -199,15 +199,14 @@ static void scatter_ids(fk_gsnap *s, const g2hdr *g, const uint64_t *seen, const
     }
 }
 
-/* Reads file k: header, then every block. File 0 starts s and leaves its
- * header in *file0; the others are checked against it. */
-static int read_file(rd *r, int k, const fk_gsnap_opts *o, fk_gsnap *s, g2hdr *file0, uint64_t *seen,
-                     fk_gadget_info *info, fk_error *err)
+/* Reads the header record of the file r (after finding its byte order and,
+ * in format 2, the HEAD label) into *g; *format gets 1 or 2. */
+static int read_head(rd *r, g2hdr *g, int *format, fk_error *err)
 {
     unsigned char m[4];
     int st = get(r, m, 4, "HEAD", 0, 256, err);
     if (st) return st;
-    int format, big;
+    int big;
     if (u32(m, 0) == 256 || u32(m, 0) == 8)
         big = 0;
     else if (u32(m, 1) == 256 || u32(m, 1) == 8)
@@ -217,11 +216,11 @@ static int read_file(rd *r, int k, const fk_gsnap_opts *o, fk_gsnap *s, g2hdr *f
                        "%s: not a Gadget-2 snapshot (the first record marker is neither 256 nor 8 in either byte order)",
                        r->name);
     r->big = big;
-    format = u32(m, big) == 8 ? 2 : 1;
+    *format = u32(m, big) == 8 ? 2 : 1;
     uint32_t len = u32(m, big);
     uint64_t start = 0;
     unsigned char lab[8];
-    if (format == 2) {
+    if (*format == 2) {
         if ((st = get(r, lab, 8, "HEAD", start, len, err)) || (st = rec_close(r, "HEAD", len, start, err))) return st;
         if (memcmp(lab, "HEAD", 4))
             return fk_fail(err, FK_EFORMAT, "%s: format 2 snapshot whose first block is '%.4s', not HEAD", r->name,
@@ -232,13 +231,77 @@ static int read_file(rd *r, int k, const fk_gsnap_opts *o, fk_gsnap *s, g2hdr *f
         return fk_fail(err, FK_EFORMAT, "%s: block HEAD: the header record holds %" PRIu32 " bytes, not 256", r->name, len);
     unsigned char hb[256];
     if ((st = get(r, hb, 256, "HEAD", start, len, err)) || (st = rec_close(r, "HEAD", len, start, err))) return st;
+    decode_header(hb, big, g);
+    return FK_OK;
+}
+
+/* The name of file k of a snapshot whose first file is path (ending in
+ * ".0"); 0 when path does not name a first file. */
+static int file_name(const char *path, int k, char *buf, size_t size)
+{
+    size_t n = strlen(path);
+    if (!strcmp(path, "-") || n < 2 || strcmp(path + n - 2, ".0")) return 0;
+    snprintf(buf, size, "%.*s.%d", (int)(n - 2), path, k);
+    return 1;
+}
+
+/* The particles of each type over every file, from the headers alone, so
+ * that the header's totals are checked before anything is allocated. */
+static int count_files(const char *path, const char *name0, const g2hdr *g0, int nfiles, uint64_t *sum, fk_error *err)
+{
+    for (int t = 0; t < 6; t++) sum[t] = g0->npart[t];
+    size_t size = strlen(path) + 16;
+    char *name = malloc(size);
+    if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
+    int st = FK_OK;
+    for (int k = 1; k < nfiles && !st; k++) {
+        if (!file_name(path, k, name, size)) {
+            st = fk_fail(err, FK_EINVAL, "%s: the snapshot is split over %d files (num_files): name its first file, NAME.0",
+                         name0, nfiles);
+            break;
+        }
+        FILE *f = fopen(name, "rb");
+        if (!f) {
+            st = fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
+            break;
+        }
+        rd r = {f, name, 0, 0};
+        g2hdr g;
+        int format;
+        st = read_head(&r, &g, &format, err);
+        fclose(f);
+        for (int t = 0; t < 6 && !st; t++) sum[t] += g.npart[t];
+    }
+    free(name);
+    return st;
+}
+
+/* Reads file k: header, then every block. File 0 starts s and leaves its
+ * header in *file0; the others are checked against it. path is the name
+ * given (to find the other files). */
+static int read_file(rd *r, int k, const char *path, const fk_gsnap_opts *o, fk_gsnap *s, g2hdr *file0, uint64_t *seen,
+                     fk_gadget_info *info, fk_error *err)
+{
+    int format, st;
     g2hdr g;
-    decode_header(hb, big, &g);
+    if ((st = read_head(r, &g, &format, err))) return st;
+    const int big = r->big;
+    uint32_t len;
+    uint64_t start;
+    unsigned char lab[8];
 
     if (k == 0) {
         *file0 = g;
         fk_gsnap_header h;
         snapshot_header(&g, &h);
+        uint64_t sum[6];
+        if ((st = count_files(path, r->name, &g, h.nfiles, sum, err))) return st;
+        for (int t = 0; t < 6; t++)
+            if (sum[t] != h.ntotal[t])
+                return fk_fail(err, FK_EFORMAT,
+                               "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, the header's "
+                               "total says %" PRIu64,
+                               r->name, sum[t], t, h.ntotal[t]);
         if ((st = fk_gsnap_begin(s, &h, o, r->name, err))) return st;
         if (info) info->format = format, info->big_endian = big;
     } else {
@@ -352,13 +415,7 @@ int fk_gadget_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_gad
         if (k == 0) {
             snprintf(name, plen + 16, "%s", name0);
         } else {
-            if (use_stdin || plen < 2 || strcmp(path + plen - 2, ".0")) {
-                st = fk_fail(err, FK_EINVAL,
-                             "%s: the snapshot is split over %d files (num_files): name its first file, NAME.0", name0,
-                             s->hdr.nfiles);
-                break;
-            }
-            snprintf(name, plen + 16, "%.*s.%d", (int)(plen - 2), path, k);
+            file_name(path, k, name, plen + 16); /* count_files made sure that path names a first file */
         }
         FILE *f = use_stdin ? stdin : fopen(name, "rb");
         if (!f) {
@@ -366,7 +423,7 @@ int fk_gadget_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_gad
             break;
         }
         rd r = {f, name, 0, 0};
-        st = read_file(&r, k, o, s, &h0, seen, info, err);
+        st = read_file(&r, k, path, o, s, &h0, seen, info, err);
         if (!use_stdin) fclose(f);
     }
     for (int t = 0; st == FK_OK && t < 6; t++)

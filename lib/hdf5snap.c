@@ -240,6 +240,7 @@ static int read_particles(hid_t f, const char *name, fk_gsnap *s, const uint64_t
     return FK_OK;
 }
 
+
 /* The name of file k of a snapshot whose first file is path ("...0.hdf5"). */
 static int file_name(const char *path, int k, char *buf, size_t size)
 {
@@ -253,6 +254,49 @@ static int file_name(const char *path, int k, char *buf, size_t size)
         }
     }
     return 0;
+}
+
+/* Opens file name of a snapshot as HDF5 (FK_EIO when missing, FK_EFORMAT
+ * when not HDF5). */
+static int open_file(const char *name, hid_t *f, fk_error *err)
+{
+    FILE *probe = fopen(name, "rb");
+    if (!probe) return fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
+    fclose(probe);
+    if (H5Fis_hdf5(name) <= 0) return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
+    *f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (*f < 0) return fk_fail(err, FK_EFORMAT, "%s: HDF5 file cannot be opened", name);
+    return FK_OK;
+}
+
+/* The particles of each type over every file, from the headers alone, so
+ * that NumPart_Total is checked before anything is allocated. */
+static int count_files(const char *path, const fk_gsnap_header *h0, const uint64_t *npart0, uint64_t *sum, fk_error *err)
+{
+    for (int t = 0; t < FK_GSNAP_NTYPES; t++) sum[t] = npart0[t];
+    size_t size = strlen(path) + 32;
+    char *name = malloc(size);
+    if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
+    int st = FK_OK;
+    for (int k = 1; k < h0->nfiles && !st; k++) {
+        if (!file_name(path, k, name, size)) {
+            st = fk_fail(err, FK_EINVAL,
+                         "%s: the snapshot is split over %d files (NumFilesPerSnapshot): name its first file, NAME.0.hdf5",
+                         path, h0->nfiles);
+            break;
+        }
+        hid_t f;
+        if ((st = open_file(name, &f, err))) break;
+        fk_gsnap_header h;
+        uint64_t np[FK_GSNAP_NTYPES] = {0};
+        st = read_header(f, name, &h, np, NULL, err);
+        H5Fclose(f);
+        if (!st && h.ntypes != h0->ntypes)
+            st = fk_fail(err, FK_EFORMAT, "%s: inconsistent counts: %d types, file 0 has %d", name, h.ntypes, h0->ntypes);
+        for (int t = 0; t < FK_GSNAP_NTYPES && !st; t++) sum[t] += np[t];
+    }
+    free(name);
+    return st;
 }
 
 int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
@@ -277,21 +321,8 @@ int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_
                          path, s->hdr.nfiles);
             break;
         }
-        FILE *probe = fopen(name, "rb");
-        if (!probe) {
-            st = fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
-            break;
-        }
-        fclose(probe);
-        if (H5Fis_hdf5(name) <= 0) {
-            st = fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
-            break;
-        }
-        hid_t f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
-        if (f < 0) {
-            st = fk_fail(err, FK_EFORMAT, "%s: HDF5 file cannot be opened", name);
-            break;
-        }
+        hid_t f;
+        if ((st = open_file(name, &f, err))) break;
         fk_gsnap_header h;
         uint64_t npart[FK_GSNAP_NTYPES] = {0};
         st = read_header(f, name, &h, npart, info, err);
@@ -300,6 +331,14 @@ int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_
             if (h.box < 0 && !(o->box > 0))
                 st = fk_fail(err, FK_EINVAL, "%s: the box (BoxSize) is not cubic: give --box", name);
             if (h.box < 0) h.box = 0;
+            uint64_t sum[FK_GSNAP_NTYPES];
+            if (!st) st = count_files(path, &h, npart, sum, err);
+            for (int t = 0; t < h.ntypes && !st; t++)
+                if (sum[t] != h.ntotal[t])
+                    st = fk_fail(err, FK_EFORMAT,
+                                 "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, NumPart_Total "
+                                 "says %" PRIu64,
+                                 path, sum[t], t, h.ntotal[t]);
             if (!st) st = fk_gsnap_begin(s, &h, o, name, err);
         } else if (!st) {
             int same = h.ntypes == h0.ntypes && h.nfiles == h0.nfiles;

@@ -117,6 +117,10 @@ poke32() {
     snapcopy --total-plus=1 "$G4" count.dat
     fails_with 1 "gadget2bin: count.dat: inconsistent counts: the files hold 32768 particles of type 1, the header's total says 32769" \
         gadget2bin -o out.bin count.dat
+    # npartTotalHighWord counts: 2^32 + 32768, found from the headers before anything is read
+    snapcopy --highword=1 --files=3 "$G4" high
+    fails_with 1 "gadget2bin: high.0: inconsistent counts: the files hold 32768 particles of type 1, the header's total says 4295000064" \
+        gadget2bin -o out.bin high.0
     snapcopy --files=2 "$G4" two
     cp two.0 first
     fails_with 1 "gadget2bin: first: the snapshot is split over 2 files (num_files): name its first file, NAME.0" \

@@ -53,6 +53,10 @@ load snap_helpers
     hdf52bin -v -o split.bin split.0.hdf5 2>err.txt
     grep -q '4 files, double coordinates; 65536 particles' err.txt
     same_stream ref.bin split.bin
+    # 32-bit totals with a high word of 0
+    snapcopy --to=hdf5 --highword=0 "$G4" hw
+    hdf52bin -o hw.bin hw.0.hdf5
+    same_stream ref.bin hw.bin
     snapcopy --to=hdf5 --masses "$G4" masses
     hdf52bin -o masses.bin masses.0.hdf5
     same_stream ref.bin masses.bin
@@ -113,6 +117,10 @@ load snap_helpers
     snapcopy --to=hdf5 --total-plus=1 "$G4" count
     fails_with 1 "hdf52bin: count.0.hdf5: inconsistent counts: the files hold 32768 particles of type 1, NumPart_Total says 32769" \
         hdf52bin -o out.bin count.0.hdf5
+    # the high word counts: 2^32 + 32768
+    snapcopy --to=hdf5 --highword=1 --files=2 "$G4" high
+    fails_with 1 "hdf52bin: high.0.hdf5: inconsistent counts: the files hold 32768 particles of type 1, NumPart_Total says 4295000064" \
+        hdf52bin -o out.bin high.0.hdf5
     snapcopy --to=hdf5 --files=2 "$G4" two
     rm two.1.hdf5
     fails_with 1 "hdf52bin: two.1.hdf5: cannot open: No such file or directory" hdf52bin -o out.bin two.0.hdf5

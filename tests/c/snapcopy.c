@@ -24,6 +24,7 @@
  *   --masses            every mass in a MASS block / Masses dataset, the mass table 0
  *   --omit=NAME         HDF5: leave dataset PartType1/NAME out of every file
  *   --total-plus=K      write NumPart_Total (npartTotal) of type 1 K too large
+ *   --highword=K        write the totals as 32 bits and a high word, that of type 1 being K
  * The particles are split type by type: file k holds particles
  * [N k / files, N (k + 1) / files) of every type, so the snapshot's order
  * (fk_gsnap) is kept. Exits 0, or 1 with a message.
@@ -31,6 +32,7 @@
 
 typedef struct opts {
     int to_hdf5, format, big, files, dbl, ids8, masses, total_plus;
+    long highword; /* -1: none */
     const char *omit;
 } opts;
 
@@ -117,7 +119,7 @@ static void write_gadget2(const fk_gsnap *s, const opts *o, const char *base)
         put_u32(0), put_u32(0);
         for (int t = 0; t < 6; t++) {
             uint64_t tot = (t < s->hdr.ntypes ? s->hdr.ntotal[t] : 0) + (t == 1 ? (uint64_t)o->total_plus : 0);
-            put_u32((uint32_t)(tot >> 32));
+            put_u32((uint32_t)(tot >> 32) + (t == 1 && o->highword > 0 ? (uint32_t)o->highword : 0));
         }
         for (int i = 192; i < 256; i += 4) put_u32(0);
         put_u32(256);
@@ -192,7 +194,17 @@ static void write_hdf5(const fk_gsnap *s, const opts *o, const char *base)
         }
         int32_t nf = o->files;
         attr(h, "NumPart_ThisFile", H5T_STD_U32LE, nt, np);
-        attr(h, "NumPart_Total", H5T_STD_U64LE, nt, tot);
+        if (o->highword >= 0) {
+            uint32_t lo[FK_GSNAP_NTYPES], hi[FK_GSNAP_NTYPES];
+            for (int t = 0; t < nt; t++) {
+                lo[t] = (uint32_t)tot[t];
+                hi[t] = (uint32_t)(tot[t] >> 32) + (t == 1 ? (uint32_t)o->highword : 0);
+            }
+            attr(h, "NumPart_Total", H5T_STD_U32LE, nt, lo);
+            attr(h, "NumPart_Total_HighWord", H5T_STD_U32LE, nt, hi);
+        } else {
+            attr(h, "NumPart_Total", H5T_STD_U64LE, nt, tot);
+        }
         attr(h, "MassTable", H5T_IEEE_F64LE, nt, mt);
         attr(h, "NumFilesPerSnapshot", H5T_STD_I32LE, 0, &nf);
         attr(h, "BoxSize", H5T_IEEE_F64LE, 0, &s->hdr.box);
@@ -232,7 +244,7 @@ static void write_hdf5(const fk_gsnap *s, const opts *o, const char *base)
 int main(int argc, char **argv)
 {
     prog_init("snapcopy");
-    opts o = {.format = 1, .files = 1};
+    opts o = {.format = 1, .files = 1, .highword = -1};
     int i = 1;
     for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
         const char *a = argv[i];
@@ -246,6 +258,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--masses")) o.masses = 1;
         else if (!strncmp(a, "--omit=", 7)) o.omit = a + 7;
         else if (!strncmp(a, "--total-plus=", 13)) o.total_plus = (int)prog_parse_int("--total-plus", a + 13, 0, 1000000);
+        else if (!strncmp(a, "--highword=", 11)) o.highword = (long)prog_parse_int("--highword", a + 11, 0, 1000);
         else prog_usage("unknown option %s", a);
     }
     if (argc - i != 2) prog_usage("needs IN OUT");
