@@ -66,6 +66,23 @@ load snap_helpers
     cmp ref.grp split.grp
 }
 
+@test "hdf52bin: SWIFT's layout (Units, Cosmology, a BoxSize of 3 sides, Masses) gives the same particles, units not per h" {
+    need_hdf5
+    hdf52bin -o ref.bin "$G4"
+    snapcopy --to=hdf5 --swift "$G4" swift
+    hdf52bin -v -o swift.bin swift.0.hdf5 2>err.txt
+    grep -q 'HDF5 (SWIFT layout), 1 file' err.txt
+    same_stream ref.bin swift.bin '^units_per_h|^unit_velocity'
+    grep -qx 'units_per_h 0' <(chunk swift.bin SNAP)
+    # the velocity unit is U_L / U_t
+    [ "$(chunk swift.bin SNAP | awk '$1 == "unit_velocity_cm_s" { print ($2 > 99999.999 && $2 < 100000.001) }')" = 1 ]
+    # a box that is not a cube needs --box
+    snapcopy --to=hdf5 --swift=50000,50000,40000 "$G4" brick
+    fails_with 1 "hdf52bin: brick.0.hdf5: the box (BoxSize) is not cubic: give --box" hdf52bin -o out.bin brick.0.hdf5
+    hdf52bin --box=50000 -o brick.bin brick.0.hdf5
+    same_stream swift.bin brick.bin
+}
+
 @test "hdf52bin: box and periodicity options override the header" {
     need_hdf5
     hdf52bin --no-periodic -o iso.bin "$G4"

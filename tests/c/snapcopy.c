@@ -24,6 +24,8 @@
  *   --masses            every mass in a MASS block / Masses dataset, the mass table 0
  *   --omit=NAME         HDF5: leave dataset PartType1/NAME out of every file
  *   --total-plus=K      write NumPart_Total (npartTotal) of type 1 K too large
+ *   --swift[=SIDES]     HDF5 in SWIFT's layout: BoxSize of 3 sides (SIDES "a,b,c" overrides),
+ *                       a Units and a Cosmology group with SWIFT's names, every mass in Masses
  *   --highword=K        write the totals as 32 bits and a high word, that of type 1 being K
  * The particles are split type by type: file k holds particles
  * [N k / files, N (k + 1) / files) of every type, so the snapshot's order
@@ -33,6 +35,8 @@
 typedef struct opts {
     int to_hdf5, format, big, files, dbl, ids8, masses, total_plus;
     long highword; /* -1: none */
+    int swift;
+    double sides[3];
     const char *omit;
 } opts;
 
@@ -207,18 +211,35 @@ static void write_hdf5(const fk_gsnap *s, const opts *o, const char *base)
         }
         attr(h, "MassTable", H5T_IEEE_F64LE, nt, mt);
         attr(h, "NumFilesPerSnapshot", H5T_STD_I32LE, 0, &nf);
-        attr(h, "BoxSize", H5T_IEEE_F64LE, 0, &s->hdr.box);
+        if (o->swift)
+            attr(h, "BoxSize", H5T_IEEE_F64LE, 3, o->sides);
+        else
+            attr(h, "BoxSize", H5T_IEEE_F64LE, 0, &s->hdr.box);
         attr(h, "Time", H5T_IEEE_F64LE, 0, &s->hdr.time);
         attr(h, "Redshift", H5T_IEEE_F64LE, 0, &s->hdr.redshift);
         H5Gclose(h);
-        hid_t p = H5Gcreate2(f, "Parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        attr(p, "UnitLength_in_cm", H5T_IEEE_F64LE, 0, &s->hdr.unit_length_cm);
-        attr(p, "UnitMass_in_g", H5T_IEEE_F64LE, 0, &s->hdr.unit_mass_g);
-        attr(p, "UnitVelocity_in_cm_per_s", H5T_IEEE_F64LE, 0, &s->hdr.unit_velocity_cm_s);
-        attr(p, "HubbleParam", H5T_IEEE_F64LE, 0, &s->hdr.hubble);
-        attr(p, "Omega0", H5T_IEEE_F64LE, 0, &s->hdr.omega0);
-        attr(p, "OmegaLambda", H5T_IEEE_F64LE, 0, &s->hdr.omega_lambda);
-        H5Gclose(p);
+        if (o->swift) {
+            hid_t u = H5Gcreate2(f, "Units", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            double ut = s->hdr.unit_length_cm / s->hdr.unit_velocity_cm_s;
+            attr(u, "Unit length in cgs (U_L)", H5T_IEEE_F64LE, 0, &s->hdr.unit_length_cm);
+            attr(u, "Unit mass in cgs (U_M)", H5T_IEEE_F64LE, 0, &s->hdr.unit_mass_g);
+            attr(u, "Unit time in cgs (U_t)", H5T_IEEE_F64LE, 0, &ut);
+            H5Gclose(u);
+            hid_t c = H5Gcreate2(f, "Cosmology", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            attr(c, "h", H5T_IEEE_F64LE, 0, &s->hdr.hubble);
+            attr(c, "Omega_m", H5T_IEEE_F64LE, 0, &s->hdr.omega0);
+            attr(c, "Omega_lambda", H5T_IEEE_F64LE, 0, &s->hdr.omega_lambda);
+            H5Gclose(c);
+        } else {
+            hid_t p = H5Gcreate2(f, "Parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            attr(p, "UnitLength_in_cm", H5T_IEEE_F64LE, 0, &s->hdr.unit_length_cm);
+            attr(p, "UnitMass_in_g", H5T_IEEE_F64LE, 0, &s->hdr.unit_mass_g);
+            attr(p, "UnitVelocity_in_cm_per_s", H5T_IEEE_F64LE, 0, &s->hdr.unit_velocity_cm_s);
+            attr(p, "HubbleParam", H5T_IEEE_F64LE, 0, &s->hdr.hubble);
+            attr(p, "Omega0", H5T_IEEE_F64LE, 0, &s->hdr.omega0);
+            attr(p, "OmegaLambda", H5T_IEEE_F64LE, 0, &s->hdr.omega_lambda);
+            H5Gclose(p);
+        }
         for (int t = 0; t < nt; t++) {
             if (!np[t]) continue;
             char g[32];
@@ -258,6 +279,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--masses")) o.masses = 1;
         else if (!strncmp(a, "--omit=", 7)) o.omit = a + 7;
         else if (!strncmp(a, "--total-plus=", 13)) o.total_plus = (int)prog_parse_int("--total-plus", a + 13, 0, 1000000);
+        else if (!strcmp(a, "--swift")) o.swift = o.masses = 1;
+        else if (!strncmp(a, "--swift=", 8)) {
+            o.swift = o.masses = 1;
+            if (prog_parse_list("--swift", a + 8, o.sides, 3, 0, 1e30) != 3) prog_usage("--swift needs 3 sides");
+        }
         else if (!strncmp(a, "--highword=", 11)) o.highword = (long)prog_parse_int("--highword", a + 11, 0, 1000);
         else prog_usage("unknown option %s", a);
     }
@@ -272,6 +298,7 @@ int main(int argc, char **argv)
     if (hdf5 ? fk_hdf5_read(argv[i], &so, &s, NULL, &err) : fk_gadget_read(argv[i], &so, &s, NULL, &err))
         prog_fail(&err);
     if (o.to_hdf5 && !fk_hdf5_available()) prog_die(1, "built without HDF5");
+    if (o.swift && o.sides[0] == 0) o.sides[0] = o.sides[1] = o.sides[2] = s.hdr.box;
     big = o.big;
     if (o.to_hdf5) {
 #ifdef FK_HAVE_HDF5
