@@ -40,7 +40,8 @@ int fk_snap_format(const fk_snap *s, char **text, fk_error *err)
     return fk_kv_finish(&b, text, err);
 }
 
-/* The optional unit and cosmology keys: all of a group or none. */
+/* The optional unit keys (all three or none) and cosmology keys (each on
+ * its own; have_cosmology when all four are there). */
 static int snap_parse_optional(const char *text, fk_snap *s, const char *what, fk_error *err)
 {
     static const char *ukey[3] = {"unit_length_cm", "unit_mass_g", "unit_velocity_cm_s"};
@@ -50,8 +51,7 @@ static int snap_parse_optional(const char *text, fk_snap *s, const char *what, f
     int nu = 0, nc = 0, st = FK_OK;
     for (int k = 0; k < 3; k++) nu += fk_kv_has(text, ukey[k]) != 0;
     for (int k = 0; k < 4; k++) nc += fk_kv_has(text, ckey[k]) != 0;
-    if ((nu && nu < 3) || (nc && nc < 4))
-        return fk_fail(err, FK_EFORMAT, "%s: has only some of the %s keys", what, nu && nu < 3 ? "unit" : "cosmology");
+    if (nu && nu < 3) return fk_fail(err, FK_EFORMAT, "%s: has only some of the unit keys", what);
     if (nu) {
         uint64_t perh = 0;
         for (int k = 0; k < 3 && !st; k++) st = fk_kv_get_dbl(text, ukey[k], uval[k], what, err);
@@ -63,11 +63,10 @@ static int snap_parse_optional(const char *text, fk_snap *s, const char *what, f
         s->have_units = 1;
         s->units_per_h = perh != 0;
     }
-    if (nc) {
-        for (int k = 0; k < 4 && !st; k++) st = fk_kv_get_dbl(text, ckey[k], cval[k], what, err);
-        if (st) return st;
-        s->have_cosmology = 1;
-    }
+    for (int k = 0; k < 4 && !st; k++)
+        if (fk_kv_has(text, ckey[k])) st = fk_kv_get_dbl(text, ckey[k], cval[k], what, err);
+    if (st) return st;
+    s->have_cosmology = nc == 4;
     return FK_OK;
 }
 

@@ -33,7 +33,8 @@ extern "C" {
  *   periodic       1 for a periodic box, 0 for isolated boundaries
  *   source         where the particles came from (informational)
  * Optional keys (converters of snapshots that carry them; older streams lack
- * them and stay valid; either all keys of a line or none):
+ * them and stay valid): the unit keys all three or none; the cosmology keys
+ * each on its own (have_cosmology when all four are there):
  *   unit_length_cm unit_mass_g unit_velocity_cm_s   the stream's units in cgs
  *   units_per_h    1 when those units carry a factor 1/h (Gadget's convention:
  *                  a length unit of 3.085678e21 cm is 1 kpc/h), else 0
