@@ -35,6 +35,11 @@ ifeq ($(HDF5),1)
 ALL_CFLAGS += $(HDF5_CFLAGS) -DFK_HAVE_HDF5=1
 LDLIBS  += $(HDF5_LIBS)
 endif
+ifeq ($(strip $(HDF5)),0)
+ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
+$(info fofkit: building without HDF5 (libhdf5-dev, or HDF5=0): hdf52bin only says so; its tests skip)
+endif
+endif
 ifeq ($(PNG),1)
 ALL_CFLAGS += $(PNG_CFLAGS) -DFK_HAVE_PNG=1
 LDLIBS  += $(PNG_LIBS)

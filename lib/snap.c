@@ -25,7 +25,49 @@ int fk_snap_format(const fk_snap *s, char **text, fk_error *err)
     fk_kv_dbl(&b, "origin", s->origin);
     fk_kv_u64(&b, "periodic", s->periodic ? 1 : 0);
     fk_kv_str(&b, "source", s->source);
+    if (s->have_units) {
+        fk_kv_dbl(&b, "unit_length_cm", s->unit_length_cm);
+        fk_kv_dbl(&b, "unit_mass_g", s->unit_mass_g);
+        fk_kv_dbl(&b, "unit_velocity_cm_s", s->unit_velocity_cm_s);
+        fk_kv_u64(&b, "units_per_h", s->units_per_h ? 1 : 0);
+    }
+    if (s->have_cosmology) {
+        fk_kv_dbl(&b, "hubble", s->hubble);
+        fk_kv_dbl(&b, "omega0", s->omega0);
+        fk_kv_dbl(&b, "omega_lambda", s->omega_lambda);
+        fk_kv_dbl(&b, "redshift", s->redshift);
+    }
     return fk_kv_finish(&b, text, err);
+}
+
+/* The optional unit keys (all three or none) and cosmology keys (each on
+ * its own; have_cosmology when all four are there). */
+static int snap_parse_optional(const char *text, fk_snap *s, const char *what, fk_error *err)
+{
+    static const char *ukey[3] = {"unit_length_cm", "unit_mass_g", "unit_velocity_cm_s"};
+    static const char *ckey[4] = {"hubble", "omega0", "omega_lambda", "redshift"};
+    double *uval[3] = {&s->unit_length_cm, &s->unit_mass_g, &s->unit_velocity_cm_s};
+    double *cval[4] = {&s->hubble, &s->omega0, &s->omega_lambda, &s->redshift};
+    int nu = 0, nc = 0, st = FK_OK;
+    for (int k = 0; k < 3; k++) nu += fk_kv_has(text, ukey[k]) != 0;
+    for (int k = 0; k < 4; k++) nc += fk_kv_has(text, ckey[k]) != 0;
+    if (nu && nu < 3) return fk_fail(err, FK_EFORMAT, "%s: has only some of the unit keys", what);
+    if (nu) {
+        uint64_t perh = 0;
+        for (int k = 0; k < 3 && !st; k++) st = fk_kv_get_dbl(text, ukey[k], uval[k], what, err);
+        if (!st && fk_kv_has(text, "units_per_h")) st = fk_kv_get_u64(text, "units_per_h", &perh, what, err);
+        if (st) return st;
+        for (int k = 0; k < 3; k++)
+            if (!(*uval[k] > 0) || !isfinite(*uval[k]))
+                return fk_fail(err, FK_EFORMAT, "%s: %s %g is not a positive unit", what, ukey[k], *uval[k]);
+        s->have_units = 1;
+        s->units_per_h = perh != 0;
+    }
+    for (int k = 0; k < 4 && !st; k++)
+        if (fk_kv_has(text, ckey[k])) st = fk_kv_get_dbl(text, ckey[k], cval[k], what, err);
+    if (st) return st;
+    s->have_cosmology = nc == 4;
+    return FK_OK;
 }
 
 int fk_snap_parse(const char *text, fk_snap *s, const char *name, fk_error *err)
@@ -57,7 +99,7 @@ int fk_snap_parse(const char *text, fk_snap *s, const char *name, fk_error *err)
     if (!(s->box > 0) || !isfinite((float)s->box) || !isfinite(s->origin) || !isfinite((float)(s->origin + s->box)))
         return fk_fail(err, FK_EFORMAT, "%s: box %g with origin %g is not a valid box", what, s->box, s->origin);
     if (per > 1) return fk_fail(err, FK_EFORMAT, "%s: periodic must be 0 or 1", what);
-    return FK_OK;
+    return snap_parse_optional(text, s, what, err);
 }
 
 const char *fk_id_dtype(uint64_t nsource)

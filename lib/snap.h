@@ -32,6 +32,13 @@ extern "C" {
  *   origin         the box's lower corner on every axis
  *   periodic       1 for a periodic box, 0 for isolated boundaries
  *   source         where the particles came from (informational)
+ * Optional keys (converters of snapshots that carry them; older streams lack
+ * them and stay valid): the unit keys all three or none; the cosmology keys
+ * each on its own (have_cosmology when all four are there):
+ *   unit_length_cm unit_mass_g unit_velocity_cm_s   the stream's units in cgs
+ *   units_per_h    1 when those units carry a factor 1/h (Gadget's convention:
+ *                  a length unit of 3.085678e21 cm is 1 kpc/h), else 0
+ *   hubble omega0 omega_lambda redshift   cosmology: h, Omega_m, Omega_Lambda, z
  */
 
 enum { FK_GAS = 0, FK_DARK = 1, FK_STAR = 2 };
@@ -42,6 +49,11 @@ typedef struct fk_snap {
     double time, box, origin;
     int periodic;
     char source[256];
+    /* optional keys: written and read only when have_units / have_cosmology */
+    int have_units, units_per_h;
+    double unit_length_cm, unit_mass_g, unit_velocity_cm_s;
+    int have_cosmology;
+    double hubble, omega0, omega_lambda, redshift;
 } fk_snap;
 
 /* Formats s as SNAP text (caller frees *text). */

@@ -277,7 +277,7 @@ static int bad_particle(const unsigned char *r, uint64_t index, int t, int forma
                        type_name[t], m);
     return fk_fail(err, FK_EFORMAT,
                    "%s: particle %" PRIu64 " (%s) at (%g %g %g) lies more than one box length outside [%g, %g)"
-                   " (wrong --box?)",
+                   " (wrong --box? or --no-periodic for an isolated snapshot)",
                    name, index, type_name[t], p[0], p[1], p[2], o->origin, o->origin + o->box);
 }
 

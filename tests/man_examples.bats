@@ -118,6 +118,23 @@ EOF
     [ -s snap.fof ] && [ -s halos.txt ] && [ -s dark.fof ]
 }
 
+@test "hdf52bin(1) examples run" {
+    local data=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
+    [ -f "$data/g4-lcdm-gas-z0.hdf5" ] || skip "no $data/g4-lcdm-gas-z0.hdf5"
+    ! hdf52bin -o /dev/null /nonexistent.hdf5 2>&1 | grep -q 'no HDF5 support' || skip "built without HDF5"
+    cp "$data/g4-lcdm-gas-z0.hdf5" snap.hdf5
+    run_examples man1/hdf52bin.1
+    [ -s snap.fof ] && [ -s halos.txt ]
+}
+
+@test "gadget2bin(1) examples run" {
+    local data=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
+    [ -f "$data/gadget2-lcdm-gas-ics.dat" ] || skip "no $data/gadget2-lcdm-gas-ics.dat"
+    cp "$data/gadget2-lcdm-gas-ics.dat" ics.dat
+    run_examples man1/gadget2bin.1
+    [ -s ics.fof ] && [ -s ics-groups.fof ]
+}
+
 @test "mkuniverse(1) examples run" {
     run_examples man1/mkuniverse.1
     [ -s halos.cat ] && [ -s small.std ] && [ -s found.txt ] && [ -s other.nat ] && [ -s big.fof ]

@@ -158,7 +158,7 @@ EOF
     [ "$(snap_key iso.bin periodic)" = 0 ]
     [ "$(chunk iso.bin POS)" = "$(printf '%s\n' '1.5 -0.25 2.75' '3 0 -1')" ]
     # more than one box length outside is an error naming the particle
-    fails "in.std: particle 0 (dark) at (1.5 -0.25 2.75) lies more than one box length outside [-0.5, 0.5) (wrong --box?)" \
+    fails "in.std: particle 0 (dark) at (1.5 -0.25 2.75) lies more than one box length outside [-0.5, 0.5) (wrong --box? or --no-periodic for an isolated snapshot)" \
         -o out.bin in.std
 }
 
@@ -243,7 +243,7 @@ EOF
     # only kept particles are checked
     tipsy2bin -t gas -o ok.bin inf.std
     printf 'd 0 0 0\nd 0.3 -2.5 0\n' | ascii2tipsy >far.std
-    fails "far.std: particle 1 (dark) at (0.3 -2.5 0) lies more than one box length outside [-0.5, 0.5) (wrong --box?)" far.std
+    fails "far.std: particle 1 (dark) at (0.3 -2.5 0) lies more than one box length outside [-0.5, 0.5) (wrong --box? or --no-periodic for an isolated snapshot)" far.std
     fails "missing.std: No such file or directory" missing.std
 }
 
@@ -312,7 +312,7 @@ EOF
     [ "$(chunk cube.bin POS | awk '{ for (i = 1; i <= 3; i++) if ($i < -0.5 || $i >= 0.5) bad++ } END { print bad + 0 }')" = 0 ]
     # the isolated galaxy is not a periodic box of side 1
     run -1 --separate-stderr tipsy2bin -o x.bin "$DATA/run581-dark-star.std"
-    [[ "$stderr" == *"lies more than one box length outside [-0.5, 0.5) (wrong --box?)" ]]
+    [[ "$stderr" == *"lies more than one box length outside [-0.5, 0.5) (wrong --box? or --no-periodic for an isolated snapshot)" ]]
     # a byte-swapped native twin gives the identical stream
     mkdir twin
     swap_tipsy "$DATA/cube300-ics.std" twin/cube300-ics.std

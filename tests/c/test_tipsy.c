@@ -364,7 +364,7 @@ static void test_wrap(void)
     /* more than one box length outside */
     CHECK(wrap_one(0.1f, 1.5f, 0.2f, 1, -0.5, 1, p, &err) == FK_EFORMAT);
     CHECK_MSG(!strcmp(err.msg, "in: particle 0 (dark) at (0.1 1.5 0.2) lies more than one box length outside "
-                               "[-0.5, 0.5) (wrong --box?)"),
+                               "[-0.5, 0.5) (wrong --box? or --no-periodic for an isolated snapshot)"),
               "%s", err.msg);
     CHECK(wrap_one(-1.5000001f, 0, 0, 1, -0.5, 1, p, &err) == FK_EFORMAT);
     CHECK(wrap_one(25.0f, 0, 0, 100, -50, 1, p, &err) == FK_OK && p[0] == 25.0f);
@@ -470,7 +470,7 @@ static void test_errors(void)
     memcpy(c + 32 + 4, "\x40\x00\x00\x00", 4); /* gas 0: x = 2 */
     expect_error(c, b.len, PIPEIN, &o, FK_EFORMAT,
                  "in: particle 0 (gas) at (2 -0.395271 -0.290543) lies more than one box length outside [-0.5, 0.5) "
-                 "(wrong --box?)");
+                 "(wrong --box? or --no-periodic for an isolated snapshot)");
     o.box = 4;
     o.origin = -2;
     CHECK_MSG(read_as(c, b.len, FILEIN, &o, &s, &err) == FK_OK && s.pos[0] == -2.0f && s.nwrapped == 1, "%s", err.msg);

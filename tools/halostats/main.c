@@ -14,6 +14,7 @@
 #include "masses.h"
 #include "potential.h"
 #include "prog.h"
+#include "snapunits.h"
 #include "snap.h"
 #include "stream.h"
 #include "version.h"
@@ -47,6 +48,8 @@ static void help(void)
            "      --mass-name=S     velocity: the stream's)\n"
            "      --velocity-name=S\n"
            "      --G=VALUE         G in the output units (default: 1 in the stream's, converted)\n"
+           "                        A stream that carries its units (hdf52bin) gives the defaults:\n"
+           "                        kpc, Msun, km/s (kpc/h, Msun/h for Gadget) and G from its units\n"
            "      --format=FORMAT   'text' (default), 'csv' (one header row of column names), or\n"
            "                        'stream': the input stream with HALO and HCOL chunks appended,\n"
            "                        'hdf5': a Gadget-4 style fof_subhalo_tab HDF5 file (levels 0, 1),\n"
@@ -95,7 +98,7 @@ typedef struct options {
     fk_centre centre;
     fk_pot_params pot; /* G in the stream's units */
     double G_out;      /* G in the output units   */
-    int have_G, have_eps;
+    int have_G, have_eps; /* have_G: 1 given, 2 from the stream's units (SNAP) */
     int device; /* DEV_AUTO, DEV_CPU, DEV_GPU; resolved to DEV_CPU or DEV_GPU */
     fk_halo_units units;
     hs_masses m; /* --so, --unbind */
@@ -315,7 +318,7 @@ static void write_header(FILE *f, const input *in, const options *o, const uint6
             u->length_name, u->mass_name, u->velocity_name, u->length, u->mass, u->velocity);
     fprintf(f, "# G = %.10g %s %s / %s (%s)\n", o->G_out, fk_halo_units_name(u, FK_DIM_LENGTH, un[0], sizeof un[0]),
             fk_halo_units_name(u, FK_DIM_VELOCITY2, un[1], sizeof un[1]), fk_halo_units_name(u, FK_DIM_MASS, un[2], sizeof un[2]),
-            o->have_G ? "given" : "1 in the stream's units");
+            o->have_G == 1 ? "given" : o->have_G == 2 ? "from the stream's units" : "1 in the stream's units");
     if (o->centre == FK_CENTRE_MBP) {
         fprintf(f, "# centre: the most bound member, least phi_i = -G sum_(j != i) m_j / sqrt(r_ij^2 + eps^2),\n"
                    "#   eps %.10g %s (%s); exact sums for groups of up to %" PRIu64 " members, else a\n"
@@ -544,7 +547,12 @@ int main(int argc, char **argv)
     /* G: given in the output units, or 1 in the stream's; the library works
      * in the stream's: G_stream = G_out * mass_unit / (length_unit * velocity_unit^2). */
     const fk_halo_units *u = &o.units;
+    /* a stream that carries its units (hdf52bin) gives the default output units and G */
+    fk_snap_default_units(&in.snap, &o.units);
+    const double G_snap = fk_snap_G(&in.snap);
+    if (!o.have_G && G_snap > 0) o.have_G = 2;
     if (!o.have_G) o.G_out = u->length * u->velocity * u->velocity / u->mass;
+    if (o.have_G == 2) o.G_out = G_snap * u->length * u->velocity * u->velocity / u->mass;
     o.pot.G = o.G_out * u->mass / (u->length * u->velocity * u->velocity);
     if (!o.have_eps) o.pot.eps = SOFTENING_FRACTION * in.snap.box / cbrt((double)(n ? n : 1));
     if (fk_pot_check(&o.pot, &err)) prog_die(EXIT_USAGE, "%s", err.msg);

@@ -1,0 +1,438 @@
+/* gadget.c - the Gadget-2 binary snapshot reader: Fortran records checked, format 1 and 2, either byte order, many files. */
+#include "gadget.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One open file being read record by record. */
+typedef struct rd {
+    FILE *f;
+    const char *name;
+    int big;      /* values are big-endian */
+    uint64_t off; /* bytes read so far */
+} rd;
+
+/* The raw header, decoded. */
+typedef struct g2hdr {
+    uint32_t npart[6];
+    double mass[6];
+    double time, redshift;
+    uint32_t nall[6], nallhw[6];
+    int32_t num_files;
+    double box, omega0, omega_lambda, hubble;
+} g2hdr;
+
+static uint32_t u32(const unsigned char *b, int big)
+{
+    return big ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
+               : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+}
+
+static uint64_t u64(const unsigned char *b, int big)
+{
+    return big ? (uint64_t)u32(b, 1) << 32 | u32(b + 4, 1) : (uint64_t)u32(b + 4, 0) << 32 | u32(b, 0);
+}
+
+static float f32(const unsigned char *b, int big)
+{
+    uint32_t v = u32(b, big);
+    float x;
+    memcpy(&x, &v, 4);
+    return x;
+}
+
+static double f64(const unsigned char *b, int big)
+{
+    uint64_t v = u64(b, big);
+    double x;
+    memcpy(&x, &v, 8);
+    return x;
+}
+
+/* Reads exactly n bytes of the record of len bytes that starts at start
+ * (block names it in messages). */
+static int get(rd *r, void *buf, size_t n, const char *block, uint64_t start, uint64_t len, fk_error *err)
+{
+    size_t got = fread(buf, 1, n, r->f);
+    r->off += got;
+    if (got == n) return FK_OK;
+    if (ferror(r->f)) return fk_fail(err, FK_EIO, "%s: block %s: read error: %s", r->name, block, strerror(errno));
+    return fk_fail(err, FK_EFORMAT,
+                   "%s: block %s: truncated: the file ends at byte %" PRIu64 ", inside the record of %" PRIu64
+                   " bytes that starts at byte %" PRIu64,
+                   r->name, block, r->off, len, start);
+}
+
+/* Opens a record: reads its leading marker into *len. Returns 1 at a clean
+ * end of file (when eof_ok), FK_OK, or an error. */
+static int rec_open(rd *r, const char *block, int eof_ok, uint32_t *len, uint64_t *start, fk_error *err)
+{
+    unsigned char b[4];
+    *start = r->off;
+    size_t got = fread(b, 1, 4, r->f);
+    r->off += got;
+    if (got == 0 && feof(r->f) && eof_ok) return 1;
+    if (got != 4) {
+        if (ferror(r->f)) return fk_fail(err, FK_EIO, "%s: block %s: read error: %s", r->name, block, strerror(errno));
+        return fk_fail(err, FK_EFORMAT, "%s: block %s: truncated: the file ends at byte %" PRIu64 " inside a record marker",
+                       r->name, block, r->off);
+    }
+    *len = u32(b, r->big);
+    return FK_OK;
+}
+
+/* Closes a record of len bytes opened at start: its trailing marker must say len. */
+static int rec_close(rd *r, const char *block, uint32_t len, uint64_t start, fk_error *err)
+{
+    unsigned char b[4];
+    int st = get(r, b, 4, block, start, len, err);
+    if (st) return st;
+    uint32_t end = u32(b, r->big);
+    if (end != len)
+        return fk_fail(err, FK_EFORMAT,
+                       "%s: block %s: record markers disagree: %" PRIu32 " bytes at offset %" PRIu64 ", %" PRIu32
+                       " at offset %" PRIu64,
+                       r->name, block, len, start, end, r->off - 4);
+    return FK_OK;
+}
+
+/* Reads a record's payload of len bytes (caller frees *buf). */
+static int payload(rd *r, const char *block, uint32_t len, uint64_t start, unsigned char **buf, fk_error *err)
+{
+    *buf = malloc(len ? len : 1);
+    if (!*buf) return fk_fail(err, FK_ENOMEM, "%s: block %s: out of memory for %" PRIu32 " bytes", r->name, block, len);
+    return get(r, *buf, len, block, start, len, err);
+}
+
+/* Skips a payload of len bytes (a pipe cannot seek: read and drop). */
+static int skip(rd *r, const char *block, uint32_t len, uint64_t start, fk_error *err)
+{
+    unsigned char tmp[65536];
+    for (uint64_t left = len; left;) {
+        size_t k = left < sizeof tmp ? (size_t)left : sizeof tmp;
+        int st = get(r, tmp, k, block, start, len, err);
+        if (st) return st;
+        left -= k;
+    }
+    return FK_OK;
+}
+
+static void decode_header(const unsigned char *b, int big, g2hdr *h)
+{
+    for (int t = 0; t < 6; t++) {
+        h->npart[t] = u32(b + 4 * t, big);
+        h->mass[t] = f64(b + 24 + 8 * t, big);
+        h->nall[t] = u32(b + 96 + 4 * t, big);
+        h->nallhw[t] = u32(b + 168 + 4 * t, big);
+    }
+    h->time = f64(b + 72, big);
+    h->redshift = f64(b + 80, big);
+    h->num_files = (int32_t)u32(b + 124, big);
+    h->box = f64(b + 128, big);
+    h->omega0 = f64(b + 136, big);
+    h->omega_lambda = f64(b + 144, big);
+    h->hubble = f64(b + 152, big);
+}
+
+/* The header of the whole snapshot from file 0's. */
+static void snapshot_header(const g2hdr *g, fk_gsnap_header *h)
+{
+    memset(h, 0, sizeof *h);
+    h->ntypes = 6;
+    int nall_zero = 1;
+    for (int t = 0; t < 6; t++) {
+        h->ntotal[t] = (uint64_t)g->nallhw[t] << 32 | g->nall[t];
+        h->masstab[t] = g->mass[t];
+        if (h->ntotal[t]) nall_zero = 0;
+    }
+    h->nfiles = g->num_files > 1 ? g->num_files : 1;
+    /* old initial conditions leave npartTotal 0 in a single file */
+    if (nall_zero && h->nfiles == 1)
+        for (int t = 0; t < 6; t++) h->ntotal[t] = g->npart[t];
+    h->time = g->time;
+    h->redshift = g->redshift;
+    h->box = g->box;
+    h->periodic = -1;
+    if (g->hubble > 0) {
+        h->have_cosmology = 1;
+        h->hubble = g->hubble;
+        h->omega0 = g->omega0;
+        h->omega_lambda = g->omega_lambda;
+    }
+}
+
+/* Decodes a block of per-particle values (ncomp floats or doubles each, of
+ * the types in use: every type, or for MASS those of mass 0) into dst. */
+static void scatter(fk_gsnap *s, const g2hdr *g, const uint64_t *seen, const unsigned char *buf, int wide, int big,
+                    int ncomp, int mass_only, float *dst)
+{
+    const size_t w = wide ? 8 : 4;
+    uint64_t at = 0;
+    for (int t = 0; t < 6; t++) {
+        if (mass_only && g->mass[t] != 0) continue;
+        uint64_t nt = g->npart[t];
+        if (fk_gsnap_keeps(s, t)) {
+            uint64_t slot = fk_gsnap_slot(s, t, seen[t]);
+            for (uint64_t j = 0; j < nt; j++)
+                for (int c = 0; c < ncomp; c++) {
+                    const unsigned char *p = buf + ((at + j) * ncomp + c) * w;
+                    dst[(slot + j) * ncomp + c] = wide ? (float)f64(p, big) : f32(p, big);
+                }
+        }
+        at += nt;
+    }
+}
+
+static void scatter_ids(fk_gsnap *s, const g2hdr *g, const uint64_t *seen, const unsigned char *buf, int wide, int big)
+{
+    uint64_t at = 0;
+    for (int t = 0; t < 6; t++) {
+        if (fk_gsnap_keeps(s, t)) {
+            uint64_t slot = fk_gsnap_slot(s, t, seen[t]);
+            for (uint64_t j = 0; j < g->npart[t]; j++)
+                s->pid[slot + j] = wide ? u64(buf + 8 * (at + j), big) : u32(buf + 4 * (at + j), big);
+        }
+        at += g->npart[t];
+    }
+}
+
+/* Reads the header record of the file r (after finding its byte order and,
+ * in format 2, the HEAD label) into *g; *format gets 1 or 2. */
+static int read_head(rd *r, g2hdr *g, int *format, fk_error *err)
+{
+    unsigned char m[4];
+    int st = get(r, m, 4, "HEAD", 0, 256, err);
+    if (st) return st;
+    int big;
+    if (u32(m, 0) == 256 || u32(m, 0) == 8)
+        big = 0;
+    else if (u32(m, 1) == 256 || u32(m, 1) == 8)
+        big = 1;
+    else
+        return fk_fail(err, FK_EFORMAT,
+                       "%s: not a Gadget-2 snapshot (the first record marker is neither 256 nor 8 in either byte order)",
+                       r->name);
+    r->big = big;
+    *format = u32(m, big) == 8 ? 2 : 1;
+    uint32_t len = u32(m, big);
+    uint64_t start = 0;
+    unsigned char lab[8];
+    if (*format == 2) {
+        if ((st = get(r, lab, 8, "HEAD", start, len, err)) || (st = rec_close(r, "HEAD", len, start, err))) return st;
+        if (memcmp(lab, "HEAD", 4))
+            return fk_fail(err, FK_EFORMAT, "%s: format 2 snapshot whose first block is '%.4s', not HEAD", r->name,
+                           (const char *)lab);
+        if ((st = rec_open(r, "HEAD", 0, &len, &start, err))) return st;
+    }
+    if (len != 256)
+        return fk_fail(err, FK_EFORMAT, "%s: block HEAD: the header record holds %" PRIu32 " bytes, not 256", r->name, len);
+    unsigned char hb[256];
+    if ((st = get(r, hb, 256, "HEAD", start, len, err)) || (st = rec_close(r, "HEAD", len, start, err))) return st;
+    decode_header(hb, big, g);
+    return FK_OK;
+}
+
+/* The name of file k of a snapshot whose first file is path (ending in
+ * ".0"); 0 when path does not name a first file. */
+static int file_name(const char *path, int k, char *buf, size_t size)
+{
+    size_t n = strlen(path);
+    if (!strcmp(path, "-") || n < 2 || strcmp(path + n - 2, ".0")) return 0;
+    snprintf(buf, size, "%.*s.%d", (int)(n - 2), path, k);
+    return 1;
+}
+
+/* The particles of each type over every file, from the headers alone, so
+ * that the header's totals are checked before anything is allocated. */
+static int count_files(const char *path, const char *name0, const g2hdr *g0, int nfiles, uint64_t *sum, fk_error *err)
+{
+    for (int t = 0; t < 6; t++) sum[t] = g0->npart[t];
+    size_t size = strlen(path) + 16;
+    char *name = malloc(size);
+    if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
+    int st = FK_OK;
+    for (int k = 1; k < nfiles && !st; k++) {
+        if (!file_name(path, k, name, size)) {
+            st = fk_fail(err, FK_EINVAL, "%s: the snapshot is split over %d files (num_files): name its first file, NAME.0",
+                         name0, nfiles);
+            break;
+        }
+        FILE *f = fopen(name, "rb");
+        if (!f) {
+            st = fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
+            break;
+        }
+        rd r = {f, name, 0, 0};
+        g2hdr g;
+        int format;
+        st = read_head(&r, &g, &format, err);
+        fclose(f);
+        for (int t = 0; t < 6 && !st; t++) sum[t] += g.npart[t];
+    }
+    free(name);
+    return st;
+}
+
+/* Reads file k: header, then every block. File 0 starts s and leaves its
+ * header in *file0; the others are checked against it. path is the name
+ * given (to find the other files). */
+static int read_file(rd *r, int k, const char *path, const fk_gsnap_opts *o, fk_gsnap *s, g2hdr *file0, uint64_t *seen,
+                     fk_gadget_info *info, fk_error *err)
+{
+    int format, st;
+    g2hdr g;
+    if ((st = read_head(r, &g, &format, err))) return st;
+    const int big = r->big;
+    uint32_t len;
+    uint64_t start;
+    unsigned char lab[8];
+
+    if (k == 0) {
+        *file0 = g;
+        fk_gsnap_header h;
+        snapshot_header(&g, &h);
+        uint64_t sum[6];
+        if ((st = count_files(path, r->name, &g, h.nfiles, sum, err))) return st;
+        for (int t = 0; t < 6; t++)
+            if (sum[t] != h.ntotal[t])
+                return fk_fail(err, FK_EFORMAT,
+                               "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, the header's "
+                               "total says %" PRIu64,
+                               r->name, sum[t], t, h.ntotal[t]);
+        if ((st = fk_gsnap_begin(s, &h, o, r->name, err))) return st;
+        if (info) info->format = format, info->big_endian = big;
+    } else {
+        for (int t = 0; t < 6; t++)
+            if (g.nall[t] != file0->nall[t] || g.nallhw[t] != file0->nallhw[t] || g.mass[t] != file0->mass[t])
+                return fk_fail(err, FK_EFORMAT,
+                               "%s: inconsistent counts: header of file %d disagrees with file 0's on type %d "
+                               "(total %" PRIu32 " vs %" PRIu32 ", mass %g vs %g)",
+                               r->name, k, t, g.nall[t], file0->nall[t], g.mass[t], file0->mass[t]);
+    }
+    uint64_t nfile = 0, nvar = 0;
+    for (int t = 0; t < 6; t++) {
+        if (seen[t] + g.npart[t] > s->hdr.ntotal[t])
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: inconsistent counts: %" PRIu64 " particles of type %d up to this file, more than the "
+                           "header's total %" PRIu64,
+                           r->name, seen[t] + g.npart[t], t, s->hdr.ntotal[t]);
+        nfile += g.npart[t];
+        if (g.mass[t] == 0) nvar += g.npart[t];
+    }
+
+    /* the blocks */
+    int got_pos = 0, got_vel = 0, got_id = 0, got_mass = 0;
+    for (int b = 1;; b++) {
+        char name[16];
+        if (format == 2) {
+            st = rec_open(r, "label", 1, &len, &start, err);
+            if (st == 1) break;
+            if (st) return st;
+            if (len != 8)
+                return fk_fail(err, FK_EFORMAT,
+                               "%s: block label record at offset %" PRIu64 " holds %" PRIu32 " bytes, not 8 (not format 2?)",
+                               r->name, start, len);
+            if ((st = get(r, lab, 8, "label", start, len, err)) || (st = rec_close(r, "label", len, start, err)))
+                return st;
+            int e = 4;
+            while (e > 0 && (lab[e - 1] == ' ' || lab[e - 1] == '\0')) e--;
+            for (int i = 0; i < e; i++)
+                if (lab[i] < 33 || lab[i] > 126) lab[i] = '?';
+            snprintf(name, sizeof name, "%.*s", e, (const char *)lab);
+            if ((st = rec_open(r, name, 0, &len, &start, err))) return st;
+        } else {
+            st = rec_open(r, "after the last", 1, &len, &start, err);
+            if (st == 1) break;
+            if (st) return st;
+            static const char *order[4] = {"POS", "VEL", "ID", "MASS"};
+            if (b <= 3 || (b == 4 && nvar))
+                snprintf(name, sizeof name, "%s", order[b - 1]);
+            else
+                snprintf(name, sizeof name, "%d", b + 1); /* the header is block 1 */
+        }
+        int is_pos = !strcmp(name, "POS"), is_vel = !strcmp(name, "VEL"), is_id = !strcmp(name, "ID"),
+            is_mass = !strcmp(name, "MASS") && nvar;
+        if (!is_pos && !is_vel && !is_id && !is_mass) {
+            if ((st = skip(r, name, len, start, err)) || (st = rec_close(r, name, len, start, err))) return st;
+            continue;
+        }
+        uint64_t count = is_mass ? nvar : nfile, ncomp = is_pos || is_vel ? 3 : 1;
+        int wide;
+        if (len == count * ncomp * 4)
+            wide = 0;
+        else if (len == count * ncomp * 8)
+            wide = 1;
+        else
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: block %s at offset %" PRIu64 " holds %" PRIu32 " bytes for %" PRIu64
+                           " particles (neither 4- nor 8-byte values)",
+                           r->name, name, start, len, count);
+        unsigned char *buf;
+        if ((st = payload(r, name, len, start, &buf, err)) || (st = rec_close(r, name, len, start, err))) {
+            free(buf);
+            return st;
+        }
+        if (is_pos) scatter(s, &g, seen, buf, wide, big, 3, 0, s->pos), got_pos = 1, s->wide_pos |= wide;
+        if (is_vel) scatter(s, &g, seen, buf, wide, big, 3, 0, s->vel), got_vel = 1;
+        if (is_mass) scatter(s, &g, seen, buf, wide, big, 1, 1, s->mass), got_mass = 1;
+        if (is_id) {
+            scatter_ids(s, &g, seen, buf, wide, big), got_id = 1;
+            if (info) info->id_bytes = wide ? 8 : 4;
+        }
+        free(buf);
+    }
+    const char *missing = !got_pos ? "POS" : !got_vel ? "VEL" : !got_id ? "ID" : nvar && !got_mass ? "MASS" : NULL;
+    if (missing && nfile)
+        return fk_fail(err, FK_EFORMAT, "%s: missing block %s%s", r->name, missing,
+                       !strcmp(missing, "MASS") ? " (the header's mass table is 0 for a type present)" : "");
+    for (int t = 0; t < 6; t++) {
+        if (fk_gsnap_keeps(s, t) && g.mass[t] != 0) {
+            uint64_t slot = fk_gsnap_slot(s, t, seen[t]);
+            for (uint64_t j = 0; j < g.npart[t]; j++) s->mass[slot + j] = (float)g.mass[t];
+        }
+        seen[t] += g.npart[t];
+    }
+    if (info) info->bytes += r->off, info->double_pos |= s->wide_pos;
+    return FK_OK;
+}
+
+int fk_gadget_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_gadget_info *info, fk_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if (info) memset(info, 0, sizeof *info);
+    const int use_stdin = !strcmp(path, "-");
+    const char *name0 = use_stdin ? "stdin" : path;
+    uint64_t seen[6] = {0};
+    g2hdr h0 = {0};
+    size_t plen = strlen(path);
+    char *name = malloc(plen + 16);
+    if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
+    int st = FK_OK;
+    for (int k = 0; st == FK_OK && (k == 0 || k < s->hdr.nfiles); k++) {
+        if (k == 0) {
+            snprintf(name, plen + 16, "%s", name0);
+        } else {
+            file_name(path, k, name, plen + 16); /* count_files made sure that path names a first file */
+        }
+        FILE *f = use_stdin ? stdin : fopen(name, "rb");
+        if (!f) {
+            st = fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
+            break;
+        }
+        rd r = {f, name, 0, 0};
+        st = read_file(&r, k, path, o, s, &h0, seen, info, err);
+        if (!use_stdin) fclose(f);
+    }
+    for (int t = 0; st == FK_OK && t < 6; t++)
+        if (seen[t] != s->hdr.ntotal[t])
+            st = fk_fail(err, FK_EFORMAT,
+                         "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, the header's total "
+                         "says %" PRIu64,
+                         name0, seen[t], t, s->hdr.ntotal[t]);
+    free(name);
+    if (st == FK_OK) st = fk_gsnap_finish(s, name0, err);
+    return st;
+}

@@ -1,0 +1,161 @@
+/* gsnap.c - Gadget-family snapshots into the stream's arrays: type mapping, order, box, wrapping, SNAP. */
+#include "gsnap.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tipsy.h"
+
+int fk_gsnap_stream_type(int t)
+{
+    return t == 0 ? FK_GAS : t == 4 ? FK_STAR : FK_DARK;
+}
+
+void fk_gsnap_opts_default(fk_gsnap_opts *o)
+{
+    *o = (fk_gsnap_opts){.types = 0, .box = 0, .periodic = -1, .origin = 0};
+}
+
+int fk_gsnap_keeps(const fk_gsnap *s, int t)
+{
+    return t >= 0 && t < s->hdr.ntypes && (s->types >> t & 1u);
+}
+
+/* First slot of type t: the kept particles of the types before it. */
+static uint64_t first_slot(const fk_gsnap *s, int t)
+{
+    uint64_t k = 0;
+    for (int u = 0; u < t; u++)
+        if (fk_gsnap_keeps(s, u)) k += s->hdr.ntotal[u];
+    return k;
+}
+
+uint64_t fk_gsnap_slot(const fk_gsnap *s, int t, uint64_t k)
+{
+    return first_slot(s, t) + k;
+}
+
+int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o, const char *name, fk_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->hdr = *h;
+    s->types = o->types ? o->types : ~0u;
+    if (h->ntypes < 1 || h->ntypes > FK_GSNAP_NTYPES)
+        return fk_fail(err, FK_EFORMAT, "%s: header describes %d particle types (1 to %d expected)", name, h->ntypes,
+                       FK_GSNAP_NTYPES);
+    s->periodic = o->periodic >= 0 ? o->periodic : h->periodic != 0;
+    s->box = o->box > 0 ? o->box : h->box;
+    s->origin = o->origin;
+    if (s->periodic && !(s->box > 0))
+        return fk_fail(err, FK_EINVAL, "%s: header gives no box size (BoxSize %g): give --box, or --no-periodic", name,
+                       h->box);
+    /* an isolated run without a box still needs one for the SNAP record: any positive value does */
+    if (!(s->box > 0)) s->box = 1;
+    if (!isfinite((float)s->box) || (float)s->box > FLT_MAX / 4)
+        return fk_fail(err, FK_EFORMAT, "%s: box size %g is not a usable float", name, s->box);
+    for (int t = 0; t < h->ntypes; t++) {
+        if (h->ntotal[t] > (UINT64_C(1) << 40))
+            return fk_fail(err, FK_EFORMAT, "%s: type %d claims %" PRIu64 " particles", name, t, h->ntotal[t]);
+        s->nsource += h->ntotal[t];
+        if (fk_gsnap_keeps(s, t)) {
+            s->nkept[t] = h->ntotal[t];
+            s->n += h->ntotal[t];
+        }
+    }
+    const uint64_t n = s->n ? s->n : 1;
+    s->pos = malloc(n * 3 * sizeof *s->pos);
+    s->vel = malloc(n * 3 * sizeof *s->vel);
+    s->mass = malloc(n * sizeof *s->mass);
+    s->type = malloc(n);
+    s->gtype = malloc(n);
+    s->id = malloc(n * sizeof *s->id);
+    s->pid = calloc(n, sizeof *s->pid);
+    if (!s->pos || !s->vel || !s->mass || !s->type || !s->gtype || !s->id || !s->pid)
+        return fk_fail(err, FK_ENOMEM, "%s: out of memory for %" PRIu64 " particles", name, s->n);
+    return FK_OK;
+}
+
+int fk_gsnap_finish(fk_gsnap *s, const char *name, fk_error *err)
+{
+    uint64_t i = 0, src = 0;
+    const float lo = (float)s->origin, hi = (float)(s->origin + s->box);
+    for (int t = 0; t < s->hdr.ntypes; t++) {
+        if (!fk_gsnap_keeps(s, t)) {
+            src += s->hdr.ntotal[t];
+            continue;
+        }
+        for (uint64_t k = 0; k < s->hdr.ntotal[t]; k++, i++, src++) {
+            s->type[i] = (uint8_t)fk_gsnap_stream_type(t);
+            s->gtype[i] = (uint8_t)t;
+            s->id[i] = src;
+            float *p = s->pos + 3 * i, *v = s->vel + 3 * i;
+            const char *bad = NULL;
+            if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
+                bad = "a non-finite position";
+            else if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
+                bad = "a non-finite velocity";
+            else if (!isfinite(s->mass[i]))
+                bad = "a non-finite mass";
+            if (bad)
+                return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " (type %d, number %" PRIu64 " of its type) has %s",
+                               name, src, t, k, bad);
+            if (!s->periodic) continue;
+            int moved = 0;
+            const float before[3] = {p[0], p[1], p[2]};
+            for (int d = 0; d < 3; d++) {
+                int w = fk_tipsy_wrap(&p[d], s->origin, s->box, lo, hi);
+                if (w < 0)
+                    return fk_fail(err, FK_EFORMAT,
+                                   "%s: particle %" PRIu64 " (type %d) at (%g %g %g) lies more than one box length outside "
+                                   "[%g, %g) (wrong --box or --origin? or --no-periodic for an isolated snapshot)",
+                                   name, src, t, before[0], before[1], before[2], s->origin, s->origin + s->box);
+                moved |= w;
+            }
+            s->nwrapped += moved;
+        }
+    }
+    return FK_OK;
+}
+
+void fk_gsnap_to_snap(const fk_gsnap *s, const char *source, fk_snap *snap)
+{
+    memset(snap, 0, sizeof *snap);
+    snap->n = s->n;
+    snap->nsource = s->nsource;
+    for (int t = 0; t < s->hdr.ntypes; t++) {
+        int st = fk_gsnap_stream_type(t);
+        snap->nsource_type[st] += s->hdr.ntotal[t];
+        snap->ntype[st] += s->nkept[t];
+    }
+    snap->time = s->hdr.time;
+    snap->box = s->box;
+    snap->origin = s->origin;
+    snap->periodic = s->periodic;
+    const char *base = strrchr(source, '/');
+    snprintf(snap->source, sizeof snap->source, "%s", base ? base + 1 : source);
+    const fk_gsnap_header *h = &s->hdr;
+    if (h->have_units) {
+        snap->have_units = 1;
+        snap->units_per_h = h->units_per_h;
+        snap->unit_length_cm = h->unit_length_cm;
+        snap->unit_mass_g = h->unit_mass_g;
+        snap->unit_velocity_cm_s = h->unit_velocity_cm_s;
+    }
+    if (h->have_cosmology) {
+        snap->have_cosmology = 1;
+        snap->hubble = h->hubble;
+        snap->omega0 = h->omega0;
+        snap->omega_lambda = h->omega_lambda;
+        snap->redshift = h->redshift;
+    }
+}
+
+void fk_gsnap_free(fk_gsnap *s)
+{
+    free(s->pos), free(s->vel), free(s->mass), free(s->type), free(s->gtype), free(s->id), free(s->pid);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,112 @@
+/* gsnap.h - Gadget-family snapshots (Gadget-2 binary, HDF5) read into the stream's arrays: types, order, box. */
+#ifndef FK_GSNAP_H
+#define FK_GSNAP_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "snap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Gadget-2/3/4, AREPO and SWIFT number their particle types 0 to 5 (SWIFT
+ * up to 6): 0 gas, 1 dark matter, 2 and 3 more collisionless species (disk,
+ * bulge, boundary or low-resolution dark matter), 4 stars, 5 black holes or
+ * boundary particles, 6 neutrinos. In the stream, type 0 is gas (FK_GAS),
+ * type 4 is star (FK_STAR) and every other type is dark (FK_DARK).
+ *
+ * Order. A snapshot split over files holds, in each file, the particles of
+ * type 0, then type 1, ... The readers put the kept particles in the
+ * snapshot's order taken type by type: every type-0 particle (file 0's, then
+ * file 1's, ...), then every type-1 particle, and so on. ID (the index in the
+ * source snapshot) counts in that order over all particles, kept or not, so a
+ * snapshot split over any number of files gives the identical stream.
+ *
+ * Box. Gadget boxes are [0, L): the origin defaults to 0. With periodic set,
+ * positions are wrapped into [origin, origin + box) as tipsy2bin does
+ * (fk_tipsy_wrap: one box length at most; farther is an error).
+ */
+
+#define FK_GSNAP_NTYPES 7 /* 0 to 5 in Gadget; SWIFT adds 6 (neutrinos) */
+
+/* The type in the stream (FK_GAS, FK_DARK, FK_STAR) of Gadget type t. */
+int fk_gsnap_stream_type(int t);
+
+/* What the header says (the readers fill it; 0 or -1 where it says nothing). */
+typedef struct fk_gsnap_header {
+    int ntypes;                         /* types the header describes (6 in Gadget-2) */
+    uint64_t ntotal[FK_GSNAP_NTYPES];   /* particles of each type in the whole snapshot */
+    double masstab[FK_GSNAP_NTYPES];    /* mass of every particle of a type, 0: per particle */
+    double time, redshift, box;         /* box 0: the header gives none */
+    int nfiles;                         /* files of the snapshot (>= 1) */
+    int periodic;                       /* 1, 0, or -1: the header does not say */
+    int have_cosmology;
+    double hubble, omega0, omega_lambda;
+    int have_units, units_per_h;        /* see snap.h */
+    double unit_length_cm, unit_mass_g, unit_velocity_cm_s;
+} fk_gsnap_header;
+
+/* How to read. */
+typedef struct fk_gsnap_opts {
+    unsigned types;  /* Gadget types to keep: bits 1u << t; 0 keeps all */
+    double box;      /* > 0: the period, whatever the header says; 0: the header's */
+    int periodic;    /* -1: the header's (periodic when it does not say); 0 or 1: forced */
+    double origin;   /* lower corner of the box on every axis (default 0) */
+} fk_gsnap_opts;
+
+/* Sets o to: every type, the header's box and periodicity, origin 0. */
+void fk_gsnap_opts_default(fk_gsnap_opts *o);
+
+/* A snapshot read into arrays, the kept particles in the order above. */
+typedef struct fk_gsnap {
+    fk_gsnap_header hdr;
+    double box, origin; /* the box used (the option's or the header's) */
+    int periodic;       /* the periodicity used */
+    unsigned types;     /* the Gadget types kept (bits 1u << t) */
+    uint64_t n;         /* particles kept */
+    uint64_t nsource;   /* particles in the snapshot */
+    uint64_t nkept[FK_GSNAP_NTYPES];
+    uint64_t nwrapped;  /* kept particles moved into the box by wrapping */
+    float *pos;         /* n x 3 */
+    float *vel;         /* n x 3 */
+    float *mass;        /* n */
+    uint8_t *type;      /* n: FK_GAS, FK_DARK, FK_STAR */
+    uint8_t *gtype;     /* n: the Gadget type */
+    uint64_t *id;       /* n: index in the source snapshot */
+    uint64_t *pid;      /* n: the snapshot's own particle IDs (ParticleIDs, ID block) */
+    int wide_pos;       /* some positions were stored as doubles (rounded to float once) */
+} fk_gsnap;
+
+/* Decides the box (opts over header; a periodic box needs one: FK_EINVAL
+ * "... gives no box size (BoxSize 0): give --box"), checks the totals, and
+ * allocates s's arrays for the kept particles of h. name is used in
+ * messages. */
+int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o, const char *name, fk_error *err);
+
+/* Where the kept particle number k of type t goes in s's arrays (0 <= k <
+ * hdr.ntotal[t]; the caller counts particles of type t over the files). */
+uint64_t fk_gsnap_slot(const fk_gsnap *s, int t, uint64_t k);
+
+/* Whether type t is kept. */
+int fk_gsnap_keeps(const fk_gsnap *s, int t);
+
+/* After the readers filled pos, vel, mass, pid of every kept particle: sets
+ * type, gtype and id, checks that every value is finite and wraps positions
+ * into a periodic box. Returns FK_OK or FK_EFORMAT naming the particle (its
+ * Gadget type and its index in the snapshot). */
+int fk_gsnap_finish(fk_gsnap *s, const char *name, fk_error *err);
+
+/* Fills the SNAP record of the stream s becomes; source names the input. */
+void fk_gsnap_to_snap(const fk_gsnap *s, const char *source, fk_snap *snap);
+
+/* Frees the arrays of s and zeroes it; s may be partly filled. */
+void fk_gsnap_free(fk_gsnap *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,367 @@
+/* hdf5snap.c - the HDF5 snapshot reader (Gadget-3/4, AREPO, SWIFT layouts, many files); a stub without libhdf5. */
+#include "hdf5snap.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FK_HAVE_HDF5
+
+int fk_hdf5_available(void)
+{
+    return 0;
+}
+
+int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
+{
+    (void)o;
+    memset(s, 0, sizeof *s);
+    if (info) memset(info, 0, sizeof *info);
+    return fk_fail(err, FK_EUNSUP, "%s: this build of fofkit has no HDF5 support (build it with libhdf5-dev installed)",
+                   path);
+}
+
+#else
+
+#include <hdf5.h>
+
+int fk_hdf5_available(void)
+{
+    return 1;
+}
+
+/* Whether attribute attr exists on group grp (both may be absent). */
+static int has_attr(hid_t f, const char *grp, const char *attr)
+{
+    return H5Lexists(f, grp, H5P_DEFAULT) > 0 && H5Aexists_by_name(f, grp, attr, H5P_DEFAULT) > 0;
+}
+
+/* Reads attribute grp/attr, converted to mem (H5T_NATIVE_DOUBLE or
+ * H5T_NATIVE_UINT64), into buf of at most max values; *count gets the
+ * number of values (may be NULL: then exactly one is required). */
+static int get_attr(hid_t f, const char *name, const char *grp, const char *attr, hid_t mem, void *buf, int max, int *count,
+                    fk_error *err)
+{
+    if (!has_attr(f, grp, attr)) return fk_fail(err, FK_EFORMAT, "%s: missing attribute %s/%s", name, grp, attr);
+    hid_t a = H5Aopen_by_name(f, grp, attr, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t sp = a < 0 ? -1 : H5Aget_space(a);
+    hssize_t np = sp < 0 ? -1 : H5Sget_simple_extent_npoints(sp);
+    int st = FK_OK;
+    if (np < 1 || np > max || (!count && np != 1))
+        st = fk_fail(err, FK_EFORMAT, "%s: attribute %s/%s holds %lld values (%s expected)", name, grp, attr, (long long)np,
+                     count ? "1 to 7" : "1");
+    else if (H5Aread(a, mem, buf) < 0)
+        st = fk_fail(err, FK_EFORMAT, "%s: attribute %s/%s cannot be read as a number", name, grp, attr);
+    if (count) *count = (int)np;
+    if (sp >= 0) H5Sclose(sp);
+    if (a >= 0) H5Aclose(a);
+    return st;
+}
+
+/* An optional scalar attribute looked for in each group of grps (NULL
+ * ended); returns 1 when found (into *v), 0 when absent, or an error. */
+static int find_dbl(hid_t f, const char *name, const char *const *grps, const char *attr, double *v, fk_error *err)
+{
+    for (int k = 0; grps[k]; k++)
+        if (has_attr(f, grps[k], attr)) {
+            int st = get_attr(f, name, grps[k], attr, H5T_NATIVE_DOUBLE, v, 1, NULL, err);
+            return st ? st : 1;
+        }
+    return 0;
+}
+
+/* The header of file f; file 0 gives the snapshot's, later files are checked
+ * against it (h0). npart gets this file's counts. */
+static int read_header(hid_t f, const char *name, fk_gsnap_header *h, uint64_t *npart, fk_hdf5_info *info, fk_error *err)
+{
+    memset(h, 0, sizeof *h);
+    uint64_t tot[FK_GSNAP_NTYPES] = {0}, hw[FK_GSNAP_NTYPES] = {0};
+    int nt, n2, n3 = 0, st;
+    if (H5Lexists(f, "Header", H5P_DEFAULT) <= 0) return fk_fail(err, FK_EFORMAT, "%s: missing group Header", name);
+    if ((st = get_attr(f, name, "Header", "NumPart_ThisFile", H5T_NATIVE_UINT64, npart, FK_GSNAP_NTYPES, &nt, err)) ||
+        (st = get_attr(f, name, "Header", "NumPart_Total", H5T_NATIVE_UINT64, tot, FK_GSNAP_NTYPES, &n2, err)))
+        return st;
+    if (has_attr(f, "Header", "NumPart_Total_HighWord") &&
+        (st = get_attr(f, name, "Header", "NumPart_Total_HighWord", H5T_NATIVE_UINT64, hw, FK_GSNAP_NTYPES, &n3, err)))
+        return st;
+    if (n2 != nt || (n3 && n3 != nt))
+        return fk_fail(err, FK_EFORMAT, "%s: inconsistent counts: NumPart_ThisFile has %d types, NumPart_Total %d%s", name,
+                       nt, n2, n3 && n3 != nt ? " (and NumPart_Total_HighWord differs)" : "");
+    h->ntypes = nt;
+    for (int t = 0; t < nt; t++) {
+        /* the high word is 0 when NumPart_Total is already 64-bit; a 32-bit total never exceeds 2^32 */
+        if (tot[t] >> 32 && hw[t])
+            return fk_fail(err, FK_EFORMAT, "%s: NumPart_Total of type %d has bits above 32 and a high word too", name, t);
+        h->ntotal[t] = tot[t] + (hw[t] << 32);
+    }
+    int nm = 0;
+    if (has_attr(f, "Header", "MassTable") &&
+        (st = get_attr(f, name, "Header", "MassTable", H5T_NATIVE_DOUBLE, h->masstab, FK_GSNAP_NTYPES, &nm, err)))
+        return st;
+    if (nm && nm != nt)
+        return fk_fail(err, FK_EFORMAT, "%s: MassTable has %d types, NumPart_ThisFile %d", name, nm, nt);
+    double nf = 1, box3[3] = {0, 0, 0};
+    static const char *const hdr[] = {"Header", NULL};
+    if ((st = find_dbl(f, name, hdr, "NumFilesPerSnapshot", &nf, err)) < 0) return st;
+    if (!(nf >= 1 && nf <= 1e6 && nf == (int)nf))
+        return fk_fail(err, FK_EFORMAT, "%s: NumFilesPerSnapshot %g is not a file count", name, nf);
+    h->nfiles = (int)nf;
+    if ((st = find_dbl(f, name, hdr, "Time", &h->time, err)) < 0 ||
+        (st = find_dbl(f, name, hdr, "Redshift", &h->redshift, err)) < 0)
+        return st;
+    if (has_attr(f, "Header", "BoxSize")) {
+        int nb;
+        if ((st = get_attr(f, name, "Header", "BoxSize", H5T_NATIVE_DOUBLE, box3, 3, &nb, err))) return st;
+        h->box = box3[0];
+        for (int d = 1; d < nb; d++)
+            if (box3[d] != box3[0]) h->box = -1; /* not cubic: refused unless --box is given */
+    }
+    /* periodicity */
+    static const char *const per[] = {"Header", "Cosmology", NULL};
+    double p;
+    h->periodic = -1;
+    if ((st = find_dbl(f, name, per, "Periodic", &p, err)) < 0) return st;
+    if (st == 1)
+        h->periodic = p != 0;
+    else if (H5Lexists(f, "Config", H5P_DEFAULT) > 0)
+        h->periodic = H5Aexists_by_name(f, "Config", "PERIODIC", H5P_DEFAULT) > 0;
+    /* units and cosmology */
+    static const char *const where[] = {"Header", "Parameters", "Units", NULL};
+    static const char *const cosmo[] = {"Header", "Parameters", "Cosmology", NULL};
+    int a, b, c;
+    if ((a = find_dbl(f, name, where, "UnitLength_in_cm", &h->unit_length_cm, err)) < 0 ||
+        (b = find_dbl(f, name, where, "UnitMass_in_g", &h->unit_mass_g, err)) < 0 ||
+        (c = find_dbl(f, name, where, "UnitVelocity_in_cm_per_s", &h->unit_velocity_cm_s, err)) < 0)
+        return FK_EFORMAT;
+    if (a && b && c) {
+        h->have_units = 1;
+        h->units_per_h = 1;
+    } else {
+        static const char *const sw[] = {"Units", NULL};
+        double ut = 0;
+        if ((a = find_dbl(f, name, sw, "Unit length in cgs (U_L)", &h->unit_length_cm, err)) < 0 ||
+            (b = find_dbl(f, name, sw, "Unit mass in cgs (U_M)", &h->unit_mass_g, err)) < 0 ||
+            (c = find_dbl(f, name, sw, "Unit time in cgs (U_t)", &ut, err)) < 0)
+            return FK_EFORMAT;
+        if (a && b && c && ut > 0) {
+            h->have_units = 1;
+            h->units_per_h = 0;
+            h->unit_velocity_cm_s = h->unit_length_cm / ut;
+            if (info) info->swift = 1;
+        }
+    }
+    if (h->have_units && !(h->unit_length_cm > 0 && h->unit_mass_g > 0 && h->unit_velocity_cm_s > 0)) h->have_units = 0;
+    if ((a = find_dbl(f, name, cosmo, "HubbleParam", &h->hubble, err)) < 0 ||
+        (b = find_dbl(f, name, cosmo, "Omega0", &h->omega0, err)) < 0 ||
+        (c = find_dbl(f, name, cosmo, "OmegaLambda", &h->omega_lambda, err)) < 0)
+        return FK_EFORMAT;
+    if (!(a && b && c)) {
+        static const char *const sw[] = {"Cosmology", NULL};
+        if ((a = find_dbl(f, name, sw, "h", &h->hubble, err)) < 0 ||
+            (b = find_dbl(f, name, sw, "Omega_m", &h->omega0, err)) < 0 ||
+            (c = find_dbl(f, name, sw, "Omega_lambda", &h->omega_lambda, err)) < 0)
+            return FK_EFORMAT;
+    }
+    h->have_cosmology = a && b && c && h->hubble > 0;
+    return FK_OK;
+}
+
+/* Reads dataset PartType<t>/<ds> of n rows and ncols columns into dst,
+ * converted to mem. Absent: FK_EMISSING when optional, else an error. */
+static int get_dataset(hid_t f, const char *name, int t, const char *ds, uint64_t n, int ncols, hid_t mem, void *dst,
+                       int optional, int *wide, fk_error *err)
+{
+    char grp[32], path[96];
+    snprintf(grp, sizeof grp, "PartType%d", t);
+    snprintf(path, sizeof path, "%s/%s", grp, ds);
+    if (H5Lexists(f, grp, H5P_DEFAULT) <= 0 || H5Lexists(f, path, H5P_DEFAULT) <= 0) {
+        if (optional) return FK_EMISSING;
+        return fk_fail(err, FK_EFORMAT, "%s: missing dataset %s (%" PRIu64 " particles of type %d in this file)", name, path,
+                       n, t);
+    }
+    int st = FK_OK;
+    hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+    hid_t sp = d < 0 ? -1 : H5Dget_space(d);
+    hid_t ty = d < 0 ? -1 : H5Dget_type(d);
+    hsize_t dims[2] = {0, 0};
+    int nd = sp < 0 ? -1 : H5Sget_simple_extent_ndims(sp);
+    if (nd >= 1 && nd <= 2) H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5T_class_t cl = ty < 0 ? H5T_NO_CLASS : H5Tget_class(ty);
+    if (d < 0 || sp < 0 || ty < 0)
+        st = fk_fail(err, FK_EFORMAT, "%s: dataset %s cannot be opened", name, path);
+    else if (cl != H5T_FLOAT && cl != H5T_INTEGER)
+        st = fk_fail(err, FK_EFORMAT, "%s: dataset %s is not numeric", name, path);
+    else if (nd != (ncols > 1 ? 2 : 1) || dims[0] != n || (ncols > 1 && dims[1] != (hsize_t)ncols))
+        st = fk_fail(err, FK_EFORMAT, "%s: dataset %s has shape %llu x %llu, expected %" PRIu64 " x %d (NumPart_ThisFile)",
+                     name, path, (unsigned long long)dims[0], nd == 2 ? (unsigned long long)dims[1] : 1ULL, n, ncols);
+    else if (n && H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, dst) < 0)
+        st = fk_fail(err, FK_EFORMAT, "%s: dataset %s cannot be read", name, path);
+    if (wide && ty >= 0) *wide = cl == H5T_FLOAT && H5Tget_size(ty) > 4;
+    if (ty >= 0) H5Tclose(ty);
+    if (sp >= 0) H5Sclose(sp);
+    if (d >= 0) H5Dclose(d);
+    return st;
+}
+
+/* Reads the kept particles of one open file into s; seen counts each type's
+ * particles in the files before. */
+static int read_particles(hid_t f, const char *name, fk_gsnap *s, const uint64_t *npart, uint64_t *seen, fk_error *err)
+{
+    for (int t = 0; t < s->hdr.ntypes; t++) {
+        uint64_t n = npart[t];
+        if (seen[t] + n > s->hdr.ntotal[t])
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: inconsistent counts: %" PRIu64 " particles of type %d up to this file, more than "
+                           "NumPart_Total's %" PRIu64,
+                           name, seen[t] + n, t, s->hdr.ntotal[t]);
+        if (fk_gsnap_keeps(s, t) && n) {
+            uint64_t at = fk_gsnap_slot(s, t, seen[t]);
+            int wide = 0, st;
+            if ((st = get_dataset(f, name, t, "Coordinates", n, 3, H5T_NATIVE_FLOAT, s->pos + 3 * at, 0, &wide, err)))
+                return st;
+            s->wide_pos |= wide;
+            if ((st = get_dataset(f, name, t, "Velocities", n, 3, H5T_NATIVE_FLOAT, s->vel + 3 * at, 0, NULL, err)))
+                return st;
+            st = get_dataset(f, name, t, "ParticleIDs", n, 1, H5T_NATIVE_UINT64, s->pid + at, 1, NULL, err);
+            if (st && st != FK_EMISSING) return st;
+            if (s->hdr.masstab[t] != 0) {
+                for (uint64_t j = 0; j < n; j++) s->mass[at + j] = (float)s->hdr.masstab[t];
+            } else if ((st = get_dataset(f, name, t, "Masses", n, 1, H5T_NATIVE_FLOAT, s->mass + at, 1, NULL, err))) {
+                if (st == FK_EMISSING)
+                    return fk_fail(err, FK_EFORMAT, "%s: missing dataset PartType%d/Masses (MassTable is 0 for type %d)",
+                                   name, t, t);
+                return st;
+            }
+        }
+        seen[t] += n;
+    }
+    return FK_OK;
+}
+
+
+/* The name of file k of a snapshot whose first file is path ("...0.hdf5"). */
+static int file_name(const char *path, int k, char *buf, size_t size)
+{
+    static const char *const ext[] = {".0.hdf5", ".0.h5"};
+    size_t n = strlen(path);
+    for (int e = 0; e < 2; e++) {
+        size_t m = strlen(ext[e]);
+        if (n > m && !strcmp(path + n - m, ext[e])) {
+            snprintf(buf, size, "%.*s.%d%s", (int)(n - m), path, k, ext[e] + 2);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Opens file name of a snapshot as HDF5 (FK_EIO when missing, FK_EFORMAT
+ * when not HDF5). */
+static int open_file(const char *name, hid_t *f, fk_error *err)
+{
+    FILE *probe = fopen(name, "rb");
+    if (!probe) return fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
+    fclose(probe);
+    if (H5Fis_hdf5(name) <= 0) return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
+    *f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (*f < 0) return fk_fail(err, FK_EFORMAT, "%s: HDF5 file cannot be opened", name);
+    return FK_OK;
+}
+
+/* The particles of each type over every file, from the headers alone, so
+ * that NumPart_Total is checked before anything is allocated. */
+static int count_files(const char *path, const fk_gsnap_header *h0, const uint64_t *npart0, uint64_t *sum, fk_error *err)
+{
+    for (int t = 0; t < FK_GSNAP_NTYPES; t++) sum[t] = npart0[t];
+    size_t size = strlen(path) + 32;
+    char *name = malloc(size);
+    if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
+    int st = FK_OK;
+    for (int k = 1; k < h0->nfiles && !st; k++) {
+        if (!file_name(path, k, name, size)) {
+            st = fk_fail(err, FK_EINVAL,
+                         "%s: the snapshot is split over %d files (NumFilesPerSnapshot): name its first file, NAME.0.hdf5",
+                         path, h0->nfiles);
+            break;
+        }
+        hid_t f;
+        if ((st = open_file(name, &f, err))) break;
+        fk_gsnap_header h;
+        uint64_t np[FK_GSNAP_NTYPES] = {0};
+        st = read_header(f, name, &h, np, NULL, err);
+        H5Fclose(f);
+        if (!st && h.ntypes != h0->ntypes)
+            st = fk_fail(err, FK_EFORMAT, "%s: inconsistent counts: %d types, file 0 has %d", name, h.ntypes, h0->ntypes);
+        for (int t = 0; t < FK_GSNAP_NTYPES && !st; t++) sum[t] += np[t];
+    }
+    free(name);
+    return st;
+}
+
+int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if (info) memset(info, 0, sizeof *info);
+    /* the library reports through fk_error only: HDF5's own error printing off */
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    size_t size = strlen(path) + 32;
+    char *name = malloc(size);
+    if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
+    uint64_t seen[FK_GSNAP_NTYPES] = {0};
+    fk_gsnap_header h0 = {0};
+    int st = FK_OK;
+    for (int k = 0; st == FK_OK && (k == 0 || k < s->hdr.nfiles); k++) {
+        if (k == 0)
+            snprintf(name, size, "%s", path);
+        else if (!file_name(path, k, name, size)) {
+            st = fk_fail(err, FK_EINVAL,
+                         "%s: the snapshot is split over %d files (NumFilesPerSnapshot): name its first file, "
+                         "NAME.0.hdf5",
+                         path, s->hdr.nfiles);
+            break;
+        }
+        hid_t f;
+        if ((st = open_file(name, &f, err))) break;
+        fk_gsnap_header h;
+        uint64_t npart[FK_GSNAP_NTYPES] = {0};
+        st = read_header(f, name, &h, npart, info, err);
+        if (!st && k == 0) {
+            h0 = h;
+            if (h.box < 0 && !(o->box > 0))
+                st = fk_fail(err, FK_EINVAL, "%s: the box (BoxSize) is not cubic: give --box", name);
+            if (h.box < 0) h.box = 0;
+            uint64_t sum[FK_GSNAP_NTYPES];
+            if (!st) st = count_files(path, &h, npart, sum, err);
+            for (int t = 0; t < h.ntypes && !st; t++)
+                if (sum[t] != h.ntotal[t])
+                    st = fk_fail(err, FK_EFORMAT,
+                                 "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, NumPart_Total "
+                                 "says %" PRIu64,
+                                 path, sum[t], t, h.ntotal[t]);
+            if (!st) st = fk_gsnap_begin(s, &h, o, name, err);
+        } else if (!st) {
+            int same = h.ntypes == h0.ntypes && h.nfiles == h0.nfiles;
+            for (int t = 0; t < h.ntypes && same; t++) same = h.ntotal[t] == h0.ntotal[t] && h.masstab[t] == h0.masstab[t];
+            if (!same)
+                st = fk_fail(err, FK_EFORMAT,
+                             "%s: inconsistent counts: its header (NumPart_Total, MassTable, NumFilesPerSnapshot) "
+                             "differs from file 0's",
+                             name);
+        }
+        if (!st) st = read_particles(f, name, s, npart, seen, err);
+        H5Fclose(f);
+    }
+    for (int t = 0; st == FK_OK && t < s->hdr.ntypes; t++)
+        if (seen[t] != s->hdr.ntotal[t])
+            st = fk_fail(err, FK_EFORMAT,
+                         "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, NumPart_Total says "
+                         "%" PRIu64,
+                         path, seen[t], t, s->hdr.ntotal[t]);
+    free(name);
+    if (info) info->double_pos = s->wide_pos;
+    if (st == FK_OK) st = fk_gsnap_finish(s, path, err);
+    return st;
+}
+
+#endif

@@ -1,0 +1,32 @@
+/* snapunits.c - a stream's own units (SNAP's optional unit keys) as halostats' default output units and G. */
+#include "snapunits.h"
+
+#include <string.h>
+
+int fk_snap_default_units(const fk_snap *s, fk_halo_units *u)
+{
+    if (!s->have_units) return 0;
+    int set = 0;
+    if (u->length == 1 && !strcmp(u->length_name, "length")) {
+        u->length = s->unit_length_cm / FK_KPC_CM;
+        u->length_name = s->units_per_h ? "kpc/h" : "kpc";
+        set++;
+    }
+    if (u->mass == 1 && !strcmp(u->mass_name, "mass")) {
+        u->mass = s->unit_mass_g / FK_MSUN_G;
+        u->mass_name = s->units_per_h ? "Msun/h" : "Msun";
+        set++;
+    }
+    if (u->velocity == 1 && !strcmp(u->velocity_name, "velocity")) {
+        u->velocity = s->unit_velocity_cm_s / 1e5;
+        u->velocity_name = "km/s";
+        set++;
+    }
+    return set;
+}
+
+double fk_snap_G(const fk_snap *s)
+{
+    if (!s->have_units) return 0;
+    return FK_G_CGS * s->unit_mass_g / (s->unit_length_cm * s->unit_velocity_cm_s * s->unit_velocity_cm_s);
+}

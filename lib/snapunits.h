@@ -1,0 +1,34 @@
+/* snapunits.h - a stream's own units (SNAP's optional unit keys) as halostats' default output units and G. */
+#ifndef FK_SNAPUNITS_H
+#define FK_SNAPUNITS_H
+
+#include "halostats.h"
+#include "snap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Constants in cgs: the kiloparsec and G as in CODATA 2018; the solar mass
+ * as Gadget's (1.989e33 g), so that its usual mass unit of 1.989e43 g is
+ * exactly 1e10 Msun/h. */
+#define FK_KPC_CM 3.085678e21
+#define FK_MSUN_G 1.989e33
+#define FK_G_CGS 6.6743e-8
+
+/* For every dimension (length, mass, velocity) whose output unit in u is
+ * still the stream's (factor 1 and the default name), when s carries unit
+ * keys: kpc, Msun and km/s, named "kpc/h" and "Msun/h" when the units are
+ * per h. Returns how many dimensions were set (0 without unit keys); cannot
+ * fail. */
+int fk_snap_default_units(const fk_snap *s, fk_halo_units *u);
+
+/* G in the stream's units, from s's unit keys (G M / L has no h left when
+ * the units are per h); 0 when s has none. */
+double fk_snap_G(const fk_snap *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,163 @@
+#!/usr/bin/env bats
+# hdf52bin.bats - HDF5 snapshots: the Gadget-4 example's partition equals the reference, split copies, units, bad input.
+
+bats_require_minimum_version 1.5.0
+load snap_helpers
+
+@test "hdf52bin: the Gadget-4 snapshot converts: counts, box, units and cosmology in SNAP" {
+    need_hdf5
+    hdf52bin -o all.bin "$G4"
+    chunk all.bin SNAP >snap.txt
+    cat snap.txt
+    grep -qx 'n 65536' snap.txt
+    grep -qx 'ngas 32768' snap.txt
+    grep -qx 'ndark 32768' snap.txt
+    grep -qx 'box 50000' snap.txt
+    grep -qx 'origin 0' snap.txt
+    grep -qx 'periodic 1' snap.txt
+    grep -qx 'time 1' snap.txt
+    grep -qx 'unit_mass_g 1.9890000000000001e+43' snap.txt
+    grep -qx 'unit_velocity_cm_s 100000' snap.txt
+    grep -qx 'units_per_h 1' snap.txt
+    grep -qx 'hubble 0.69999999999999996' snap.txt
+    grep -qx 'omega0 0.29999999999999999' snap.txt
+    grep -qx 'redshift 0' snap.txt
+    # masses from MassTable: 4.23508 for the gas, 27.528 for the dark matter (as floats)
+    [ "$(chunk all.bin MASS | sort -u | wc -l)" -eq 2 ]
+    # types: gas first, then dark; every position inside [0, 50000)
+    [ "$(chunk all.bin TYPE | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')" = "0:32768 1:32768 " ]
+    [ "$(chunk all.bin POS | awk '{ for (i = 1; i <= 3; i++) if ($i < 0 || $i >= 50000) bad++ } END { print bad + 0 }')" = 0 ]
+    # --types by number and by name
+    hdf52bin --types=1 -o d1.bin "$G4"
+    hdf52bin --types=dark -o d2.bin "$G4"
+    cmp d1.bin d2.bin
+    grep -qx 'n 32768' <(chunk d1.bin SNAP)
+    [ "$(chunk d1.bin ID | head -1)" = 32768 ] # IDs count every type: the dark matter follows the gas
+}
+
+@test "hdf52bin: the dark matter's partition at b = 0.2 equals the brute-force reference, particle for particle" {
+    need_hdf5
+    hdf52bin --types=dark -o dm.bin "$G4"
+    fofref -b 0.2 -m 1 -o ref.grp dm.bin
+    hdf52bin --types=dark "$G4" | kdbuild | foflink -b 0.2 | groups -m 1 --format=grp >tc.grp
+    cmp ref.grp tc.grp
+    # not a trivial partition: l = 0.2 x 50000/32 = 312.5 makes 106 groups of 20 or more
+    [ "$(awk 'NR > 1 && $1 > 0 { n[$1]++ } END { for (g in n) if (n[g] >= 20) k++; print k }' ref.grp)" -eq 106 ]
+}
+
+@test "hdf52bin: a copy split over files, with double coordinates, or with a Masses dataset gives the identical stream" {
+    need_hdf5
+    hdf52bin -o ref.bin "$G4"
+    snapcopy --to=hdf5 --files=4 --double "$G4" split
+    [ -f split.3.hdf5 ] && [ ! -f split.4.hdf5 ]
+    hdf52bin -v -o split.bin split.0.hdf5 2>err.txt
+    grep -q '4 files, double coordinates; 65536 particles' err.txt
+    same_stream ref.bin split.bin
+    # 32-bit totals with a high word of 0
+    snapcopy --to=hdf5 --highword=0 "$G4" hw
+    hdf52bin -o hw.bin hw.0.hdf5
+    same_stream ref.bin hw.bin
+    snapcopy --to=hdf5 --masses "$G4" masses
+    hdf52bin -o masses.bin masses.0.hdf5
+    same_stream ref.bin masses.bin
+    # and the same partition
+    hdf52bin --types=dark split.0.hdf5 | kdbuild | foflink -b 0.2 | groups -m 1 --format=grp >split.grp
+    hdf52bin --types=dark "$G4" | kdbuild | foflink -b 0.2 | groups -m 1 --format=grp >ref.grp
+    cmp ref.grp split.grp
+}
+
+@test "hdf52bin: SWIFT's layout (Units, Cosmology, a BoxSize of 3 sides, Masses) gives the same particles, units not per h" {
+    need_hdf5
+    hdf52bin -o ref.bin "$G4"
+    snapcopy --to=hdf5 --swift "$G4" swift
+    hdf52bin -v -o swift.bin swift.0.hdf5 2>err.txt
+    grep -q 'HDF5 (SWIFT layout), 1 file' err.txt
+    same_stream ref.bin swift.bin '^units_per_h|^unit_velocity'
+    grep -qx 'units_per_h 0' <(chunk swift.bin SNAP)
+    # the velocity unit is U_L / U_t
+    [ "$(chunk swift.bin SNAP | awk '$1 == "unit_velocity_cm_s" { print ($2 > 99999.999 && $2 < 100000.001) }')" = 1 ]
+    # a box that is not a cube needs --box
+    snapcopy --to=hdf5 --swift=50000,50000,40000 "$G4" brick
+    fails_with 1 "hdf52bin: brick.0.hdf5: the box (BoxSize) is not cubic: give --box" hdf52bin -o out.bin brick.0.hdf5
+    hdf52bin --box=50000 -o brick.bin brick.0.hdf5
+    same_stream swift.bin brick.bin
+}
+
+@test "hdf52bin: box and periodicity options override the header" {
+    need_hdf5
+    hdf52bin --no-periodic -o iso.bin "$G4"
+    grep -qx 'periodic 0' <(chunk iso.bin SNAP)
+    # a box of 40000 wraps the particles beyond it
+    hdf52bin -v --box=40000 -o small.bin "$G4" 2>err.txt
+    grep -qx 'box 40000' <(chunk small.bin SNAP)
+    grep -q 'wrapped [1-9]' err.txt
+    [ "$(chunk small.bin POS | awk '{ for (i = 1; i <= 3; i++) if ($i < 0 || $i >= 40000) bad++ } END { print bad + 0 }')" = 0 ]
+    # an origin that leaves particles more than a box away is an error naming --no-periodic
+    run -1 --separate-stderr hdf52bin --box=1000 -o far.bin "$G4"
+    [[ "$stderr" == "hdf52bin: $G4: particle "*" lies more than one box length outside [0, 1000) (wrong --box or --origin? or --no-periodic for an isolated snapshot)" ]]
+    [ ! -e far.bin ]
+}
+
+@test "halostats takes its default units and G from a stream that carries them" {
+    need_hdf5
+    hdf52bin --types=dark "$G4" | kdbuild | foflink -b 0.2 | groups -m 20 >g.bin
+    halostats --centre=com g.bin >own.txt
+    grep -qx '# units: length kpc/h, mass Msun/h, velocity km/s; one stream unit is 1, 1e+10, 1 of them' own.txt
+    # G = 6.6743e-8 cm^3 g^-1 s^-2 in kpc (km/s)^2 / Msun: 4.3022e-6 (the h cancels)
+    grep -q '^# G = 4.30219[0-9]*e-06 kpc/h (km/s)^2 / Msun/h (from the stream.s units)$' own.txt
+    # the same numbers as the units given by hand (G given to 10 digits: agreement to 1e-8)
+    halostats --centre=com --length-name=kpc/h --mass-unit=1e10 --mass-name=Msun/h --velocity-name=km/s \
+        --G=4.302193132e-06 g.bin >given.txt
+    [ "$(grep -vc '^#' own.txt)" -eq 106 ]
+    paste -d '\n' <(grep -v '^#' own.txt) <(grep -v '^#' given.txt) | awk '
+        NR % 2 { n = split($0, a); next }
+        { if (NF != n) bad++; for (i = 1; i <= NF; i++) { d = a[i] - $i; if (d < 0) d = -d; s = a[i] < 0 ? -a[i] : a[i]
+          if (d > 1e-8 * s) bad++ } }
+        END { print NR / 2 " rows, " bad + 0 " differ"; exit bad > 0 }'
+    # a unit given by hand wins for its dimension only
+    halostats --centre=com --mass-unit=1 --mass-name=code g.bin >mixed.txt
+    grep -qx '# units: length kpc/h, mass code, velocity km/s; one stream unit is 1, 1, 1 of them' mixed.txt
+    # a stream without units (tipsy2bin) keeps the stream's units and G = 1
+    mkuniverse -n 2000 -s 3 | tipsy2bin | kdbuild | foflink -b 0.2 | groups -m 5 | halostats --centre=com >plain.txt
+    grep -qx '# units: length length, mass mass, velocity velocity; one stream unit is 1, 1, 1 of them' plain.txt
+    grep -q "(1 in the stream's units)" plain.txt
+}
+
+@test "hdf52bin: bad input gets one line naming the file and the problem, and no output" {
+    need_hdf5
+    snapcopy --to=hdf5 --omit=Velocities "$G4" novel
+    fails_with 1 "hdf52bin: novel.0.hdf5: missing dataset PartType1/Velocities (32768 particles of type 1 in this file)" \
+        hdf52bin -o out.bin novel.0.hdf5
+    snapcopy --to=hdf5 --masses --omit=Masses "$G4" nomass
+    fails_with 1 "hdf52bin: nomass.0.hdf5: missing dataset PartType1/Masses (MassTable is 0 for type 1)" \
+        hdf52bin -o out.bin nomass.0.hdf5
+    snapcopy --to=hdf5 --total-plus=1 "$G4" count
+    fails_with 1 "hdf52bin: count.0.hdf5: inconsistent counts: the files hold 32768 particles of type 1, NumPart_Total says 32769" \
+        hdf52bin -o out.bin count.0.hdf5
+    # the high word counts: 2^32 + 32768
+    snapcopy --to=hdf5 --highword=1 --files=2 "$G4" high
+    fails_with 1 "hdf52bin: high.0.hdf5: inconsistent counts: the files hold 32768 particles of type 1, NumPart_Total says 4295000064" \
+        hdf52bin -o out.bin high.0.hdf5
+    snapcopy --to=hdf5 --files=2 "$G4" two
+    rm two.1.hdf5
+    fails_with 1 "hdf52bin: two.1.hdf5: cannot open: No such file or directory" hdf52bin -o out.bin two.0.hdf5
+    cp two.0.hdf5 first.hdf5
+    fails_with 1 "hdf52bin: first.hdf5: the snapshot is split over 2 files (NumFilesPerSnapshot): name its first file, NAME.0.hdf5" \
+        hdf52bin -o out.bin first.hdf5
+    echo 'not hdf5' >text.hdf5
+    fails_with 1 "hdf52bin: text.hdf5: not an HDF5 file" hdf52bin -o out.bin text.hdf5
+    fails_with 1 "hdf52bin: none.hdf5: cannot open: No such file or directory" hdf52bin -o out.bin none.hdf5
+    [ ! -e out.bin ]
+    run -2 hdf52bin -o out.bin </dev/null
+    [[ "$output" == "hdf52bin: HDF5 cannot be read from stdin: name the snapshot's file"* ]]
+    run -2 hdf52bin --types=7 "$G4"
+    run -2 hdf52bin --box=0 "$G4"
+}
+
+@test "hdf52bin without HDF5 support says so" {
+    if ! hdf52bin -o /dev/null /nonexistent.hdf5 2>&1 | grep -q 'no HDF5 support'; then
+        skip "this build reads HDF5"
+    fi
+    fails_with 1 "hdf52bin: x.hdf5: this build of fofkit has no HDF5 support (build it with libhdf5-dev installed)" \
+        hdf52bin -o out.bin x.hdf5
+}

@@ -1,0 +1,36 @@
+/* gsnapout.h - what hdf52bin and gadget2bin share: their snapshot options and writing the stream. */
+#ifndef FK_GSNAPOUT_H
+#define FK_GSNAPOUT_H
+
+#include <getopt.h>
+
+#include "gsnap.h"
+#include "prog.h"
+
+/* The snapshot options, in getopt_long's table and handled by gsnapout_option. */
+enum { GS_BOX = 300, GS_ORIGIN, GS_PERIODIC, GS_NO_PERIODIC };
+#define GSNAPOUT_SHORT "t:"
+#define GSNAPOUT_LONG                                                                                        \
+    {"types", required_argument, 0, 't'}, {"box", required_argument, 0, GS_BOX},                              \
+        {"origin", required_argument, 0, GS_ORIGIN}, {"periodic", no_argument, 0, GS_PERIODIC},              \
+        {"no-periodic", no_argument, 0, GS_NO_PERIODIC}
+
+/* Their lines of --help. */
+#define GSNAPOUT_HELP                                                                                       \
+    "  -t, --types=LIST      Gadget particle types to keep: numbers 0-6 or names gas (0),\n"                  \
+    "                        dark (1), disk (2), bulge (3), star (4), bndry (5), neutrino (6),\n"            \
+    "                        all (default all)\n"                                                            \
+    "      --box=L           period of the box, > 0 (default: the header's BoxSize)\n"                       \
+    "      --origin=X        lower corner of the box (default 0: Gadget boxes are [0, L))\n"                 \
+    "      --periodic        a periodic box, whatever the header says\n"                                    \
+    "      --no-periodic     isolated: no wrapping, the stream says periodic 0\n"
+
+/* Handles one of the options above (returns 1) or returns 0. */
+int gsnapout_option(int c, const char *arg, fk_gsnap_opts *o);
+
+/* Writes s as the stream (SNAP POS VEL MASS TYPE ID) to out (opened with
+ * prog_open_output) and commits it; source names the input in SNAP. Exits
+ * on error. */
+void gsnapout_write(const fk_gsnap *s, const char *source, fk_output *out, int zlevel);
+
+#endif

@@ -1,0 +1,59 @@
+/* hdf52bin - converts an HDF5 snapshot (Gadget-3/4, AREPO, SWIFT; one file or many) into a fofkit stream. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gsnapout.h"
+#include "hdf5snap.h"
+#include "prog.h"
+
+static void help(void)
+{
+    printf("Usage: hdf52bin [OPTION]... FILE\n"
+           "Convert an HDF5 snapshot of Gadget-3, Gadget-4, AREPO or SWIFT (FILE; split over files\n"
+           "NAME.0.hdf5 ... when FILE ends in .0.hdf5) into a fofkit stream: SNAP, POS, VEL, MASS,\n"
+           "TYPE and ID chunks. The header's units and cosmology travel in SNAP.\n"
+           "\n" GSNAPOUT_HELP
+           "  -o, --output=FILE     write to FILE (default stdout)\n"
+           "  -z, --compress[=N]    zlib-compress every chunk (level N, default 6)\n"
+           "  -f, --force           write binary data on a terminal\n"
+           "  -v, --verbose         layout, counts and time taken on stderr\n"
+           "  -h, --help            this help\n"
+           "  -V, --version         version\n"
+           "\n"
+           "Exit status: 0 success, 1 bad input, I/O error or a build without HDF5, 2 usage error,\n"
+           "3 out of memory. See hdf52bin(1) and fofstream(5).\n");
+}
+
+int main(int argc, char **argv)
+{
+    prog_init("hdf52bin");
+    prog_std std = {0};
+    fk_gsnap_opts opts;
+    fk_gsnap_opts_default(&opts);
+    static const struct option longopts[] = {PROG_STD_LONG, GSNAPOUT_LONG, {0, 0, 0, 0}};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT GSNAPOUT_SHORT, longopts, NULL)) != -1) {
+        if (prog_std_option(c, optarg, &std, help, argv)) continue;
+        gsnapout_option(c, optarg, &opts);
+    }
+    const char *in = prog_one_input(argc, argv, optind);
+    if (!strcmp(in, "-")) prog_usage("HDF5 cannot be read from stdin: name the snapshot's file");
+    fk_output *out = prog_open_output(&std, 1);
+    fk_error err = {0};
+    double t0 = prog_now();
+    fk_gsnap s;
+    fk_hdf5_info info;
+    if (fk_hdf5_read(in, &opts, &s, &info, &err)) prog_fail(&err);
+    double t1 = prog_now();
+    gsnapout_write(&s, in, out, std.zlevel);
+    prog_info("%s: HDF5 (%s layout), %d file%s, %s coordinates; %" PRIu64 " particles, kept %" PRIu64
+              ", wrapped %" PRIu64 "; box %g%s; units %s, cosmology %s; read %.3f s, wrote %.3f s",
+              in, info.swift ? "SWIFT" : "Gadget", s.hdr.nfiles, s.hdr.nfiles > 1 ? "s" : "",
+              info.double_pos ? "double" : "float", s.nsource, s.n, s.nwrapped, s.box,
+              s.periodic ? " periodic" : " isolated", s.hdr.have_units ? "yes" : "no",
+              s.hdr.have_cosmology ? "yes" : "no", t1 - t0, prog_now() - t1);
+    fk_gsnap_free(&s);
+    return EXIT_OK;
+}
