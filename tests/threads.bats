@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# threads.bats - every stage gives the same bytes with OMP_NUM_THREADS=1, 2 and 7 (groups, .grp, halostats).
+# threads.bats - every stage gives the same bytes with OMP_NUM_THREADS=1, 2 and 7 (tipsy2bin, kdbuild, groups, .grp, halostats).
 
 bats_require_minimum_version 1.5.0
 
@@ -13,6 +13,18 @@ setup_file() {
 
 setup() {
     cd "$BATS_FILE_TMPDIR"
+}
+
+@test "tipsy2bin and kdbuild: the stream and the tree order byte-identical for 1, 2 and 7 threads" {
+    for t in 1 2 7; do
+        OMP_NUM_THREADS=$t tipsy2bin -o b$t.bin u.std
+        OMP_NUM_THREADS=$t kdbuild --device=cpu -o k$t.kd b1.bin
+    done
+    cmp b1.bin b2.bin
+    cmp b1.bin b7.bin
+    ! cmp -s b1.bin k1.kd
+    cmp k1.kd k2.kd
+    cmp k1.kd k7.kd
 }
 
 @test "groups: GRPS, GID and GPAR byte-identical for 1, 2 and 7 threads" {
