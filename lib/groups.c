@@ -2,6 +2,7 @@
 #include "groups.h"
 
 #include <inttypes.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,18 +11,11 @@
 
 enum { UNSEEN = 0, ON_PATH = 1, RESOLVED = 2 };
 
-int fk_groups_resolve(uint32_t *sink, uint64_t n, const char *name, fk_error *err)
+/* The serial walk: each particle is walked at most twice; names the first
+ * particle met again on the path from the lowest particle whose chain
+ * enters a cycle. Values are known to be < n. */
+static int resolve_walk(uint32_t *sink, uint64_t n, const char *name, fk_error *err)
 {
-    if (n > UINT32_MAX)
-        return fk_fail(err, FK_EUNSUP, "%s: SINK chunk: %" PRIu64 " particles do not fit 32-bit indices", name, n);
-    /* Values out of range first, so that the message names the lowest bad
-     * particle whatever the chains look like. */
-    for (uint64_t i = 0; i < n; i++)
-        if (sink[i] >= n)
-            return fk_fail(err, FK_EFORMAT,
-                           "%s: SINK chunk: particle %" PRIu64 " links to %" PRIu32 ", beyond the last particle (%" PRIu64
-                           ")",
-                           name, i, sink[i], n - 1);
     unsigned char *state = calloc(n ? n : 1, 1);
     if (!state) return fk_fail(err, FK_ENOMEM, "out of memory resolving %" PRIu64 " sink chains", n);
     for (uint64_t i = 0; i < n; i++) {
@@ -59,6 +53,79 @@ int fk_groups_resolve(uint32_t *sink, uint64_t n, const char *name, fk_error *er
     }
     free(state);
     return FK_OK;
+}
+
+/* Pointer jumping on all cores: p[i] = p[p[i]] until no value changes.
+ * Every value stays on i's chain and only moves towards its end, so the
+ * result is the walk's whatever the threads' interleaving (the loads and
+ * stores are relaxed atomics: a racing read sees an older or newer point of
+ * the same chain). A chain's remaining length at least halves each round,
+ * so a valid array settles within log2(n) + 2 rounds; an array still
+ * changing then holds a cycle. Returns 1 when settled, 0 when not (a
+ * cycle; one may also settle, see the caller). */
+static int resolve_jump(uint32_t *p, uint64_t n)
+{
+    int rounds = 2;
+    for (uint64_t m = n; m > 1; m >>= 1) rounds++;
+    for (int round = 0; round < rounds; round++) {
+        int changed = 0;
+#pragma omp parallel for schedule(static) reduction(| : changed)
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t s = __atomic_load_n(&p[i], __ATOMIC_RELAXED);
+            uint32_t ss = __atomic_load_n(&p[s], __ATOMIC_RELAXED);
+            if (ss != s) {
+                __atomic_store_n(&p[i], ss, __ATOMIC_RELAXED);
+                changed = 1;
+            }
+        }
+        if (!changed) return 1;
+    }
+    return 0;
+}
+
+int fk_groups_resolve(uint32_t *sink, uint64_t n, const char *name, fk_error *err)
+{
+    if (n > UINT32_MAX)
+        return fk_fail(err, FK_EUNSUP, "%s: SINK chunk: %" PRIu64 " particles do not fit 32-bit indices", name, n);
+    /* Values out of range first, so that the message names the lowest bad
+     * particle whatever the chains look like. */
+    uint64_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+    for (uint64_t i = 0; i < n; i++)
+        if (sink[i] >= n && i < bad) bad = i;
+    if (bad < n)
+        return fk_fail(err, FK_EFORMAT,
+                       "%s: SINK chunk: particle %" PRIu64 " links to %" PRIu32 ", beyond the last particle (%" PRIu64
+                       ")",
+                       name, bad, sink[bad], n - 1);
+    /* foflink's canonical arrays are resolved already (every value a sink):
+     * one parallel read says so. */
+    int deep = 0;
+#pragma omp parallel for schedule(static) reduction(| : deep)
+    for (uint64_t i = 0; i < n; i++) deep |= sink[sink[i]] != sink[i];
+    if (!deep) return FK_OK;
+    /* Other arrays jump on a copy, so that a cycle is reported by the walk
+     * on the untouched chains, naming the same particle whatever the
+     * number of threads; without memory for the copy, the walk does it all. */
+    uint32_t *p = malloc(n * sizeof *p);
+    if (!p) return resolve_walk(sink, n, name, err);
+#pragma omp parallel for schedule(static)
+    for (uint64_t i = 0; i < n; i++) p[i] = sink[i];
+    int settled = resolve_jump(p, n);
+    /* Jumping round a cycle of even length makes particles their own
+     * sinks: every end found must be a sink of the chains as given. */
+    if (settled) {
+        int fake = 0;
+#pragma omp parallel for schedule(static) reduction(| : fake)
+        for (uint64_t i = 0; i < n; i++) fake |= sink[p[i]] != p[i];
+        settled = !fake;
+    }
+    if (settled) {
+#pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < n; i++) sink[i] = p[i];
+    }
+    free(p);
+    return settled ? FK_OK : resolve_walk(sink, n, name, err);
 }
 
 int fk_groups_check_ids(const uint64_t *ids, uint64_t n, uint64_t nsource, const char *name, fk_error *err)
@@ -99,6 +166,39 @@ static int by_size_then_minid(const void *pa, const void *pb)
     return (a->minid > b->minid) - (a->minid < b->minid);
 }
 
+/* Pieces below this many groups are sorted by qsort in one task. */
+#define SORT_LEAF 16384
+
+/* Sorts g[0..m) by size then minid on all cores: a merge sort of OpenMP
+ * tasks, tmp (m entries) its scratch. minid is distinct between groups (the
+ * IDs are), so the order is total and the result independent of the
+ * threads. Call inside a parallel region's single. */
+static void sort_kept(kept *g, kept *tmp, uint64_t m)
+{
+    if (m <= SORT_LEAF) {
+        qsort(g, m, sizeof *g, by_size_then_minid);
+        return;
+    }
+    uint64_t h = m / 2;
+#pragma omp task
+    sort_kept(g, tmp, h);
+#pragma omp task
+    sort_kept(g + h, tmp + h, m - h);
+#pragma omp taskwait
+    uint64_t a = 0, b = h, o = 0;
+    while (a < h && b < m) tmp[o++] = by_size_then_minid(&g[b], &g[a]) < 0 ? g[b++] : g[a++];
+    while (a < h) tmp[o++] = g[a++];
+    while (b < m) tmp[o++] = g[b++];
+    memcpy(g, tmp, m * sizeof *g);
+}
+
+static void atomic_min_u64(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
 #define NOT_KEPT UINT32_MAX
 
 int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint64_t nsource, uint64_t minsize,
@@ -113,46 +213,108 @@ int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint
     /* slot[r]: first the size of the group whose sink is r, then its index
      * among the kept groups (NOT_KEPT for dropped ones), finally its number (0 for dropped ones). */
     uint32_t *slot = calloc(n ? n : 1, sizeof *slot);
-    if (!slot) return fk_fail(err, FK_ENOMEM, "out of memory numbering the groups of %" PRIu64 " particles", n);
-    for (uint64_t i = 0; i < n; i++) slot[root[i]]++;
-    uint64_t nkept = 0, nfound = 0;
-    for (uint64_t r = 0; r < n; r++) {
-        if (root[r] != r) continue;
-        nfound++;
-        if (slot[r] >= minsize) nkept++;
+    int nt = omp_get_max_threads();
+    uint64_t *start = calloc((size_t)nt + 1, sizeof *start);
+    if (!slot || !start) {
+        free(slot);
+        free(start);
+        return fk_fail(err, FK_ENOMEM, "out of memory numbering the groups of %" PRIu64 " particles", n);
     }
-    kept *g = malloc(nkept ? nkept * sizeof *g : 1);
-    if (!g) {
+    kept *g = NULL, *tmp = NULL;
+    uint64_t nkept = 0, nfound = 0, ngrouped = 0;
+    int nomem = 0;
+#pragma omp parallel num_threads(nt) reduction(+ : nfound, ngrouped)
+    {
+        /* Sizes: members of a group mostly come in runs (tree order), so a
+         * thread adds a run's length at once, not one atomic per particle. */
+        uint32_t prev = 0, run = 0;
+#pragma omp for schedule(static)
+        for (uint64_t i = 0; i < n; i++) {
+            if (root[i] != prev || !run) {
+                if (run) __atomic_fetch_add(&slot[prev], run, __ATOMIC_RELAXED);
+                prev = root[i];
+                run = 0;
+            }
+            run++;
+        }
+        if (run) __atomic_fetch_add(&slot[prev], run, __ATOMIC_RELAXED);
+#pragma omp barrier
+        /* Kept groups in increasing sink order: each thread counts its own
+         * range of sinks, a prefix sum gives it its first index. */
+        int t = omp_get_thread_num(), nth = omp_get_num_threads();
+        uint64_t lo = n * (uint64_t)t / (uint64_t)nth, hi = n * (uint64_t)(t + 1) / (uint64_t)nth, mine = 0;
+        for (uint64_t r = lo; r < hi; r++) {
+            if (root[r] != r) continue;
+            nfound++;
+            if (slot[r] >= minsize) mine++;
+        }
+        start[t + 1] = mine;
+#pragma omp barrier
+#pragma omp single
+        {
+            for (int u = 0; u < nth; u++) start[u + 1] += start[u];
+            nkept = start[nth];
+            g = malloc(nkept ? nkept * sizeof *g : 1);
+            tmp = malloc(nkept ? nkept * sizeof *tmp : 1);
+            nomem = !g || !tmp;
+        }
+        if (!nomem) {
+            uint64_t k = start[t];
+            for (uint64_t r = lo; r < hi; r++) {
+                if (root[r] != r) continue;
+                if (slot[r] >= minsize) {
+                    g[k] = (kept){(uint32_t)r, slot[r], UINT64_MAX};
+                    ngrouped += slot[r];
+                    slot[r] = (uint32_t)k++;
+                } else {
+                    slot[r] = NOT_KEPT;
+                }
+            }
+#pragma omp barrier
+            /* The lowest original index of each kept group, a run at a time. */
+            uint32_t s = NOT_KEPT;
+            uint64_t lowest = UINT64_MAX;
+#pragma omp for schedule(static)
+            for (uint64_t i = 0; i < n; i++) {
+                uint32_t si = slot[root[i]];
+                uint64_t id = ids ? ids[i] : i;
+                if (si != s) {
+                    if (s != NOT_KEPT) atomic_min_u64(&g[s].minid, lowest);
+                    s = si;
+                    lowest = UINT64_MAX;
+                }
+                if (id < lowest) lowest = id;
+            }
+            if (s != NOT_KEPT) atomic_min_u64(&g[s].minid, lowest);
+#pragma omp barrier
+#pragma omp single
+            sort_kept(g, tmp, nkept);
+#pragma omp for schedule(static)
+            for (uint64_t r = 0; r < n; r++)
+                if (root[r] == r && slot[r] == NOT_KEPT) slot[r] = 0;
+#pragma omp for schedule(static)
+            for (uint64_t q = 0; q < nkept; q++) slot[g[q].root] = (uint32_t)(q + 1);
+            if (ids) {
+#pragma omp for schedule(static)
+                for (uint64_t r = 0; r < nsource; r++) gid[r] = 0;
+            }
+#pragma omp for schedule(static)
+            for (uint64_t i = 0; i < n; i++) gid[ids ? ids[i] : i] = slot[root[i]];
+        }
+    }
+    free(start);
+    free(tmp);
+    if (nomem) {
+        free(g);
         free(slot);
         return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", nkept);
     }
-    uint64_t k = 0;
-    for (uint64_t r = 0; r < n; r++) {
-        if (root[r] != r) continue;
-        if (slot[r] >= minsize) {
-            g[k] = (kept){(uint32_t)r, slot[r], UINT64_MAX};
-            info->ngrouped += slot[r];
-            slot[r] = (uint32_t)k++;
-        } else {
-            slot[r] = NOT_KEPT;
-        }
-    }
-    for (uint64_t i = 0; i < n; i++) {
-        uint32_t s = slot[root[i]];
-        uint64_t id = ids ? ids[i] : i;
-        if (s != NOT_KEPT && id < g[s].minid) g[s].minid = id;
-    }
-    qsort(g, nkept, sizeof *g, by_size_then_minid);
-    for (uint64_t r = 0; r < n; r++)
-        if (root[r] == r && slot[r] == NOT_KEPT) slot[r] = 0;
-    for (k = 0; k < nkept; k++) slot[g[k].root] = (uint32_t)(k + 1);
-    memset(gid, 0, nsource * sizeof *gid);
-    for (uint64_t i = 0; i < n; i++) gid[ids ? ids[i] : i] = slot[root[i]];
     info->n = n;
     info->nsource = nsource;
     info->minsize = minsize;
     info->nfound = nfound;
     info->ngroups = nkept;
+    info->ngrouped = ngrouped;
     info->largest = nkept ? g[0].size : 0;
     free(g);
     free(slot);

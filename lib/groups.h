@@ -55,11 +55,16 @@ typedef struct fk_groups {
 } fk_groups;
 
 /* Resolves every chain of sink (n entries) in place: afterwards sink[i] is
- * the sink that ends i's chain. O(n) time (each particle is walked at most
- * twice) and n bytes of scratch. Fails with FK_EFORMAT, naming the particle,
- * on a value >= n (the lowest such particle) or on a cycle, FK_EUNSUP when n
- * does not fit 32 bits, FK_ENOMEM. On failure sink is partly resolved (the
- * same groups, some chains shortened). name is used in messages. */
+ * the sink that ends i's chain. On all cores (OpenMP): an array already
+ * resolved (foflink's) is only read; others are resolved by pointer
+ * jumping, O(n log depth) work, on a copy (4n bytes of scratch; without
+ * them a serial walk, n bytes). The result and every message are the same
+ * for every number of threads. Fails with FK_EFORMAT, naming the particle,
+ * on a value >= n (the lowest such particle) or on a cycle (the first
+ * particle met twice walking from the lowest particle whose chain enters
+ * it), FK_EUNSUP when n does not fit 32 bits, FK_ENOMEM. On failure sink
+ * is partly resolved (the same groups, some chains shortened). name is
+ * used in messages. */
 int fk_groups_resolve(uint32_t *sink, uint64_t n, const char *name, fk_error *err);
 
 /* Checks that every one of the n original indices is below nsource and that
@@ -73,7 +78,9 @@ int fk_groups_check_ids(const uint64_t *ids, uint64_t n, uint64_t nsource, const
  * for absent and ungrouped particles). ids are checked original indices
  * (fk_groups_check_ids), or NULL for the identity (then nsource must be n).
  * Groups of fewer than minsize (>= 1) members are dropped. Fills info (level
- * left 0). O(n) plus a sort of the kept groups; 4n bytes of scratch.
+ * left 0). O(n) plus a sort of the kept groups, on all cores (OpenMP), the
+ * same result for every number of threads; 4n bytes of scratch plus 32
+ * bytes a kept group.
  * FK_EINVAL for bad arguments, FK_ENOMEM. */
 int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint64_t nsource, uint64_t minsize,
                      uint32_t *gid, fk_groups *info, fk_error *err);

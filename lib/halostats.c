@@ -301,6 +301,60 @@ static void members_free(members *s)
     free(s->first), free(s->index), free(s->x), free(s->y), free(s->z), free(s->m);
 }
 
+/* s->index: the members of each group in stream order, a parallel counting
+ * sort. The stream is cut into blocks, one a thread; block b's members of
+ * group g go after those of blocks 0..b-1, so the order is the serial one
+ * for every number of threads. The counts take blocks x ng x 4 bytes:
+ * fewer blocks when there are many groups keeps them within n / 2 x 4
+ * bytes (one block: the serial sort, no counts). */
+static int gather_index(const fk_halo_input *in, uint64_t ng, members *s)
+{
+    const uint64_t n = in->n;
+#ifdef _OPENMP
+    uint64_t nb = (uint64_t)omp_get_max_threads();
+#else
+    uint64_t nb = 1;
+#endif
+    if (nb > n / (2 * (ng ? ng : 1))) nb = n / (2 * (ng ? ng : 1));
+    if (nb < 2 || n > UINT32_MAX) {
+        uint64_t *cursor = malloc((ng ? ng : 1) * sizeof *cursor);
+        if (!cursor) return FK_ENOMEM;
+        memcpy(cursor, s->first, ng * sizeof *cursor);
+        for (uint64_t i = 0; i < n; i++)
+            if (in->grp[i]) s->index[cursor[in->grp[i] - 1]++] = i;
+        free(cursor);
+        return FK_OK;
+    }
+    uint32_t *count = calloc(nb * ng, sizeof *count); /* count[b * ng + g] */
+    if (!count) return FK_ENOMEM;
+#pragma omp parallel for schedule(static, 1) num_threads((int)nb)
+    for (uint64_t b = 0; b < nb; b++) {
+        uint32_t *c = count + b * ng;
+        for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++)
+            if (in->grp[i]) c[in->grp[i] - 1]++;
+    }
+    /* each block's cursor: the group's start plus the earlier blocks' members, kept as offsets from first[g] */
+#pragma omp parallel for schedule(static)
+    for (uint64_t g = 0; g < ng; g++) {
+        uint32_t at = 0;
+        for (uint64_t b = 0; b < nb; b++) {
+            uint32_t c = count[b * ng + g];
+            count[b * ng + g] = at;
+            at += c;
+        }
+    }
+#pragma omp parallel for schedule(static, 1) num_threads((int)nb)
+    for (uint64_t b = 0; b < nb; b++) {
+        uint32_t *c = count + b * ng;
+        for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++) {
+            uint32_t g = in->grp[i];
+            if (g) s->index[s->first[g - 1] + c[g - 1]++] = i;
+        }
+    }
+    free(count);
+    return FK_OK;
+}
+
 static int gather(const fk_halo_input *in, uint64_t ng, const fk_halo *h, members *s, fk_error *err)
 {
     uint64_t total = 0;
@@ -314,12 +368,8 @@ static int gather(const fk_halo_input *in, uint64_t ng, const fk_halo *h, member
         return fk_fail(err, FK_ENOMEM, "out of memory for the %" PRIu64 " members of %" PRIu64 " groups", total, ng);
     s->first[0] = 0;
     for (uint64_t g = 0; g < ng; g++) s->first[g + 1] = s->first[g] + h[g].n;
-    /* stream order within a group: the cursors end where the next group starts */
-    uint64_t *cursor = s->first;
-    for (uint64_t i = 0; i < in->n; i++)
-        if (in->grp[i]) s->index[cursor[in->grp[i] - 1]++] = i;
-    for (uint64_t g = ng; g > 0; g--) s->first[g] = s->first[g - 1];
-    s->first[0] = 0;
+    if (gather_index(in, ng, s) != FK_OK)
+        return fk_fail(err, FK_ENOMEM, "out of memory for the %" PRIu64 " members of %" PRIu64 " groups", total, ng);
 #pragma omp parallel for schedule(dynamic, 16)
     for (uint64_t g = 0; g < ng; g++)
         for (uint64_t k = s->first[g]; k < s->first[g + 1]; k++) {
@@ -408,16 +458,25 @@ int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre,
     int failed = 0;
 #pragma omp parallel
     {
-        shell *sh = malloc((largest ? largest : 1) * sizeof *sh), *tmp = malloc((largest ? largest : 1) * sizeof *tmp);
-        if (!sh || !tmp) {
-#pragma omp atomic write
-            failed = 1;
-        }
-#pragma omp barrier
-        if (!failed) {
+        /* Each thread's radii grow to the largest group it meets, not to the
+         * largest group: with many threads, 32 bytes x largest a thread was
+         * the most memory halostats held. */
+        shell *sh = NULL, *tmp = NULL;
+        uint64_t cap = 0;
+        {
 #pragma omp for schedule(dynamic, 1)
             for (uint64_t g = 0; g < ng; g++) {
                 fk_halo *a = &halos[g];
+                if (a->n > cap) {
+                    free(sh), free(tmp);
+                    sh = malloc(a->n * sizeof *sh), tmp = malloc(a->n * sizeof *tmp);
+                    cap = sh && tmp ? a->n : 0;
+                    if (!cap) {
+#pragma omp atomic write
+                        failed = 1;
+                    }
+                }
+                if (!cap) continue;
                 double c[3];
                 if (centre == FK_CENTRE_MBP) {
                     uint64_t k = s.first[g] + min[g].index, i = s.index[k];

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "groups.h"
+#include "grpfile.h"
 #include "levels.h"
 #include "prog.h"
 #include "snap.h"
@@ -49,30 +50,6 @@ static uint64_t *widen_ids(const void *raw, const fk_chunk *c)
     else
         for (uint64_t i = 0; i < c->nrows; i++) ids[i] = ((const uint32_t *)raw)[i];
     return ids;
-}
-
-/* Writes the .grp text: nsource, then one id a line. Hand-formatted: for
- * millions of lines printf's parsing costs more than the rest of groups. */
-static void write_grp(FILE *f, const uint32_t *gid, uint64_t nsource)
-{
-    char buf[1 << 16];
-    size_t len = (size_t)snprintf(buf, sizeof buf, "%" PRIu64 "\n", nsource);
-    for (uint64_t r = 0; r < nsource; r++) {
-        char tmp[12];
-        int k = 0;
-        uint32_t v = gid[r];
-        do {
-            tmp[k++] = (char)('0' + v % 10);
-            v /= 10;
-        } while (v);
-        if (len + 12 > sizeof buf) {
-            fwrite(buf, 1, len, f);
-            len = 0;
-        }
-        while (k) buf[len++] = tmp[--k];
-        buf[len++] = '\n';
-    }
-    fwrite(buf, 1, len, f);
 }
 
 int main(int argc, char **argv)
@@ -193,7 +170,8 @@ int main(int argc, char **argv)
             prog_fail(&err);
         info[k].level = (uint32_t)k;
         if (grp) {
-            write_grp(fk_output_file(out), gid, snap.nsource);
+            const char *oname = std.output && strcmp(std.output, "-") ? std.output : "stdout";
+            if (fk_grp_write(fk_output_file(out), gid, snap.nsource, oname, &err)) prog_fail(&err);
             continue;
         }
         char *text;

@@ -1,0 +1,18 @@
+/* grpfile.h - the tipsy .grp text of a group-id array: first line the count, then one id a line. */
+#ifndef FK_GRPFILE_H
+#define FK_GRPFILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+
+/* Writes the .grp text of gid (nsource rows, original order) to f:
+ * "nsource\n", then gid[r] in decimal, one a line. Formatted on all cores
+ * (OpenMP) into per-thread buffers written in order, so the bytes are the
+ * same for every number of threads; at most 11 bytes a row of buffers for
+ * a block of rows at a time. FK_EIO when a write fails (name is used in the
+ * message), FK_ENOMEM. */
+int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *name, fk_error *err);
+
+#endif
