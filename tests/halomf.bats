@@ -165,6 +165,22 @@ EOF2
     halomf "$F/h.fof" | grep -q "^# volume 1 length^3 (the box of the header)"
 }
 
+@test "levels of a stream catalogue: the same bins as the text's, level by level" {
+    mkuniverse -n 20000 -s 5 -o m.std
+    tipsy2bin m.std | kdbuild | foflink -b 0.2,0.1 | groups -m 10 >g.fof
+    halostats --centre=com --format=stream <g.fof >h.fof
+    halostats --centre=com <g.fof >h.txt
+    for k in 0 1; do
+        [ "$(halomf --level=$k h.fof | grep -v '^#')" = "$(halomf --level=$k h.txt | grep -v '^#')" ]
+        # every row of level k counted once
+        want=$(awk -v k=$k '!/^#/ && $1 == k { s++ } END { print s + 0 }' h.txt)
+        [ "$(halomf --level=$k h.fof | awk '!/^#/ { s += $4 } END { print s }')" -eq "$want" ]
+        [ "$want" -gt 0 ]
+    done
+    run -0 halomf --level=2 --min=1 --max=10 h.fof
+    printf '%s\n' "$output" | grep -qx "# 0 of 0 rows in the bins; 0 below, 0 above; 0 skipped (nan or not positive)"
+}
+
 @test "--volume scales dn by 1/V, --min-n drops small halos, --length-unit names the volume's unit" {
     F=$BATS_FILE_TMPDIR
     run -0 halomf --volume 8 "$F/h.txt"
