@@ -1,4 +1,4 @@
-/* catalog.h - a halo catalogue read back for pictures: halostats' text, CSV or HCOL/HALO stream chunks. */
+/* catalog.h - a halostats catalogue read back (text, CSV or HCOL/HALO stream chunks): any column of any level, and the halos pictures draw. */
 #ifndef FK_CATALOG_H
 #define FK_CATALOG_H
 
@@ -6,6 +6,54 @@
 #include <stdio.h>
 
 #include "error.h"
+
+#define FK_CAT_MAXCOLS 256
+#define FK_CAT_NAME 64
+
+/* A catalogue as a table: every row of every level, every column. */
+typedef struct fk_cattab {
+    int ncols;
+    char names[FK_CAT_MAXCOLS][FK_CAT_NAME];
+    char units[FK_CAT_MAXCOLS][FK_CAT_NAME]; /* "" where the catalogue does not say */
+    size_t nrows;
+    double *v;                          /* nrows x ncols, row by row */
+    int level;                          /* the column 'level', -1 when absent */
+    int has_box;                        /* box, origin and periodic were in the catalogue (text header, SNAP) */
+    double box, origin;                 /* in the stream's length unit */
+    int periodic;
+    double length;                      /* output length units in one stream unit (1 unless the catalogue says) */
+    char length_name[FK_CAT_NAME];      /* "" unless the catalogue says */
+} fk_cattab;
+
+/* Reads a catalogue from f (name is used in messages): halostats' text
+ * (column names on the last '#' line before the rows; box, units and column
+ * units from the other '#' lines), its CSV (a first row of names with
+ * commas) or its stream (--format=stream: HCOL, the HALO chunks of every
+ * level, the SNAP for the box), told apart by the first bytes. Every field
+ * must be a number as strtod reads it (nan included: halostats writes nan
+ * for a radius never reached). FK_EFORMAT names the line and the problem
+ * (an empty input, no header, a row of the wrong length, a field that is not
+ * a number); FK_EMISSING a missing chunk; FK_ENOMEM. On failure *t is empty. */
+int fk_cattab_read(FILE *f, const char *name, fk_cattab *t, fk_error *err);
+
+/* The table of an HCOL text ("column_K name unit definition" lines, and
+ * length_unit, length_name) and HALO rows of cols doubles (level as its
+ * column says). FK_EFORMAT when HCOL names no column or not cols of them. */
+int fk_cattab_from_chunks(const char *hcol, const double *halo, uint64_t rows, uint32_t cols, const char *name,
+                          fk_cattab *t, fk_error *err);
+
+/* The index of column col, or -1. Can't fail. */
+int fk_cattab_find(const fk_cattab *t, const char *col);
+
+/* The values of column col in the rows of level (all rows when the
+ * catalogue has no level column and level is 0), in catalogue order:
+ * *out (malloc'd, the caller frees; at least one element) and *n.
+ * FK_EMISSING "no column 'col' in the catalogue" or "no level column, so no
+ * level K"; FK_ENOMEM. */
+int fk_cattab_column(const fk_cattab *t, const char *col, long level, const char *name, double **out, size_t *n,
+                     fk_error *err);
+
+void fk_cattab_free(fk_cattab *t);
 
 /* One halo of level 0 (the longest linking length), in the catalogue's units. */
 typedef struct fk_cat_halo {
@@ -18,17 +66,15 @@ typedef struct fk_cat_halo {
 typedef struct fk_catalog {
     size_t n;
     fk_cat_halo *h;
-    int has_box;  /* box, origin and periodic were in the catalogue (text header, HCOL's SNAP) */
+    int has_box; /* box, origin and periodic were in the catalogue (text header, HCOL's SNAP) */
     double box, origin;
     int periodic;
 } fk_catalog;
 
-/* Reads a catalogue from f (name is used in messages): halostats' text
- * (column names on the last '#' line before the rows), its CSV (a header row
- * of names) or its stream (--format=stream: the HCOL and level-0 HALO
- * chunks), told apart by the first bytes. Columns needed: id, mass or n,
- * and x y z; others are ignored. Only level 0 is kept. FK_EFORMAT names the
- * line and what is wrong; FK_EMISSING a column that is not there. */
+/* The level-0 halos of a catalogue read by fk_cattab_read. Columns needed:
+ * id, mass or n, and x y z (or xc yc zc); their values must be finite.
+ * FK_EMISSING names a column that is not there, FK_EFORMAT a row whose value
+ * is not finite. */
 int fk_catalog_read(FILE *f, const char *name, fk_catalog *cat, fk_error *err);
 
 /* The catalogue of an HCOL text and a level-0 HALO array of rows x cols

@@ -1,54 +1,22 @@
-/* massfunc.c - the halo mass function dn/dlog10 M of a catalogue: binning, Poisson errors, a log-log plot. */
+/* massfunc.c - the picture of a mass function dn/dlog10 M: its points with Poisson errors, the log-log plot. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "massfunc.h"
 
-int fk_massfunc_bin(const double *mass, size_t n, double volume, double lo, double hi, int nbins, fk_mf_bin *bins,
-                    fk_error *err)
+int fk_massfunc_points(const fk_massfn *mf, double volume, fk_mf_bin *bins, fk_error *err)
 {
-    if (nbins < 1 || !(lo < hi) || !(volume > 0))
-        return fk_fail(err, FK_EINVAL, "mass function: %d bins over [%g, %g), volume %g", nbins, lo, hi, volume);
-    double w = (hi - lo) / nbins;
-    for (int k = 0; k < nbins; k++) {
-        bins[k].lo = lo + k * w;
-        bins[k].hi = k == nbins - 1 ? hi : lo + (k + 1) * w;
-        bins[k].count = 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!(mass[i] > 0)) continue;
-        double l = log10(mass[i]);
-        if (l < lo || l > hi) continue;
-        int k = (int)((l - lo) / w);
-        if (k >= nbins) k = nbins - 1;
-        /* (l - lo) / w can round across an edge: the bin's own bounds decide. */
-        while (k > 0 && l < bins[k].lo) k--;
-        while (k < nbins - 1 && l >= bins[k].hi) k++;
-        bins[k].count++;
-    }
-    for (int k = 0; k < nbins; k++) {
-        double d = volume * (bins[k].hi - bins[k].lo);
-        bins[k].dn = (double)bins[k].count / d;
-        bins[k].err = sqrt((double)bins[k].count) / d;
+    if (!(volume > 0) || !isfinite(volume)) return fk_fail(err, FK_EINVAL, "mass function: volume %g", volume);
+    for (size_t k = 0; k < mf->nbins; k++) {
+        double d = volume * mf->dlog;
+        bins[k].lo = mf->log_lo + (double)k * mf->dlog;
+        bins[k].hi = bins[k].lo + mf->dlog;
+        bins[k].count = (size_t)mf->count[k];
+        bins[k].dn = (double)mf->count[k] / d;
+        bins[k].err = sqrt((double)mf->count[k]) / d;
     }
     return FK_OK;
-}
-
-int fk_massfunc_range(const double *mass, size_t n, double dex, double *lo, double *hi, fk_error *err)
-{
-    double a = INFINITY, b = -INFINITY;
-    for (size_t i = 0; i < n; i++)
-        if (mass[i] > 0) {
-            a = fmin(a, log10(mass[i]));
-            b = fmax(b, log10(mass[i]));
-        }
-    if (!(dex > 0)) return fk_fail(err, FK_EINVAL, "mass function: bin width %g dex", dex);
-    if (!(a <= b)) return fk_fail(err, FK_EINVAL, "mass function: no halo of positive mass");
-    *lo = floor(a / dex) * dex;
-    int nb = (int)floor((b - *lo) / dex) + 1;
-    *hi = *lo + nb * dex;
-    return nb;
 }
 
 static const unsigned char black[3] = {0, 0, 0}, grey[3] = {200, 200, 200}, point[3] = {31, 119, 180};

@@ -1,4 +1,4 @@
-/* massfunc.h - the halo mass function dn/dlog10 M of a catalogue: binning, Poisson errors, a log-log plot. */
+/* massfunc.h - the picture of a mass function dn/dlog10 M: its points with Poisson errors, the log-log plot. */
 #ifndef FK_MASSFUNC_H
 #define FK_MASSFUNC_H
 
@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "image.h"
+#include "massfn.h"
 
 /* One bin [lo, hi) of log10 M (the last bin holds hi too). */
 typedef struct fk_mf_bin {
@@ -15,16 +16,11 @@ typedef struct fk_mf_bin {
     double err; /* sqrt(count) / (volume * (hi - lo)): Poisson error */
 } fk_mf_bin;
 
-/* Bins n masses into nbins equal bins of log10 M over [lo, hi) and divides
- * by volume. Masses outside, and masses <= 0, are not counted. FK_EINVAL
- * for nbins < 1, lo >= hi or volume <= 0. */
-int fk_massfunc_bin(const double *mass, size_t n, double volume, double lo, double hi, int nbins, fk_mf_bin *bins,
-                    fk_error *err);
-
-/* A range of bins of width dex covering the masses (> 0): *lo and *hi are
- * multiples of dex. Returns the number of bins, or FK_EINVAL when no mass
- * is positive or dex <= 0. */
-int fk_massfunc_range(const double *mass, size_t n, double dex, double *lo, double *hi, fk_error *err);
+/* The points of a mass function counted by fk_massfn_count (massfn.h) in a
+ * volume: bins[k] for k < mf->nbins (the caller's array), log10 edges,
+ * count, dn = count / (volume dlog10) and err = sqrt(count) / (volume
+ * dlog10), the Poisson error. FK_EINVAL when volume is not positive. */
+int fk_massfunc_points(const fk_massfn *mf, double volume, fk_mf_bin *bins, fk_error *err);
 
 /* Plots the bins with counts on log axes into im (white background): points
  * with Poisson error bars, decade ticks labelled 10^k, the axes named with

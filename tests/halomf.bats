@@ -1,8 +1,38 @@
 #!/usr/bin/env bats
-# halomf.bats - halomf(1): options, the bins of a hand catalogue, text and CSV input, levels, volumes, the mock against awk, bad input.
+# halomf.bats - halomf(1): options, the bins of a hand catalogue, text, CSV and stream input, levels, volumes, the mock against awk, the PNG picture, bad input.
 
 bats_require_minimum_version 1.5.0
 load groups_helpers
+
+# A mock universe of 20000 particles with one heavy halo of 4000 (and the usual smaller
+# ones), through the whole pipeline once: its catalogue as a stream (particles and HALO
+# chunks), as text and as CSV.
+setup_file() {
+    cd "$BATS_FILE_TMPDIR" || return 1
+    mkuniverse -n 20000 -s 11 --big-halo=4000 -o u.std
+    tipsy2bin u.std | kdbuild | foflink -b 0.2 | groups -m 20 >g.fof
+    halostats --format=stream <g.fof >h.fof
+    halostats <g.fof >h.txt
+    halostats --csv <g.fof >h.csv
+}
+
+# Skips the test when this build writes no PNG (no libpng) or the probe cannot read one.
+need_png() {
+    run pngprobe
+    [ "$status" -ne 77 ] || skip "built without libpng"
+    run halomf --plot -o /dev/null "$BATS_FILE_TMPDIR/h.txt"
+    [[ "$output" != *"no PNG support"* ]] || skip "built without libpng"
+}
+
+# Runs PROG ARGS... expecting status S and exactly the one line MESSAGE on stderr, no output file.
+one_line() {
+    local s=$1 msg=$2
+    shift 2
+    run "-$s" --separate-stderr "$@" -o out.png
+    echo "stderr: $stderr"
+    [ "$stderr" = "$msg" ]
+    [ ! -e out.png ]
+}
 
 # A hand catalogue in halostats' text layout: box 2 (stream units), lengths x 10 in the
 # output units, so the volume is 20^3 = 8000; levels 0 and 1.
@@ -27,7 +57,7 @@ EOF2
 @test "--help, --version, usage errors" {
     run halomf --help
     [ "${lines[0]}" = "Usage: halomf [OPTION]... [CATALOGUE]" ]
-    for o in --column --level --bins-per-dex --min --max --volume; do [[ "$output" == *"$o"* ]] || return 1; done
+    for o in --column --level --bins-per-dex --min --max --min-n --volume --plot --size --mass-unit --length-unit; do [[ "$output" == *"$o"* ]] || return 1; done
     run halomf --version
     [[ "$output" =~ ^halomf\ \(fofkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
     run -2 halomf --bins-per-dex=0
@@ -35,7 +65,7 @@ EOF2
     run -2 halomf --min=10 --max=1
     [ "${lines[0]}" = "halomf: option --max (1) is below --min (10)" ]
     run -2 halomf -z
-    [ "${lines[0]}" = "halomf: option -z does not apply: halomf writes text" ]
+    [ "${lines[0]}" = "halomf: option -z does not apply: halomf writes text or PNG" ]
     run -2 halomf --bogus
     [ "${lines[0]}" = "halomf: unknown option '--bogus'" ]
 }
@@ -66,7 +96,7 @@ EOF2
     hand | awk '!/^#/ { gsub(/ /, ","); print } /^# level/ { sub(/^# /, ""); gsub(/ /, ","); print }' >cat.csv
     head -n 1 cat.csv | grep -qx "level,host,id,n,mass,m200c"
     run -1 halomf cat.csv
-    [ "$output" = "halomf: cat.csv: the catalogue gives no box (CSV has no header): give --volume" ]
+    [ "$output" = "halomf: cat.csv: the catalogue gives no box: give --volume" ]
     hand >cat.txt
     [ "$(halomf --volume=8000 --bins-per-dex=1 cat.csv | grep -v '^#')" = "$(halomf --bins-per-dex=1 cat.txt | grep -v '^#')" ]
 }
@@ -90,16 +120,129 @@ EOF2
     [ "$output" = "halomf: cat.txt: no column 'm500c' in the catalogue" ]
     { hand; echo "0 0 6 2 10"; } >ragged.txt
     run -1 halomf ragged.txt
-    [ "$output" = "halomf: ragged.txt: line 14 has 5 fields, the header 6" ]
+    [ "$output" = "halomf: ragged.txt: line 14: 5 columns, the header names 6" ]
     hand | sed 's/^0 0 3 3 20 15$/0 0 3 3 twenty 15/' >word.txt
     run -1 halomf word.txt
     [ "$output" = "halomf: word.txt: line 10: mass 'twenty' is not a number" ]
     : >empty.txt
     run -1 halomf empty.txt
-    [ "$output" = "halomf: empty.txt: no catalogue (no column names)" ]
+    [ "$output" = "halomf: empty.txt: empty input" ]
+    printf '\n\n' >blank.txt
+    run -1 halomf blank.txt
+    [ "$output" = "halomf: blank.txt: no header naming the columns (not a catalogue?)" ]
     printf 'n,mass\n3,1\n' >nolevel.csv
     run -1 halomf --level=1 --volume=1 nolevel.csv
     [ "$output" = "halomf: nolevel.csv: no level column, so no level 1" ]
     run -1 halomf missing.txt
     [[ "$output" == "halomf: "*"missing.txt"* ]]
+}
+
+@test "the mock's level-0 halos from text, CSV and stream: every mass in the bin that holds its log10, dn = n / (V dex)" {
+    F=$BATS_FILE_TMPDIR
+    awk '/^#/ { h = $0; next }
+        !done { sub(/^# */, "", h); m = split(h, n, " "); for (k = 1; k <= m; k++) at[n[k]] = k; done = 1 }
+        $(at["level"]) == 0 { print log($(at["mass"])) / log(10) }' "$F/h.txt" >logm.txt
+    for cat in h.txt h.csv h.fof; do
+        # CSV says nothing of the box: --volume 1, the mock's.
+        run -0 halomf --volume 1 "$F/$cat"
+        printf '%s\n' "$output" | grep -v '^#' >"bins.$cat"
+        # Every mass counted once, in the bin whose edges hold its log10, by an awk recount (the
+        # edges are printed to 6 decimals, and the lowest is the least mass: 1e-6 of slack).
+        awk 'NR == FNR { lo[FNR] = $1; hi[FNR] = $2; c[FNR] = $4; dn[FNR] = $5; nb = FNR; next }
+            { for (k = 1; k <= nb; k++) if ($1 >= lo[k] - 1e-6 && ($1 < hi[k] - 1e-6 || k == nb)) { got[k]++; break } }
+            END {
+                for (k = 1; k <= nb; k++) {
+                    if (got[k] + 0 != c[k]) { print "bin " k ": " c[k] " counted, awk finds " got[k] + 0; bad = 1 }
+                    if (c[k] > 0 && (dn[k] / (c[k] / (hi[k] - lo[k])) - 1)^2 > 1e-10) { print "bin " k ": dn " dn[k]; bad = 1 }
+                }
+                exit bad
+            }' "bins.$cat" logm.txt
+    done
+    # The three forms of one catalogue give the same bins; the stream and the text the box too.
+    cmp bins.h.txt bins.h.csv
+    cmp bins.h.txt bins.h.fof
+    [ "$(halomf "$F/h.fof" | grep -v '^#')" = "$(halomf "$F/h.txt" | grep -v '^#')" ]
+    halomf "$F/h.fof" | grep -q "^# volume 1 length^3 (the box of the header)"
+}
+
+@test "levels of a stream catalogue: the same bins as the text's, level by level" {
+    mkuniverse -n 20000 -s 5 -o m.std
+    tipsy2bin m.std | kdbuild | foflink -b 0.2,0.1 | groups -m 10 >g.fof
+    halostats --centre=com --format=stream <g.fof >h.fof
+    halostats --centre=com <g.fof >h.txt
+    for k in 0 1; do
+        [ "$(halomf --level=$k h.fof | grep -v '^#')" = "$(halomf --level=$k h.txt | grep -v '^#')" ]
+        # every row of level k counted once
+        want=$(awk -v k=$k '!/^#/ && $1 == k { s++ } END { print s + 0 }' h.txt)
+        [ "$(halomf --level=$k h.fof | awk '!/^#/ { s += $4 } END { print s }')" -eq "$want" ]
+        [ "$want" -gt 0 ]
+    done
+    run -0 halomf --level=2 --min=1 --max=10 h.fof
+    printf '%s\n' "$output" | grep -qx "# 0 of 0 rows in the bins; 0 below, 0 above; 0 skipped (nan or not positive)"
+}
+
+@test "--volume scales dn by 1/V, --min-n drops small halos, --length-unit names the volume's unit" {
+    F=$BATS_FILE_TMPDIR
+    run -0 halomf --volume 8 "$F/h.txt"
+    a=$(printf '%s\n' "$output" | awk '!/^#/ && $4 > 0 { print $5 * 8 / $4 * ($2 - $1); exit }')
+    [ "$a" = "1" ]
+    total=$(grep -vc '^#' "$F/h.txt")
+    run -0 halomf --min-n 100 "$F/h.txt"
+    big=$(printf '%s\n' "$output" | awk '!/^#/ { s += $4 } END { print s }')
+    want=$(awk '/^#/ { next } $4 >= 100 { s++ } END { print s }' "$F/h.txt")
+    [ "$big" -eq "$want" ]
+    [ "$big" -lt "$total" ]
+    halomf --length-unit=Mpc "$F/h.txt" | grep -q "^# volume 1 Mpc^3 (the box of the header)"
+}
+
+@test "--plot: the PNG decodes at the size asked, points drawn, from text and stream, any column" {
+    need_png
+    F=$BATS_FILE_TMPDIR
+    run -0 halomf --plot -s 640x480 "$F/h.txt" -o mf.png
+    run -0 pngprobe mf.png
+    [ "${lines[0]}" = "640 480" ]
+    # A white plot with dark axes and blue points: mostly white.
+    [ "${lines[1]}" = "median 255" ]
+    halomf -p -c n --mass-unit=particles <"$F/h.fof" >n.png
+    run -0 pngprobe n.png
+    [ "${lines[0]}" = "800 600" ]
+    # the picture differs from the text's, whose mass column is not n
+    ! cmp -s n.png mf.png
+}
+
+@test "--plot and the mock: bad options and bad input, one line each, no output left" {
+    F=$BATS_FILE_TMPDIR
+    ln -s "$F"/h.txt "$F"/h.fof "$F"/g.fof .
+    run -2 halomf --plot --size 100x100 h.txt -o out.png
+    [[ "${lines[0]}" == "halomf: option --size"* ]]
+    run -2 halomf --size big h.txt
+    [ "${lines[0]}" = "halomf: option --size needs WxH, not 'big'" ]
+    run -2 halomf --bins-per-dex 0 h.txt
+    [[ "${lines[0]}" == "halomf: option --bins-per-dex"* ]]
+    one_line 1 "halomf: h.txt: no halos to count (none of --min-n particles or more)" halomf --min-n 1000000000 h.txt
+    grep '^#' h.txt >none.txt
+    one_line 1 "halomf: none.txt: no halos to count" halomf none.txt
+    awk '!/^#/ { $5 = 0 } { print }' h.txt >massless.txt
+    one_line 1 "halomf: massless.txt: no positive finite mass at level 0: give --min and --max" halomf massless.txt
+    grep -v '^# box' h.txt >nobox.txt
+    one_line 1 "halomf: nobox.txt: the catalogue gives no box: give --volume" halomf nobox.txt
+    : >empty.txt
+    one_line 1 "halomf: empty.txt: empty input" halomf empty.txt
+    printf '# id n mass x y z\n1 2 3\n' >short.txt
+    one_line 1 "halomf: short.txt: line 2: 3 columns, the header names 6" halomf --volume 1 short.txt
+    one_line 1 "halomf: g.fof: no HCOL chunk (write it with halostats --format=stream)" halomf g.fof
+    one_line 1 "halomf: h.fof: no column 'm200c' in the catalogue" halomf -c m200c h.fof
+    run pngprobe
+    [ "$status" -eq 77 ] && return 0
+    # no bin holds a halo: no picture, and no file left
+    one_line 1 "halomf: mass function: no bin holds a halo" halomf --plot --min=1e10 --max=1e11 h.txt
+}
+
+@test "without libpng: --plot says so in one line, the table still works" {
+    run pngprobe
+    [ "$status" -eq 77 ] || skip "this build has libpng"
+    ln -s "$BATS_FILE_TMPDIR/h.txt" .
+    one_line 1 "halomf: this build has no PNG support (libpng was not found: install libpng-dev, then make config); without --plot halomf prints the bins" \
+        halomf --plot h.txt
+    run -0 halomf h.txt
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# pictures.bats - fofmap(1) and fofmf(1): the PNG decodes at the size asked, halos show where the catalogue puts them, the mass function follows its counts, bad input fails in one line.
+# pictures.bats - fofmap(1): the PNG decodes at the size asked, halos show where the catalogue puts them, bad input fails in one line (halomf.bats tests the mass function's picture).
 
 bats_require_minimum_version 1.5.0
 
@@ -50,8 +50,8 @@ one_line() {
     [ ! -e out.png ]
 }
 
-@test "fofmap and fofmf: --help, --version, unknown options" {
-    for p in fofmap fofmf; do
+@test "fofmap: --help, --version, unknown options" {
+    for p in fofmap; do
         run -0 --separate-stderr "$p" --help
         [[ "${lines[0]}" == "Usage: $p [OPTION]..."* ]]
         run -0 "$p" --version
@@ -157,77 +157,9 @@ one_line() {
     one_line 1 "fofmap: nocols.txt: no column 'id' (not a halostats catalogue?)" fofmap --halos nocols.txt h.fof
 }
 
-@test "fofmf --table: the bins hold the catalogue's level-0 halos, dn/dlog10 M = count / (V dex)" {
-    # CSV says nothing of the box: --box 1, the mock's.
-    for cat in h.txt h.csv h.fof; do
-        run -0 fofmf --table --box 1 "$cat"
-        echo "$output" | head -5
-        printf '%s\n' "$output" | grep -v '^#' >bins.txt
-        # Every mass counted once, in the bin whose edges hold its log10, by an awk recount.
-        awk '/^#/ { h = $0; next }
-            !done { sub(/^# */, "", h); m = split(h, n, " "); for (k = 1; k <= m; k++) at[n[k]] = k; done = 1 }
-            $(at["level"]) == 0 { print log($(at["mass"])) / log(10) }' "$F/h.txt" >logm.txt
-        awk 'NR == FNR { lo[FNR] = $1; hi[FNR] = $2; c[FNR] = $3; dn[FNR] = $4; e[FNR] = $5; nb = FNR; next }
-            { for (k = 1; k <= nb; k++) if ($1 >= lo[k] - 1e-9 && ($1 < hi[k] - 1e-9 || k == nb)) { got[k]++; break } }
-            END {
-                for (k = 1; k <= nb; k++) {
-                    if (got[k] + 0 != c[k]) { print "bin " k ": " c[k] " counted, awk finds " got[k] + 0; bad = 1 }
-                    if (c[k] > 0 && (dn[k] / (c[k] / (hi[k] - lo[k])) - 1)^2 > 1e-12) { print "bin " k ": dn " dn[k]; bad = 1 }
-                    if (c[k] > 0 && (e[k] / (sqrt(c[k]) / (hi[k] - lo[k])) - 1)^2 > 1e-12) { print "bin " k ": err " e[k]; bad = 1 }
-                }
-                exit bad
-            }' bins.txt logm.txt
-    done
-}
-
-@test "fofmf: --box scales dn by 1/V, --min-n drops small halos" {
-    run -0 fofmf --table --box 2 "$F/h.txt"
-    a=$(printf '%s\n' "$output" | awk '!/^#/ && $3 > 0 { print $4 * 8 / $3 * ($2 - $1); exit }')
-    [ "$a" = "1" ]
-    total=$(grep -vc '^#' "$F/h.txt")
-    run -0 fofmf --table --min-n 100 "$F/h.txt"
-    big=$(printf '%s\n' "$output" | awk '!/^#/ { s += $3 } END { print s }')
-    want=$(awk '/^#/ { next } $4 >= 100 { s++ } END { print s }' "$F/h.txt")
-    [ "$big" -eq "$want" ]
-    [ "$big" -lt "$total" ]
-}
-
-@test "fofmf: the PNG decodes at the size asked, points drawn" {
-    need_png
-    run -0 fofmf -s 640x480 "$F/h.txt" -o mf.png
-    run -0 pngprobe mf.png
-    [ "${lines[0]}" = "640 480" ]
-    # A white plot with dark axes and blue points: mostly white.
-    [ "${lines[1]}" = "median 255" ]
-}
-
-@test "fofmf: bad options and bad input, one line each" {
-    run -2 fofmf --size 100x100 "$F/h.txt" -o out.png
-    [[ "${lines[0]}" == "fofmf: option --size"* ]]
-    run -2 fofmf --size big "$F/h.txt"
-    [ "${lines[0]}" = "fofmf: option --size needs WxH, not 'big'" ]
-    run -2 fofmf --dex 0 "$F/h.txt"
-    [[ "${lines[0]}" == "fofmf: option --dex"* ]]
-    one_line 1 "fofmf: h.txt: no halos to count (none of --min-n particles or more)" fofmf --table --min-n 1000000000 h.txt
-    grep '^#' h.txt >none.txt
-    one_line 1 "fofmf: none.txt: no halos to count" fofmf --table none.txt
-    awk '!/^#/ { $5 = 0 } { print }' h.txt >massless.txt
-    one_line 1 "fofmf: massless.txt: mass function: no halo of positive mass" fofmf --table massless.txt
-    grep -v '^# box' "$F/h.txt" >nobox.txt
-    one_line 1 "fofmf: nobox.txt: the catalogue does not say its box: give --box" fofmf --table nobox.txt
-    : >empty.txt
-    one_line 1 "fofmf: empty.txt: empty input" fofmf --table empty.txt
-    printf '# id n mass x y z\n1 2 3\n' >short.txt
-    one_line 1 "fofmf: short.txt: line 2: 3 columns, the header names 6" fofmf --table --box 1 short.txt
-    one_line 1 "fofmf: g.fof: no HCOL chunk (write it with halostats --format=stream)" fofmf --table g.fof
-}
-
-@test "without libpng: fofmap and fofmf say so in one line, fofmf --table still works" {
+@test "without libpng: fofmap says so in one line" {
     run pngprobe
     [ "$status" -eq 77 ] || skip "this build has libpng"
     one_line 1 "fofmap: this build has no PNG support (libpng was not found: install libpng-dev, then make config)" \
         fofmap h.fof
-    one_line 1 "fofmf: this build has no PNG support (libpng was not found: install libpng-dev, then make config); --table prints the bins" \
-        fofmf h.txt
-    run -0 fofmf --table h.txt
 }

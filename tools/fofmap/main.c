@@ -39,7 +39,7 @@ static void help(void)
            "\n"
            "Exit status: 0 success, 1 bad input, missing chunk, no PNG support or I/O error,\n"
            "2 usage error, 3 out of memory.\n"
-           "See fofmap(1), fofmf(1) and halostats(1).\n");
+           "See fofmap(1), halomf(1) and halostats(1).\n");
 }
 
 static int parse_axis(const char *arg)
