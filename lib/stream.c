@@ -6,6 +6,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "crccheck.h"
+
 static const unsigned char fk_magic[8] = {0x89, 'F', 'O', 'F', '\r', '\n', 0x1a, '\n'};
 
 #define HDR 64u
@@ -121,7 +123,7 @@ static void encode(unsigned char *h, const fk_chunk *c)
 static int decode(fk_reader *r, const unsigned char *h, fk_chunk *c, fk_error *err)
 {
     uint64_t at = r->off - HDR;
-    if (get32(h + 60) != crc_of(h, 60))
+    if (!fk_crc_ok(get32(h + 60), crc_of(h, 60)))
         return fk_fail(err, FK_EFORMAT, "%s: damaged chunk header at byte %llu (CRC mismatch)",
                        r->name, (unsigned long long)at);
     memset(c, 0, sizeof *c);
@@ -192,7 +194,7 @@ int fk_reader_open(fk_reader **out, FILE *f, const char *name, fk_error *err)
     int st = read_exact(r, h, HDR, "the stream header", err);
     if (st == FK_OK && memcmp(h, fk_magic, 8) != 0)
         st = fk_fail(err, FK_EFORMAT, "%s: not a fofkit stream (bad magic)", r->name);
-    if (st == FK_OK && get32(h + 60) != crc_of(h, 60))
+    if (st == FK_OK && !fk_crc_ok(get32(h + 60), crc_of(h, 60)))
         st = fk_fail(err, FK_EFORMAT, "%s: damaged stream header (CRC mismatch)", r->name);
     if (st == FK_OK && get32(h + 8) != FK_STREAM_VERSION)
         st = fk_fail(err, FK_EFORMAT, "%s: unsupported stream version %u (this program reads version %u)", r->name,
@@ -220,7 +222,7 @@ static int drain(fk_reader *r, int (*sink)(void *, const void *, size_t, fk_erro
         if (sink && (st = sink(ctx, r->blk, n, err))) return st;
         left -= n;
     }
-    if (crc != r->cur.crc)
+    if (!fk_crc_ok(r->cur.crc, crc))
         return fk_fail(err, FK_EFORMAT, "%s: chunk %s: payload CRC mismatch (damaged data)", r->name, r->cur.tag);
     uint64_t pad = pad_of(r->cur.stored);
     if (pad == 0) return FK_OK;
