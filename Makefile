@@ -132,13 +132,14 @@ FUZZ_SECONDS ?= 60
 fuzz: ## run every fuzz harness for FUZZ_SECONDS (default 60) each under libFuzzer (needs clang)
 	$(Q)FUZZ_SECONDS="$(FUZZ_SECONDS)" tests/fuzz/run
 
-# The whole suite under AddressSanitizer (leaks included) and UBSan, with gcc's runtimes: any report
-# is written to $(ASAN_B)/sanitizer/ and fails the run, even where a test accepts any non-zero exit.
+# The whole suite under AddressSanitizer (leaks included) and UBSan, with gcc's runtimes. An ASan or
+# LSan report is written to $(ASAN_B)/sanitizer/ and fails the run, even where a test accepts any
+# non-zero exit; a UBSan report (gcc's runtime writes it to stderr) exits with status 86.
 ASAN_B ?= build-asan
 check-asan: ## build into build-asan with ASan and UBSan (CUDA=0) and run every test; fails on any report
 	$(Q)rm -rf $(ASAN_B)/sanitizer && mkdir -p $(ASAN_B)/sanitizer
-	$(Q)ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:log_path=$(CURDIR)/$(ASAN_B)/sanitizer/asan \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(ASAN_B)/sanitizer/ubsan \
+	$(Q)ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:exitcode=86:log_path=$(CURDIR)/$(ASAN_B)/sanitizer/asan \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 \
 	  $(MAKE) --no-print-directory B=$(ASAN_B) CUDA=0 \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" test
 	$(Q)if ls $(ASAN_B)/sanitizer | grep -q .; then head -n 60 $(ASAN_B)/sanitizer/*; \
