@@ -124,12 +124,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fk_writer_free(w);
     FUZZ_ASSERT(fclose(o) == 0);
     if (n >= 0) {
-        /* What the writer wrote reads back, chunk for chunk (skipped this
-         * time: every payload is drained and CRC-checked). */
+        /* What the writer wrote reads back, chunk for chunk, each chunk
+         * read the same way (a chunk passed through unread, say text with a
+         * NUL byte, is checked by the stage that reads it, not here). */
         FUZZ_ASSERT(fin == FK_OK);
         FILE *g = fuzz_memfile((const uint8_t *)out, outlen);
         if (!g) abort();
-        int m = read_stream(g, NULL, 0, again);
+        int m = read_stream(g, NULL, mode >> 1, again);
         fclose(g);
         FUZZ_ASSERT(m == n);
         for (int i = 0; i < n && i < MAX_CHUNKS; i++) {
