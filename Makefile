@@ -68,7 +68,7 @@ else
 Q := @
 endif
 
-.PHONY: all help deps config test check-c check-bats demo bench gpucheck install uninstall clean
+.PHONY: all help deps config test check-c check-bats demo bench gpucheck install uninstall clean fuzz check-asan
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(CTESTS) $(CHELP) $(BENCHES) ## build every program (and the test and benchmark programs)
@@ -115,6 +115,42 @@ $(B)/bench/%: bench/%.c $(COMMON_OBJ) $(B)/libfofkit.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/c $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
+
+# Fuzz harnesses (tests/fuzz/fuzz_*.c): `make test` replays their committed corpus and past crash
+# inputs through a plain main() (tests/fuzz/replay.c), built with $(CC) against the library with
+# the stream's CRC checks bypassed, so that mutated inputs reach the parsers as they did under
+# libFuzzer; `make fuzz` runs them under libFuzzer (clang).
+FUZZ    := $(patsubst tests/fuzz/%.c,$(B)/tests/%,$(wildcard tests/fuzz/fuzz_*.c))
+all: $(FUZZ)
+
+$(B)/tests/fuzz/stream-nocrc.o: lib/stream.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -DFK_FUZZ_NO_CRC -MMD -MP -c $< -o $@
+
+$(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(B)/tests/fuzz/stream-nocrc.o $(B)/libfofkit.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/fuzz $< tests/fuzz/replay.c $(B)/tests/fuzz/stream-nocrc.o $(B)/libfofkit.a -o $@ $(LDLIBS)
+
+FUZZ_SECONDS ?= 60
+fuzz: ## run every fuzz harness for FUZZ_SECONDS (default 60) each under libFuzzer (needs clang)
+	$(Q)FUZZ_SECONDS="$(FUZZ_SECONDS)" tests/fuzz/run
+
+# The whole suite under AddressSanitizer (leaks included) and UBSan, with gcc's runtimes. An ASan or
+# LSan report is written to $(ASAN_B)/sanitizer/ and fails the run, even where a test accepts any
+# non-zero exit; a UBSan report (gcc's runtime writes it to stderr) exits with status 86.
+ASAN_B ?= build-asan
+check-asan: ## build into build-asan with ASan and UBSan (CUDA=0) and run every test; fails on any report
+	$(Q)rm -rf $(ASAN_B)/sanitizer && mkdir -p $(ASAN_B)/sanitizer
+	$(Q)ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:exitcode=86:log_path=$(CURDIR)/$(ASAN_B)/sanitizer/asan \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 \
+	  $(MAKE) --no-print-directory B=$(ASAN_B) CUDA=0 \
+	  CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" test
+	$(Q)# A report says ERROR; a test of an absurd size leaves only "WARNING: ... failed to allocate".
+	$(Q)if grep -l 'ERROR: ' $(ASAN_B)/sanitizer/* 2>/dev/null; then head -n 60 $$(grep -l 'ERROR: ' $(ASAN_B)/sanitizer/*); \
+	  echo "check-asan: sanitizer reports in $(ASAN_B)/sanitizer" >&2; exit 1; fi
+	@echo "check-asan: no sanitizer report"
 
 # Nothing compiles before scripts/deps has found (as root: installed) a compiler and zlib.h;
 # it is silent and takes milliseconds when they are there.

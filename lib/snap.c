@@ -88,10 +88,12 @@ int fk_snap_parse(const char *text, fk_snap *s, const char *name, fk_error *err)
     if (fk_kv_has(text, "source") && fk_kv_get_str(text, "source", s->source, sizeof s->source, what, NULL))
         s->source[0] = '\0';
     s->periodic = per != 0;
-    if (s->ntype[0] + s->ntype[1] + s->ntype[2] != s->n)
+    /* Compared without a sum that could wrap modulo 2^64. */
+    if (s->ntype[0] > s->n || s->ntype[1] > s->n - s->ntype[0] || s->ntype[2] != s->n - s->ntype[0] - s->ntype[1])
         return fk_fail(err, FK_EFORMAT, "%s: gas + dark + star (%" PRIu64 ") differs from n (%" PRIu64 ")", what,
                        s->ntype[0] + s->ntype[1] + s->ntype[2], s->n);
-    if (s->nsource_type[0] + s->nsource_type[1] + s->nsource_type[2] != s->nsource)
+    if (s->nsource_type[0] > s->nsource || s->nsource_type[1] > s->nsource - s->nsource_type[0] ||
+        s->nsource_type[2] != s->nsource - s->nsource_type[0] - s->nsource_type[1])
         return fk_fail(err, FK_EFORMAT, "%s: source counts by type do not add up to nsource", what);
     for (int t = 0; t < 3; t++)
         if (s->ntype[t] > s->nsource_type[t])

@@ -148,8 +148,11 @@ static int decode(fk_reader *r, const unsigned char *h, fk_chunk *c, fk_error *e
     if (!tag_ok(c->tag))
         return fk_fail(err, FK_EFORMAT, "%s: bad chunk tag at byte %llu", r->name, (unsigned long long)at);
     size_t es = fk_dtype_size(c->dtype);
-    if (es == 0)
-        return fk_fail(err, FK_EFORMAT, "%s: chunk %s has unknown element type '%.4s'", r->name, c->tag, c->dtype);
+    if (es == 0) {
+        char shown[5] = {0}; /* the bytes as read, '?' for a byte that is not printable ASCII: one line */
+        for (int i = 0; i < 4 && c->dtype[i]; i++) shown[i] = c->dtype[i] > ' ' && c->dtype[i] < 127 ? c->dtype[i] : '?';
+        return fk_fail(err, FK_EFORMAT, "%s: chunk %s has unknown element type '%s'", r->name, c->tag, shown);
+    }
     if (c->flags & ~FK_CF_KNOWN)
         return fk_fail(err, FK_EFORMAT, "%s: chunk %s has unknown flags 0x%x", r->name, c->tag, c->flags);
     if (c->ncols == 0)
