@@ -21,8 +21,15 @@ extern "C" {
 /* n bytes (at least 1), like malloc, released with free(). Arrays of at
  * least 4 MiB are 2 MiB aligned, advised for huge pages and faulted in by
  * every core (their content is then zero, but callers must not rely on
- * that: smaller ones are plain malloc). NULL when out of memory. */
+ * that: smaller ones are plain malloc). NULL when out of memory. Only for
+ * sizes that are real: a size read from input that may lie (a damaged or
+ * hostile stream) takes fk_big_reserve, or the faults would claim memory
+ * for data that never comes. */
 void *fk_big_alloc(size_t n);
+
+/* As fk_big_alloc, without faulting anything in: pages are mapped as they
+ * are filled (huge ones where the kernel gives them). */
+void *fk_big_reserve(size_t n);
 
 #ifdef __cplusplus
 }

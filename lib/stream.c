@@ -420,7 +420,13 @@ int fk_reader_load(fk_reader *r, void **buf, fk_error *err)
 {
     *buf = NULL;
     uint64_t raw = fk_chunk_rawsize(&r->cur);
-    void *p = fk_big_alloc((size_t)raw);
+    /* Faulted in on every core only when the input can hold it: a raw
+     * chunk no larger than what is left of a regular file. A size from a
+     * pipe, or a compressed one, may be a lie (a damaged stream would make
+     * the faults claim memory for data that never comes). */
+    int real = r->io.kind == FK_IO_FILE && r->io.fd >= 0 && !(r->cur.flags & FK_CF_ZLIB) &&
+               raw <= (r->io.size > r->off ? r->io.size - r->off : 0);
+    void *p = real ? fk_big_alloc((size_t)raw) : fk_big_reserve((size_t)raw);
     if (!p)
         return fk_fail(err, FK_ENOMEM, "%s: out of memory for chunk %s (%llu bytes)", r->name, r->cur.tag,
                        (unsigned long long)raw);
