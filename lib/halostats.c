@@ -1,5 +1,6 @@
 /* halostats.c - per-group mass, centres across the periodic boundary, velocity, dispersion, extent, profile and spin. */
 #include "halostats.h"
+#include "shells.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -241,51 +242,12 @@ int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, c
 /* ---- centres and the properties about them -------------------------------- */
 
 /* A member's squared radius about the centre and its mass. */
-typedef struct shell {
-    double r2, m;
-} shell;
+typedef fk_shell shell;
 
 static int shell_cmp(const void *a, const void *b)
 {
     double p = ((const shell *)a)->r2, q = ((const shell *)b)->r2;
     return (p > q) - (p < q);
-}
-
-/* Sorts a[0..n) by r2 (>= 0, so its bits order like unsigned integers):
- * qsort when short, else an LSD radix sort, 11 bits a pass, through tmp (n
- * entries). Measured on the development machine: 1.4M members in 45 ms,
- * against 190 ms for qsort. */
-static void sort_shells(shell *a, size_t n, shell *tmp)
-{
-    if (n < 4096) {
-        qsort(a, n, sizeof *a, shell_cmp);
-        return;
-    }
-    enum { BITS = 11, BUCKETS = 1 << BITS };
-    size_t count[BUCKETS];
-    for (int shift = 0; shift < 64; shift += BITS) {
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++) {
-            uint64_t k;
-            memcpy(&k, &a[i].r2, sizeof k);
-            count[(k >> shift) & (BUCKETS - 1)]++;
-        }
-        uint64_t k0;
-        memcpy(&k0, &a[0].r2, sizeof k0);
-        if (count[(k0 >> shift) & (BUCKETS - 1)] == n) continue; /* one digit for all: nothing to do */
-        size_t sum = 0;
-        for (size_t d = 0; d < BUCKETS; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            uint64_t k;
-            memcpy(&k, &a[i].r2, sizeof k);
-            tmp[count[(k >> shift) & (BUCKETS - 1)]++] = a[i];
-        }
-        memcpy(a, tmp, n * sizeof *a);
-    }
 }
 
 /* Members of every group, group by group (stream order within one), and
@@ -398,7 +360,7 @@ static void profile(const fk_halo_input *in, const members *s, uint64_t g, const
         J[2] += m * (d[0] * u[1] - d[1] * u[0]);
         sh[k] = (shell){d[0] * d[0] + d[1] * d[1] + d[2] * d[2], m};
     }
-    sort_shells(sh, n, tmp);
+    fk_shells_sort(sh, n, tmp, shell_cmp);
     /* weights as in the other passes: the masses, or 1 each for a group of mass 0 */
     const int unit = !(a->mass > 0);
     const double half = (unit ? (double)n : a->mass) / 2;

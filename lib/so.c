@@ -1,5 +1,6 @@
 /* so.c - spherical-overdensity radii and masses: reference densities, a cell grid over every particle, profile crossings. */
 #include "so.h"
+#include "shells.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -147,9 +148,7 @@ void fk_so_grid_free(fk_so_grid *g)
 }
 
 /* A particle's squared distance from the centre and its mass. */
-typedef struct shell {
-    double r2, m;
-} shell;
+typedef fk_shell shell;
 
 static int shell_cmp(const void *a, const void *b)
 {
@@ -158,41 +157,6 @@ static int shell_cmp(const void *a, const void *b)
     return (p->m > q->m) - (p->m < q->m);
 }
 
-/* Sorts a[0..n) by r2 (>= 0: its bits order like unsigned integers), qsort
- * when short, else a stable LSD radix sort through tmp; the order of equal
- * r2 is fixed by the input order, which the grid fixes. */
-static void sort_shells(shell *a, size_t n, shell *tmp)
-{
-    if (n < 4096) {
-        qsort(a, n, sizeof *a, shell_cmp);
-        return;
-    }
-    enum { BITS = 11, BUCKETS = 1 << BITS };
-    size_t count[BUCKETS];
-    for (int shift = 0; shift < 64; shift += BITS) {
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++) {
-            uint64_t k;
-            memcpy(&k, &a[i].r2, sizeof k);
-            count[(k >> shift) & (BUCKETS - 1)]++;
-        }
-        uint64_t k0;
-        memcpy(&k0, &a[0].r2, sizeof k0);
-        if (count[(k0 >> shift) & (BUCKETS - 1)] == n) continue;
-        size_t sum = 0;
-        for (size_t d = 0; d < BUCKETS; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            uint64_t k;
-            memcpy(&k, &a[i].r2, sizeof k);
-            tmp[count[(k >> shift) & (BUCKETS - 1)]++] = a[i];
-        }
-        memcpy(a, tmp, n * sizeof *a);
-    }
-}
 
 /* A thread's growing buffers. */
 typedef struct work {
@@ -309,7 +273,7 @@ int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, con
                     failed = 1;
                     break;
                 }
-                sort_shells(w.sh, n, w.tmp);
+                fk_shells_sort(w.sh, n, w.tmp, shell_cmp); /* equal r2: by mass when short, else in the grid's order */
                 double sum = 0;
                 for (size_t k = 0; k < n; k++) {
                     sum += w.sh[k].m;
