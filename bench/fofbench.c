@@ -30,12 +30,33 @@ static void to_stream_order(const uint32_t *sink, const uint32_t *perm, uint64_t
     for (uint64_t i = 0; i < n; i++) out[perm[i]] = perm[sink[i]];
 }
 
+/* The largest particle count below 2^31 whose GPU bytes fit in free:
+ * what 0 = the build, 1 = the link on a tree, 2 = build+link need. */
+static uint64_t largest_fit(uint64_t free, int what, uint32_t leaf)
+{
+    uint64_t lo = 0, hi = UINT64_C(1) << 31;
+    while (hi - lo > 1) {
+        uint64_t m = lo + (hi - lo) / 2, nn = (UINT64_C(2) << fk_tree_depth(m, leaf)) - 1;
+        uint64_t b = what == 0 ? fk_gpu_build_bytes(m, leaf) : what == 1 ? fk_gpu_link_bytes(m, nn, 0)
+                                                                         : fk_gpu_build_link_bytes(m, leaf, 0);
+        if (b <= free)
+            lo = m;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
 static void help(void)
 {
     printf("Usage: fofbench [-b B] [-s LEAF] [-S GPULEAF] [-r REPS] [--cpu-reps N] [--no-cpu] [--no-gpu] FILE\n"
+           "       fofbench --uniform N [-b B] [-S GPULEAF] [-r REPS]\n"
            "Times tree build and linking of a periodic tipsy snapshot in [-0.5,0.5) on the CPU\n"
            "and the GPU (separate calls, and build+link with the data resident), checks that\n"
-           "every path gives the same partition, and prints one line per measurement.\n");
+           "every path gives the same partition, and prints one line per measurement, with the\n"
+           "largest particle count each GPU path fits in the device's free memory.\n"
+           "--uniform N links N uniform random particles instead (GPU build+link only): a\n"
+           "capacity check that needs no snapshot.\n");
 }
 
 int main(int argc, char **argv)
@@ -44,11 +65,13 @@ int main(int argc, char **argv)
     prog_std std = {0};
     double b = 0.2;
     int reps = 5, cpureps = 1, nocpu = 0, nogpu = 0;
+    uint64_t uniform = 0;
     long long leaf = 8, gleaf = 32;
     static const struct option lo[] = {PROG_STD_LONG,
                                        {"cpu-reps", required_argument, 0, 257},
                                        {"no-cpu", no_argument, 0, 258},
                                        {"no-gpu", no_argument, 0, 259},
+                                       {"uniform", required_argument, 0, 260},
                                        {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -56,22 +79,39 @@ int main(int argc, char **argv)
         if (prog_std_option(c, optarg, &std, help, argv)) continue;
         if (c == 'b') b = prog_parse_double("-b", optarg, 1e-6, 10);
         if (c == 's') leaf = prog_parse_int("-s", optarg, 2, 1024);
-        if (c == 'S') gleaf = prog_parse_int("-S", optarg, 2, 32);
+        if (c == 'S') gleaf = prog_parse_int("-S", optarg, 2, 1024);
         if (c == 'r') reps = (int)prog_parse_int("-r", optarg, 1, 1000);
         if (c == 257) cpureps = (int)prog_parse_int("--cpu-reps", optarg, 0, 1000);
         if (c == 258) nocpu = 1;
         if (c == 259) nogpu = 1;
+        if (c == 260) uniform = (uint64_t)prog_parse_int("--uniform", optarg, 1, INT32_MAX);
     }
-    const char *in = prog_one_input(argc, argv, optind);
     fk_error err = {0};
-    FILE *f = prog_open_input(in, 1, 1);
-    fk_tipsy_opts to;
-    fk_tipsy_opts_default(&to);
     fk_tipsy_snap s;
     double t0 = prog_now();
-    if (fk_tipsy_read(f, in, &to, &s, &err)) prog_fail(&err);
+    if (uniform) {
+        s.n = uniform;
+        s.pos = malloc(uniform * 12);
+        if (!s.pos) prog_die(3, "out of memory for %llu particles", (unsigned long long)uniform);
+#pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < 3 * uniform; i++) { /* a hash of i: the same set on any thread count */
+            uint64_t z = (i + 1) * UINT64_C(0x9E3779B97F4A7C15);
+            z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+            z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+            z ^= z >> 31;
+            s.pos[i] = (float)((double)(z >> 40) / (double)(UINT64_C(1) << 24) - 0.5);
+        }
+        nocpu = 1;
+        printf("made %llu uniform particles in %.3f s\n", (unsigned long long)uniform, prog_now() - t0);
+    } else {
+        const char *in = prog_one_input(argc, argv, optind);
+        FILE *f = prog_open_input(in, 1, 1);
+        fk_tipsy_opts to;
+        fk_tipsy_opts_default(&to);
+        if (fk_tipsy_read(f, in, &to, &s, &err)) prog_fail(&err);
+        printf("read %llu particles in %.3f s\n", (unsigned long long)s.n, prog_now() - t0);
+    }
     const uint64_t n = s.n;
-    printf("read %llu particles in %.3f s\n", (unsigned long long)n, prog_now() - t0);
     fk_linkopts o = {0};
     o.l = b / cbrt((double)n);
     o.periodic = 1;
@@ -114,6 +154,16 @@ int main(int argc, char **argv)
         return 0;
     }
     printf("gpu  %s, %d multiprocessors, %.1f GiB\n", gi.name, gi.multiprocessors, gi.mem_total / 1073741824.0);
+    {
+        uint64_t nn = (UINT64_C(2) << fk_tree_depth(n, (uint32_t)gleaf)) - 1;
+        printf("gpu  memory at %llu particles (leaf %lld): build %.1f, link %.1f, build+link %.1f bytes a particle; "
+               "fit in %.1f GiB free: build %llu, link %llu, build+link %llu particles\n",
+               (unsigned long long)n, gleaf, (double)fk_gpu_build_bytes(n, (uint32_t)gleaf) / n,
+               (double)fk_gpu_link_bytes(n, nn, 0) / n, (double)fk_gpu_build_link_bytes(n, (uint32_t)gleaf, 0) / n,
+               gi.mem_free / 1073741824.0, (unsigned long long)largest_fit(gi.mem_free, 0, (uint32_t)gleaf),
+               (unsigned long long)largest_fit(gi.mem_free, 1, (uint32_t)gleaf),
+               (unsigned long long)largest_fit(gi.mem_free, 2, (uint32_t)gleaf));
+    }
     fk_gputimes gt;
     double u[64], bl[64], l[64], d[64];
     if (reps > 64) reps = 64;
@@ -129,6 +179,7 @@ int main(int argc, char **argv)
                leaf, median(u, reps), median(l, reps), median(d, reps), n / median(l, reps),
                memcmp(lab, sink, n * 4) ? "NO" : "yes");
     }
+    if (uniform) goto resident;
     /* GPU build alone (kdbuild --device=gpu) */
     fk_tree gtree;
     uint32_t *gperm = NULL;
@@ -143,6 +194,7 @@ int main(int argc, char **argv)
     }
     printf("gpu  build (leaf %lld): upload %.4f  build %.4f  download %.4f s  build %.3g particles/s\n", gleaf,
            median(u, reps), median(bl, reps), median(d, reps), n / median(bl, reps));
+resident:
     /* GPU build + link, data resident */
     for (int r = 0; r < reps; r++) {
         if (fk_gpu_build_link(s.pos, NULL, n, (uint32_t)gleaf, -0.5, 1.0, &o, sink, perm2, &ls, &gt, &err))
@@ -151,7 +203,7 @@ int main(int argc, char **argv)
     }
     double mb = median(bl, reps), ml = median(l, reps);
     to_stream_order(sink, perm2, n, lab);
-    printf("gpu  link phases: cliques+tops %.4f  count walk %.4f  list walk+leaf pairs %.4f  flatten %.4f s  "
+    printf("gpu  link phases: cliques+tops %.4f  self+walk %.4f  leaf pairs %.4f  flatten %.4f s  "
            "(%llu leaf pairs)\n",
            gt.link_phase[0], gt.link_phase[1], gt.link_phase[2], gt.link_phase[3], (unsigned long long)gt.leaf_pairs);
     printf("gpu  build+link resident (leaf %lld): upload %.4f  build %.4f  link %.4f  download %.4f s  "

@@ -25,7 +25,7 @@ typedef struct fk_gpuinfo {
 /* Device-timed phases of one GPU call, in seconds (CUDA events). */
 typedef struct fk_gputimes {
     double upload, build, link, download;
-    double link_phase[4];  /* within link: cliques and tops, counting walk, listing walk and leaf pairs, flatten */
+    double link_phase[4];  /* within link: cliques and tops, own pairs and walk, leaf pairs, flatten */
     uint64_t leaf_pairs;   /* leaf pairs listed for particle tests */
     uint64_t bytes_needed; /* device memory the call allocated */
 } fk_gputimes;
@@ -47,6 +47,16 @@ uint64_t fk_gpu_build_bytes(uint64_t n, uint32_t leafsize);
  * memory (the message gives needed and available bytes). */
 int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
                 fk_linkstats *stats, fk_gputimes *times, fk_error *err);
+
+/* fk_gpu_link for every level of a hierarchy (lo[0..nlevels), each checked
+ * as fk_gpu_link does) with the particles resident: one upload of the
+ * positions, boxes (and velocities when a level is 6D), every level linked
+ * whole on the device (its groups lie inside the level before's, since the
+ * lengths do not grow), and each level's canonical sinks downloaded into
+ * sinks[k]. stats and times (when not NULL) get nlevels entries; the
+ * upload is counted in times[0]. */
+int fk_gpu_link_levels(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *lo, int nlevels,
+                       uint32_t *const *sinks, fk_linkstats *stats, fk_gputimes *times, fk_error *err);
 
 /* Builds the tree on the GPU and links on it with the data resident: one
  * upload of pos (stream order; vel too in 6D), one download of the sinks

@@ -41,6 +41,13 @@ int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel, const fk_l
     return none(err);
 }
 
+int fk_gpu_link_levels(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *lo, int nlevels,
+                       uint32_t *const *sinks, fk_linkstats *stats, fk_gputimes *times, fk_error *err)
+{
+    (void)t, (void)pos, (void)vel, (void)lo, (void)nlevels, (void)sinks, (void)stats, (void)times;
+    return none(err);
+}
+
 int fk_gpu_link_brute(uint64_t n, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
                       fk_linkstats *stats, fk_gputimes *times, fk_error *err)
 {

@@ -30,17 +30,21 @@ int fk_link_run(const fk_link_job *job, uint32_t *const *sinks, fk_link_report *
     if (!job->gpu && !job->brute) {
         st = fk_levels_link_cpu(job->tree, job->pos, job->vel, job->lo, job->nlevels, sinks, rep->stats,
                                 rep->seconds, err);
+    } else if (job->gpu && !job->brute) {
+        /* One upload for every level; each level linked whole on the device. */
+        fk_gputimes g[FK_LEVELS_MAX];
+        memset(g, 0, sizeof g);
+        st = fk_gpu_link_levels(job->tree, job->pos, job->vel, job->lo, job->nlevels, sinks, rep->stats, g, err);
+        for (int k = 0; k < job->nlevels; k++) rep->seconds[k] = g[k].upload + g[k].link + g[k].download;
+        rep->gpu = g[0];
     } else {
-        /* Every level whole. On the GPU each call uploads the particles and
-         * the tree again: correct, not yet resident across levels. */
+        /* All pairs, every level whole. */
         for (int k = 0; k < job->nlevels && !st; k++) {
             double tk = now();
             fk_gputimes g;
             memset(&g, 0, sizeof g);
-            if (job->gpu && job->brute)
+            if (job->gpu)
                 st = fk_gpu_link_brute(job->n, job->pos, job->vel, &job->lo[k], sinks[k], &rep->stats[k], &g, err);
-            else if (job->gpu)
-                st = fk_gpu_link(job->tree, job->pos, job->vel, &job->lo[k], sinks[k], &rep->stats[k], &g, err);
             else
                 st = fk_link_brute_cpu(job->n, job->pos, job->vel, &job->lo[k], sinks[k], &rep->stats[k], err);
             rep->seconds[k] = now() - tk;

@@ -132,12 +132,16 @@ uint64_t fk_gpu_build_scratch(uint64_t n)
     return n * (8 + 8 + 4) + sort_temp_bytes(n) + 64; /* two key buffers, one spare index buffer */
 }
 
-int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double span, float *d_sorted,
-                     uint32_t *d_perm, float *d_box, fk_error *err)
+uint64_t fk_gpu_build_peak(uint64_t n)
 {
-    const uint64_t n = t->n;
-    if (n == 0) return FK_OK;
-    if (n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU tree builder handles fewer than 2^31 particles");
+    const uint64_t sort = fk_gpu_build_scratch(n), gather = 12 * n;
+    return sort > gather ? sort : gather;
+}
+
+/* The Hilbert keys of d_pos sorted: d_perm[new] = old. Its buffers are
+ * freed when it returns, before the caller gathers the positions. */
+static int sort_keys(const float *d_pos, uint64_t n, double lo, double span, uint32_t *d_perm, fk_error *err)
+{
     dbuf<uint64_t> d_k1, d_k2;
     dbuf<uint32_t> d_v1;
     dbuf<int> d_bounds;
@@ -168,15 +172,38 @@ int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double spa
     cub::DoubleBuffer<uint32_t> vals(d_v1.p, d_perm);
     FK_CU(cub::DeviceRadixSort::SortPairs(d_temp.p, temp, keys, vals, (int)n, 0, 3 * KEY_BITS), err);
     if (vals.Current() != d_perm) FK_CU(cudaMemcpy(d_perm, vals.Current(), 4 * n, cudaMemcpyDeviceToDevice), err);
+    return FK_OK;
+}
+
+int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double span, float *d_sorted,
+                     uint32_t *d_perm, float *d_box, fk_error *err)
+{
+    const uint64_t n = t->n;
+    if (n == 0) return FK_OK;
+    if (n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU tree builder handles fewer than 2^31 particles");
+    int s = sort_keys(d_pos, n, lo, span, d_perm, err);
+    if (s) return s;
     k_gather<<<grid_for(n), 256>>>(d_pos, d_perm, n, d_sorted);
     FK_LAUNCHED("k_gather", err);
     return fk_gpu_boxes(d_sorted, t, d_box, err);
 }
 
+int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double span, dbuf<float> &d_sorted,
+                     uint32_t *d_perm, float *d_box, fk_error *err)
+{
+    const uint64_t n = t->n;
+    if (n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU tree builder handles fewer than 2^31 particles");
+    int s = n ? sort_keys(d_pos, n, lo, span, d_perm, err) : FK_OK;
+    if (s || (!d_sorted.p && (s = d_sorted.alloc(3 * n, err))) || n == 0) return s;
+    k_gather<<<grid_for(n), 256>>>(d_pos, d_perm, n, d_sorted.p);
+    FK_LAUNCHED("k_gather", err);
+    return fk_gpu_boxes(d_sorted.p, t, d_box, err);
+}
+
 extern "C" uint64_t fk_gpu_build_bytes(uint64_t n, uint32_t leafsize)
 {
     uint64_t nnodes = n ? (UINT64_C(2) << fk_tree_depth(n, leafsize)) - 1 : 0;
-    return n * (12 + 12 + 4) + nnodes * 24 + fk_gpu_build_scratch(n);
+    return n * (12 + 4) + nnodes * 24 + fk_gpu_build_peak(n); /* d_pos, d_perm, boxes; keys, then d_sorted */
 }
 
 extern "C" int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo, double span, fk_tree *t,
@@ -187,7 +214,7 @@ extern "C" int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo
     fk_gputimes tz;
     memset(&tz, 0, sizeof tz);
     tz.bytes_needed = fk_gpu_build_bytes(n, leafsize);
-    int st = fk_gpu_reserve(tz.bytes_needed, err);
+    int st = fk_gpu_reserve_for(n, [&](uint64_t m) { return fk_gpu_build_bytes(m, leafsize); }, err);
     if (st || (st = fk_tree_alloc(t, n, leafsize, "gpu-hilbert", err))) return st;
     uint32_t *h_perm = (uint32_t *)fk_big_alloc(n * sizeof *h_perm);
     if (!h_perm) {
@@ -195,18 +222,17 @@ extern "C" int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo
         return fk_fail(err, FK_ENOMEM, "out of memory for the permutation");
     }
     st = [&]() -> int { /* device buffers live in this scope: freed on every path */
-        dbuf<float> d_pos, d_sorted, d_box;
+        dbuf<float> d_pos, d_sorted, d_box; /* d_sorted allocated once the keys are freed */
         dbuf<uint32_t> d_perm;
         int s;
-        if ((s = d_pos.alloc(3 * n, err)) || (s = d_sorted.alloc(3 * n, err)) || (s = d_perm.alloc(n, err)) ||
-            (s = d_box.alloc(6 * t->nnodes, err)))
+        if ((s = d_pos.alloc(3 * n, err)) || (s = d_perm.alloc(n, err)) || (s = d_box.alloc(6 * t->nnodes, err)))
             return s;
         timer tm;
         if ((s = tm.mark(err))) return s;
         /* pinning counts as upload time */
         pinned pin_pos(pos, 12 * n), pin_perm(h_perm, 4 * n), pin_box(t->box, 24 * t->nnodes);
         FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
-        if ((s = tm.mark(err)) || (s = fk_gpu_build_dev(d_pos.p, t, lo, span, d_sorted.p, d_perm.p, d_box.p, err)) ||
+        if ((s = tm.mark(err)) || (s = fk_gpu_build_dev(d_pos.p, t, lo, span, d_sorted, d_perm.p, d_box.p, err)) ||
             (s = tm.mark(err)))
             return s;
         FK_CU(cudaMemcpy(pos, d_sorted.p, 12 * n, cudaMemcpyDeviceToHost), err);

@@ -100,6 +100,35 @@ struct timer {
 /* Checks that the device has need bytes free before a run. */
 int fk_gpu_reserve(uint64_t need, fk_error *err);
 
+/* The device's free and total memory; FOFKIT_GPU_MEMORY (bytes) lowers the
+ * free memory seen, to try out a smaller GPU. */
+int fk_gpu_free_bytes(size_t *fr, size_t *tot, fk_error *err);
+
+/* fk_gpu_reserve for n particles, where bytes(m) is what m particles need
+ * (growing with m): when they do not fit, the message also gives the bytes
+ * a particle and the largest count that fits (found by bisection). */
+template <class F> int fk_gpu_reserve_for(uint64_t n, F bytes, fk_error *err)
+{
+    size_t fr = 0, tot = 0;
+    int st = fk_gpu_free_bytes(&fr, &tot, err);
+    if (st) return st;
+    const uint64_t need = bytes(n);
+    if (need <= fr) return FK_OK;
+    uint64_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (bytes(mid) <= fr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return fk_fail(err, FK_EDEVICE,
+                   "needs %.2f GiB of GPU memory for %llu particles (%.1f bytes a particle), %.2f GiB available "
+                   "(of %.2f GiB): at most %llu particles fit",
+                   (double)need / (1 << 30), (unsigned long long)n, n ? (double)need / (double)n : 0.0,
+                   (double)fr / (1 << 30), (double)tot / (1 << 30), (unsigned long long)lo);
+}
+
 /* ---- the sink array on the device (see link.h for the contract) ---- */
 
 /* Reads through L2 (coherent across SMs): a stale read can only show an

@@ -13,8 +13,15 @@
 int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double span, float *d_sorted,
                      uint32_t *d_perm, float *d_box, fk_error *err);
 
-/* Device bytes fk_gpu_build_dev allocates for itself (beyond its outputs). */
+/* The same, allocating d_sorted (when empty) only after the sort's buffers
+ * are freed: the peak is the larger of the two phases, not their sum. */
+int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double span, dbuf<float> &d_sorted,
+                     uint32_t *d_perm, float *d_box, fk_error *err);
+
+/* Device bytes fk_gpu_build_dev allocates for itself (beyond its outputs),
+ * and the peak of the dbuf version (its sort's buffers, then d_sorted). */
 uint64_t fk_gpu_build_scratch(uint64_t n);
+uint64_t fk_gpu_build_peak(uint64_t n);
 
 /* Links on the device: d_pos (and d_vel in 6D) in t's tree order, d_box
  * the node boxes; writes the canonical sinks to d_sink. counts gets the

@@ -16,24 +16,32 @@
 #define WARPS_PER_BLOCK 4
 /* Leaf pairs listed per batch at most (8 bytes each): bounds the list's memory. */
 #define LIST_CAP (UINT64_C(1) << 27)
+/* Leaf pairs a leaf may list on average for the one-walk path (13 to 15 at
+ * b = 0.2 on clustered boxes); more, and the counted passes run. */
+#define APPEND_PER_LEAF 48
 
 /*
- * The GPU linker does the CPU linker's work (link_cpu.c) in three kernels:
+ * The GPU linker does the CPU linker's work (link_cpu.c) in these kernels:
  *   k_cliques, k_tops  which nodes are cliques; each leaf's topmost clique
  *                      ancestor; the sinks a clique starts with
+ *   k_self             one warp a leaf: its own links, found with bit masks;
+ *                      a leaf left one group is marked whole
  *   k_walk             one thread a leaf A: the CPU's walk over the subtrees
  *                      after A (or after its clique), merging wholesale the
  *                      nodes whose boxes prove every pair linked and listing
- *                      the leaves that need particle tests. Run twice: to
- *                      count (then a CUB scan gives each leaf its slots) and
- *                      to write, so the list needs no atomics.
- *   k_self             one warp a leaf: its own links, found with bit masks
- *   k_leafpairs        one warp a listed pair (A, X): lane i holds particle i
- *                      of A and of X; sides found already connected need one
- *                      link; particles farther than l from the other leaf's
- *                      box are left out before any pair test. (Leaves of more
- *                      than 32 particles go by pieces of 32: any leaf size
- *                      works, 32 fills the warp.)
+ *                      the leaves that need particle tests. One pass appends
+ *                      to the list (the threads of a warp that list together
+ *                      take their slots with one atomic); when the list would
+ *                      outgrow its cap, it runs twice instead: to count (then
+ *                      a CUB scan gives each leaf its slots) and to write.
+ *   k_leafpairs        one warp a listed pair (A, X): two whole leaves of one
+ *                      group already are skipped without reading a particle;
+ *                      lane i holds particle i of A and of X; sides found
+ *                      already connected need one link (a whole side costs
+ *                      one find, not one a particle); particles farther than
+ *                      l from the other leaf's box are left out before any
+ *                      pair test. (Leaves of more than 32 particles go by
+ *                      pieces of 32: any leaf size works, 32 fills the warp.)
  * A thread a walk avoids the 32-fold redundancy of a warp walking one leaf's
  * path, and a warp a leaf pair keeps the pair tests converged.
  */
@@ -57,6 +65,7 @@ struct lctx {
     const float *pos, *vel, *box, *vbox;
     const uint8_t *clique;
     const uint32_t *top;
+    uint8_t *whole; /* per leaf: 1 when its particles are one group already (after k_self) */
     uint32_t *sink;
     fk_linkparams p;
     uint64_t n, first_leaf, nleaves, nnodes;
@@ -88,6 +97,7 @@ __global__ void k_tops(lctx c, uint32_t *top, uint32_t *sink)
         fk_tree_range(c.n, A, &as, &ae);
         if (best != NO_TOP) fk_tree_range(c.n, best, &ts, &te);
         for (uint64_t i = as; i < ae; i++) sink[i] = (uint32_t)(best != NO_TOP ? ts : i);
+        c.whole[L] = best != NO_TOP || ae - as <= 1;
     }
 }
 
@@ -126,21 +136,25 @@ __device__ __noinline__ void merge_nodes(uint32_t *sink, const uint8_t *clique, 
 }
 
 /* One thread a leaf (leaves [L0, L1)): the walk of link_leaf() in
- * link_cpu.c. WRITE = false: counts[L - L0] = the leaf pairs it lists.
- * WRITE = true: writes them at list[slot[L - L0] - base ...] as (leaf
+ * link_cpu.c. MODE 0 (count): counts[L - L0] = the leaf pairs it lists.
+ * MODE 1 (write): writes them at list[slot[L - L0] - base ...] as (leaf
  * number, node) and merges the wholesale-linked nodes. Both passes take the
- * same path, which depends only on the tree. */
-template <bool SIXD, bool WRITE>
+ * same path, which depends only on the tree. MODE 2 (append): one pass that
+ * merges and appends its pairs at list[*fill ...] (the threads that reach
+ * an append together take their slots with one atomic), writing only those
+ * below cap; the caller checks *fill against cap. */
+template <bool SIXD, int MODE>
 __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const uint64_t *slot, uint64_t base,
-                       uint2 *list, unsigned long long *nodes)
+                       uint2 *list, unsigned long long *nodes, unsigned long long *fill, uint64_t cap)
 {
+    constexpr bool WRITE = MODE != 0;
     unsigned long long visited = 0;
     for (uint64_t L = L0 + blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; L < L1;
          L += (uint64_t)gridDim.x * blockDim.x) {
         const uint64_t A = c.first_leaf + L;
         const uint32_t T = c.top[L];
         const bool connA = T != NO_TOP;
-        uint64_t as, ae, k = 0, at = WRITE ? slot[L - L0] - base : 0;
+        uint64_t as, ae, k = 0, at = MODE == 1 ? slot[L - L0] - base : 0;
         fk_tree_range(c.n, A, &as, &ae);
         float abox[6], avbox[6];
         for (int i = 0; i < 6; i++) abox[i] = c.box[6 * A + i];
@@ -164,13 +178,21 @@ __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const
                 X = 2 * X + 1;
                 continue;
             }
-            if (WRITE) __stcs(list + at + k, make_uint2((uint32_t)L, (uint32_t)X));
+            if (MODE == 1) __stcs(list + at + k, make_uint2((uint32_t)L, (uint32_t)X));
+            if (MODE == 2) {
+                const unsigned m = __activemask();
+                const int lane = threadIdx.x & 31, lead = __ffs(m) - 1;
+                unsigned long long b0 = 0;
+                if (lane == lead) b0 = atomicAdd(fill, (unsigned long long)__popc(m));
+                b0 = __shfl_sync(m, b0, lead) + __popc(m & ((1u << lane) - 1));
+                if (b0 < cap) __stcs(list + b0, make_uint2((uint32_t)L, (uint32_t)X));
+            }
             k++;
             X = fk_tree_next(X);
         }
-        if (!WRITE) counts[L - L0] = (uint32_t)k;
+        if (MODE == 0) counts[L - L0] = (uint32_t)k;
     }
-    if (!WRITE) {
+    if (MODE != 1) {
         for (int o = 16; o > 0; o >>= 1) visited += __shfl_down_sync(FULL, visited, o);
         if ((threadIdx.x & 31) == 0) atomicAdd(nodes, visited);
     }
@@ -219,7 +241,7 @@ __device__ __forceinline__ void load_particle(const lctx &c, bool has, uint64_t 
  * of its component: the lowest index is what sink linking would choose, and
  * no atomics are needed. Returns the pair tests made. */
 template <bool SIXD>
-__device__ __forceinline__ unsigned long long self_piece(const lctx &c, int lane, uint64_t s, int cnt)
+__device__ __forceinline__ unsigned long long self_piece(const lctx &c, int lane, uint64_t s, int cnt, bool &one)
 {
     const bool has = lane < cnt;
     float pa[3], va[3], pj[3], vj[3];
@@ -241,6 +263,7 @@ __device__ __forceinline__ unsigned long long self_piece(const lctx &c, int lane
         if (!more) break;
     }
     const int low = __ffs(comp) - 1;
+    one = __all_sync(FULL, !has || low == 0);
     if (has && low != lane) __stcg(c.sink + s + lane, (uint32_t)(s + low));
     STAT(10, has && low != lane);
     return (unsigned long long)cnt * (cnt - 1) / 2;
@@ -279,7 +302,9 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8) k_self(lctx c, unsign
         uint64_t as, ae;
         fk_tree_range(c.n, c.first_leaf + L, &as, &ae);
         const int cnt = (int)(ae - as);
-        for (int p = 0; p < cnt; p += 32) done += self_piece<SIXD>(c, lane, as + p, min(32, cnt - p));
+        bool one = false;
+        for (int p = 0; p < cnt; p += 32) done += self_piece<SIXD>(c, lane, as + p, min(32, cnt - p), one);
+        if (cnt <= 32 && one && lane == 0) c.whole[L] = 1; /* one piece, one group */
         for (int p = 0; p < cnt; p += 32)
             for (int q = p + 32; q < cnt; q += 32)
                 done += cross_pieces<SIXD>(c, lane, as + p, min(32, cnt - p), as + q, min(32, cnt - q));
@@ -295,7 +320,7 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8) k_self(lctx c, unsign
  * here). Returns the pair tests made. */
 template <bool SIXD>
 __device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lane, uint64_t A, uint64_t X,
-                                                          uint64_t as, int cnt, uint64_t xs, int cx)
+                                                          uint64_t as, int cnt, uint64_t xs, int cx, bool wa, bool wx)
 {
     const bool has = lane < cnt, hasx = lane < cx;
     const uint32_t me = (uint32_t)(as + lane), mx = (uint32_t)(xs + lane);
@@ -319,7 +344,18 @@ __device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lan
      * per near particle of the other side (or one in all) is all that is
      * left to find: only near particles can have friends here. */
     const int la = __ffs(mA) - 1, lx = __ffs(mX) - 1;
-    const uint32_t ra = nearA ? sink_find(c.sink, me) : 0, rx = nearX ? sink_find(c.sink, mx) : 0;
+    uint32_t ra, rx;
+    if (wa || wx) { /* a side that is one group needs one find, not one a particle */
+        uint32_t r = 0;
+        if (lane == 0 && wa) r = sink_find(c.sink, (uint32_t)as);
+        if (lane == 1 && wx) r = sink_find(c.sink, (uint32_t)xs);
+        const uint32_t r0 = __shfl_sync(FULL, r, 0), r1 = __shfl_sync(FULL, r, 1);
+        ra = !nearA ? 0 : wa ? r0 : sink_find(c.sink, me);
+        rx = !nearX ? 0 : wx ? r1 : sink_find(c.sink, mx);
+    } else {
+        ra = nearA ? sink_find(c.sink, me) : 0;
+        rx = nearX ? sink_find(c.sink, mx) : 0;
+    }
     const uint32_t ra0 = __shfl_sync(FULL, ra, la), rx0 = __shfl_sync(FULL, rx, lx);
     const bool connA = __all_sync(FULL, !nearA || ra == ra0), connX = __all_sync(FULL, !nearX || rx == rx0);
     if (connA && connX && ra0 == rx0) {
@@ -376,9 +412,19 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8)
         fk_tree_range(c.n, A, &as, &ae);
         fk_tree_range(c.n, X, &xs, &xe);
         const int cnt = (int)(ae - as), cx = (int)(xe - xs);
+        const bool wa = cnt <= 32 && c.whole[job.x], wx = cx <= 32 && c.whole[X - c.first_leaf];
+        if (c.whole[job.x] && c.whole[X - c.first_leaf]) {
+            /* two leaves, each one group: nothing to do when it is the same group */
+            uint32_t same = 0;
+            if (lane == 0) same = sink_find(c.sink, (uint32_t)as) == sink_find(c.sink, (uint32_t)xs);
+            if (__shfl_sync(FULL, same, 0)) {
+                if (lane == 0) STAT(1, 1);
+                continue;
+            }
+        }
         for (int p = 0; p < cnt; p += 32)
             for (int q = 0; q < cx; q += 32)
-                done += piece_pairs<SIXD>(c, lane, A, X, as + p, min(32, cnt - p), xs + q, min(32, cx - q));
+                done += piece_pairs<SIXD>(c, lane, A, X, as + p, min(32, cnt - p), xs + q, min(32, cx - q), wa, wx);
     }
     for (int o = 16; o > 0; o >>= 1) done += __shfl_down_sync(FULL, done, o);
     if (lane == 0) atomicAdd(tests, done);
@@ -397,7 +443,7 @@ uint64_t fk_gpu_link_scratch(uint64_t n, uint64_t nnodes, int sixd)
     uint64_t leaves = (nnodes + 1) / 2;
     size_t scan = 0;
     cub::DeviceScan::ExclusiveSum(nullptr, scan, (const uint32_t *)nullptr, (uint64_t *)nullptr, (int)(leaves + 1));
-    return nnodes + leaves * (4 + 4 + 8) + scan + 8 * LIST_CAP + (sixd ? nnodes * 24 : 0) + 64;
+    return nnodes + leaves * (4 + 4 + 8 + 1) + scan + 8 * LIST_CAP + (sixd ? nnodes * 24 : 0) + 64;
 }
 
 /* Widens counts to 64 bits for the scan, with a zero past the end so the
@@ -428,8 +474,41 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
     k_tops<<<grid_for(nleaves, 256), 256>>>(c, d_top, c.sink);
     FK_LAUNCHED("k_tops", err);
     if ((st = tm.mark(err))) return st;
+    /* Every leaf's own pairs first, so that leaves they connect count as
+     * connected below; then one walk that appends its leaf pairs (in the
+     * order the walks reach them: near pairs of every leaf before far ones,
+     * which links much of each group before the far pairs are tested), and
+     * the pairs. Only when the list would outgrow its cap do the counted
+     * passes below run instead (the merges made are kept: uniting is
+     * idempotent; the node tests are counted twice then). */
+    k_self<SIXD><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count);
+    FK_LAUNCHED("k_self", err);
+    {
+        const uint64_t cap = nleaves * APPEND_PER_LEAF + 4096 < LIST_CAP ? nleaves * APPEND_PER_LEAF + 4096 : LIST_CAP;
+        dbuf<uint2> d_list;
+        dbuf<unsigned long long> d_fill;
+        if ((st = d_list.alloc(cap, err)) || (st = d_fill.alloc(1, err))) return st;
+        FK_CU(cudaMemset(d_fill.p, 0, sizeof(unsigned long long)), err);
+        k_walk<SIXD, 2><<<grid_for(nleaves, 128), 128>>>(c, 0, nleaves, nullptr, nullptr, 0, d_list.p, d_count + 1,
+                                                        d_fill.p, cap);
+        FK_LAUNCHED("k_walk", err);
+        unsigned long long fill = 0;
+        FK_CU(cudaMemcpy(&fill, d_fill.p, sizeof fill, cudaMemcpyDeviceToHost), err);
+        if (fill <= cap) {
+            if ((st = tm.mark(err))) return st;
+            if (fill) {
+                k_leafpairs<SIXD><<<grid_for(fill, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, fill, d_count);
+                FK_LAUNCHED("k_leafpairs", err);
+            }
+            if ((st = tm.mark(err))) return st;
+            for (int i = 0; i < 3; i++) phase[i] = tm.secs(i, i + 1);
+            *listed = fill;
+            return FK_OK;
+        }
+    }
     /* count the leaf pairs of every walk, and give each leaf its slots */
-    k_walk<SIXD, false><<<grid_for(nleaves, 128), 128>>>(c, 0, nleaves, d_counts.p, nullptr, 0, nullptr, d_count + 1);
+    k_walk<SIXD, 0><<<grid_for(nleaves, 128), 128>>>(c, 0, nleaves, d_counts.p, nullptr, 0, nullptr, d_count + 1,
+                                                    nullptr, 0);
     FK_LAUNCHED("k_walk", err);
     k_widen<<<grid_for(nleaves + 1, 256), 256>>>(d_counts.p, nleaves, d_wide.p);
     FK_LAUNCHED("k_widen", err);
@@ -437,9 +516,6 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
     uint64_t total = 0;
     FK_CU(cudaMemcpy(&total, d_slot.p + nleaves, sizeof total, cudaMemcpyDeviceToHost), err);
     if ((st = tm.mark(err))) return st;
-    /* every leaf's own pairs first, so that leaves they connect count as connected below */
-    k_self<SIXD><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count);
-    FK_LAUNCHED("k_self", err);
     /* write and process the list in batches of whole leaves, LIST_CAP pairs at most */
     std::vector<uint64_t> slot;
     uint64_t cap = total < LIST_CAP ? total : LIST_CAP;
@@ -460,7 +536,8 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
                                (unsigned long long)(slot[L1] - base), (unsigned long long)cap);
         }
         uint64_t count = total > cap ? slot[L1] - base : total;
-        k_walk<SIXD, true><<<grid_for(L1 - L0, 128), 128>>>(c, L0, L1, nullptr, d_slot.p + L0, base, d_list.p, nullptr);
+        k_walk<SIXD, 1><<<grid_for(L1 - L0, 128), 128>>>(c, L0, L1, nullptr, d_slot.p + L0, base, d_list.p, nullptr,
+                                                         nullptr, 0);
         FK_LAUNCHED("k_walk", err);
         if (count) {
             k_leafpairs<SIXD><<<grid_for(count, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, count, d_count);
@@ -487,11 +564,12 @@ int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, co
     if (n == 0) return FK_OK;
     dbuf<float> d_vbox;
     dbuf<uint32_t> d_top;
-    dbuf<uint8_t> d_clique;
+    dbuf<uint8_t> d_clique, d_whole;
     dbuf<unsigned long long> d_count;
     const uint64_t first = (UINT64_C(1) << t->depth) - 1, nleaves = t->nnodes - first;
     int st;
     if ((st = d_clique.alloc(t->nnodes, err)) || (st = d_top.alloc(nleaves, err)) || (st = d_count.alloc(2, err)) ||
+        (st = d_whole.alloc(nleaves, err)) ||
         (sixd && (st = d_vbox.alloc(6 * t->nnodes, err))))
         return st;
     lctx c;
@@ -502,6 +580,7 @@ int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, co
     c.vbox = d_vbox.p;
     c.clique = d_clique.p;
     c.top = d_top.p;
+    c.whole = d_whole.p;
     c.sink = d_sink;
     c.p = fk_link_params(o);
     c.n = n;
@@ -552,49 +631,74 @@ extern "C" uint64_t fk_gpu_link_bytes(uint64_t n, uint64_t nnodes, int sixd)
 extern "C" int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o,
                            uint32_t *sink, fk_linkstats *stats, fk_gputimes *times, fk_error *err)
 {
-    int st = link_preconditions(t, o, err);
-    if (st) return st;
+    uint32_t *const sinks[1] = {sink};
+    return fk_gpu_link_levels(t, pos, vel, o, 1, sinks, stats, times, err);
+}
+
+extern "C" int fk_gpu_link_levels(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o,
+                                  int nlevels, uint32_t *const *sinks, fk_linkstats *stats, fk_gputimes *times,
+                                  fk_error *err)
+{
+    int st, sixd = 0;
+    for (int k = 0; k < nlevels; k++) {
+        if ((st = link_preconditions(t, &o[k], err))) return st;
+        sixd |= o[k].psi > 0;
+    }
     const uint64_t n = t->n;
-    const int sixd = o->psi > 0;
-    fk_gputimes tz;
-    memset(&tz, 0, sizeof tz);
-    tz.bytes_needed = fk_gpu_link_bytes(n, t->nnodes, sixd);
-    if ((st = fk_gpu_reserve(tz.bytes_needed, err))) return st;
+    const uint64_t need = fk_gpu_link_bytes(n, t->nnodes, sixd);
+    const uint32_t S = t->leafsize >= 2 ? t->leafsize : 2;
+    auto bytes = [&](uint64_t m) {
+        return m == n ? need : fk_gpu_link_bytes(m, m ? (UINT64_C(2) << fk_tree_depth(m, S)) - 1 : 0, sixd);
+    };
+    if ((st = fk_gpu_reserve_for(n, bytes, err))) return st;
     dbuf<float> d_pos, d_vel, d_box;
     dbuf<uint32_t> d_sink;
     if ((st = d_pos.alloc(3 * n, err)) || (st = d_sink.alloc(n, err)) || (st = d_box.alloc(6 * t->nnodes, err)) ||
         (sixd && (st = d_vel.alloc(3 * n, err))))
         return st;
-    unsigned long long counts[2];
-    uint64_t groups;
-    timer tm;
-    if ((st = tm.mark(err))) return st;
-    { /* pinning counts as upload time */
+    timer up;
+    if ((st = up.mark(err))) return st;
+    { /* one upload for every level; pinning counts as upload time */
         pinned pin_pos(pos, 12 * n), pin_box(t->box, 24 * t->nnodes), pin_vel(sixd ? vel : nullptr, 12 * n);
         FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
         FK_CU(cudaMemcpy(d_box.p, t->box, 24 * t->nnodes, cudaMemcpyHostToDevice), err);
         if (sixd) FK_CU(cudaMemcpy(d_vel.p, vel, 12 * n, cudaMemcpyHostToDevice), err);
     }
-    if ((st = tm.mark(err)) || (st = fk_gpu_link_dev(t, d_pos.p, d_vel.p, d_box.p, o, d_sink.p, counts, &groups, tz.link_phase, &tz.leaf_pairs, err)) ||
-        (st = tm.mark(err)))
-        return st;
-    pinned pin_sink(sink, 4 * n);
-    FK_CU(cudaMemcpy(sink, d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
-    if ((st = tm.mark(err))) return st;
-    FK_CU(cudaDeviceSynchronize(), err);
-    tz.upload = tm.secs(0, 1);
-    tz.link = tm.secs(1, 2);
-    tz.download = tm.secs(2, 3);
-    if (times) *times = tz;
-    set_stats(stats, counts, groups);
+    if ((st = up.mark(err))) return st;
+    for (int k = 0; k < nlevels; k++) {
+        fk_gputimes tz;
+        memset(&tz, 0, sizeof tz);
+        tz.bytes_needed = need;
+        tz.upload = k == 0 ? up.secs(0, 1) : 0.0;
+        unsigned long long counts[2];
+        uint64_t groups;
+        timer tm;
+        if ((st = tm.mark(err)) ||
+            (st = fk_gpu_link_dev(t, d_pos.p, o[k].psi > 0 ? d_vel.p : nullptr, d_box.p, &o[k], d_sink.p, counts,
+                                  &groups, tz.link_phase, &tz.leaf_pairs, err)) ||
+            (st = tm.mark(err)))
+            return st;
+        {
+            pinned pin_sink(sinks[k], 4 * n);
+            FK_CU(cudaMemcpy(sinks[k], d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
+        }
+        if ((st = tm.mark(err))) return st;
+        FK_CU(cudaDeviceSynchronize(), err);
+        tz.link = tm.secs(0, 1);
+        tz.download = tm.secs(1, 2);
+        if (times) times[k] = tz;
+        set_stats(stats ? &stats[k] : nullptr, counts, groups);
+    }
     return FK_OK;
 }
 
 extern "C" uint64_t fk_gpu_build_link_bytes(uint64_t n, uint32_t leafsize, int sixd)
 {
     uint64_t nnodes = n ? (UINT64_C(2) << fk_tree_depth(n, leafsize)) - 1 : 0;
-    uint64_t build = fk_gpu_build_scratch(n), link = fk_gpu_link_scratch(n, nnodes, sixd);
-    return n * (12 + 12 + 4 + 4) + nnodes * 24 + (sixd ? 24 * n : 0) + (build > link ? build : link);
+    /* d_perm, boxes, velocities; then d_pos with the build's peak (its sort,
+     * then d_sorted), or d_sorted and d_sink with the link's scratch */
+    uint64_t build = 12 * n + fk_gpu_build_peak(n), link = 16 * n + fk_gpu_link_scratch(n, nnodes, sixd);
+    return n * 4 + nnodes * 24 + (sixd ? 24 * n : 0) + (build > link ? build : link);
 }
 
 /* Velocities into tree order for 6D: out[i] = in[perm[i]]. */
@@ -621,11 +725,11 @@ extern "C" int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n,
     fk_gputimes tz;
     memset(&tz, 0, sizeof tz);
     tz.bytes_needed = fk_gpu_build_link_bytes(n, leafsize, sixd);
-    if ((st = fk_gpu_reserve(tz.bytes_needed, err))) return st;
+    if ((st = fk_gpu_reserve_for(n, [&](uint64_t m) { return fk_gpu_build_link_bytes(m, leafsize, sixd); }, err)))
+        return st;
     dbuf<float> d_pos, d_sorted, d_box, d_vel, d_svel;
     dbuf<uint32_t> d_perm, d_sink;
-    if ((st = d_pos.alloc(3 * n, err)) || (st = d_sorted.alloc(3 * n, err)) || (st = d_perm.alloc(n, err)) ||
-        (st = d_sink.alloc(n, err)) || (st = d_box.alloc(6 * t.nnodes, err)) ||
+    if ((st = d_pos.alloc(3 * n, err)) || (st = d_perm.alloc(n, err)) || (st = d_box.alloc(6 * t.nnodes, err)) ||
         (sixd && ((st = d_vel.alloc(3 * n, err)) || (st = d_svel.alloc(3 * n, err)))))
         return st;
     unsigned long long counts[2];
@@ -634,12 +738,14 @@ extern "C" int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n,
     if ((st = tm.mark(err))) return st;
     FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
     if (sixd) FK_CU(cudaMemcpy(d_vel.p, vel, 12 * n, cudaMemcpyHostToDevice), err);
-    if ((st = tm.mark(err)) || (st = fk_gpu_build_dev(d_pos.p, &t, lo, span, d_sorted.p, d_perm.p, d_box.p, err)))
+    if ((st = tm.mark(err)) || (st = fk_gpu_build_dev(d_pos.p, &t, lo, span, d_sorted, d_perm.p, d_box.p, err)))
         return st;
     if (sixd && n) {
         k_permute3<<<grid_for(n, 256), 256>>>(d_vel.p, d_perm.p, n, d_svel.p);
         FK_LAUNCHED("k_permute3", err);
     }
+    d_pos.release(); /* the link needs the sorted copy only */
+    if ((st = d_sink.alloc(n, err))) return st;
     if ((st = tm.mark(err)) ||
         (st = fk_gpu_link_dev(&t, d_sorted.p, d_svel.p, d_box.p, o, d_sink.p, counts, &groups, tz.link_phase, &tz.leaf_pairs, err)) ||
         (st = tm.mark(err)))

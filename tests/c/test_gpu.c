@@ -129,6 +129,32 @@ int main(void)
     CHECK_MSG(memcmp(a, c, 200000 * 4) == 0, "200k clustered, leaf 80: GPU differs from CPU");
     fk_tree_free(&big);
     free(bperm);
+    /* more leaf pairs than the one-walk list holds (6D with a long l on leaves
+     * of 2: the boxes prove few pairs linked): the counted passes, the same sinks */
+    {
+        const uint64_t m = 4096;
+        float *p6 = malloc(m * 12), *v6 = malloc(m * 12);
+        td_uniform(p6, m);
+        td_uniform(v6, m);
+        fk_linkopts o6 = opts(0.25, 1);
+        o6.psi = 0.3;
+        fk_tree t6;
+        uint32_t *perm6;
+        fk_gputimes gt6;
+        CHECK(fk_tree_build_cpu(p6, m, 2, &t6, &perm6, &err) == FK_OK);
+        float *sv = malloc(m * 12);
+        for (uint64_t i = 0; i < m; i++) memcpy(sv + 3 * i, v6 + 3 * perm6[i], 12);
+        CHECK(fk_link_cpu(&t6, p6, sv, &o6, a, NULL, &err) == FK_OK);
+        CHECK_MSG(fk_gpu_link(&t6, p6, sv, &o6, b, NULL, &gt6, &err) == FK_OK, "%s", err.msg);
+        CHECK_MSG(memcmp(a, b, m * 4) == 0, "6D, l 0.25, leaf 2: GPU differs from CPU");
+        CHECK_MSG(gt6.leaf_pairs > 48 * ((t6.nnodes + 1) / 2), "6D, l 0.25, leaf 2: only %llu leaf pairs listed",
+                  (unsigned long long)gt6.leaf_pairs);
+        fk_tree_free(&t6);
+        free(perm6);
+        free(p6);
+        free(v6);
+        free(sv);
+    }
     fk_tree_free(&t);
     free(perm);
     free(a);

@@ -80,6 +80,16 @@ static void check_levels(const char *what, const float *pos0, const float *vel0,
         for (int j = 0; j < k; j++)
             CHECK_MSG(nests(sinks[j], sinks[k], n), "%s (leaf %u): level %d does not nest in level %d", what, S, k, j);
     }
+    if (have_gpu) { /* every level at once, the particles resident */
+        uint32_t *gs[FK_LEVELS_MAX];
+        for (int k = 0; k < nlev; k++) gs[k] = malloc(n * 4 + 4);
+        CHECK_MSG(fk_gpu_link_levels(&t, pos, v, o, nlev, gs, NULL, NULL, &err) == FK_OK, "%s", err.msg);
+        for (int k = 0; k < nlev; k++) {
+            CHECK_MSG(memcmp(gs[k], sinks[k], n * 4) == 0, "%s (leaf %u): level %d: resident GPU levels differ", what,
+                      S, k);
+            free(gs[k]);
+        }
+    }
     for (int k = 0; k < nlev; k++) free(sinks[k]);
     fk_tree_free(&t);
     free(perm);

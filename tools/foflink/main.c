@@ -220,7 +220,7 @@ int main(int argc, char **argv)
     double dt = nlev > 1 ? rep.seconds[0] : rep.total;
     const fk_gputimes *gt = &rep.gpu;
     if (job.gpu)
-        prog_info("GPU times: upload %.4f s, link %.4f s (%.3g particles/s; cliques %.4f, count %.4f, "
+        prog_info("GPU times: upload %.4f s, link %.4f s (%.3g particles/s; cliques %.4f, self+walk %.4f, "
                   "pairs %.4f, flatten %.4f; %" PRIu64 " leaf pairs), download %.4f s",
                   gt->upload, gt->link, snap.n / (gt->link + 1e-12), gt->link_phase[0], gt->link_phase[1],
                   gt->link_phase[2], gt->link_phase[3], gt->leaf_pairs, gt->download);
