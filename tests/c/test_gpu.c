@@ -1,6 +1,7 @@
 /* test_gpu.c - the GPU builder and linkers against the CPU ones: identical sinks, same partitions (skips without a GPU). */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +155,29 @@ int main(void)
         free(p6);
         free(v6);
         free(sv);
+    }
+    /* a GPU too small (FOFKIT_GPU_MEMORY): refused before allocating, naming
+     * the largest count that fits, and that count links within the limit */
+    {
+        const uint64_t need = fk_gpu_link_bytes(200000, t.nnodes, 0);
+        char lim[32];
+        snprintf(lim, sizeof lim, "%llu", (unsigned long long)(need - 1));
+        setenv("FOFKIT_GPU_MEMORY", lim, 1);
+        fk_error e = {0};
+        CHECK(fk_gpu_link(&t, pos, NULL, &o, b, NULL, NULL, &e) == FK_EDEVICE);
+        const char *at = strstr(e.msg, "at most ");
+        unsigned long long fit = 0;
+        CHECK_MSG(at && sscanf(at, "at most %llu particles fit", &fit) == 1 && fit > 0 && fit < 200000, "%s", e.msg);
+        fk_tree small;
+        uint32_t *sperm;
+        float *spos = malloc(fit * 12 + 12);
+        memcpy(spos, pos, fit * 12);
+        CHECK(fk_tree_build_cpu(spos, fit, 32, &small, &sperm, &err) == FK_OK);
+        CHECK_MSG(fk_gpu_link(&small, spos, NULL, &o, b, NULL, NULL, &e) == FK_OK, "%llu particles: %s", fit, e.msg);
+        unsetenv("FOFKIT_GPU_MEMORY");
+        fk_tree_free(&small);
+        free(sperm);
+        free(spos);
     }
     fk_tree_free(&t);
     free(perm);
