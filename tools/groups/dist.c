@@ -4,28 +4,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <fcntl.h>
 
 #include "dist_groups.h"
 #include "dist_run.h"
-
-static int saved_stderr = -1;
-
-void groups_dist_quiet(int on)
-{
-    if (on && saved_stderr < 0 && fk_drun_wanted(NULL) && fk_drun_env_rank() > 0) {
-        int null = open("/dev/null", O_WRONLY);
-        if (null < 0) return;
-        saved_stderr = dup(STDERR_FILENO);
-        dup2(null, STDERR_FILENO);
-        close(null);
-    } else if (!on && saved_stderr >= 0) {
-        dup2(saved_stderr, STDERR_FILENO);
-        close(saved_stderr);
-        saved_stderr = -1;
-    }
-}
 
 int groups_dist(const char *input, const prog_std *std, int grp, uint32_t level, uint64_t minsize)
 {

@@ -6,10 +6,6 @@
 
 #include "prog.h"
 
-/* With on set, in a run under mpirun, ranks above 0 stop writing to stderr
- * (the option errors every rank finds alike are said once); off restores. */
-void groups_dist_quiet(int on);
-
 /* Runs groups on this rank's stream (input holds "%r"); returns the exit
  * status on success and exits (after a message on rank 0) on failure. */
 int groups_dist(const char *input, const prog_std *std, int grp, uint32_t level, uint64_t minsize);

@@ -9,6 +9,7 @@
 #include "grpfile.h"
 #include "levels.h"
 #include "prog.h"
+#include "rankquiet.h"
 #include "snap.h"
 #include "stream.h"
 
@@ -67,7 +68,7 @@ int main(int argc, char **argv)
                                              {"level", required_argument, 0, 'L'},
                                              {0, 0, 0, 0}};
     opterr = 0;
-    groups_dist_quiet(1);
+    prog_rank_quiet(1);
     int opt;
     while ((opt = getopt_long(argc, argv, ":" PROG_STD_SHORT "m:", longopts, NULL)) != -1) {
         if (prog_std_option(opt, optarg, &std, help, argv)) continue;
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
     if (grp && std.zlevel) prog_usage("option -z applies to --format=stream only");
     if (have_level && !grp) prog_usage("option --level applies to --format=grp only");
     const char *path = prog_one_input(argc, argv, optind);
-    groups_dist_quiet(0);
+    prog_rank_quiet(0);
     if (fk_drun_wanted(path)) return groups_dist(path, &std, grp, level, minsize);
     const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
     double t0 = prog_now();
