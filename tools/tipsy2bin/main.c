@@ -151,6 +151,8 @@ static int run_ranks(const char *in, const char *name, const prog_std *std, fk_t
         if ((st = fk_drun_agree(mine, &err)) != FK_OK && mine == FK_OK) unlink(oname);
     }
     if (out) fk_output_abort(out);
+    /* every rank's temporary is gone before rank 0 exits (mpirun may then stop the others) */
+    fk_drun_all(1);
     if (st) {
         if (rank == 0 && err.code == FK_EINVAL) prog_usage("%s", err.msg);
         if (rank == 0) prog_fail(&err);
