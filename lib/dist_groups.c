@@ -31,6 +31,7 @@ typedef struct ctx {
     uint64_t lo, hi; /* the original indices this rank owns */
     uint64_t sent;   /* bytes sent to other ranks */
     int *sc, *sd, *rc, *rd; /* alltoallv counts and displacements, R each */
+    uint64_t *start;        /* R + 1: range_lo of every rank, and nsource */
 } ctx;
 
 /* This rank's stream as read. */
@@ -52,11 +53,18 @@ static uint64_t range_lo(uint64_t nsource, int R, int q)
     return (uint64_t)(((unsigned __int128)nsource * (unsigned)q) / (unsigned)R);
 }
 
-/* The rank q whose range [range_lo(q), range_lo(q + 1)) holds k < nsource:
- * the largest q with q nsource / R <= k, i.e. q < (k + 1) R / nsource. */
-static inline int owner(uint64_t k, uint64_t nsource, int R)
+/* The rank q whose range [start[q], start[q + 1]) holds k < nsource: a
+ * guess in floating point, made exact against the table (a division in
+ * 128 bits per particle cost more than the rest of the routing). */
+static inline int owner(const ctx *c, uint64_t k)
 {
-    return (int)(((unsigned __int128)(k + 1) * (unsigned)R - 1) / nsource);
+    if (c->R == 1) return 0;
+    int q = (int)((double)k / (double)c->nsource * c->R);
+    if (q >= c->R) q = c->R - 1;
+    if (q < 0) q = 0;
+    while (q > 0 && c->start[q] > k) q--;
+    while (q + 1 < c->R && c->start[q + 1] <= k) q++;
+    return q;
 }
 
 static double now(void)
@@ -255,10 +263,10 @@ static int route_ids(ctx *c, const input *d, route *rt, fk_error *err)
     uint64_t *send = malloc(n ? n * sizeof *send : 1), *at = calloc((size_t)c->R, sizeof *at);
     if (!rt->pos || !rt->count || !send || !at) st = fk_fail(err, FK_ENOMEM, "out of memory routing %" PRIu64 " IDs", n);
     if (!st) {
-        for (uint64_t i = 0; i < n; i++) rt->count[owner(d->ids[i], c->nsource, c->R)]++;
+        for (uint64_t i = 0; i < n; i++) rt->count[owner(c, d->ids[i])]++;
         for (int q = 1; q < c->R; q++) at[q] = at[q - 1] + rt->count[q - 1];
         for (uint64_t i = 0; i < n; i++) {
-            uint64_t p = at[owner(d->ids[i], c->nsource, c->R)]++;
+            uint64_t p = at[owner(c, d->ids[i])]++;
             rt->pos[i] = p;
             send[p] = d->ids[i];
         }
@@ -313,6 +321,9 @@ static int route_u32(ctx *c, const route *rt, const uint32_t *v, uint64_t n, uin
 
 /* ---- one level ---------------------------------------------------------- */
 
+/* slot of a particle whose group's lowest ID this rank owns */
+#define LOCAL UINT32_MAX
+
 /* Sizes below this are counted in an array indexed by size; the few groups
  * as large or larger are sorted. */
 #define SMALL (1u << 16)
@@ -320,6 +331,18 @@ static int route_u32(ctx *c, const route *rt, const uint32_t *v, uint64_t n, uin
 typedef struct sizecount {
     uint64_t size, count;
 } sizecount;
+
+typedef struct ranked {
+    uint64_t size, count;
+    int rank;
+} ranked;
+
+static int by_size_then_rank(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (a->size != b->size) return a->size > b->size ? -1 : 1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
 
 static int by_u64(const void *pa, const void *pb)
 {
@@ -336,25 +359,33 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
     const uint64_t n = d->snap.n, len = c->hi - c->lo;
     const int R = c->R;
     int st = FK_OK;
-    /* 1. distinct GMIN values here and their counts: an open-addressing
-     * table; runs of one value (members often come together) cost one probe. */
-    uint64_t cap = 64;
-    while (cap < 2 * n) cap *= 2;
-    uint64_t *tkey = malloc(cap * sizeof *tkey), *uk = malloc((n ? n : 1) * sizeof *uk),
-             *uc = malloc((n ? n : 1) * sizeof *uc), *pairs = NULL, *count = calloc((size_t)R, sizeof *count);
+    /* 1. sizes: a GMIN value this rank owns is counted straight into gsize
+     * (its range); the others, distinct values and their counts, in an
+     * open-addressing table. A run of one value (members often come
+     * together) costs one look-up. */
+    uint64_t cap = 64, rem = 0;
+    for (uint64_t i = 0; i < n; i++) rem += gmin[i] - c->lo >= len;
+    while (cap < 2 * rem) cap *= 2;
+    uint64_t *tkey = malloc(cap * sizeof *tkey), *uk = malloc((rem ? rem : 1) * sizeof *uk),
+             *uc = malloc((rem ? rem : 1) * sizeof *uc), *pairs = NULL, *count = calloc((size_t)R, sizeof *count);
     uint32_t *tidx = malloc(cap * sizeof *tidx), *slot = malloc((n ? n : 1) * sizeof *slot), *reply = NULL;
-    uint64_t *order = NULL, m = 0;
+    uint64_t *order = NULL, m = 0, *gsize = calloc(len ? len : 1, sizeof *gsize);
     void *recv = NULL;
     uint64_t nrecv = 0;
     sizecount *all = NULL, *mine = NULL;
     uint64_t *hist = NULL, *big = NULL;
-    if (!tkey || !uk || !uc || !count || !tidx || !slot) {
+    if (!tkey || !uk || !uc || !count || !tidx || !slot || !gsize) {
         st = fk_fail(err, FK_ENOMEM, "out of memory counting the groups of %" PRIu64 " particles", n);
     } else {
         memset(tkey, 0xff, cap * sizeof *tkey);
         const uint64_t mask = cap - 1;
         for (uint64_t i = 0; i < n; i++) {
             uint64_t k = gmin[i];
+            if (k - c->lo < len) {
+                gsize[k - c->lo]++;
+                slot[i] = LOCAL;
+                continue;
+            }
             if (i && k == gmin[i - 1]) {
                 slot[i] = slot[i - 1];
             } else {
@@ -382,10 +413,10 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
         if (!pairs || !order || !at) {
             st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", m);
         } else {
-            for (uint64_t j = 0; j < m; j++) count[owner(uk[j], c->nsource, R)]++;
+            for (uint64_t j = 0; j < m; j++) count[owner(c, uk[j])]++;
             for (int q = 1; q < R; q++) at[q] = at[q - 1] + count[q - 1];
             for (uint64_t j = 0; j < m; j++) {
-                uint64_t p = at[owner(uk[j], c->nsource, R)]++;
+                uint64_t p = at[owner(c, uk[j])]++;
                 order[j] = p;
                 pairs[2 * p] = uk[j];
                 pairs[2 * p + 1] = uc[j];
@@ -396,15 +427,20 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
     free(uk);
     free(uc);
     uk = uc = NULL;
-    if ((st = fk_drun_agree(st, err))) goto out;
+    if ((st = fk_drun_agree(st, err))) {
+        free(gsize);
+        goto out;
+    }
     st = exchange(c, pairs, count, 2 * sizeof *pairs, &recv, &nrecv, err);
     free(pairs);
     pairs = NULL;
-    if (st) goto out;
+    if (st) {
+        free(gsize);
+        goto out;
+    }
     /* 3. global sizes of the groups owned here, in gsize (the range) */
-    uint64_t *gsize = calloc(len ? len : 1, sizeof *gsize);
     hist = calloc(SMALL, sizeof *hist);
-    if (!gsize || !hist) st = fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of %" PRIu64 " IDs", len);
+    if (!hist) st = fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of %" PRIu64 " IDs", len);
     const uint64_t *rp = recv;
     uint64_t nfound = 0, ngroups = 0, ngrouped = 0, largest = 0, nbig = 0, nmine = 0;
     if (!st) {
@@ -470,18 +506,29 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
         goto out;
     }
     MPI_Allgatherv(mine, mycnt, MPI_UINT64_T, all, cnt, dis, MPI_UINT64_T, COMM);
+    /* Sorted by decreasing size, then rank, the entries before this rank's
+     * entry of size s are exactly the groups numbered before its own of size
+     * s; its entries come in the order of mine. */
     uint64_t *first = calloc(nmine ? nmine : 1, sizeof *first); /* first number of mine[j]'s size */
-    if (first) {
-        for (uint64_t j = 0; j < nmine; j++) {
-            uint64_t s = mine[j].size, f = 1;
-            for (int q = 0; q < R; q++)
-                for (uint64_t e = (uint64_t)dis[q] / 2; e < (uint64_t)(dis[q] + cnt[q]) / 2; e++)
-                    if (all[e].size > s || (all[e].size == s && q < c->rank)) f += all[e].count;
-            first[j] = f;
+    ranked *rk = malloc((tot / 2 + 1) * sizeof *rk);
+    if (first && rk) {
+        uint64_t t = 0, f = 1, j = 0;
+        for (int q = 0; q < R; q++)
+            for (uint64_t e = (uint64_t)dis[q] / 2; e < (uint64_t)(dis[q] + cnt[q]) / 2; e++)
+                rk[t++] = (ranked){all[e].size, all[e].count, q};
+        qsort(rk, t, sizeof *rk, by_size_then_rank);
+        for (uint64_t e = 0; e < t; e++) {
+            if (rk[e].rank == c->rank) first[j++] = f;
+            f += rk[e].count;
         }
     }
     free(cnt);
     free(dis);
+    if (!rk) {
+        free(first);
+        first = NULL;
+    }
+    free(rk);
     uint64_t g[4] = {nfound, ngroups, ngrouped, n}, big1 = largest;
     fk_drun_sum(g, 4);
     fk_drun_max(&big1, 1);
@@ -546,7 +593,7 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
     const uint32_t *a32 = ans;
     /* the answers come in the order the pairs were sent: order[j] */
 #pragma omp parallel for schedule(static)
-    for (uint64_t i = 0; i < n; i++) pgid[i] = a32[order[slot[i]]];
+    for (uint64_t i = 0; i < n; i++) pgid[i] = slot[i] == LOCAL ? gidr[gmin[i] - c->lo] : a32[order[slot[i]]];
     free(ans);
 out:
     free(tkey);
@@ -792,6 +839,8 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
         st = fk_fail(err, FK_EINVAL, "with %d ranks, --format=stream needs -o NAME with %%r (a stream per rank)", c.R);
     if (!st) st = read_input(&c, o, &d, err);
     if ((st = fk_drun_agree(st, err))) goto done;
+    double t = now();
+    info->t_read = t - t0;
     /* What the ranks must agree on. */
     uint64_t mn[2] = {d.snap.nsource, (uint64_t)d.nlev}, mx[2] = {d.snap.nsource, (uint64_t)d.nlev};
     fk_drun_min(mn, 2);
@@ -807,10 +856,15 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
                      d.nlev - 1);
     if ((st = fk_drun_agree(st, err))) goto done;
     c.nsource = d.snap.nsource;
-    c.lo = range_lo(c.nsource, c.R, c.rank);
-    c.hi = range_lo(c.nsource, c.R, c.rank + 1);
+    c.start = malloc(((size_t)c.R + 1) * sizeof *c.start);
+    st = c.start ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory");
+    if ((st = fk_drun_agree(st, err))) goto done;
+    for (int q = 0; q <= c.R; q++) c.start[q] = range_lo(c.nsource, c.R, q);
+    c.lo = c.start[c.rank];
+    c.hi = c.start[c.rank + 1];
     info->nlev = d.nlev;
     if ((st = route_ids(&c, &d, &rt, err))) goto done;
+    info->t_route = now() - t;
     gidr = malloc((c.hi - c.lo ? c.hi - c.lo : 1) * sizeof *gidr);
     st = gidr ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory");
     for (int k = 0; k < d.nlev && !st; k++) {
@@ -821,15 +875,21 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
     if ((st = fk_drun_agree(st, err))) goto done;
     for (int k = 0; k < d.nlev; k++) {
         if (!pgid[k]) continue;
+        t = now();
         if ((st = number_level(&c, &d, d.gmin[k], o->minsize, pgid[k], gidr, &info->lev[k], err))) goto done;
         info->lev[k].level = (uint32_t)k;
+        info->t_number += now() - t;
+        t = now();
         if ((st = route_u32(&c, &rt, pgid[k], d.snap.n, &pr, err))) goto done;
         st = check_level(&c, &rt, pr, gidr, k, o->format == FK_DGROUPS_GRP ? &rows : NULL, err);
         free(pr);
         pr = NULL;
         if ((st = fk_drun_agree(st, err))) goto done;
+        info->t_check += now() - t;
+        t = now();
         if (o->format == FK_DGROUPS_GRP) {
             if ((st = write_grp(&c, rows, o->output, err))) goto done;
+            info->t_write += now() - t;
             continue;
         }
         if (k > 0 && (st = parents(&c, pgid[k - 1], pgid[k], d.snap.n, info->lev[k].ngroups, k, &par, err)))
@@ -838,6 +898,7 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
         free(par);
         par = NULL;
         if ((st = fk_drun_agree(st, err))) goto done;
+        info->t_write += now() - t;
     }
     if (d.w) {
         /* every rank's stream complete before any is renamed into place */
@@ -868,6 +929,7 @@ done:
     free(c.sd);
     free(c.rc);
     free(c.rd);
+    free(c.start);
     uint64_t sent[2] = {c.sent, c.sent};
     fk_drun_max(&sent[0], 1);
     fk_drun_sum(&sent[1], 1);

@@ -74,7 +74,9 @@ typedef struct fk_dgroups_info {
     int rank, ranks, nlev;
     fk_groups lev[FK_LEVELS_MAX]; /* global counts of the levels resolved */
     uint64_t sent_max, sent_sum;  /* bytes sent to other ranks: most by one rank, all ranks */
-    double seconds;               /* rank 0's wall time */
+    double seconds;               /* rank 0's wall time, and its parts: */
+    double t_read, t_route, t_number, t_check, t_write; /* reading; IDs to owners; numbering (all
+                                                         * levels); checks; writing */
 } fk_dgroups_info;
 
 /* Collective (MPI must have been started: fk_drun_start): runs groups on
