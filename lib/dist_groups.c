@@ -739,6 +739,8 @@ static int parents(const ctx *c, const uint32_t *up, const uint32_t *gid, uint64
                    uint32_t **par, fk_error *err)
 {
     (void)c;
+    if (ngroups + 1 > INT_MAX) /* the same on every rank */
+        return fk_fail(err, FK_EUNSUP, "GPAR of %" PRIu64 " groups: more than MPI's %d elements", ngroups, INT_MAX);
     uint32_t *hi = calloc(ngroups + 1, sizeof *hi), *lo = malloc((ngroups + 1) * sizeof *lo);
     int st = hi && lo ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for the parents of %" PRIu64 " groups", ngroups);
     if (!st) {
