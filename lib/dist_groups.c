@@ -350,6 +350,149 @@ static int by_u64(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
+/* 3. Numbers the groups this rank owns (gsize: their global sizes, by
+ * lowest ID, over the owned range) into gidr, as one process would number
+ * them; info gets the global counts (n: this rank's particles, summed).
+ * Collective. */
+static int number_owned(ctx *c, const uint64_t *gsize, uint64_t minsize, uint64_t n, uint32_t *gidr,
+                        fk_groups *info, fk_error *err)
+{
+    const uint64_t len = c->hi - c->lo;
+    const int R = c->R;
+    int st = FK_OK;
+    uint64_t *hist = calloc(SMALL, sizeof *hist), *big = NULL, *first = NULL;
+    sizecount *mine = NULL, *all = NULL;
+    int *cnt = NULL, *dis = NULL;
+    if (!hist) st = fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of %" PRIu64 " IDs", len);
+    uint64_t nfound = 0, ngroups = 0, ngrouped = 0, largest = 0, nbig = 0, nmine = 0;
+    if (!st) {
+        for (uint64_t r = 0; r < len; r++) {
+            uint64_t s = gsize[r];
+            if (!s) continue;
+            nfound++;
+            if (s < minsize) continue;
+            ngroups++;
+            ngrouped += s;
+            if (s > largest) largest = s;
+            if (s < SMALL)
+                hist[s]++;
+            else
+                nbig++;
+        }
+        big = malloc((nbig ? nbig : 1) * sizeof *big);
+        if (!big) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " large groups", nbig);
+    }
+    if (!st) {
+        uint64_t b = 0;
+        for (uint64_t r = 0; r < len; r++)
+            if (gsize[r] >= SMALL && gsize[r] >= minsize) big[b++] = gsize[r];
+        qsort(big, nbig, sizeof *big, by_u64);
+        /* This rank's (size, count) list, by decreasing size. */
+        uint64_t nd = 0;
+        for (uint64_t b2 = 0; b2 < nbig; b2++) nd += !b2 || big[b2] != big[b2 - 1];
+        for (uint64_t s = 1; s < SMALL; s++) nd += hist[s] != 0;
+        mine = malloc((nd ? nd : 1) * sizeof *mine);
+        if (!mine) {
+            st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group sizes", nd);
+        } else {
+            for (uint64_t b2 = nbig; b2-- > 0;)
+                if (b2 == nbig - 1 || big[b2] != big[b2 + 1])
+                    mine[nmine++] = (sizecount){big[b2], 1};
+                else
+                    mine[nmine - 1].count++;
+            for (uint64_t s = SMALL; s-- > 1;)
+                if (hist[s]) mine[nmine++] = (sizecount){s, hist[s]};
+        }
+    }
+    if ((st = fk_drun_agree(st, err))) goto out;
+    /* Every rank's list, then each of this rank's sizes gets its first
+     * number: 1 + the kept groups larger (all ranks) + those of the same
+     * size on lower ranks (whose lowest IDs are all smaller). */
+    cnt = malloc((size_t)R * sizeof *cnt);
+    dis = malloc((size_t)R * sizeof *dis);
+    int mycnt = (int)(nmine * 2);
+    MPI_Allgather(&mycnt, 1, MPI_INT, cnt, 1, MPI_INT, COMM);
+    uint64_t tot = 0;
+    for (int q = 0; q < R; q++) {
+        dis[q] = (int)tot;
+        tot += (uint64_t)cnt[q];
+    }
+    all = malloc((tot ? tot : 1) * sizeof *all / 2 + sizeof *all);
+    st = all && cnt && dis ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of every rank");
+    if ((st = fk_drun_agree(st, err))) goto out;
+    MPI_Allgatherv(mine, mycnt, MPI_UINT64_T, all, cnt, dis, MPI_UINT64_T, COMM);
+    /* Sorted by decreasing size, then rank, the entries before this rank's
+     * entry of size s are exactly the groups numbered before its own of size
+     * s; its entries come in the order of mine. */
+    first = calloc(nmine ? nmine : 1, sizeof *first); /* first number of mine[j]'s size */
+    ranked *rk = malloc((tot / 2 + 1) * sizeof *rk);
+    if (first && rk) {
+        uint64_t t = 0, f = 1, j = 0;
+        for (int q = 0; q < R; q++)
+            for (uint64_t e = (uint64_t)dis[q] / 2; e < (uint64_t)(dis[q] + cnt[q]) / 2; e++)
+                rk[t++] = (ranked){all[e].size, all[e].count, q};
+        qsort(rk, t, sizeof *rk, by_size_then_rank);
+        for (uint64_t e = 0; e < t; e++) {
+            if (rk[e].rank == c->rank) first[j++] = f;
+            f += rk[e].count;
+        }
+    }
+    if (!rk) {
+        free(first);
+        first = NULL;
+    }
+    free(rk);
+    uint64_t g[4] = {nfound, ngroups, ngrouped, n}, big1 = largest;
+    fk_drun_sum(g, 4);
+    fk_drun_max(&big1, 1);
+    st = first ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory numbering %" PRIu64 " sizes", nmine);
+    if (!st && g[1] > UINT32_MAX)
+        st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " groups do not fit 32-bit group numbers", g[1]);
+    if ((st = fk_drun_agree(st, err))) goto out;
+    /* Number the owned groups in increasing lowest ID: within one size on
+     * this rank that is their order. hist[s] and big's counters become the
+     * next number of each size. */
+    for (uint64_t j = 0; j < nmine; j++)
+        if (mine[j].size < SMALL) hist[mine[j].size] = first[j];
+    /* the big sizes: mine[0..nbd) in decreasing size, their next numbers in first */
+    uint64_t nbd = 0;
+    while (nbd < nmine && mine[nbd].size >= SMALL) nbd++;
+    for (uint64_t r = 0; r < len; r++) {
+        uint64_t s = gsize[r];
+        uint32_t v = 0;
+        if (s >= minsize && s) {
+            if (s < SMALL) {
+                v = (uint32_t)hist[s]++;
+            } else {
+                uint64_t a = 0, b = nbd; /* mine is decreasing: find s */
+                while (b - a > 1) {
+                    uint64_t mid = (a + b) / 2;
+                    if (mine[mid].size >= s) a = mid; else b = mid;
+                }
+                v = (uint32_t)first[a]++;
+            }
+        }
+        gidr[r] = v;
+    }
+    memset(info, 0, sizeof *info);
+    info->n = g[3];
+    info->nsource = c->nsource;
+    info->minsize = minsize;
+    info->nfound = g[0];
+    info->ngroups = g[1];
+    info->ngrouped = g[2];
+    info->largest = big1;
+out:
+    free(hist);
+    free(big);
+    free(first);
+    free(mine);
+    free(all);
+    free(cnt);
+    free(dis);
+    return st;
+}
+
 /* Numbers the groups of one level: pgid[i] gets particle i's group number
  * (0: none), info the global counts; gidr (the owned range) the number of
  * each group by its lowest ID. */
@@ -372,8 +515,6 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
     uint64_t *order = NULL, m = 0, *gsize = calloc(len ? len : 1, sizeof *gsize);
     void *recv = NULL;
     uint64_t nrecv = 0;
-    sizecount *all = NULL, *mine = NULL;
-    uint64_t *hist = NULL, *big = NULL;
     if (!tkey || !uk || !uc || !count || !tidx || !slot || !gsize) {
         st = fk_fail(err, FK_ENOMEM, "out of memory counting the groups of %" PRIu64 " particles", n);
     } else {
@@ -438,143 +579,12 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
         free(gsize);
         goto out;
     }
-    /* 3. global sizes of the groups owned here, in gsize (the range) */
-    hist = calloc(SMALL, sizeof *hist);
-    if (!hist) st = fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of %" PRIu64 " IDs", len);
+    /* 3. global sizes of the groups owned here, in gsize (the range), numbered */
     const uint64_t *rp = recv;
-    uint64_t nfound = 0, ngroups = 0, ngrouped = 0, largest = 0, nbig = 0, nmine = 0;
-    if (!st) {
-        for (uint64_t e = 0; e < nrecv; e++) gsize[rp[2 * e] - c->lo] += rp[2 * e + 1];
-        for (uint64_t r = 0; r < len; r++) {
-            uint64_t s = gsize[r];
-            if (!s) continue;
-            nfound++;
-            if (s < minsize) continue;
-            ngroups++;
-            ngrouped += s;
-            if (s > largest) largest = s;
-            if (s < SMALL)
-                hist[s]++;
-            else
-                nbig++;
-        }
-        big = malloc((nbig ? nbig : 1) * sizeof *big);
-        if (!big) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " large groups", nbig);
-    }
-    if (!st) {
-        uint64_t b = 0;
-        for (uint64_t r = 0; r < len; r++)
-            if (gsize[r] >= SMALL && gsize[r] >= minsize) big[b++] = gsize[r];
-        qsort(big, nbig, sizeof *big, by_u64);
-        /* This rank's (size, count) list, by decreasing size. */
-        uint64_t nd = 0;
-        for (uint64_t b2 = 0; b2 < nbig; b2++) nd += !b2 || big[b2] != big[b2 - 1];
-        for (uint64_t s = 1; s < SMALL; s++) nd += hist[s] != 0;
-        mine = malloc((nd ? nd : 1) * sizeof *mine);
-        if (!mine) {
-            st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group sizes", nd);
-        } else {
-            for (uint64_t b2 = nbig; b2-- > 0;)
-                if (b2 == nbig - 1 || big[b2] != big[b2 + 1])
-                    mine[nmine++] = (sizecount){big[b2], 1};
-                else
-                    mine[nmine - 1].count++;
-            for (uint64_t s = SMALL; s-- > 1;)
-                if (hist[s]) mine[nmine++] = (sizecount){s, hist[s]};
-        }
-    }
-    if ((st = fk_drun_agree(st, err))) {
-        free(gsize);
-        goto out;
-    }
-    /* Every rank's list, then each of this rank's sizes gets its first
-     * number: 1 + the kept groups larger (all ranks) + those of the same
-     * size on lower ranks (whose lowest IDs are all smaller). */
-    int *cnt = malloc((size_t)R * sizeof *cnt), *dis = malloc((size_t)R * sizeof *dis), mycnt = (int)(nmine * 2);
-    MPI_Allgather(&mycnt, 1, MPI_INT, cnt, 1, MPI_INT, COMM);
-    uint64_t tot = 0;
-    for (int q = 0; q < R; q++) {
-        dis[q] = (int)tot;
-        tot += (uint64_t)cnt[q];
-    }
-    all = malloc((tot ? tot : 1) * sizeof *all / 2 + sizeof *all);
-    st = all && cnt && dis ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of every rank");
-    if ((st = fk_drun_agree(st, err))) {
-        free(cnt);
-        free(dis);
-        free(gsize);
-        goto out;
-    }
-    MPI_Allgatherv(mine, mycnt, MPI_UINT64_T, all, cnt, dis, MPI_UINT64_T, COMM);
-    /* Sorted by decreasing size, then rank, the entries before this rank's
-     * entry of size s are exactly the groups numbered before its own of size
-     * s; its entries come in the order of mine. */
-    uint64_t *first = calloc(nmine ? nmine : 1, sizeof *first); /* first number of mine[j]'s size */
-    ranked *rk = malloc((tot / 2 + 1) * sizeof *rk);
-    if (first && rk) {
-        uint64_t t = 0, f = 1, j = 0;
-        for (int q = 0; q < R; q++)
-            for (uint64_t e = (uint64_t)dis[q] / 2; e < (uint64_t)(dis[q] + cnt[q]) / 2; e++)
-                rk[t++] = (ranked){all[e].size, all[e].count, q};
-        qsort(rk, t, sizeof *rk, by_size_then_rank);
-        for (uint64_t e = 0; e < t; e++) {
-            if (rk[e].rank == c->rank) first[j++] = f;
-            f += rk[e].count;
-        }
-    }
-    free(cnt);
-    free(dis);
-    if (!rk) {
-        free(first);
-        first = NULL;
-    }
-    free(rk);
-    uint64_t g[4] = {nfound, ngroups, ngrouped, n}, big1 = largest;
-    fk_drun_sum(g, 4);
-    fk_drun_max(&big1, 1);
-    st = first ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory numbering %" PRIu64 " sizes", nmine);
-    if (!st && g[1] > UINT32_MAX)
-        st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " groups do not fit 32-bit group numbers", g[1]);
-    if ((st = fk_drun_agree(st, err))) {
-        free(first);
-        free(gsize);
-        goto out;
-    }
-    /* Number the owned groups in increasing lowest ID: within one size on
-     * this rank that is their order. hist[s] and big's counters become the
-     * next number of each size. */
-    for (uint64_t j = 0; j < nmine; j++)
-        if (mine[j].size < SMALL) hist[mine[j].size] = first[j];
-    /* the big sizes: mine[0..nbd) in decreasing size, their next numbers in first */
-    uint64_t nbd = 0;
-    while (nbd < nmine && mine[nbd].size >= SMALL) nbd++;
-    for (uint64_t r = 0; r < len; r++) {
-        uint64_t s = gsize[r];
-        uint32_t v = 0;
-        if (s >= minsize && s) {
-            if (s < SMALL) {
-                v = (uint32_t)hist[s]++;
-            } else {
-                uint64_t a = 0, b = nbd; /* mine is decreasing: find s */
-                while (b - a > 1) {
-                    uint64_t mid = (a + b) / 2;
-                    if (mine[mid].size >= s) a = mid; else b = mid;
-                }
-                v = (uint32_t)first[a]++;
-            }
-        }
-        gidr[r] = v;
-    }
-    free(first);
+    for (uint64_t e = 0; e < nrecv; e++) gsize[rp[2 * e] - c->lo] += rp[2 * e + 1];
+    st = number_owned(c, gsize, minsize, n, gidr, info, err);
     free(gsize);
-    memset(info, 0, sizeof *info);
-    info->n = g[3];
-    info->nsource = c->nsource;
-    info->minsize = minsize;
-    info->nfound = g[0];
-    info->ngroups = g[1];
-    info->ngrouped = g[2];
-    info->largest = big1;
+    if (st) goto out;
     /* 4. each pair answered with its number */
     uint64_t *back = calloc((size_t)R, sizeof *back);
     reply = malloc((nrecv ? nrecv : 1) * sizeof *reply);
@@ -605,10 +615,6 @@ out:
     free(order);
     free(recv);
     free(reply);
-    free(all);
-    free(mine);
-    free(hist);
-    free(big);
     return st;
 }
 
