@@ -681,31 +681,25 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
     uint64_t off = 0;
     MPI_Exscan(&bytes, &off, 1, MPI_UINT64_T, MPI_SUM, COMM);
     if (c->rank == 0) off = 0;
-    /* rank 0 makes the temporary beside the final name */
-    size_t plen = strlen(path) + 16;
-    char *tmp = malloc(plen);
+    /* rank 0 opens the output (a temporary beside the final name, removed on
+     * a signal too), every rank writes its file */
+    fk_output *out = NULL;
+    char target[4200] = "";
     int st = FK_OK;
-    if (!tmp) st = fk_fail(err, FK_ENOMEM, "out of memory");
-    if (c->rank == 0 && !st) {
-        snprintf(tmp, plen, "%s.tmp.XXXXXX", path);
-        int fd = mkstemp(tmp);
-        if (fd < 0) {
-            st = fk_fail(err, FK_EIO, "%s: cannot create: %s", path, strerror(errno));
-        } else {
-            mode_t um = umask(0);
-            umask(um);
-            fchmod(fd, 0666 & ~um);
-            close(fd);
-        }
+    if (c->rank == 0 && !(st = fk_output_open(&out, path, 0, 1, err))) {
+        const char *t = fk_output_target(out);
+        if (!t || strlen(t) >= sizeof target)
+            st = fk_fail(err, FK_EINVAL, "under mpirun, --format=grp needs -o FILE (the ranks write one file)");
+        else
+            snprintf(target, sizeof target, "%s", t);
     }
     if ((st = fk_drun_agree(st, err))) {
-        free(tmp);
+        fk_output_abort(out);
         return st;
     }
-    int tl = (int)strlen(path) + 12;
-    MPI_Bcast(tmp, tl + 1, MPI_CHAR, 0, COMM);
+    MPI_Bcast(target, (int)sizeof target, MPI_CHAR, 0, COMM);
     MPI_File fh;
-    int rc = MPI_File_open(COMM, tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    int rc = MPI_File_open(COMM, target, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     if (rc != MPI_SUCCESS) {
         st = fk_fail(err, FK_EIO, "%s: cannot open for writing with MPI-IO", path);
     } else {
@@ -723,19 +717,18 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
             off += w;
         }
         free(buf);
-        if (MPI_File_sync(fh) != MPI_SUCCESS && !st) st = fk_fail(err, FK_EIO, "%s: flushing the .grp text failed", path);
+        /* Not an error: a device written in place (/dev/null) cannot sync;
+         * rank 0's commit fsyncs the file, as every output is. */
+        MPI_File_sync(fh);
         if (MPI_File_close(&fh) != MPI_SUCCESS && !st) st = fk_fail(err, FK_EIO, "%s: closing failed", path);
     }
     st = fk_drun_agree(st, err);
     if (c->rank == 0) {
-        if (st) {
-            unlink(tmp);
-        } else if (rename(tmp, path) != 0) {
-            st = fk_fail(err, FK_EIO, "%s: cannot rename the finished file into place: %s", path, strerror(errno));
-            unlink(tmp);
-        }
+        if (st)
+            fk_output_abort(out);
+        else
+            st = fk_output_commit(out, err);
     }
-    free(tmp);
     return fk_drun_agree(st, err);
 }
 
