@@ -45,6 +45,16 @@ ALL_CFLAGS += $(PNG_CFLAGS) -DFK_HAVE_PNG=1
 LDLIBS  += $(PNG_LIBS)
 endif
 
+# MPI (Open MPI, FK_HAVE_MPI in config.mk; FK_HAVE_MPI=0 builds without): lib/dist*.c are compiled
+# with it and the programs that run under mpirun link it; without it those files' calls say so.
+MPI_PROGS := foflink groups tipsy2bin
+ifeq ($(FK_HAVE_MPI),1)
+$(patsubst %.c,$(B)/%.o,$(wildcard lib/dist*.c)): ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
+$(MPI_PROGS:%=$(B)/bin/%): LDLIBS += $(MPI_LIBS)
+else ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
+$(info fofkit: building without MPI (libopenmpi-dev, or FK_HAVE_MPI=0): groups and tipsy2bin under mpirun only say so; their tests skip)
+endif
+
 LIB_C   := $(wildcard lib/*.c)
 LIB_CU  := $(wildcard lib/gpu/*.cu)
 ifeq ($(CUDA),1)

@@ -161,6 +161,11 @@ const char *fk_output_name(const fk_output *o)
     return o->is_stdout ? "stdout" : o->path;
 }
 
+const char *fk_output_target(const fk_output *o)
+{
+    return o->is_stdout ? NULL : o->in_place ? o->path : o->tmp;
+}
+
 static void release(fk_output *o)
 {
     if (o->slot >= 0) pending_used[o->slot] = 0;

@@ -33,6 +33,11 @@ FILE *fk_output_file(fk_output *o);
 /* The name used in messages ("stdout" or the final path). */
 const char *fk_output_name(const fk_output *o);
 
+/* The file being written: the temporary that commit renames, or the path
+ * itself for an output written in place; NULL for stdout. For writers that
+ * write it through other descriptors (MPI-IO) and commit it here. */
+const char *fk_output_target(const fk_output *o);
+
 /* Flushes, fsyncs and closes the temporary file (each step checked) and
  * renames it onto the final path; for stdout, flushes and checks for write
  * errors. Frees o, also on failure (then the temporary is removed). */

@@ -62,3 +62,8 @@ int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *nam
     free(len);
     return st;
 }
+
+size_t fk_grp_format(const uint32_t *gid, uint64_t lo, uint64_t hi, char *out)
+{
+    return format_rows(gid, lo, hi, out);
+}

@@ -15,4 +15,10 @@
  * message), FK_ENOMEM. */
 int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *name, fk_error *err);
 
+/* Formats rows lo..hi-1 of gid as .grp lines (no count line) into out, which
+ * holds at least FK_GRP_ROW_MAX bytes a row, on the calling thread; returns
+ * the bytes written. Can't fail. */
+#define FK_GRP_ROW_MAX 11
+size_t fk_grp_format(const uint32_t *gid, uint64_t lo, uint64_t hi, char *out);
+
 #endif

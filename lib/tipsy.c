@@ -31,6 +31,7 @@ void fk_tipsy_opts_default(fk_tipsy_opts *o)
     o->periodic = 1;
     o->box = 1.0;
     o->origin = -0.5;
+    o->slice = o->nslices = 0;
 }
 
 const char *fk_tipsy_format_name(int format)
@@ -160,6 +161,47 @@ static int source_read(source *src, void *buf, size_t len, size_t *got, fk_error
     }
     *got = done;
     return FK_OK;
+}
+
+/* Skips len bytes forward (gzseek: a seek in a plain file, decompressing or
+ * reading in a gzip file or a pipe). An input that ends first is reported
+ * by the next read. */
+static int source_skip(source *src, uint64_t len, fk_error *err)
+{
+    while (src->ncarry && len) {
+        memmove(src->carry, src->carry + 1, --src->ncarry);
+        len--;
+    }
+    if (!len || gzseek(src->gz, (z_off_t)len, SEEK_CUR) >= 0) return FK_OK;
+    int zerr;
+    const char *msg = gz_message(src->gz, &zerr);
+    if (zerr != Z_OK && zerr != Z_BUF_ERROR) {
+        if (zerr == Z_ERRNO) return fk_fail(err, FK_EIO, "%s: read error: %s", src->name, strerror(errno));
+        return fk_fail(err, FK_EFORMAT, "%s: corrupt gzip data (%s)", src->name, msg);
+    }
+    /* a pipe of plain data cannot seek: read and drop */
+    unsigned char *buf = malloc(1u << 20);
+    if (!buf) return fk_fail(err, FK_ENOMEM, "%s: out of memory", src->name);
+    int st = FK_OK;
+    while (len && !st) {
+        size_t want = len < (1u << 20) ? (size_t)len : (1u << 20), got;
+        st = source_read(src, buf, want, &got, err);
+        if (got < want) break; /* the next read reports the input's end */
+        len -= got;
+    }
+    free(buf);
+    return st;
+}
+
+/* The file indices [*a, *b) a slice reads (all of them without one). */
+static void slice_range(const fk_tipsy_opts *o, uint64_t nbodies, uint64_t *a, uint64_t *b)
+{
+    *a = 0;
+    *b = nbodies;
+    if (o->nslices) {
+        *a = nbodies * o->slice / o->nslices;
+        *b = nbodies * (o->slice + 1) / o->nslices;
+    }
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -312,14 +354,22 @@ static int read_particles(source *src, const fk_tipsy_opts *o, fk_tipsy_snap *s,
     unsigned char *raw = malloc((size_t)BLOCK * fk_tipsy_recsize[FK_GAS]);
     if (!raw) return fk_fail(err, FK_ENOMEM, "%s: out of memory", name);
     const float lo = (float)o->origin, hi = (float)(o->origin + o->box);
-    uint64_t first = 0, out = 0;
+    uint64_t first = 0, out = 0, sa, sb, skip = 0;
+    slice_range(o, h->nbodies, &sa, &sb);
     int st = FK_OK;
     for (int t = 0; t < 3 && !st; t++) {
         const unsigned rec = fk_tipsy_recsize[t];
         const int keep = (o->types >> t) & 1;
-        for (uint64_t done = 0; done < h->ntype[t] && !st; ) {
-            uint64_t count = h->ntype[t] - done < BLOCK ? h->ntype[t] - done : BLOCK;
+        /* this type's file indices [first, first + ntype) met with the slice */
+        uint64_t end = first + h->ntype[t], a = sa < first ? first : sa > end ? end : sa,
+                 b = sb < first ? first : sb > end ? end : sb;
+        skip += (a - first) * rec;
+        first = a;
+        while (first < b && !st) {
+            uint64_t count = b - first < BLOCK ? b - first : BLOCK;
             size_t got = 0;
+            if (skip && (st = source_skip(src, skip, err))) break;
+            skip = 0;
             if ((st = source_read(src, raw, count * rec, &got, err))) break;
             if (got < count * rec) {
                 st = fk_fail(err, FK_EFORMAT,
@@ -338,11 +388,12 @@ static int read_particles(source *src, const fk_tipsy_opts *o, fk_tipsy_snap *s,
                 out += count;
             }
             first += count;
-            done += count;
         }
+        skip += (end - first) * rec;
+        first = end;
     }
     free(raw);
-    if (st) return st;
+    if (st || o->nslices) return st;
     unsigned char extra;
     size_t got;
     if ((st = source_read(src, &extra, 1, &got, err))) return st;
@@ -356,7 +407,8 @@ int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_sn
     memset(s, 0, sizeof *s);
     fk_tipsy_opts opt = *o;
     if (opt.types == 0) opt.types = 7;
-    if (opt.format < FK_TIPSY_AUTO || opt.format > FK_TIPSY_NATIVE || (opt.types & ~7u))
+    if (opt.format < FK_TIPSY_AUTO || opt.format > FK_TIPSY_NATIVE || (opt.types & ~7u) ||
+        (opt.nslices && opt.slice >= opt.nslices))
         return fk_fail(err, FK_EINVAL, "%s: invalid tipsy reading options", name);
     if (opt.periodic && (!(opt.box > 0) || !isfinite(opt.box) || !isfinite(opt.origin)))
         return fk_fail(err, FK_EINVAL, "%s: box %g with origin %g is not a valid periodic box", name, opt.box,
@@ -408,8 +460,13 @@ int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_sn
         st = fk_fail(err, FK_EFORMAT, "%s: only %zu bytes, too short for a tipsy header (32 bytes)", name, got);
         goto done;
     }
-    for (int t = 0; t < 3; t++)
-        if ((opt.types >> t) & 1) s->ntype[t] = h->ntype[t];
+    uint64_t sa, sb, at = 0;
+    slice_range(&opt, h->nbodies, &sa, &sb);
+    for (int t = 0; t < 3; t++) {
+        uint64_t a = sa > at ? sa : at, b = sb < at + h->ntype[t] ? sb : at + h->ntype[t];
+        if (((opt.types >> t) & 1) && b > a) s->ntype[t] = b - a;
+        at += h->ntype[t];
+    }
     s->n = s->ntype[0] + s->ntype[1] + s->ntype[2];
     if ((st = alloc_arrays(s, name, err))) goto done;
     st = read_particles(&src, &opt, s, name, err);

@@ -102,10 +102,12 @@ typedef struct fk_tipsy_opts {
     int periodic;    /* wrap positions into [origin, origin + box) */
     double box;      /* > 0 */
     double origin;
+    uint32_t slice, nslices; /* nslices > 0: read only particles [slice N / nslices,
+                              * (slice + 1) N / nslices) of the N in the file */
 } fk_tipsy_opts;
 
 /* Sets o to: detect the format, keep every type, periodic box 1, origin
- * -0.5. */
+ * -0.5, the whole file. */
 void fk_tipsy_opts_default(fk_tipsy_opts *o);
 
 /* A snapshot read into arrays (structure of arrays), the kept particles in
@@ -130,7 +132,12 @@ typedef struct fk_tipsy_snap {
  * fk_tipsy_snap_free, also after an error). Positions, velocities and masses
  * of kept particles must be finite; with o->periodic, a position coordinate
  * below origin or at or above origin + box is moved by one box length, and
- * one more than a box length outside is an error. Returns FK_OK, or
+ * one more than a box length outside is an error. With o->nslices, only
+ * the slice's particles (file order, every type) are read, the others
+ * skipped (seeked over in a plain file, decompressed and dropped in a gzip
+ * one, read and dropped from a pipe); IDs stay file indices, hdr the
+ * file's, and the input's end is checked only in a plain file (its size).
+ * Returns FK_OK, or
  * FK_EFORMAT (not tipsy, inconsistent header, truncated, trailing data,
  * corrupt gzip data, non-finite values, far outside the box), FK_EIO (read
  * error), FK_EINVAL (bad options, f without a file descriptor) or

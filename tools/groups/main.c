@@ -3,10 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
+#include "dist_run.h"
 #include "groups.h"
 #include "grpfile.h"
 #include "levels.h"
 #include "prog.h"
+#include "rankquiet.h"
 #include "snap.h"
 #include "stream.h"
 
@@ -23,6 +26,10 @@ static void help(void)
            "A hierarchical linking (foflink -b B0,B1,...) has a SINK chunk per level: each level k\n"
            "gets its own GRPS and GID, and from level 1 on a GPAR chunk: row g is the group of\n"
            "level k-1 that holds group g of level k. The same minimum size applies to every level.\n"
+           "Under mpirun -n R (or with %%r in STREAM) rank r reads STREAM with %%r replaced by r, its\n"
+           "GMIN chunks from foflink under mpirun, and the ranks number the groups as one process\n"
+           "would: --format=grp -o FILE writes one .grp, --format=stream -o NAME%%r a stream per rank\n"
+           "with GIDL chunks (see groups(1)).\n"
            "\n"
            "  -m, --min-size=N      keep groups of at least N members (default %d)\n"
            "      --format=FORMAT   'stream' (default) or 'grp': first line the number of particles\n"
@@ -65,6 +72,7 @@ int main(int argc, char **argv)
                                              {"level", required_argument, 0, 'L'},
                                              {0, 0, 0, 0}};
     opterr = 0;
+    prog_rank_quiet(1);
     int opt;
     while ((opt = getopt_long(argc, argv, ":" PROG_STD_SHORT "m:", longopts, NULL)) != -1) {
         if (prog_std_option(opt, optarg, &std, help, argv)) continue;
@@ -85,6 +93,8 @@ int main(int argc, char **argv)
     if (grp && std.zlevel) prog_usage("option -z applies to --format=stream only");
     if (have_level && !grp) prog_usage("option --level applies to --format=grp only");
     const char *path = prog_one_input(argc, argv, optind);
+    prog_rank_quiet(0);
+    if (fk_drun_wanted(path)) return groups_dist(path, &std, grp, level, minsize);
     const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
     double t0 = prog_now();
 

@@ -3,8 +3,11 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "dist_run.h"
 #include "prog.h"
+#include "rankquiet.h"
 #include "snap.h"
 #include "stream.h"
 #include "tipsy.h"
@@ -21,6 +24,9 @@ static void help(void)
            "      --box=L           period of the box, > 0 (default 1)\n"
            "      --origin=X        lower corner of the box (default -L/2)\n"
            "      --no-periodic     isolated run: no wrapping, the stream says periodic 0\n"
+           "      --slice=K/R       convert only slice K (from 0) of R: particles [K N/R, (K+1) N/R)\n"
+           "                        of the N in file order, IDs their file indices (under mpirun,\n"
+           "                        rank K of R does this with -o NAME holding %%r, the rank)\n"
            "  -o, --output=FILE     write to FILE (default stdout)\n"
            "  -z, --compress[=N]    zlib-compress every chunk (level N, default 6)\n"
            "  -f, --force           read or write binary data on a terminal\n"
@@ -30,6 +36,20 @@ static void help(void)
            "\n"
            "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n"
            "See tipsy2bin(1) and fofstream(5).\n");
+}
+
+/* Parses "K/R": slice K of R, 0 <= K < R. */
+static void parse_slice(const char *arg, fk_tipsy_opts *o)
+{
+    const char *slash = strchr(arg, '/');
+    char k[32];
+    if (!slash || (size_t)(slash - arg) >= sizeof k || slash == arg)
+        prog_usage("option --slice needs K/R (slice K of R, counted from 0), not '%s'", arg);
+    memcpy(k, arg, (size_t)(slash - arg));
+    k[slash - arg] = '\0';
+    o->nslices = (uint32_t)prog_parse_int("--slice", slash + 1, 1, UINT32_MAX);
+    o->slice = (uint32_t)prog_parse_int("--slice", k, 0, UINT32_MAX);
+    if (o->slice >= o->nslices) prog_usage("option --slice: K must be below R in K/R, not '%s'", arg);
 }
 
 /* Parses "gas,dark,star" (or "all") into a type mask. */
@@ -57,12 +77,94 @@ static unsigned parse_types(const char *arg)
     return mask;
 }
 
-static void put(fk_writer *w, const char *tag, const char *dtype, uint64_t n, uint32_t ncols, const void *data,
-                fk_error *err)
+static int put(fk_writer *w, const char *tag, const char *dtype, uint64_t n, uint32_t ncols, const void *data,
+               fk_error *err)
 {
     fk_chunk c;
     fk_chunk_init(&c, tag, dtype, FK_CF_PARTICLE, n, ncols);
-    if (fk_writer_put(w, &c, data, err)) prog_fail(err);
+    return fk_writer_put(w, &c, data, err);
+}
+
+/* Reads the snapshot (or its slice) from in into ts and writes the stream to
+ * out, up to its END chunk (not committed). */
+static int convert(const char *in, const char *name, int force, const fk_tipsy_opts *opts, int zlevel, fk_output *out,
+                   fk_tipsy_snap *ts, double *t1, fk_error *err)
+{
+    FILE *fin;
+    int st = fk_input_open(&fin, in, 1, force, err);
+    if (st) return st;
+    st = fk_tipsy_read(fin, name, opts, ts, err);
+    fk_input_close(fin);
+    if (st) return st;
+    *t1 = prog_now();
+    fk_snap snap = {.n = ts->n, .nsource = ts->hdr.nbodies, .time = ts->hdr.time, .box = opts->box,
+                    .origin = opts->origin, .periodic = opts->periodic};
+    for (int t = 0; t < 3; t++) {
+        snap.ntype[t] = ts->ntype[t];
+        snap.nsource_type[t] = ts->hdr.ntype[t];
+    }
+    const char *base = strrchr(name, '/');
+    snprintf(snap.source, sizeof snap.source, "%s", base ? base + 1 : name);
+    char *text;
+    fk_writer *w = NULL;
+    if ((st = fk_snap_format(&snap, &text, err))) return st;
+    if (!(st = fk_writer_open(&w, fk_output_file(out), zlevel, err)) && !(st = fk_writer_text(w, "SNAP", 0, text, err)) &&
+        !(st = put(w, "POS", "<f4", ts->n, 3, ts->pos, err)) && !(st = put(w, "VEL", "<f4", ts->n, 3, ts->vel, err)) &&
+        !(st = put(w, "MASS", "<f4", ts->n, 1, ts->mass, err)) && !(st = put(w, "TYPE", "|u1", ts->n, 1, ts->type, err)) &&
+        !(st = put(w, "ID", fk_id_dtype(snap.nsource), ts->n, 1, ts->id, err)))
+        st = fk_writer_finish(w, err);
+    free(text);
+    fk_writer_free(w);
+    return st;
+}
+
+/* Under mpirun: rank r of R converts slice r/R into its own stream (the
+ * output name's %r), every stream renamed into place only when every rank
+ * succeeded. Messages on rank 0 alone. */
+static int run_ranks(const char *in, const char *name, const prog_std *std, fk_tipsy_opts *opts)
+{
+    fk_error err = {0};
+    int rank, size, st;
+    if (fk_drun_start(&rank, &size, &err)) prog_fail(&err);
+    if (opts->nslices) {
+        st = fk_fail(&err, FK_EINVAL, "--slice is for a run without mpirun (under mpirun each rank takes its own)");
+    } else if (!std->output || !fk_drun_has_rank(std->output)) {
+        st = fk_fail(&err, FK_EINVAL, "under mpirun, -o needs a name with %%r (a stream per rank)");
+    } else if (size > 1 && !strcmp(in, "-")) {
+        st = fk_fail(&err, FK_EINVAL, "under mpirun with %d ranks the snapshot must be a file, not stdin", size);
+    } else {
+        st = FK_OK;
+    }
+    opts->slice = (uint32_t)rank;
+    opts->nslices = (uint32_t)size;
+    char oname[4096];
+    fk_output *out = NULL;
+    fk_tipsy_snap ts = {0};
+    double t0 = prog_now(), t1 = t0;
+    if (!st) st = fk_drun_expand(std->output, rank, oname, sizeof oname, "output", &err);
+    if (!st) st = fk_output_open(&out, oname, 1, std->force, &err);
+    if (!st) st = convert(in, name, std->force, opts, std->zlevel, out, &ts, &t1, &err);
+    if ((st = fk_drun_agree(st, &err)) == FK_OK) {
+        int mine = fk_output_commit(out, &err);
+        out = NULL;
+        /* a rename that fails on one rank undoes those that succeeded */
+        if ((st = fk_drun_agree(mine, &err)) != FK_OK && mine == FK_OK) unlink(oname);
+    }
+    if (out) fk_output_abort(out);
+    /* every rank's temporary is gone before rank 0 exits (mpirun may then stop the others) */
+    fk_drun_all(1);
+    if (st) {
+        if (rank == 0 && err.code == FK_EINVAL) prog_usage("%s", err.msg);
+        if (rank == 0) prog_fail(&err);
+        exit(err.code == FK_EINVAL ? EXIT_USAGE : err.code == FK_ENOMEM ? EXIT_RESOURCE : EXIT_DATA);
+    }
+    uint64_t n = ts.n;
+    fk_drun_sum(&n, 1);
+    if (rank == 0)
+        prog_info("%s: %d ranks: %" PRIu64 " particles kept of %" PRIu32 "; rank 0 read %" PRIu64 " in %.3f s, wrote %.3f s",
+              name, size, n, ts.hdr.nbodies, ts.n, t1 - t0, prog_now() - t1);
+    fk_tipsy_snap_free(&ts);
+    return EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -72,15 +174,17 @@ int main(int argc, char **argv)
     fk_tipsy_opts opts;
     fk_tipsy_opts_default(&opts);
     int have_origin = 0;
-    enum { OPT_FORMAT = 256, OPT_BOX, OPT_ORIGIN, OPT_NO_PERIODIC };
+    enum { OPT_FORMAT = 256, OPT_BOX, OPT_ORIGIN, OPT_NO_PERIODIC, OPT_SLICE };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"types", required_argument, 0, 't'},
                                              {"format", required_argument, 0, OPT_FORMAT},
                                              {"box", required_argument, 0, OPT_BOX},
                                              {"origin", required_argument, 0, OPT_ORIGIN},
                                              {"no-periodic", no_argument, 0, OPT_NO_PERIODIC},
+                                             {"slice", required_argument, 0, OPT_SLICE},
                                              {0, 0, 0, 0}};
     opterr = 0;
+    prog_rank_quiet(1);
     int c;
     while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT "t:", longopts, NULL)) != -1) {
         if (prog_std_option(c, optarg, &std, help, argv)) continue;
@@ -110,43 +214,23 @@ int main(int argc, char **argv)
         case OPT_NO_PERIODIC:
             opts.periodic = 0;
             break;
+        case OPT_SLICE:
+            parse_slice(optarg, &opts);
+            break;
         }
     }
     if (!have_origin) opts.origin = -opts.box / 2;
     const char *in = prog_one_input(argc, argv, optind);
     const char *name = strcmp(in, "-") ? in : "stdin";
+    prog_rank_quiet(0);
+    if (fk_drun_wanted(std.output)) return run_ranks(in, name, &std, &opts);
 
     fk_output *out = prog_open_output(&std, 1);
-    FILE *fin = prog_open_input(in, 1, std.force);
     fk_error err = {0};
-    double t0 = prog_now();
+    double t0 = prog_now(), t1;
     fk_tipsy_snap ts;
-    if (fk_tipsy_read(fin, name, &opts, &ts, &err)) prog_fail(&err);
-    fk_input_close(fin);
-    double t1 = prog_now();
-
-    fk_snap snap = {.n = ts.n, .nsource = ts.hdr.nbodies, .time = ts.hdr.time, .box = opts.box,
-                    .origin = opts.origin, .periodic = opts.periodic};
-    for (int t = 0; t < 3; t++) {
-        snap.ntype[t] = ts.ntype[t];
-        snap.nsource_type[t] = ts.hdr.ntype[t];
-    }
-    const char *base = strrchr(name, '/');
-    snprintf(snap.source, sizeof snap.source, "%s", base ? base + 1 : name);
-    char *text;
-    fk_writer *w;
-    if (fk_snap_format(&snap, &text, &err) || fk_writer_open(&w, fk_output_file(out), std.zlevel, &err) ||
-        fk_writer_text(w, "SNAP", 0, text, &err))
-        prog_fail(&err);
-    free(text);
-    put(w, "POS", "<f4", ts.n, 3, ts.pos, &err);
-    put(w, "VEL", "<f4", ts.n, 3, ts.vel, &err);
-    put(w, "MASS", "<f4", ts.n, 1, ts.mass, &err);
-    put(w, "TYPE", "|u1", ts.n, 1, ts.type, &err);
-    put(w, "ID", fk_id_dtype(snap.nsource), ts.n, 1, ts.id, &err);
-    if (fk_writer_finish(w, &err)) prog_fail(&err);
+    if (convert(in, name, std.force, &opts, std.zlevel, out, &ts, &t1, &err)) prog_fail(&err);
     prog_commit(out);
-    fk_writer_free(w);
 
     double t2 = prog_now();
     const fk_tipsy_header *h = &ts.hdr;

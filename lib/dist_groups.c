@@ -1,0 +1,952 @@
+/* dist_groups.c - groups under mpirun: per-rank GMIN chunks numbered globally, one .grp file or per-rank streams. */
+#include "dist_groups.h"
+
+#ifdef FK_HAVE_MPI
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <mpi.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dist_run.h"
+#include "fileio.h"
+#include "grpfile.h"
+#include "kv.h"
+#include "snap.h"
+#include "stream.h"
+
+#define COMM MPI_COMM_WORLD
+
+/* What every step of a run shares. */
+typedef struct ctx {
+    int rank, R;
+    uint64_t nsource;
+    uint64_t lo, hi; /* the original indices this rank owns */
+    uint64_t sent;   /* bytes sent to other ranks */
+    int *sc, *sd, *rc, *rd; /* alltoallv counts and displacements, R each */
+    uint64_t *start;        /* R + 1: range_lo of every rank, and nsource */
+} ctx;
+
+/* This rank's stream as read. */
+typedef struct input {
+    char name[4096];
+    FILE *in;
+    fk_reader *r;
+    fk_snap snap;
+    uint64_t *ids;
+    uint64_t *gmin[FK_LEVELS_MAX];
+    int nlev, has_sink;
+    char oname[4096];
+    fk_output *out; /* stream format */
+    fk_writer *w;
+} input;
+
+static uint64_t range_lo(uint64_t nsource, int R, int q)
+{
+    return (uint64_t)(((unsigned __int128)nsource * (unsigned)q) / (unsigned)R);
+}
+
+/* The rank q whose range [start[q], start[q + 1]) holds k < nsource: a
+ * guess in floating point, made exact against the table (a division in
+ * 128 bits per particle cost more than the rest of the routing). */
+static inline int owner(const ctx *c, uint64_t k)
+{
+    if (c->R == 1) return 0;
+    int q = (int)((double)k / (double)c->nsource * c->R);
+    if (q >= c->R) q = c->R - 1;
+    if (q < 0) q = 0;
+    while (q > 0 && c->start[q] > k) q--;
+    while (q + 1 < c->R && c->start[q + 1] <= k) q++;
+    return q;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- exchanges ----------------------------------------------------------- */
+
+/* Collective: sends count[q] elements of esize bytes from send (grouped by
+ * destination rank, in rank order) to every rank q; *recv gets what every
+ * rank sent here, grouped by source rank (c->rc, c->rd give the groups),
+ * *nrecv elements. A count beyond what MPI's int counts hold, or no memory
+ * on any rank, fails on every rank before anything moves. */
+static int exchange(ctx *c, const void *send, const uint64_t *count, size_t esize, void **recv, uint64_t *nrecv,
+                    fk_error *err)
+{
+    int st = FK_OK;
+    uint64_t off = 0;
+    for (int q = 0; q < c->R; q++) {
+        if (count[q] > INT_MAX || off > INT_MAX)
+            st = fk_fail(err, FK_EUNSUP, "more than %d elements to exchange between two ranks", INT_MAX);
+        c->sc[q] = st ? 0 : (int)count[q];
+        c->sd[q] = st ? 0 : (int)off;
+        off += count[q];
+    }
+    MPI_Alltoall(c->sc, 1, MPI_INT, c->rc, 1, MPI_INT, COMM);
+    uint64_t total = 0;
+    for (int q = 0; q < c->R; q++) {
+        if (total > INT_MAX && !st) st = fk_fail(err, FK_EUNSUP, "more than %d elements to receive", INT_MAX);
+        c->rd[q] = (int)total;
+        total += (uint64_t)c->rc[q];
+    }
+    *recv = malloc(total ? total * esize : 1);
+    if (!*recv && !st) st = fk_fail(err, FK_ENOMEM, "out of memory receiving %" PRIu64 " elements", total);
+    if ((st = fk_drun_agree(st, err))) {
+        free(*recv);
+        *recv = NULL;
+        return st;
+    }
+    MPI_Datatype t;
+    MPI_Type_contiguous((int)esize, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    MPI_Alltoallv(send, c->sc, c->sd, t, *recv, c->rc, c->rd, t, COMM);
+    MPI_Type_free(&t);
+    c->sent += (off - count[c->rank]) * esize;
+    *nrecv = total;
+    return FK_OK;
+}
+
+/* ---- reading this rank's stream ----------------------------------------- */
+
+static int load_u64(fk_reader *r, const fk_chunk *ch, fk_writer *w, uint64_t **out, fk_error *err)
+{
+    void *raw;
+    int st = fk_reader_load(r, &raw, err);
+    if (!st && w) st = fk_writer_put_read(w, ch, raw, err);
+    if (st) return st;
+    if (strcmp(ch->dtype, "<u8") == 0) {
+        *out = raw;
+        return FK_OK;
+    }
+    uint64_t *v = malloc(ch->nrows ? ch->nrows * sizeof *v : 1);
+    if (!v) {
+        free(raw);
+        return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " particle IDs", ch->nrows);
+    }
+    for (uint64_t i = 0; i < ch->nrows; i++) v[i] = ((const uint32_t *)raw)[i];
+    free(raw);
+    *out = v;
+    return FK_OK;
+}
+
+/* LINK may say which run wrote it: `ranks` and `rank` must be this run's. */
+static int check_link(const ctx *c, const char *text, const char *name, fk_error *err)
+{
+    char what[4200];
+    snprintf(what, sizeof what, "%s: LINK chunk", name);
+    uint64_t v;
+    if (fk_kv_has(text, "ranks")) {
+        if (fk_kv_get_u64(text, "ranks", &v, what, err)) return err->code;
+        if (v != (uint64_t)c->R)
+            return fk_fail(err, FK_EFORMAT, "%s: linked by %" PRIu64 " ranks, this run has %d", name, v, c->R);
+    }
+    if (fk_kv_has(text, "rank")) {
+        if (fk_kv_get_u64(text, "rank", &v, what, err)) return err->code;
+        if (v != (uint64_t)c->rank)
+            return fk_fail(err, FK_EFORMAT, "%s: holds the particles of rank %" PRIu64 ", read by rank %d", name, v,
+                           c->rank);
+    }
+    return FK_OK;
+}
+
+/* Opens and reads this rank's stream (writing it on for the stream format):
+ * SNAP, ID and every GMIN level; checks what one rank can check. */
+static int read_input(const ctx *c, const fk_dgroups_opts *o, input *d, fk_error *err)
+{
+    int st = fk_drun_expand(o->input, c->rank, d->name, sizeof d->name, "input", err);
+    if (!st) st = fk_input_open(&d->in, d->name, 1, o->force, err);
+    if (!st) st = fk_reader_open(&d->r, d->in, d->name, err);
+    fk_chunk ch;
+    char *text = NULL;
+    if (!st) st = fk_snap_read(d->r, &ch, &d->snap, &text, d->name, err);
+    if (!st && o->format == FK_DGROUPS_STREAM) {
+        st = fk_drun_expand(o->output ? o->output : "-", c->rank, d->oname, sizeof d->oname, "output", err);
+        if (!st) st = fk_output_open(&d->out, d->oname, 1, o->force, err);
+        if (!st) st = fk_writer_open(&d->w, fk_output_file(d->out), o->zlevel, err);
+        if (!st) st = fk_writer_text(d->w, "SNAP", ch.level, text, err);
+    }
+    free(text);
+    if (st) return st;
+    const char *name = d->name;
+    if (d->snap.n > UINT32_MAX)
+        return fk_fail(err, FK_EUNSUP, "%s: %" PRIu64 " particles on one rank do not fit 32-bit indices", name,
+                       d->snap.n);
+    while ((st = fk_reader_next(d->r, &ch, err)) == 1) {
+        if (strcmp(ch.tag, "ID") == 0) {
+            if (d->ids) return fk_fail(err, FK_EFORMAT, "%s: stream has two ID chunks", name);
+            if ((st = fk_snap_check_chunk(&d->snap, &ch, NULL, 1, name, err)) ||
+                (st = load_u64(d->r, &ch, d->w, &d->ids, err)))
+                return st;
+        } else if (strcmp(ch.tag, "GMIN") == 0) {
+            if (ch.level >= FK_LEVELS_MAX)
+                return fk_fail(err, FK_EFORMAT, "%s: GMIN level %" PRIu32 " found: at most %d levels (0 to %d)", name,
+                               ch.level, FK_LEVELS_MAX, FK_LEVELS_MAX - 1);
+            if (d->gmin[ch.level])
+                return fk_fail(err, FK_EFORMAT, "%s: stream has two GMIN chunks of level %" PRIu32, name, ch.level);
+            if ((st = fk_snap_check_chunk(&d->snap, &ch, "<u8", 1, name, err)) ||
+                (st = load_u64(d->r, &ch, d->w, &d->gmin[ch.level], err)))
+                return st;
+            if ((int)ch.level >= d->nlev) d->nlev = (int)ch.level + 1;
+        } else if (strcmp(ch.tag, "LINK") == 0) {
+            char *lt;
+            if ((st = fk_reader_load_text(d->r, &lt, err))) return st;
+            st = check_link(c, lt, name, err);
+            if (!st && d->w) st = fk_writer_text(d->w, "LINK", ch.level, lt, err);
+            free(lt);
+            if (st) return st;
+        } else if (strcmp(ch.tag, "GID") == 0 || strcmp(ch.tag, "GRPS") == 0 || strcmp(ch.tag, "GPAR") == 0 ||
+                   strcmp(ch.tag, "GIDL") == 0) {
+            continue; /* replaced by this run's */
+        } else {
+            if (strcmp(ch.tag, "SINK") == 0) d->has_sink = 1;
+            if (d->w && (st = fk_writer_copy(d->w, d->r, &ch, err))) return st;
+        }
+    }
+    if (st < 0) return st;
+    if (d->nlev == 0) {
+        if (d->has_sink)
+            return fk_fail(err, FK_EMISSING,
+                           "%s: stream has SINK but no GMIN chunk (link it with foflink under mpirun)", name);
+        return fk_fail(err, FK_EMISSING, "%s: stream has no GMIN chunk (link it with foflink under mpirun)", name);
+    }
+    for (int k = 0; k < d->nlev; k++)
+        if (!d->gmin[k])
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: stream has GMIN level %d but no GMIN level %d (the levels run 0, 1, 2, ...)", name,
+                           d->nlev - 1, k);
+    if (!d->ids) return fk_fail(err, FK_EMISSING, "%s: stream has no ID chunk (run tipsy2bin first)", name);
+    uint64_t n = d->snap.n, ns = d->snap.nsource;
+    for (uint64_t i = 0; i < n; i++)
+        if (d->ids[i] >= ns)
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: ID chunk: particle %" PRIu64 " has original index %" PRIu64
+                           ", beyond the %" PRIu64 " particles of the source",
+                           name, i, d->ids[i], ns);
+    for (int k = 0; k < d->nlev; k++)
+        for (uint64_t i = 0; i < n; i++)
+            if (d->gmin[k][i] > d->ids[i])
+                return fk_fail(err, FK_EFORMAT,
+                               "%s: GMIN level %d: particle %" PRIu64 " (original index %" PRIu64
+                               ") has group minimum %" PRIu64 ", above its own index",
+                               name, k, i, d->ids[i], d->gmin[k][i]);
+    return FK_OK;
+}
+
+/* ---- the particles' IDs at their owners ---------------------------------- */
+
+/* Where each particle's (ID, ...) goes: to the ID's owner. */
+typedef struct route {
+    uint64_t *pos;   /* n: the particle's place in the send order */
+    uint64_t *count; /* R: particles sent to each rank */
+    uint64_t nrecv;  /* IDs received (owned here) */
+    uint64_t *rid;   /* nrecv: those IDs */
+} route;
+
+/* Sends every ID to its owner, which checks that none repeats. */
+static int route_ids(ctx *c, const input *d, route *rt, fk_error *err)
+{
+    uint64_t n = d->snap.n;
+    int st = FK_OK;
+    rt->pos = malloc(n ? n * sizeof *rt->pos : 1);
+    rt->count = calloc((size_t)c->R, sizeof *rt->count);
+    uint64_t *send = malloc(n ? n * sizeof *send : 1), *at = calloc((size_t)c->R, sizeof *at);
+    if (!rt->pos || !rt->count || !send || !at) st = fk_fail(err, FK_ENOMEM, "out of memory routing %" PRIu64 " IDs", n);
+    if (!st) {
+        for (uint64_t i = 0; i < n; i++) rt->count[owner(c, d->ids[i])]++;
+        for (int q = 1; q < c->R; q++) at[q] = at[q - 1] + rt->count[q - 1];
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t p = at[owner(c, d->ids[i])]++;
+            rt->pos[i] = p;
+            send[p] = d->ids[i];
+        }
+    }
+    free(at);
+    if ((st = fk_drun_agree(st, err))) {
+        free(send);
+        return st;
+    }
+    void *recv;
+    st = exchange(c, send, rt->count, sizeof *send, &recv, &rt->nrecv, err);
+    free(send);
+    if (st) return st;
+    rt->rid = recv;
+    /* A repeated ID: the lowest one repeated on this rank is named. */
+    uint64_t len = c->hi - c->lo, dup = UINT64_MAX;
+    unsigned char *seen = calloc(len / 8 + 1, 1);
+    if (!seen) {
+        st = fk_fail(err, FK_ENOMEM, "out of memory checking %" PRIu64 " IDs", rt->nrecv);
+    } else {
+        for (uint64_t m = 0; m < rt->nrecv; m++) {
+            uint64_t r = rt->rid[m] - c->lo;
+            unsigned char bit = (unsigned char)(1u << (r % 8));
+            if ((seen[r / 8] & bit) && rt->rid[m] < dup) dup = rt->rid[m];
+            seen[r / 8] |= bit;
+        }
+        free(seen);
+        if (dup != UINT64_MAX)
+            st = fk_fail(err, FK_EFORMAT,
+                         "original index %" PRIu64 " is held twice (by two ranks' streams or twice by one: IDs must "
+                         "be distinct)",
+                         dup);
+    }
+    return fk_drun_agree(st, err);
+}
+
+/* Sends one uint32_t a particle along the route; *out gets nrecv of them,
+ * in the order of rt->rid. */
+static int route_u32(ctx *c, const route *rt, const uint32_t *v, uint64_t n, uint32_t **out, fk_error *err)
+{
+    uint32_t *send = malloc(n ? n * sizeof *send : 1);
+    int st = send ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory routing %" PRIu64 " group numbers", n);
+    if ((st = fk_drun_agree(st, err))) return st;
+    for (uint64_t i = 0; i < n; i++) send[rt->pos[i]] = v[i];
+    void *recv;
+    uint64_t nrecv;
+    st = exchange(c, send, rt->count, sizeof *send, &recv, &nrecv, err);
+    free(send);
+    *out = recv;
+    return st;
+}
+
+/* ---- one level ---------------------------------------------------------- */
+
+/* slot of a particle whose group's lowest ID this rank owns */
+#define LOCAL UINT32_MAX
+
+/* Sizes below this are counted in an array indexed by size; the few groups
+ * as large or larger are sorted. */
+#define SMALL (1u << 16)
+
+typedef struct sizecount {
+    uint64_t size, count;
+} sizecount;
+
+typedef struct ranked {
+    uint64_t size, count;
+    int rank;
+} ranked;
+
+static int by_size_then_rank(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (a->size != b->size) return a->size > b->size ? -1 : 1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+static int by_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* 3. Numbers the groups this rank owns (gsize: their global sizes, by
+ * lowest ID, over the owned range) into gidr, as one process would number
+ * them; info gets the global counts (n: this rank's particles, summed).
+ * Collective. */
+static int number_owned(ctx *c, const uint64_t *gsize, uint64_t minsize, uint64_t n, uint32_t *gidr,
+                        fk_groups *info, fk_error *err)
+{
+    const uint64_t len = c->hi - c->lo;
+    const int R = c->R;
+    int st = FK_OK;
+    uint64_t *hist = calloc(SMALL, sizeof *hist), *big = NULL, *first = NULL;
+    sizecount *mine = NULL, *all = NULL;
+    int *cnt = NULL, *dis = NULL;
+    if (!hist) st = fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of %" PRIu64 " IDs", len);
+    uint64_t nfound = 0, ngroups = 0, ngrouped = 0, largest = 0, nbig = 0, nmine = 0;
+    if (!st) {
+        for (uint64_t r = 0; r < len; r++) {
+            uint64_t s = gsize[r];
+            if (!s) continue;
+            nfound++;
+            if (s < minsize) continue;
+            ngroups++;
+            ngrouped += s;
+            if (s > largest) largest = s;
+            if (s < SMALL)
+                hist[s]++;
+            else
+                nbig++;
+        }
+        big = malloc((nbig ? nbig : 1) * sizeof *big);
+        if (!big) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " large groups", nbig);
+    }
+    if (!st) {
+        uint64_t b = 0;
+        for (uint64_t r = 0; r < len; r++)
+            if (gsize[r] >= SMALL && gsize[r] >= minsize) big[b++] = gsize[r];
+        qsort(big, nbig, sizeof *big, by_u64);
+        /* This rank's (size, count) list, by decreasing size. */
+        uint64_t nd = 0;
+        for (uint64_t b2 = 0; b2 < nbig; b2++) nd += !b2 || big[b2] != big[b2 - 1];
+        for (uint64_t s = 1; s < SMALL; s++) nd += hist[s] != 0;
+        mine = malloc((nd ? nd : 1) * sizeof *mine);
+        if (!mine) {
+            st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group sizes", nd);
+        } else {
+            for (uint64_t b2 = nbig; b2-- > 0;)
+                if (b2 == nbig - 1 || big[b2] != big[b2 + 1])
+                    mine[nmine++] = (sizecount){big[b2], 1};
+                else
+                    mine[nmine - 1].count++;
+            for (uint64_t s = SMALL; s-- > 1;)
+                if (hist[s]) mine[nmine++] = (sizecount){s, hist[s]};
+        }
+    }
+    if ((st = fk_drun_agree(st, err))) goto out;
+    /* Every rank's list, then each of this rank's sizes gets its first
+     * number: 1 + the kept groups larger (all ranks) + those of the same
+     * size on lower ranks (whose lowest IDs are all smaller). */
+    cnt = malloc((size_t)R * sizeof *cnt);
+    dis = malloc((size_t)R * sizeof *dis);
+    int mycnt = (int)(nmine * 2);
+    MPI_Allgather(&mycnt, 1, MPI_INT, cnt, 1, MPI_INT, COMM);
+    uint64_t tot = 0;
+    for (int q = 0; q < R; q++) {
+        dis[q] = (int)tot;
+        tot += (uint64_t)cnt[q];
+    }
+    all = malloc((tot ? tot : 1) * sizeof *all / 2 + sizeof *all);
+    st = all && cnt && dis ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of every rank");
+    if ((st = fk_drun_agree(st, err))) goto out;
+    MPI_Allgatherv(mine, mycnt, MPI_UINT64_T, all, cnt, dis, MPI_UINT64_T, COMM);
+    /* Sorted by decreasing size, then rank, the entries before this rank's
+     * entry of size s are exactly the groups numbered before its own of size
+     * s; its entries come in the order of mine. */
+    first = calloc(nmine ? nmine : 1, sizeof *first); /* first number of mine[j]'s size */
+    ranked *rk = malloc((tot / 2 + 1) * sizeof *rk);
+    if (first && rk) {
+        uint64_t t = 0, f = 1, j = 0;
+        for (int q = 0; q < R; q++)
+            for (uint64_t e = (uint64_t)dis[q] / 2; e < (uint64_t)(dis[q] + cnt[q]) / 2; e++)
+                rk[t++] = (ranked){all[e].size, all[e].count, q};
+        qsort(rk, t, sizeof *rk, by_size_then_rank);
+        for (uint64_t e = 0; e < t; e++) {
+            if (rk[e].rank == c->rank) first[j++] = f;
+            f += rk[e].count;
+        }
+    }
+    if (!rk) {
+        free(first);
+        first = NULL;
+    }
+    free(rk);
+    uint64_t g[4] = {nfound, ngroups, ngrouped, n}, big1 = largest;
+    fk_drun_sum(g, 4);
+    fk_drun_max(&big1, 1);
+    st = first ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory numbering %" PRIu64 " sizes", nmine);
+    if (!st && g[1] > UINT32_MAX)
+        st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " groups do not fit 32-bit group numbers", g[1]);
+    if ((st = fk_drun_agree(st, err))) goto out;
+    /* Number the owned groups in increasing lowest ID: within one size on
+     * this rank that is their order. hist[s] and big's counters become the
+     * next number of each size. */
+    for (uint64_t j = 0; j < nmine; j++)
+        if (mine[j].size < SMALL) hist[mine[j].size] = first[j];
+    /* the big sizes: mine[0..nbd) in decreasing size, their next numbers in first */
+    uint64_t nbd = 0;
+    while (nbd < nmine && mine[nbd].size >= SMALL) nbd++;
+    for (uint64_t r = 0; r < len; r++) {
+        uint64_t s = gsize[r];
+        uint32_t v = 0;
+        if (s >= minsize && s) {
+            if (s < SMALL) {
+                v = (uint32_t)hist[s]++;
+            } else {
+                uint64_t a = 0, b = nbd; /* mine is decreasing: find s */
+                while (b - a > 1) {
+                    uint64_t mid = (a + b) / 2;
+                    if (mine[mid].size >= s) a = mid; else b = mid;
+                }
+                v = (uint32_t)first[a]++;
+            }
+        }
+        gidr[r] = v;
+    }
+    memset(info, 0, sizeof *info);
+    info->n = g[3];
+    info->nsource = c->nsource;
+    info->minsize = minsize;
+    info->nfound = g[0];
+    info->ngroups = g[1];
+    info->ngrouped = g[2];
+    info->largest = big1;
+out:
+    free(hist);
+    free(big);
+    free(first);
+    free(mine);
+    free(all);
+    free(cnt);
+    free(dis);
+    return st;
+}
+
+/* Numbers the groups of one level: pgid[i] gets particle i's group number
+ * (0: none), info the global counts; gidr (the owned range) the number of
+ * each group by its lowest ID. */
+static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t minsize, uint32_t *pgid,
+                        uint32_t *gidr, fk_groups *info, fk_error *err)
+{
+    const uint64_t n = d->snap.n, len = c->hi - c->lo;
+    const int R = c->R;
+    int st = FK_OK;
+    /* 1. sizes: a GMIN value this rank owns is counted straight into gsize
+     * (its range); the others, distinct values and their counts, in an
+     * open-addressing table. A run of one value (members often come
+     * together) costs one look-up. */
+    uint64_t cap = 64, rem = 0;
+    for (uint64_t i = 0; i < n; i++) rem += gmin[i] - c->lo >= len;
+    while (cap < 2 * rem) cap *= 2;
+    uint64_t *tkey = malloc(cap * sizeof *tkey), *uk = malloc((rem ? rem : 1) * sizeof *uk),
+             *uc = malloc((rem ? rem : 1) * sizeof *uc), *pairs = NULL, *count = calloc((size_t)R, sizeof *count);
+    uint32_t *tidx = malloc(cap * sizeof *tidx), *slot = malloc((n ? n : 1) * sizeof *slot), *reply = NULL;
+    uint64_t *order = NULL, m = 0, *gsize = calloc(len ? len : 1, sizeof *gsize);
+    void *recv = NULL;
+    uint64_t nrecv = 0;
+    if (!tkey || !uk || !uc || !count || !tidx || !slot || !gsize) {
+        st = fk_fail(err, FK_ENOMEM, "out of memory counting the groups of %" PRIu64 " particles", n);
+    } else {
+        memset(tkey, 0xff, cap * sizeof *tkey);
+        const uint64_t mask = cap - 1;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t k = gmin[i];
+            if (k - c->lo < len) {
+                gsize[k - c->lo]++;
+                slot[i] = LOCAL;
+                continue;
+            }
+            if (i && k == gmin[i - 1]) {
+                slot[i] = slot[i - 1];
+            } else {
+                uint64_t h = (k * UINT64_C(0x9E3779B97F4A7C15)) >> 20 & mask;
+                while (tkey[h] != k && tkey[h] != UINT64_MAX) h = (h + 1) & mask;
+                if (tkey[h] == UINT64_MAX) {
+                    tkey[h] = k;
+                    tidx[h] = (uint32_t)m;
+                    uk[m] = k;
+                    uc[m++] = 0;
+                }
+                slot[i] = tidx[h];
+            }
+            uc[slot[i]]++;
+        }
+    }
+    free(tkey);
+    free(tidx);
+    tkey = NULL;
+    /* 2. (value, count) pairs to the values' owners */
+    if (!st) {
+        pairs = malloc((m ? m : 1) * 2 * sizeof *pairs);
+        order = malloc((m ? m : 1) * sizeof *order);
+        uint64_t *at = calloc((size_t)R, sizeof *at);
+        if (!pairs || !order || !at) {
+            st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", m);
+        } else {
+            for (uint64_t j = 0; j < m; j++) count[owner(c, uk[j])]++;
+            for (int q = 1; q < R; q++) at[q] = at[q - 1] + count[q - 1];
+            for (uint64_t j = 0; j < m; j++) {
+                uint64_t p = at[owner(c, uk[j])]++;
+                order[j] = p;
+                pairs[2 * p] = uk[j];
+                pairs[2 * p + 1] = uc[j];
+            }
+        }
+        free(at);
+    }
+    free(uk);
+    free(uc);
+    uk = uc = NULL;
+    if ((st = fk_drun_agree(st, err))) {
+        free(gsize);
+        goto out;
+    }
+    st = exchange(c, pairs, count, 2 * sizeof *pairs, &recv, &nrecv, err);
+    free(pairs);
+    pairs = NULL;
+    if (st) {
+        free(gsize);
+        goto out;
+    }
+    /* 3. global sizes of the groups owned here, in gsize (the range), numbered */
+    const uint64_t *rp = recv;
+    for (uint64_t e = 0; e < nrecv; e++) gsize[rp[2 * e] - c->lo] += rp[2 * e + 1];
+    st = number_owned(c, gsize, minsize, n, gidr, info, err);
+    free(gsize);
+    if (st) goto out;
+    /* 4. each pair answered with its number */
+    uint64_t *back = calloc((size_t)R, sizeof *back);
+    reply = malloc((nrecv ? nrecv : 1) * sizeof *reply);
+    st = back && reply ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory answering %" PRIu64 " groups", nrecv);
+    if ((st = fk_drun_agree(st, err))) {
+        free(back);
+        goto out;
+    }
+    for (uint64_t e = 0; e < nrecv; e++) reply[e] = gidr[rp[2 * e] - c->lo];
+    for (int q = 0; q < R; q++) back[q] = (uint64_t)c->rc[q];
+    void *ans;
+    uint64_t nans;
+    st = exchange(c, reply, back, sizeof *reply, &ans, &nans, err);
+    free(back);
+    if (st) goto out;
+    const uint32_t *a32 = ans;
+    /* the answers come in the order the pairs were sent: order[j] */
+#pragma omp parallel for schedule(static)
+    for (uint64_t i = 0; i < n; i++) pgid[i] = slot[i] == LOCAL ? gidr[gmin[i] - c->lo] : a32[order[slot[i]]];
+    free(ans);
+out:
+    free(tkey);
+    free(uk);
+    free(uc);
+    free(pairs);
+    free(count);
+    free(slot);
+    free(order);
+    free(recv);
+    free(reply);
+    return st;
+}
+
+/* The owner's check of one level: each kept group's lowest ID is a particle
+ * in that group (pr: the routed numbers of the owned particles, gidr the
+ * groups by lowest ID). On success *rows (when asked) gets the .grp rows of
+ * the owned range. */
+static int check_level(const ctx *c, const route *rt, const uint32_t *pr, const uint32_t *gidr, int k,
+                       uint32_t **rows, fk_error *err)
+{
+    uint64_t len = c->hi - c->lo;
+    uint32_t *row = calloc(len ? len : 1, sizeof *row);
+    unsigned char *here = calloc(len / 8 + 1, 1);
+    int st = row && here ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group ids", len);
+    if (!st) {
+        for (uint64_t m = 0; m < rt->nrecv; m++) {
+            uint64_t r = rt->rid[m] - c->lo;
+            row[r] = pr[m];
+            here[r / 8] |= (unsigned char)(1u << (r % 8));
+        }
+        for (uint64_t r = 0; r < len && !st; r++) {
+            if (!gidr[r]) continue;
+            if (!(here[r / 8] >> (r % 8) & 1))
+                st = fk_fail(err, FK_EFORMAT,
+                             "GMIN level %d: the group of lowest original index %" PRIu64
+                             " has no particle %" PRIu64 " in any rank's stream (a rank's stream missing?)",
+                             k, c->lo + r, c->lo + r);
+            else if (row[r] != gidr[r])
+                st = fk_fail(err, FK_EFORMAT,
+                             "GMIN level %d: particle %" PRIu64 " is not in the group it is the lowest index of", k,
+                             c->lo + r);
+        }
+    }
+    free(here);
+    if (st || !rows)
+        free(row);
+    else
+        *rows = row;
+    return st;
+}
+
+/* ---- outputs ------------------------------------------------------------- */
+
+/* Rows formatted and written per step: 1 << 20 rows is at most 11 MB. */
+#define WRITE_ROWS (UINT64_C(1) << 20)
+
+/* Collective: writes the .grp text of every rank's owned rows into one
+ * file, atomically (a temporary renamed by rank 0 after all succeeded). */
+static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_error *err)
+{
+    uint64_t len = c->hi - c->lo, bytes = 0;
+#pragma omp parallel for schedule(static) reduction(+ : bytes)
+    for (uint64_t r = 0; r < len; r++) {
+        uint32_t v = rows[r];
+        uint64_t dig = 1;
+        while (v >= 10) v /= 10, dig++;
+        bytes += dig + 1;
+    }
+    char head[32] = "";
+    if (c->rank == 0) {
+        snprintf(head, sizeof head, "%" PRIu64 "\n", c->nsource);
+        bytes += strlen(head);
+    }
+    uint64_t off = 0;
+    MPI_Exscan(&bytes, &off, 1, MPI_UINT64_T, MPI_SUM, COMM);
+    if (c->rank == 0) off = 0;
+    /* rank 0 opens the output (a temporary beside the final name, removed on
+     * a signal too), every rank writes its file */
+    fk_output *out = NULL;
+    char target[4200] = "";
+    int st = FK_OK;
+    if (c->rank == 0 && !(st = fk_output_open(&out, path, 0, 1, err))) {
+        const char *t = fk_output_target(out);
+        if (!t || strlen(t) >= sizeof target)
+            st = fk_fail(err, FK_EINVAL, "under mpirun, --format=grp needs -o FILE (the ranks write one file)");
+        else
+            snprintf(target, sizeof target, "%s", t);
+    }
+    if ((st = fk_drun_agree(st, err))) {
+        fk_output_abort(out);
+        return st;
+    }
+    MPI_Bcast(target, (int)sizeof target, MPI_CHAR, 0, COMM);
+    MPI_File fh;
+    int rc = MPI_File_open(COMM, target, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    if (rc != MPI_SUCCESS) {
+        st = fk_fail(err, FK_EIO, "%s: cannot open for writing with MPI-IO", path);
+    } else {
+        char *buf = malloc(WRITE_ROWS * FK_GRP_ROW_MAX + sizeof head);
+        if (!buf) st = fk_fail(err, FK_ENOMEM, "out of memory formatting the .grp text");
+        size_t hl = strlen(head);
+        if (!st && hl && MPI_File_write_at(fh, (MPI_Offset)off, head, (int)hl, MPI_CHAR, MPI_STATUS_IGNORE))
+            st = fk_fail(err, FK_EIO, "%s: writing the .grp text failed", path);
+        off += hl;
+        for (uint64_t a = 0; a < len && !st; a += WRITE_ROWS) {
+            uint64_t b = len - a < WRITE_ROWS ? len : a + WRITE_ROWS;
+            size_t w = fk_grp_format(rows, a, b, buf);
+            if (MPI_File_write_at(fh, (MPI_Offset)off, buf, (int)w, MPI_CHAR, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                st = fk_fail(err, FK_EIO, "%s: writing the .grp text failed", path);
+            off += w;
+        }
+        free(buf);
+        /* Not an error: a device written in place (/dev/null) cannot sync;
+         * rank 0's commit fsyncs the file, as every output is. */
+        MPI_File_sync(fh);
+        if (MPI_File_close(&fh) != MPI_SUCCESS && !st) st = fk_fail(err, FK_EIO, "%s: closing failed", path);
+    }
+    st = fk_drun_agree(st, err);
+    if (c->rank == 0) {
+        if (st)
+            fk_output_abort(out);
+        else
+            st = fk_output_commit(out, err);
+    }
+    return fk_drun_agree(st, err);
+}
+
+/* GPAR of level k >= 1: row g the level k-1 group holding group g, from
+ * every rank's particles (the whole table on every rank). */
+static int parents(const ctx *c, const uint32_t *up, const uint32_t *gid, uint64_t n, uint64_t ngroups, int k,
+                   uint32_t **par, fk_error *err)
+{
+    (void)c;
+    if (ngroups + 1 > INT_MAX) /* the same on every rank */
+        return fk_fail(err, FK_EUNSUP, "GPAR of %" PRIu64 " groups: more than MPI's %d elements", ngroups, INT_MAX);
+    uint32_t *hi = calloc(ngroups + 1, sizeof *hi), *lo = malloc((ngroups + 1) * sizeof *lo);
+    int st = hi && lo ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for the parents of %" PRIu64 " groups", ngroups);
+    if (!st) {
+        memset(lo, 0xff, (ngroups + 1) * sizeof *lo);
+        for (uint64_t i = 0; i < n && !st; i++) {
+            uint32_t g = gid[i], p = up[i];
+            if (!g) continue;
+            if (!p)
+                st = fk_fail(err, FK_EFORMAT, "group %" PRIu32 " of level %d has a particle in no kept group of level %d"
+                             " (the levels do not nest)", g, k, k - 1);
+            if (p > hi[g]) hi[g] = p;
+            if (p < lo[g]) lo[g] = p;
+        }
+    }
+    if ((st = fk_drun_agree(st, err))) {
+        free(hi);
+        free(lo);
+        return st;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, hi, (int)(ngroups + 1), MPI_UINT32_T, MPI_MAX, COMM);
+    MPI_Allreduce(MPI_IN_PLACE, lo, (int)(ngroups + 1), MPI_UINT32_T, MPI_MIN, COMM);
+    hi[0] = 0;
+    for (uint64_t g = 1; g <= ngroups && !st; g++) {
+        if (!hi[g])
+            st = fk_fail(err, FK_EFORMAT, "group %" PRIu64 " of level %d has no member", g, k);
+        else if (lo[g] != hi[g])
+            st = fk_fail(err, FK_EFORMAT,
+                         "group %" PRIu64 " of level %d has particles in groups %" PRIu32 " and %" PRIu32
+                         " of level %d (the levels do not nest)",
+                         g, k, lo[g], hi[g], k - 1);
+    }
+    free(lo);
+    if (st) {
+        free(hi);
+        return st;
+    }
+    *par = hi;
+    return FK_OK;
+}
+
+static int write_level(const ctx *c, input *d, int k, const fk_groups *info, const uint32_t *gid,
+                       const uint32_t *par, fk_error *err)
+{
+    char *text, *full;
+    int st = fk_groups_format(info, &text, err);
+    if (st) return st;
+    size_t tl = strlen(text);
+    full = malloc(tl + 96);
+    if (!full) {
+        free(text);
+        return fk_fail(err, FK_ENOMEM, "out of memory");
+    }
+    snprintf(full, tl + 96, "%sranks %d\nrank %d\nnlocal %" PRIu64 "\n", text, c->R, c->rank, d->snap.n);
+    free(text);
+    fk_chunk g;
+    fk_chunk_init(&g, "GIDL", "<u4", FK_CF_PARTICLE, d->snap.n, 1);
+    g.level = (uint32_t)k;
+    st = fk_writer_text(d->w, "GRPS", (uint32_t)k, full, err);
+    free(full);
+    if (!st) st = fk_writer_put(d->w, &g, gid, err);
+    if (!st && par) {
+        fk_chunk_init(&g, "GPAR", "<u4", 0, info->ngroups + 1, 1);
+        g.level = (uint32_t)k;
+        st = fk_writer_put(d->w, &g, par, err);
+    }
+    return st;
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *err)
+{
+    double t0 = now();
+    memset(info, 0, sizeof *info);
+    ctx c = {0};
+    MPI_Comm_rank(COMM, &c.rank);
+    MPI_Comm_size(COMM, &c.R);
+    info->rank = c.rank;
+    info->ranks = c.R;
+    input d = {0};
+    route rt = {0};
+    uint32_t *pgid[FK_LEVELS_MAX] = {0}, *rows = NULL, *gidr = NULL, *pr = NULL, *par = NULL;
+    int st = FK_OK;
+    c.sc = malloc((size_t)c.R * sizeof(int));
+    c.sd = malloc((size_t)c.R * sizeof(int));
+    c.rc = malloc((size_t)c.R * sizeof(int));
+    c.rd = malloc((size_t)c.R * sizeof(int));
+    if (!c.sc || !c.sd || !c.rc || !c.rd) st = fk_fail(err, FK_ENOMEM, "out of memory");
+    /* Names: the same check on every rank, so every rank fails alike. */
+    if (!st && c.R > 1 && !fk_drun_has_rank(o->input))
+        st = fk_fail(err, FK_EINVAL, "input '%s': with %d ranks the name needs %%r (each rank reads its own stream)",
+                     o->input, c.R);
+    if (!st && o->format == FK_DGROUPS_GRP && (!o->output || !strcmp(o->output, "-")))
+        st = fk_fail(err, FK_EINVAL, "under mpirun, --format=grp needs -o FILE (the ranks write one file)");
+    if (!st && o->format == FK_DGROUPS_GRP && fk_drun_has_rank(o->output))
+        st = fk_fail(err, FK_EINVAL, "output '%s': --format=grp writes one file, its name takes no %%r", o->output);
+    if (!st && o->format == FK_DGROUPS_STREAM && c.R > 1 && (!o->output || !fk_drun_has_rank(o->output)))
+        st = fk_fail(err, FK_EINVAL, "with %d ranks, --format=stream needs -o NAME with %%r (a stream per rank)", c.R);
+    if (!st) st = read_input(&c, o, &d, err);
+    if ((st = fk_drun_agree(st, err))) goto done;
+    double t = now();
+    info->t_read = t - t0;
+    /* What the ranks must agree on. */
+    uint64_t mn[2] = {d.snap.nsource, (uint64_t)d.nlev}, mx[2] = {d.snap.nsource, (uint64_t)d.nlev};
+    fk_drun_min(mn, 2);
+    fk_drun_max(mx, 2);
+    if (mn[0] != mx[0])
+        st = fk_fail(err, FK_EFORMAT, "the ranks' streams disagree on nsource (%" PRIu64 " and %" PRIu64
+                     "): not slices of one snapshot", mn[0], mx[0]);
+    else if (mn[1] != mx[1])
+        st = fk_fail(err, FK_EFORMAT, "the ranks' streams disagree on the number of GMIN levels (%" PRIu64
+                     " and %" PRIu64 ")", mn[1], mx[1]);
+    else if (o->format == FK_DGROUPS_GRP && o->level >= (uint32_t)d.nlev)
+        st = fk_fail(err, FK_EFORMAT, "--level=%" PRIu32 ": the streams have GMIN levels 0 to %d", o->level,
+                     d.nlev - 1);
+    if ((st = fk_drun_agree(st, err))) goto done;
+    c.nsource = d.snap.nsource;
+    c.start = malloc(((size_t)c.R + 1) * sizeof *c.start);
+    st = c.start ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory");
+    if ((st = fk_drun_agree(st, err))) goto done;
+    for (int q = 0; q <= c.R; q++) c.start[q] = range_lo(c.nsource, c.R, q);
+    c.lo = c.start[c.rank];
+    c.hi = c.start[c.rank + 1];
+    info->nlev = d.nlev;
+    if ((st = route_ids(&c, &d, &rt, err))) goto done;
+    info->t_route = now() - t;
+    gidr = malloc((c.hi - c.lo ? c.hi - c.lo : 1) * sizeof *gidr);
+    st = gidr ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory");
+    for (int k = 0; k < d.nlev && !st; k++) {
+        if (o->format == FK_DGROUPS_GRP && k != (int)o->level) continue;
+        pgid[k] = malloc((d.snap.n ? d.snap.n : 1) * sizeof *pgid[k]);
+        if (!pgid[k]) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group ids", d.snap.n);
+    }
+    if ((st = fk_drun_agree(st, err))) goto done;
+    for (int k = 0; k < d.nlev; k++) {
+        if (!pgid[k]) continue;
+        t = now();
+        if ((st = number_level(&c, &d, d.gmin[k], o->minsize, pgid[k], gidr, &info->lev[k], err))) goto done;
+        info->lev[k].level = (uint32_t)k;
+        info->t_number += now() - t;
+        t = now();
+        if ((st = route_u32(&c, &rt, pgid[k], d.snap.n, &pr, err))) goto done;
+        st = check_level(&c, &rt, pr, gidr, k, o->format == FK_DGROUPS_GRP ? &rows : NULL, err);
+        free(pr);
+        pr = NULL;
+        if ((st = fk_drun_agree(st, err))) goto done;
+        info->t_check += now() - t;
+        t = now();
+        if (o->format == FK_DGROUPS_GRP) {
+            if ((st = write_grp(&c, rows, o->output, err))) goto done;
+            info->t_write += now() - t;
+            continue;
+        }
+        if (k > 0 && (st = parents(&c, pgid[k - 1], pgid[k], d.snap.n, info->lev[k].ngroups, k, &par, err)))
+            goto done;
+        st = write_level(&c, &d, k, &info->lev[k], pgid[k], par, err);
+        free(par);
+        par = NULL;
+        if ((st = fk_drun_agree(st, err))) goto done;
+        info->t_write += now() - t;
+    }
+    if (d.w) {
+        /* every rank's stream complete before any is renamed into place */
+        st = fk_drun_agree(fk_writer_finish(d.w, err), err);
+        if (!st) {
+            /* a rename that fails on one rank undoes those that succeeded */
+            int mine = fk_output_commit(d.out, err);
+            d.out = NULL;
+            if ((st = fk_drun_agree(mine, err)) != FK_OK && mine == FK_OK && strcmp(d.oname, "-")) unlink(d.oname);
+        }
+    }
+done:
+    if (d.out) fk_output_abort(d.out);
+    if (d.w) fk_writer_free(d.w);
+    if (d.r) fk_reader_close(d.r);
+    if (d.in) fk_input_close(d.in);
+    free(d.ids);
+    for (int k = 0; k < FK_LEVELS_MAX; k++) {
+        free(d.gmin[k]);
+        free(pgid[k]);
+    }
+    free(rt.pos);
+    free(rt.count);
+    free(rt.rid);
+    free(rows);
+    free(gidr);
+    free(c.sc);
+    free(c.sd);
+    free(c.rc);
+    free(c.rd);
+    free(c.start);
+    uint64_t sent[2] = {c.sent, c.sent};
+    fk_drun_max(&sent[0], 1);
+    fk_drun_sum(&sent[1], 1);
+    info->sent_max = sent[0];
+    info->sent_sum = sent[1];
+    info->seconds = now() - t0;
+    return st;
+}
+
+#else /* a build without MPI */
+
+int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *err)
+{
+    (void)o;
+    (void)info;
+    return fk_fail(err, FK_EUNSUP, "this build of fofkit has no MPI (build it with libopenmpi-dev installed)");
+}
+
+#endif
