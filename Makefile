@@ -51,7 +51,7 @@ MPI_PROGS := foflink groups tipsy2bin
 ifeq ($(FK_HAVE_MPI),1)
 $(patsubst %.c,$(B)/%.o,$(wildcard lib/dist*.c)): ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
 $(MPI_PROGS:%=$(B)/bin/%): LDLIBS += $(MPI_LIBS)
-else ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
+else ifeq ($(filter clean help config,$(MAKECMDGOALS))$(if $(wildcard $(B)/config.mk),,none),)
 $(info fofkit: building without MPI (libopenmpi-dev, or FK_HAVE_MPI=0): groups and tipsy2bin under mpirun only say so; their tests skip)
 endif
 
