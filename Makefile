@@ -45,6 +45,13 @@ ALL_CFLAGS += $(PNG_CFLAGS) -DFK_HAVE_PNG=1
 LDLIBS  += $(PNG_LIBS)
 endif
 
+# MPI (FK_HAVE_MPI): only lib/dist*.c call it, and only the programs in MPI_PROGS link it.
+MPI_PROGS := foflink groups tipsy2bin
+ifeq ($(MPI),1)
+$(patsubst %.c,$(B)/%.o,$(wildcard lib/dist*.c)): ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
+$(foreach p,$(MPI_PROGS),$(eval $(B)/bin/$(p): LDLIBS += $(MPI_LIBS)))
+endif
+
 LIB_C   := $(wildcard lib/*.c)
 LIB_CU  := $(wildcard lib/gpu/*.cu)
 ifeq ($(CUDA),1)

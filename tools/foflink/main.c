@@ -6,6 +6,8 @@
 
 #include "bigmem.h"
 #include "device.h"
+#include "dist.h"
+#include "distrun.h"
 #include "kdtree.h"
 #include "filter.h"
 #include "levels.h"
@@ -140,8 +142,13 @@ int main(int argc, char **argv)
     if (npsi > 1 && npsi != nlev)
         prog_usage("option %s gives %d values for %d level%s (give one, or one per level)",
                    psi_rel ? "--psi-rel" : "--psi", npsi, nlev, nlev > 1 ? "s" : "");
+    const char *input = prog_one_input(argc, argv, optind), *names[] = {input, std.output};
+    if (fk_dist_wanted(names, 2)) { /* under mpirun, or a %r in a name: DISTRIBUTED RUNS in foflink(1) */
+        foflink_opts fo = {b, l, psiv, nlev, have_l, npsi, psi_rel, no_periodic, brute, devchoice, threads};
+        foflink_dist(input, &std, &fo);
+    }
     prog_filter pf;
-    prog_filter_open(&pf, prog_one_input(argc, argv, optind), &std);
+    prog_filter_open(&pf, input, &std);
     const char *name = pf.name;
     const fk_snap snap = pf.f.snap;
     fk_error err = {0};

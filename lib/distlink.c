@@ -1,0 +1,746 @@
+/* distlink.c - friends-of-friends linking distributed over MPI ranks (see distlink.h); a stub without MPI. */
+#include "distlink.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist.h"
+#include "kdtree.h"
+
+#ifndef FK_HAVE_MPI
+
+static int nompi(fk_error *err)
+{
+    return fk_fail(err, FK_EUNSUP, "this build of fofkit has no MPI (build it with libopenmpi-dev installed)");
+}
+
+int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink_report *rep, fk_error *err)
+{
+    (void)in;
+    (void)gmin;
+    (void)rep;
+    return nompi(err);
+}
+
+int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, fk_error *err)
+{
+    (void)mine;
+    (void)all;
+    return nompi(err);
+}
+
+int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err)
+{
+    *sum = v;
+    return nompi(err);
+}
+
+int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
+{
+    *lo = *hi = v;
+    return nompi(err);
+}
+
+#else
+
+#include <mpi.h>
+#include <time.h>
+
+static double now(void)
+{
+    return MPI_Wtime();
+}
+
+int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, fk_error *err)
+{
+    (void)err;
+    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, MPI_COMM_WORLD);
+    return FK_OK;
+}
+
+int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err)
+{
+    (void)err;
+    MPI_Allreduce(&v, sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return FK_OK;
+}
+
+int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
+{
+    (void)err;
+    MPI_Allreduce(&v, lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&v, hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return FK_OK;
+}
+
+/* The state of one run on one rank. */
+typedef struct run {
+    int rank, size, sixd, nlev;
+    const fk_distlink_in *in;
+    fk_distlink_report *rep;
+    uint64_t *off; /* size + 1: the global stream index of each rank's first particle */
+    /* the slabs */
+    int axis;
+    double amin, amax, period, margin;
+    uint32_t *cut; /* size + 1 bin indices: rank d owns bins [cut[d], cut[d+1]) */
+    /* owned particles (no) and ghosts (ng): positions in tree order after linking */
+    uint64_t no, ng;
+    float *pos, *vel;     /* (no + ng) x 3 */
+    uint64_t *oid, *ogix; /* no: ID and global stream index of each owned particle */
+    uint32_t *gsrc;       /* ng: the owner rank of each ghost                      */
+    uint32_t *gidx;       /* ng: its index among the owner's owned particles        */
+    uint32_t *perm, *inv; /* tree position -> local index, and back                 */
+    fk_tree tree;
+    uint32_t *sink[FK_LEVELS_MAX];
+} run;
+
+static void *xmalloc(size_t n)
+{
+    return malloc(n ? n : 1);
+}
+
+/* The coordinate's bin, the same arithmetic on every rank. */
+static uint32_t bin_of(const run *r, float x)
+{
+    double w = r->amax - r->amin;
+    if (!(w > 0)) return 0;
+    double b = floor(((double)x - r->amin) / w * FK_DIST_BINS);
+    if (b < 0) return 0;
+    if (b > FK_DIST_BINS - 1) return FK_DIST_BINS - 1;
+    return (uint32_t)b;
+}
+
+static int owner_of(const run *r, float x)
+{
+    uint32_t b = bin_of(r, x);
+    int lo = 0, hi = r->size - 1; /* the last d with cut[d] <= b */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (r->cut[mid] <= b)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Rank d's slab [lo, hi] along the axis, in coordinates (its bins' edges). */
+static void slab(const run *r, int d, double *lo, double *hi)
+{
+    double w = r->amax - r->amin;
+    *lo = r->amin + w * r->cut[d] / FK_DIST_BINS;
+    *hi = r->amin + w * r->cut[d + 1] / FK_DIST_BINS;
+}
+
+/* Whether a particle at x may have a friend in rank d's slab: within the
+ * margin of it, across the period in a periodic box. An empty slab (no
+ * bins) needs no ghosts. */
+static int reaches(const run *r, int d, float x)
+{
+    if (r->cut[d] == r->cut[d + 1]) return 0;
+    double lo, hi;
+    slab(r, d, &lo, &hi);
+    for (int s = -1; s <= 1; s++) {
+        if (s && !(r->period > 0)) continue;
+        double xs = (double)x + s * r->period;
+        double gap = xs < lo ? lo - xs : xs > hi ? xs - hi : 0;
+        if (gap <= r->margin) return 1;
+    }
+    return 0;
+}
+
+/* Sends counts[d] records of stride bytes from sbuf (grouped by destination)
+ * to every rank d; *rbuf (malloc'd) gets what came, grouped by source, with
+ * rcounts[s] records from rank s. Collective; failures agreed on. */
+static int exchange(run *r, const void *sbuf, const int *counts, size_t stride, void **rbuf, int *rcounts,
+                    uint64_t *nrecv, fk_error *err)
+{
+    int R = r->size;
+    int *sd = xmalloc(R * sizeof *sd), *rd = xmalloc(R * sizeof *rd);
+    MPI_Alltoall(counts, 1, MPI_INT, rcounts, 1, MPI_INT, MPI_COMM_WORLD);
+    uint64_t ns = 0, nr = 0;
+    for (int d = 0; d < R; d++) {
+        if (sd && rd) {
+            sd[d] = (int)ns;
+            rd[d] = (int)nr;
+        }
+        ns += (uint64_t)counts[d];
+        nr += (uint64_t)rcounts[d];
+    }
+    int st = FK_OK;
+    *rbuf = NULL;
+    if (!sd || !rd)
+        st = fk_fail(err, FK_ENOMEM, "out of memory for an exchange");
+    else if (ns > INT_MAX || nr > INT_MAX)
+        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " records in one exchange: at most %d", r->rank,
+                     ns > nr ? ns : nr, INT_MAX);
+    else if (!(*rbuf = xmalloc(nr * stride)))
+        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " records received", r->rank, nr);
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        MPI_Datatype t;
+        MPI_Type_contiguous((int)stride, MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        MPI_Alltoallv(sbuf, counts, sd, t, *rbuf, rcounts, rd, t, MPI_COMM_WORLD);
+        MPI_Type_free(&t);
+        r->rep->bytes_sent += (ns - (uint64_t)counts[r->rank]) * stride;
+        r->rep->bytes_recv += (nr - (uint64_t)rcounts[r->rank]) * stride;
+        *nrecv = nr;
+    } else {
+        free(*rbuf);
+        *rbuf = NULL;
+    }
+    free(sd);
+    free(rd);
+    return st;
+}
+
+/* The slabs: the axis of widest extent, cut at the global quantiles. */
+static int decompose(run *r, fk_error *err)
+{
+    const fk_distlink_in *in = r->in;
+    double mn[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, mx[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, gmn[3], gmx[3];
+    for (uint64_t i = 0; i < in->n; i++)
+        for (int k = 0; k < 3; k++) {
+            double x = in->pos[3 * i + k];
+            if (x < mn[k]) mn[k] = x;
+            if (x > mx[k]) mx[k] = x;
+        }
+    MPI_Allreduce(mn, gmn, 3, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(mx, gmx, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    r->axis = 0;
+    for (int k = 1; k < 3; k++)
+        if (gmx[k] - gmn[k] > gmx[r->axis] - gmn[r->axis]) r->axis = k;
+    r->amin = gmn[r->axis];
+    r->amax = gmx[r->axis];
+    if (!(r->amax >= r->amin)) r->amin = r->amax = 0; /* no particles anywhere */
+    /* The margin: the longest linking length, widened for the rounding of a
+     * binary32 separation and its wrap (a few units in the last place of the
+     * largest coordinate); a wider margin only adds ghosts. */
+    double big = fabs(r->amin) > fabs(r->amax) ? fabs(r->amin) : fabs(r->amax);
+    if (r->period > big) big = r->period;
+    r->margin = r->in->lo[0].l * (1 + 1e-5) + big * 0x1p-20;
+
+    uint64_t *h = xmalloc(FK_DIST_BINS * sizeof *h), *gh = xmalloc(FK_DIST_BINS * sizeof *gh);
+    int st = (!h || !gh) ? fk_fail(err, FK_ENOMEM, "out of memory for the slabs' histogram") : FK_OK;
+    st = fk_dist_agree(st, err, NULL);
+    if (st) {
+        free(h);
+        free(gh);
+        return st;
+    }
+    memset(h, 0, FK_DIST_BINS * sizeof *h);
+    for (uint64_t i = 0; i < in->n; i++) h[bin_of(r, in->pos[3 * i + r->axis])]++;
+    MPI_Allreduce(h, gh, FK_DIST_BINS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    /* cut[d]: the first bin b whose particles before it reach d/R of all */
+    uint64_t N = r->off[r->size], cum = 0;
+    uint32_t b = 0;
+    r->cut[0] = 0;
+    for (int d = 1; d < r->size; d++) {
+        uint64_t target = (uint64_t)((long double)N * d / r->size);
+        while (b < FK_DIST_BINS && cum < target) cum += gh[b++];
+        r->cut[d] = b;
+    }
+    r->cut[r->size] = FK_DIST_BINS;
+    free(h);
+    free(gh);
+    return FK_OK;
+}
+
+/* Owned particles to the ranks of their slabs. */
+static int send_owned(run *r, fk_error *err)
+{
+    const fk_distlink_in *in = r->in;
+    int R = r->size;
+    size_t stride = 12 + (r->sixd ? 12 : 0) + 16;
+    int *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *at = xmalloc(R * sizeof *at);
+    int *dest = xmalloc(in->n * sizeof *dest);
+    unsigned char *sb = xmalloc(in->n * stride);
+    int st = (!cnt || !rcnt || !at || !dest || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
+    if (!st) {
+        memset(cnt, 0, R * sizeof *cnt);
+        for (uint64_t i = 0; i < in->n; i++) cnt[dest[i] = owner_of(r, in->pos[3 * i + r->axis])]++;
+        uint64_t s = 0;
+        for (int d = 0; d < R; d++) {
+            at[d] = s;
+            s += (uint64_t)cnt[d];
+        }
+        for (uint64_t i = 0; i < in->n; i++) {
+            unsigned char *p = sb + stride * at[dest[i]]++;
+            uint64_t g = r->off[r->rank] + i;
+            memcpy(p, in->pos + 3 * i, 12);
+            if (r->sixd) memcpy(p + 12, in->vel + 3 * i, 12);
+            memcpy(p + stride - 16, &in->id[i], 8);
+            memcpy(p + stride - 8, &g, 8);
+        }
+    }
+    free(dest);
+    free(at);
+    st = fk_dist_agree(st, err, NULL);
+    void *rb = NULL;
+    uint64_t nr = 0;
+    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
+    free(sb);
+    free(cnt);
+    free(rcnt);
+    if (st) return st;
+    r->no = nr;
+    if (nr >= UINT32_MAX)
+        st = fk_fail(err, FK_EUNSUP, "rank %d owns %" PRIu64 " particles: at most %" PRIu32 " per rank (run more ranks)",
+                     r->rank, nr, UINT32_MAX - 1);
+    else if (!(r->oid = xmalloc(nr * 8)) || !(r->ogix = xmalloc(nr * 8)) || !(r->pos = xmalloc(nr * 12)) ||
+             (r->sixd && !(r->vel = xmalloc(nr * 12))))
+        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles", r->rank, nr);
+    if (!st) {
+        const unsigned char *p = rb;
+        for (uint64_t i = 0; i < nr; i++, p += stride) {
+            memcpy(r->pos + 3 * i, p, 12);
+            if (r->sixd) memcpy(r->vel + 3 * i, p + 12, 12);
+            memcpy(&r->oid[i], p + stride - 16, 8);
+            memcpy(&r->ogix[i], p + stride - 8, 8);
+        }
+    }
+    free(rb);
+    return fk_dist_agree(st, err, NULL);
+}
+
+/* Copies of the owned particles near other slabs to their ranks. */
+static int send_ghosts(run *r, fk_error *err)
+{
+    int R = r->size;
+    size_t stride = 12 + (r->sixd ? 12 : 0) + 4;
+    int *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *at = xmalloc(R * sizeof *at);
+    int st = (!cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the ghosts") : FK_OK;
+    unsigned char *sb = NULL;
+    if (!st) {
+        memset(cnt, 0, R * sizeof *cnt);
+        uint64_t total = 0;
+        for (uint64_t i = 0; i < r->no; i++)
+            for (int d = 0; d < R; d++)
+                if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) cnt[d]++, total++;
+        for (int d = 0, s = 0; d < R; s += cnt[d], d++) at[d] = (uint64_t)s;
+        if (!(sb = xmalloc(total * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " ghosts", total);
+        for (uint64_t i = 0; !st && i < r->no; i++)
+            for (int d = 0; d < R; d++)
+                if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) {
+                    unsigned char *p = sb + stride * at[d]++;
+                    uint32_t j = (uint32_t)i;
+                    memcpy(p, r->pos + 3 * i, 12);
+                    if (r->sixd) memcpy(p + 12, r->vel + 3 * i, 12);
+                    memcpy(p + stride - 4, &j, 4);
+                }
+    }
+    free(at);
+    st = fk_dist_agree(st, err, NULL);
+    void *rb = NULL;
+    uint64_t nr = 0;
+    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
+    free(sb);
+    free(cnt);
+    if (st) {
+        free(rcnt);
+        return st;
+    }
+    uint64_t nl = r->no + nr;
+    r->ng = nr;
+    float *pos = NULL, *vel = NULL;
+    if (nl >= UINT32_MAX)
+        st = fk_fail(err, FK_EUNSUP, "rank %d holds %" PRIu64 " particles with its ghosts: at most %" PRIu32 " per rank (run more ranks)",
+                     r->rank, nl, UINT32_MAX - 1);
+    else if (!(pos = realloc(r->pos, nl * 12 + 1)) || (r->pos = pos, 0) ||
+             (r->sixd && (!(vel = realloc(r->vel, nl * 12 + 1)) || (r->vel = vel, 0))) ||
+             !(r->gsrc = xmalloc(nr * 4)) || !(r->gidx = xmalloc(nr * 4)))
+        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " ghosts", r->rank, nr);
+    if (!st) {
+        const unsigned char *p = rb;
+        uint64_t g = 0;
+        for (int s = 0; s < R; s++)
+            for (int k = 0; k < rcnt[s]; k++, g++, p += stride) {
+                memcpy(r->pos + 3 * (r->no + g), p, 12);
+                if (r->sixd) memcpy(r->vel + 3 * (r->no + g), p + 12, 12);
+                r->gsrc[g] = (uint32_t)s;
+                memcpy(&r->gidx[g], p + stride - 4, 4);
+            }
+    }
+    free(rb);
+    free(rcnt);
+    return fk_dist_agree(st, err, NULL);
+}
+
+/* The local tree over owned particles and ghosts, and every level linked. */
+static int link_local(run *r, fk_error *err)
+{
+    uint64_t nl = r->no + r->ng;
+    int st = fk_tree_build_cpu(r->pos, nl, r->in->leafsize, &r->tree, &r->perm, err);
+    if (!st && !(r->inv = xmalloc(nl * 4))) st = fk_fail(err, FK_ENOMEM, "out of memory for a permutation");
+    if (!st) {
+        for (uint64_t t = 0; t < nl; t++) r->inv[r->perm[t]] = (uint32_t)t;
+        if (r->sixd) {
+            float *v = xmalloc(nl * 12);
+            if (!v)
+                st = fk_fail(err, FK_ENOMEM, "out of memory for velocities");
+            else {
+                for (uint64_t t = 0; t < nl; t++) memcpy(v + 3 * t, r->vel + 3 * (uint64_t)r->perm[t], 12);
+                free(r->vel);
+                r->vel = v;
+            }
+        }
+    }
+    for (int k = 0; !st && k < r->nlev; k++)
+        if (!(r->sink[k] = xmalloc(nl * 4))) st = fk_fail(err, FK_ENOMEM, "out of memory for sinks");
+    if (!st) {
+        fk_link_job job = {nl, r->pos, r->vel, &r->tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu};
+        st = fk_link_run(&job, r->sink, &r->rep->link, err);
+    }
+    return fk_dist_agree(st, err, NULL);
+}
+
+/* A node of the merge: a component's key and lowest ID. */
+typedef struct node {
+    uint64_t key, mid;
+} node;
+
+static int cmp_node(const void *a, const void *b)
+{
+    uint64_t x = ((const node *)a)->key, y = ((const node *)b)->key;
+    return (x > y) - (x < y);
+}
+
+static uint64_t find(uint64_t *up, uint64_t i)
+{
+    while (up[i] != i) i = up[i] = up[up[i]];
+    return i;
+}
+
+static int64_t lookup(const node *v, uint64_t n, uint64_t key)
+{
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (v[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].key == key ? (int64_t)lo : -1;
+}
+
+/* Rank 0's part of the merge: joins the nodes (sorted copy) along the edges;
+ * ans[i] (for nodes[i], in the order given) gets the group's root key and lowest ID. */
+static int resolve(node *nodes, uint64_t nn, const uint64_t *edges, uint64_t ne, node *ans, fk_error *err)
+{
+    node *s = xmalloc(nn * sizeof *s);
+    uint64_t *up = xmalloc(nn * 8), *mid = xmalloc(nn * 8);
+    if (!s || !up || !mid) {
+        free(s);
+        free(up);
+        free(mid);
+        return fk_fail(err, FK_ENOMEM, "out of memory merging %" PRIu64 " boundary components", nn);
+    }
+    memcpy(s, nodes, nn * sizeof *s);
+    qsort(s, nn, sizeof *s, cmp_node);
+    for (uint64_t i = 0; i < nn; i++) up[i] = i;
+    int st = FK_OK;
+    for (uint64_t e = 0; e < ne && !st; e++) {
+        int64_t a = lookup(s, nn, edges[2 * e]), b = lookup(s, nn, edges[2 * e + 1]);
+        if (a < 0 || b < 0) {
+            st = fk_fail(err, FK_EINVAL, "the merge met an edge to an unknown component (internal error)");
+            break;
+        }
+        uint64_t ra = find(up, (uint64_t)a), rb = find(up, (uint64_t)b);
+        if (ra < rb)
+            up[rb] = ra;
+        else if (rb < ra)
+            up[ra] = rb;
+    }
+    for (uint64_t i = 0; i < nn; i++) mid[i] = UINT64_MAX;
+    for (uint64_t i = 0; !st && i < nn; i++) {
+        uint64_t ri = find(up, i);
+        if (s[i].mid < mid[ri]) mid[ri] = s[i].mid;
+    }
+    for (uint64_t i = 0; !st && i < nn; i++) {
+        uint64_t ri = find(up, (uint64_t)lookup(s, nn, nodes[i].key));
+        ans[i].key = s[ri].key; /* the lowest key of the set: links point to lower indices */
+        ans[i].mid = mid[ri];
+    }
+    free(s);
+    free(up);
+    free(mid);
+    return st;
+}
+
+/* Level k's merge: labels[j] (owned j) gets the lowest ID of its group, and
+ * the number of global groups is counted. */
+static int merge(run *r, int k, uint64_t *label, fk_error *err)
+{
+    int R = r->size;
+    uint64_t nl = r->no + r->ng;
+    const uint32_t *sink = r->sink[k];
+    uint64_t *ckey = xmalloc(nl * 8), *cmid = xmalloc(nl * 8);
+    int64_t *slot = xmalloc(nl * 8); /* a component's place among this rank's nodes, -1: none */
+    int *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *at = xmalloc(R * sizeof *at);
+    const size_t stride = 24;
+    unsigned char *sb = NULL;
+    int st = (!ckey || !cmid || !slot || !cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the merge")
+                                                               : FK_OK;
+    uint64_t nnode = 0;
+    if (!st) {
+        for (uint64_t t = 0; t < nl; t++) ckey[t] = cmid[t] = UINT64_MAX, slot[t] = -1;
+        for (uint64_t t = 0; t < nl; t++) {
+            uint32_t j = r->perm[t], s = sink[t];
+            if (j >= r->no) continue;
+            if (r->ogix[j] < ckey[s]) ckey[s] = r->ogix[j];
+            if (r->oid[j] < cmid[s]) cmid[s] = r->oid[j];
+        }
+        memset(cnt, 0, R * sizeof *cnt);
+        for (uint64_t g = 0; g < r->ng; g++) {
+            uint32_t s = sink[r->inv[r->no + g]];
+            if (ckey[s] == UINT64_MAX) continue;
+            cnt[r->gsrc[g]]++;
+            if (slot[s] < 0) slot[s] = (int64_t)nnode++;
+        }
+        uint64_t total = 0;
+        for (int d = 0; d < R; d++) at[d] = total, total += (uint64_t)cnt[d];
+        if (!(sb = xmalloc(total * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        for (uint64_t g = 0; !st && g < r->ng; g++) {
+            uint32_t s = sink[r->inv[r->no + g]];
+            if (ckey[s] == UINT64_MAX) continue;
+            unsigned char *p = sb + stride * at[r->gsrc[g]]++;
+            uint64_t j = r->gidx[g];
+            memcpy(p, &j, 8);
+            memcpy(p + 8, &ckey[s], 8);
+            memcpy(p + 16, &cmid[s], 8);
+        }
+    }
+    free(at);
+    st = fk_dist_agree(st, err, NULL);
+    void *rb = NULL;
+    uint64_t nr = 0;
+    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
+    free(sb);
+    sb = NULL;
+    /* This rank's part of the merge: its nodes (key, lowest ID) and its
+     * edges (own key, other key) */
+    node *nodes = NULL;
+    uint64_t *edges = NULL;
+    if (!st) {
+        edges = xmalloc(nr * 16);
+        if (!edges) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        const unsigned char *p = rb;
+        for (uint64_t e = 0; !st && e < nr; e++, p += stride) {
+            uint64_t j;
+            memcpy(&j, p, 8);
+            if (j >= r->no) {
+                st = fk_fail(err, FK_EINVAL, "a ghost names particle %" PRIu64 " of %" PRIu64 " (internal error)", j,
+                             r->no);
+                break;
+            }
+            uint32_t s = sink[r->inv[j]];
+            if (slot[s] < 0) slot[s] = (int64_t)nnode++;
+            edges[2 * e] = ckey[s];
+            memcpy(&edges[2 * e + 1], p + 8, 8);
+        }
+        if (!st && !(nodes = xmalloc(nnode * sizeof *nodes))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        for (uint64_t t = 0; !st && t < nl; t++)
+            if (slot[t] >= 0) nodes[slot[t]] = (node){ckey[t], cmid[t]};
+    }
+    free(rb);
+    if (!st) r->rep->edges[k] = nr;
+    st = fk_dist_agree(st, err, NULL);
+    /* Gather nodes and edges on rank 0. */
+    int nn32 = (int)nnode, ne32 = (int)nr;
+    if (!st && (nnode > INT_MAX / 2 || nr > INT_MAX / 2))
+        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " boundary edges: too many for one merge", r->rank, nr);
+    st = fk_dist_agree(st, err, NULL);
+    int *nn = NULL, *ne = NULL, *dn = NULL, *de = NULL;
+    node *allnodes = NULL, *ans = NULL, *myans = NULL;
+    uint64_t *alledges = NULL, tn = 0, te = 0;
+    if (!st) {
+        nn = xmalloc(R * sizeof *nn), ne = xmalloc(R * sizeof *ne), dn = xmalloc(R * sizeof *dn),
+        de = xmalloc(R * sizeof *de);
+        if (!nn || !ne || !dn || !de) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+    }
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        MPI_Gather(&nn32, 1, MPI_INT, nn, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Gather(&ne32, 1, MPI_INT, ne, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (r->rank == 0) {
+            for (int d = 0; d < R; d++) {
+                dn[d] = (int)tn, de[d] = (int)te;
+                tn += (uint64_t)nn[d], te += (uint64_t)ne[d];
+            }
+            if (tn > INT_MAX || te > INT_MAX)
+                st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " boundary components: too many for one merge", tn);
+            else if (!(allnodes = xmalloc(tn * sizeof *allnodes)) || !(alledges = xmalloc(te * 16)) ||
+                     !(ans = xmalloc(tn * sizeof *ans)))
+                st = fk_fail(err, FK_ENOMEM, "out of memory merging %" PRIu64 " boundary components", tn);
+        }
+        if (!st && !(myans = xmalloc(nnode * sizeof *myans))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+    }
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        MPI_Datatype tnode;
+        MPI_Type_contiguous(16, MPI_BYTE, &tnode);
+        MPI_Type_commit(&tnode);
+        MPI_Gatherv(nodes, nn32, tnode, allnodes, nn, dn, tnode, 0, MPI_COMM_WORLD);
+        MPI_Gatherv(edges, ne32, tnode, alledges, ne, de, tnode, 0, MPI_COMM_WORLD);
+        if (r->rank) r->rep->bytes_sent += (uint64_t)(nn32 + ne32) * 16;
+        if (r->rank == 0) st = resolve(allnodes, tn, alledges, te, ans, err);
+        st = fk_dist_agree(st, err, NULL);
+        if (!st) MPI_Scatterv(ans, nn, dn, tnode, myans, nn32, tnode, 0, MPI_COMM_WORLD);
+        if (r->rank) r->rep->bytes_recv += (uint64_t)nn32 * 16;
+        MPI_Type_free(&tnode);
+    }
+    if (!st) {
+        /* Each owned particle's label: its component's answer, or the
+         * component's own lowest ID when it touched no other rank. */
+        uint64_t roots = 0;
+        for (uint64_t j = 0; j < r->no; j++) {
+            uint32_t s = sink[r->inv[j]];
+            uint64_t root = ckey[s];
+            label[j] = cmid[s];
+            if (slot[s] >= 0) {
+                root = myans[slot[s]].key;
+                label[j] = myans[slot[s]].mid;
+            }
+            roots += r->ogix[j] == root;
+        }
+        MPI_Allreduce(&roots, &r->rep->groups[k], 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    }
+    free(nn), free(ne), free(dn), free(de);
+    free(allnodes), free(alledges), free(ans), free(myans);
+    free(nodes), free(edges);
+    free(ckey), free(cmid), free(slot), free(cnt), free(rcnt);
+    return st;
+}
+
+/* The labels back to the ranks and places the particles came from. */
+static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_error *err)
+{
+    int R = r->size, L = r->nlev;
+    size_t stride = 8 + 8 * (size_t)L;
+    int *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *at = xmalloc(R * sizeof *at);
+    int *dest = xmalloc(r->no * sizeof *dest);
+    unsigned char *sb = xmalloc(r->no * stride);
+    int st = (!cnt || !rcnt || !at || !dest || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory returning labels") : FK_OK;
+    if (!st) {
+        memset(cnt, 0, R * sizeof *cnt);
+        for (uint64_t j = 0; j < r->no; j++) {
+            int lo = 0, hi = R - 1; /* the last rank d with off[d] <= ogix */
+            while (lo < hi) {
+                int mid = (lo + hi + 1) / 2;
+                if (r->off[mid] <= r->ogix[j])
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            cnt[dest[j] = lo]++;
+        }
+        uint64_t s = 0;
+        for (int d = 0; d < R; d++) at[d] = s, s += (uint64_t)cnt[d];
+        for (uint64_t j = 0; j < r->no; j++) {
+            unsigned char *p = sb + stride * at[dest[j]]++;
+            memcpy(p, &r->ogix[j], 8);
+            for (int k = 0; k < L; k++) memcpy(p + 8 + 8 * k, &label[k][j], 8);
+        }
+    }
+    free(dest);
+    free(at);
+    st = fk_dist_agree(st, err, NULL);
+    void *rb = NULL;
+    uint64_t nr = 0;
+    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
+    free(sb);
+    free(cnt);
+    free(rcnt);
+    if (st) return st;
+    uint64_t base = r->off[r->rank], n = r->in->n;
+    if (nr != n) st = fk_fail(err, FK_EINVAL, "rank %d got %" PRIu64 " labels for %" PRIu64 " particles (internal error)",
+                              r->rank, nr, n);
+    const unsigned char *p = rb;
+    for (uint64_t e = 0; !st && e < nr; e++, p += stride) {
+        uint64_t g;
+        memcpy(&g, p, 8);
+        if (g < base || g - base >= n) {
+            st = fk_fail(err, FK_EINVAL, "rank %d got a label for another rank's particle (internal error)", r->rank);
+            break;
+        }
+        for (int k = 0; k < L; k++) memcpy(&gmin[k][g - base], p + 8 + 8 * k, 8);
+    }
+    free(rb);
+    return fk_dist_agree(st, err, NULL);
+}
+
+static void run_free(run *r)
+{
+    free(r->off), free(r->cut), free(r->pos), free(r->vel), free(r->oid), free(r->ogix);
+    free(r->gsrc), free(r->gidx), free(r->perm), free(r->inv);
+    fk_tree_free(&r->tree);
+    for (int k = 0; k < FK_LEVELS_MAX; k++) free(r->sink[k]);
+}
+
+int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink_report *rep_, fk_error *err)
+{
+    fk_distlink_report rep0;
+    fk_distlink_report *rep = rep_ ? rep_ : &rep0;
+    memset(rep, 0, sizeof *rep);
+    run r;
+    memset(&r, 0, sizeof r);
+    r.in = in;
+    r.rep = rep;
+    r.nlev = in->nlevels;
+    r.sixd = in->lo[0].psi > 0;
+    r.period = in->lo[0].periodic ? in->lo[0].box : 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r.size);
+    int st = fk_levels_check(in->lo, in->nlevels, err);
+    if (!st && in->n >= UINT32_MAX)
+        st = fk_fail(err, FK_EUNSUP, "rank %d reads %" PRIu64 " particles: at most %" PRIu32 " per rank", r.rank, in->n,
+                     UINT32_MAX - 1);
+    if (!st && (!(r.off = xmalloc((r.size + 1) * sizeof *r.off)) || !(r.cut = xmalloc((r.size + 1) * sizeof *r.cut))))
+        st = fk_fail(err, FK_ENOMEM, "out of memory");
+    st = fk_dist_agree(st, err, NULL);
+    uint64_t *label[FK_LEVELS_MAX] = {0};
+    double t0 = now();
+    if (!st) {
+        MPI_Allgather(&in->n, 1, MPI_UINT64_T, r.off + 1, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+        r.off[0] = 0;
+        for (int d = 0; d < r.size; d++) r.off[d + 1] += r.off[d];
+        rep->ntotal = r.off[r.size];
+        st = decompose(&r, err);
+    }
+    if (!st) st = send_owned(&r, err);
+    if (!st) st = send_ghosts(&r, err);
+    rep->t_decomp = now() - t0;
+    if (!st) {
+        rep->owned = r.no;
+        rep->ghosts = r.ng;
+        rep->axis = r.axis;
+        slab(&r, r.rank, &rep->slab_lo, &rep->slab_hi);
+        t0 = now();
+        st = link_local(&r, err);
+        rep->t_link = now() - t0;
+    }
+    t0 = now();
+    for (int k = 0; !st && k < r.nlev; k++) {
+        if (!(label[k] = xmalloc(r.no * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory for labels");
+        st = fk_dist_agree(st, err, NULL);
+        if (!st) st = merge(&r, k, label[k], err);
+    }
+    rep->t_merge = now() - t0;
+    t0 = now();
+    if (!st) st = send_back(&r, label, gmin, err);
+    rep->t_return = now() - t0;
+    for (int k = 0; k < FK_LEVELS_MAX; k++) free(label[k]);
+    run_free(&r);
+    return st;
+}
+
+#endif
