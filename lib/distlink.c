@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "gpu.h"
 #include "kdtree.h"
 
 #ifndef FK_HAVE_MPI
@@ -155,28 +156,37 @@ static int reaches(const run *r, int d, float x)
 /* Sends counts[d] records of stride bytes from sbuf (grouped by destination)
  * to every rank d; *rbuf (malloc'd) gets what came, grouped by source, with
  * rcounts[s] records from rank s. Collective; failures agreed on. */
-static int exchange(run *r, const void *sbuf, const int *counts, size_t stride, void **rbuf, int *rcounts,
+static int exchange(run *r, const void *sbuf, const uint64_t *counts, size_t stride, void **rbuf, int *rcounts,
                     uint64_t *nrecv, fk_error *err)
 {
     int R = r->size;
-    int *sd = xmalloc(R * sizeof *sd), *rd = xmalloc(R * sizeof *rd);
-    MPI_Alltoall(counts, 1, MPI_INT, rcounts, 1, MPI_INT, MPI_COMM_WORLD);
+    int *sc = xmalloc(R * sizeof *sc), *sd = xmalloc(R * sizeof *sd), *rd = xmalloc(R * sizeof *rd);
     uint64_t ns = 0, nr = 0;
+    int st = FK_OK;
+    for (int d = 0; d < R; d++) ns += counts[d];
+    if (!sc || !sd || !rd)
+        st = fk_fail(err, FK_ENOMEM, "out of memory for an exchange");
+    else if (ns > INT_MAX) /* MPI counts and displacements are ints */
+        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " records to send in one exchange: at most %d", r->rank, ns,
+                     INT_MAX);
+    st = fk_dist_agree(st, err, NULL);
+    if (st) {
+        free(sc), free(sd), free(rd);
+        return st;
+    }
+    for (int d = 0; d < R; d++) sc[d] = (int)counts[d];
+    MPI_Alltoall(sc, 1, MPI_INT, rcounts, 1, MPI_INT, MPI_COMM_WORLD);
+    ns = 0;
     for (int d = 0; d < R; d++) {
-        if (sd && rd) {
-            sd[d] = (int)ns;
-            rd[d] = (int)nr;
-        }
-        ns += (uint64_t)counts[d];
+        sd[d] = (int)ns;
+        rd[d] = (int)(nr < INT_MAX ? nr : 0);
+        ns += (uint64_t)sc[d];
         nr += (uint64_t)rcounts[d];
     }
-    int st = FK_OK;
     *rbuf = NULL;
-    if (!sd || !rd)
-        st = fk_fail(err, FK_ENOMEM, "out of memory for an exchange");
-    else if (ns > INT_MAX || nr > INT_MAX)
-        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " records in one exchange: at most %d", r->rank,
-                     ns > nr ? ns : nr, INT_MAX);
+    if (nr > INT_MAX)
+        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " records to receive in one exchange: at most %d", r->rank,
+                     nr, INT_MAX);
     else if (!(*rbuf = xmalloc(nr * stride)))
         st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " records received", r->rank, nr);
     st = fk_dist_agree(st, err, NULL);
@@ -184,17 +194,16 @@ static int exchange(run *r, const void *sbuf, const int *counts, size_t stride, 
         MPI_Datatype t;
         MPI_Type_contiguous((int)stride, MPI_BYTE, &t);
         MPI_Type_commit(&t);
-        MPI_Alltoallv(sbuf, counts, sd, t, *rbuf, rcounts, rd, t, MPI_COMM_WORLD);
+        MPI_Alltoallv(sbuf, sc, sd, t, *rbuf, rcounts, rd, t, MPI_COMM_WORLD);
         MPI_Type_free(&t);
-        r->rep->bytes_sent += (ns - (uint64_t)counts[r->rank]) * stride;
+        r->rep->bytes_sent += (ns - (uint64_t)sc[r->rank]) * stride;
         r->rep->bytes_recv += (nr - (uint64_t)rcounts[r->rank]) * stride;
         *nrecv = nr;
     } else {
         free(*rbuf);
         *rbuf = NULL;
     }
-    free(sd);
-    free(rd);
+    free(sc), free(sd), free(rd);
     return st;
 }
 
@@ -256,7 +265,8 @@ static int send_owned(run *r, fk_error *err)
     const fk_distlink_in *in = r->in;
     int R = r->size;
     size_t stride = 12 + (r->sixd ? 12 : 0) + 16;
-    int *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *cnt = xmalloc(R * sizeof *cnt);
+    int *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t *at = xmalloc(R * sizeof *at);
     int *dest = xmalloc(in->n * sizeof *dest);
     unsigned char *sb = xmalloc(in->n * stride);
@@ -313,7 +323,8 @@ static int send_ghosts(run *r, fk_error *err)
 {
     int R = r->size;
     size_t stride = 12 + (r->sixd ? 12 : 0) + 4;
-    int *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *cnt = xmalloc(R * sizeof *cnt);
+    int *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t *at = xmalloc(R * sizeof *at);
     int st = (!cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the ghosts") : FK_OK;
     unsigned char *sb = NULL;
@@ -323,7 +334,7 @@ static int send_ghosts(run *r, fk_error *err)
         for (uint64_t i = 0; i < r->no; i++)
             for (int d = 0; d < R; d++)
                 if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) cnt[d]++, total++;
-        for (int d = 0, s = 0; d < R; s += cnt[d], d++) at[d] = (uint64_t)s;
+        for (uint64_t d = 0, s = 0; d < (uint64_t)R; s += cnt[d], d++) at[d] = s;
         if (!(sb = xmalloc(total * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " ghosts", total);
         for (uint64_t i = 0; !st && i < r->no; i++)
             for (int d = 0; d < R; d++)
@@ -352,10 +363,14 @@ static int send_ghosts(run *r, fk_error *err)
     if (nl >= UINT32_MAX)
         st = fk_fail(err, FK_EUNSUP, "rank %d holds %" PRIu64 " particles with its ghosts: at most %" PRIu32 " per rank (run more ranks)",
                      r->rank, nl, UINT32_MAX - 1);
-    else if (!(pos = realloc(r->pos, nl * 12 + 1)) || (r->pos = pos, 0) ||
-             (r->sixd && (!(vel = realloc(r->vel, nl * 12 + 1)) || (r->vel = vel, 0))) ||
-             !(r->gsrc = xmalloc(nr * 4)) || !(r->gidx = xmalloc(nr * 4)))
-        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " ghosts", r->rank, nr);
+    else {
+        if ((pos = realloc(r->pos, nl * 12 + 1))) r->pos = pos;
+        if (r->sixd && (vel = realloc(r->vel, nl * 12 + 1))) r->vel = vel;
+        r->gsrc = xmalloc(nr * 4);
+        r->gidx = xmalloc(nr * 4);
+        if (!pos || (r->sixd && !vel) || !r->gsrc || !r->gidx)
+            st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " ghosts", r->rank, nr);
+    }
     if (!st) {
         const unsigned char *p = rb;
         uint64_t g = 0;
@@ -372,10 +387,21 @@ static int send_ghosts(run *r, fk_error *err)
     return fk_dist_agree(st, err, NULL);
 }
 
+static int link_pieces(run *r, uint64_t npieces, fk_error *err);
+
 /* The local tree over owned particles and ghosts, and every level linked. */
 static int link_local(run *r, fk_error *err)
 {
-    uint64_t nl = r->no + r->ng;
+    uint64_t nl = r->no + r->ng, piece = r->in->piece;
+    if (!piece && r->in->gpu && r->in->gpu_mem && !r->in->brute) {
+        /* Pieces that fit the GPU: the memory of the whole, over 80% of what
+         * is free, pieces enough; a piece's ghosts make it a little larger. */
+        uint64_t nodes = nl ? (UINT64_C(2) << fk_tree_depth(nl, r->in->leafsize)) - 1 : 0;
+        double need = (double)fk_gpu_link_bytes(nl, nodes, r->sixd), have = 0.8 * (double)r->in->gpu_mem;
+        if (need > have) piece = (uint64_t)((double)r->no / ceil(1.25 * need / have)) + 1;
+    }
+    if (piece && r->no > piece) return link_pieces(r, (r->no + piece - 1) / piece, err);
+    r->rep->pieces = 1;
     int st = fk_tree_build_cpu(r->pos, nl, r->in->leafsize, &r->tree, &r->perm, err);
     if (!st && !(r->inv = xmalloc(nl * 4))) st = fk_fail(err, FK_ENOMEM, "out of memory for a permutation");
     if (!st) {
@@ -397,6 +423,131 @@ static int link_local(run *r, fk_error *err)
         fk_link_job job = {nl, r->pos, r->vel, &r->tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu};
         st = fk_link_run(&job, r->sink, &r->rep->link, err);
     }
+    return fk_dist_agree(st, err, NULL);
+}
+
+/* Union-find over a rank's particles, the lower index the root (links only point down). */
+static uint32_t uf_find(uint32_t *up, uint32_t i)
+{
+    while (up[i] != i) i = up[i] = up[up[i]];
+    return i;
+}
+
+static void uf_join(uint32_t *up, uint32_t a, uint32_t b)
+{
+    a = uf_find(up, a);
+    b = uf_find(up, b);
+    if (a < b)
+        up[b] = a;
+    else if (b < a)
+        up[a] = b;
+}
+
+typedef struct keyed {
+    float x;
+    uint32_t i;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *p = a, *q = b;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    return (p->i > q->i) - (p->i < q->i);
+}
+
+/* Whether x lies within the margin of [lo, hi] along the axis, periodically. */
+static int near(const run *r, double lo, double hi, float x)
+{
+    for (int s = -1; s <= 1; s++) {
+        if (s && !(r->period > 0)) continue;
+        double xs = (double)x + s * r->period;
+        double gap = xs < lo ? lo - xs : xs > hi ? xs - hi : 0;
+        if (gap <= r->margin) return 1;
+    }
+    return 0;
+}
+
+/* link_local in pieces of at most r->piece owned particles: each piece is a
+ * run of the owned particles in axis order with every particle of the rank
+ * within the margin of it, built and linked alone; every piece's components
+ * are joined in one union-find per level over the rank's particles. A link
+ * with an owned end is found in the piece whose run holds that end, so the
+ * components that hold owned particles are those link_local finds (their
+ * lowest members may differ: merge needs only one label per component).
+ * The sinks are then in the rank's own order (perm the identity). */
+static int link_pieces(run *r, uint64_t npieces, fk_error *err)
+{
+    uint64_t nl = r->no + r->ng;
+    int st = FK_OK;
+    keyed *ord = xmalloc(r->no * sizeof *ord);
+    uint32_t *member = xmalloc(nl * 4);
+    float *ppos = xmalloc(nl * 12), *pvel = r->sixd ? xmalloc(nl * 12) : NULL;
+    uint32_t *psink[FK_LEVELS_MAX] = {0};
+    r->perm = xmalloc(nl * 4);
+    r->inv = xmalloc(nl * 4);
+    if (!ord || !member || !ppos || (r->sixd && !pvel) || !r->perm || !r->inv)
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the pieces");
+    for (int k = 0; !st && k < r->nlev; k++)
+        if (!(r->sink[k] = xmalloc(nl * 4)) || !(psink[k] = xmalloc(nl * 4)))
+            st = fk_fail(err, FK_ENOMEM, "out of memory for sinks");
+    if (!st) {
+        for (uint64_t i = 0; i < nl; i++) r->perm[i] = r->inv[i] = (uint32_t)i;
+        for (int k = 0; k < r->nlev; k++)
+            for (uint64_t i = 0; i < nl; i++) r->sink[k][i] = (uint32_t)i;
+        for (uint64_t i = 0; i < r->no; i++) ord[i] = (keyed){r->pos[3 * i + r->axis], (uint32_t)i};
+        qsort(ord, r->no, sizeof *ord, cmp_keyed);
+    }
+    fk_link_report *lr = &r->rep->link;
+    memset(lr, 0, sizeof *lr);
+    for (uint64_t p = 0; !st && p < npieces; p++) {
+        uint64_t a = r->no * p / npieces, b = r->no * (p + 1) / npieces, m = 0;
+        if (a == b) continue;
+        double lo = ord[a].x, hi = ord[b - 1].x;
+        for (uint64_t q = a; q < b; q++) member[m++] = ord[q].i;
+        for (uint64_t i = 0; i < nl; i++) {
+            if (i < r->no) {
+                float x = r->pos[3 * i + r->axis];
+                keyed k = {x, (uint32_t)i};
+                if (cmp_keyed(&k, &ord[a]) >= 0 && cmp_keyed(&k, &ord[b - 1]) <= 0) continue; /* in the run */
+            }
+            if (near(r, lo, hi, r->pos[3 * i + r->axis])) member[m++] = (uint32_t)i;
+        }
+        for (uint64_t q = 0; q < m; q++) {
+            memcpy(ppos + 3 * q, r->pos + 3 * (uint64_t)member[q], 12);
+            if (r->sixd) memcpy(pvel + 3 * q, r->vel + 3 * (uint64_t)member[q], 12);
+        }
+        fk_tree tree;
+        uint32_t *perm = NULL;
+        memset(&tree, 0, sizeof tree);
+        st = fk_tree_build_cpu(ppos, m, r->in->leafsize, &tree, &perm, err);
+        float *tvel = NULL;
+        if (!st && r->sixd) {
+            if (!(tvel = xmalloc(m * 12)))
+                st = fk_fail(err, FK_ENOMEM, "out of memory for a piece's velocities");
+            else
+                for (uint64_t t = 0; t < m; t++) memcpy(tvel + 3 * t, pvel + 3 * (uint64_t)perm[t], 12);
+        }
+        fk_link_report rep;
+        if (!st) {
+            fk_link_job job = {m, ppos, tvel, &tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu};
+            st = fk_link_run(&job, psink, &rep, err);
+        }
+        for (int k = 0; !st && k < r->nlev; k++) {
+            for (uint64_t t = 0; t < m; t++) uf_join(r->sink[k], member[perm[t]], member[perm[psink[k][t]]]);
+            lr->seconds[k] += rep.seconds[k];
+            lr->stats[k].pair_tests += rep.stats[k].pair_tests;
+            lr->stats[k].node_tests += rep.stats[k].node_tests;
+        }
+        if (!st) lr->total += rep.total;
+        free(tvel);
+        free(perm);
+        fk_tree_free(&tree);
+    }
+    for (int k = 0; !st && k < r->nlev; k++)
+        for (uint64_t i = 0; i < nl; i++) r->sink[k][i] = uf_find(r->sink[k], (uint32_t)i);
+    r->rep->pieces = st ? 0 : npieces;
+    free(ord), free(member), free(ppos), free(pvel);
+    for (int k = 0; k < FK_LEVELS_MAX; k++) free(psink[k]);
     return fk_dist_agree(st, err, NULL);
 }
 
@@ -483,7 +634,8 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
     const uint32_t *sink = r->sink[k];
     uint64_t *ckey = xmalloc(nl * 8), *cmid = xmalloc(nl * 8);
     int64_t *slot = xmalloc(nl * 8); /* a component's place among this rank's nodes, -1: none */
-    int *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *cnt = xmalloc(R * sizeof *cnt);
+    int *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t *at = xmalloc(R * sizeof *at);
     const size_t stride = 24;
     unsigned char *sb = NULL;
@@ -625,7 +777,8 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
 {
     int R = r->size, L = r->nlev;
     size_t stride = 8 + 8 * (size_t)L;
-    int *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *cnt = xmalloc(R * sizeof *cnt);
+    int *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t *at = xmalloc(R * sizeof *at);
     int *dest = xmalloc(r->no * sizeof *dest);
     unsigned char *sb = xmalloc(r->no * stride);

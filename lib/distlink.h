@@ -38,6 +38,12 @@ extern "C" {
  *     and sends every key its group's root and lowest ID.
  *  5. The labels go back to the rank and position each particle came from.
  *
+ * A rank whose particles do not fit its GPU (or with a piece size given)
+ * links them in pieces: runs of its owned particles along the slab axis,
+ * each with every particle of the rank within the margin of it, the pieces'
+ * components joined on the rank before the merge (the same argument: a link
+ * with an owned end is found in that end's piece).
+ *
  * Every pair of friends is found by the owner of either end (its friend is
  * within l of the owner's slab), so the edges join exactly the components of
  * one global group. IDs need not be unique: keys are stream indices.
@@ -58,6 +64,10 @@ typedef struct fk_distlink_in {
     int gpu;                /* link on this rank's GPU                        */
     int brute;              /* all pairs instead of the tree (small inputs)   */
     uint32_t leafsize;      /* of the local trees                             */
+    uint64_t piece;         /* link at most this many owned particles at a time
+                               (0: all at once, unless gpu and gpu_mem say they
+                               do not fit: then pieces that do)                */
+    uint64_t gpu_mem;       /* the GPU's free bytes (0: unknown)              */
 } fk_distlink_in;
 
 typedef struct fk_distlink_report {
@@ -66,6 +76,7 @@ typedef struct fk_distlink_report {
     uint64_t bytes_sent, bytes_recv;   /* this rank's, every exchange             */
     uint64_t edges[FK_LEVELS_MAX];     /* boundary edges this rank found          */
     uint64_t groups[FK_LEVELS_MAX];    /* global groups, of one particle or more  */
+    uint64_t pieces;                   /* this rank's particles linked in so many  */
     int axis;                          /* the slabs' axis                         */
     double slab_lo, slab_hi;           /* this rank's slab                        */
     double t_decomp, t_link, t_merge, t_return; /* wall time of each step        */

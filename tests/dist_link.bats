@@ -59,7 +59,8 @@ mock() {
 }
 
 # Links SNAP in one process with foflink ARGS and on R = 1, 2, 3, 4, 8 ranks (SNAP split in
-# contiguous slices) and compares every level's labels. Usage: same_partition SNAP LEVELS ARGS...
+# contiguous slices; $RANKS others, $DIST_ARGS more options for them) and compares every level's
+# labels. Usage: same_partition SNAP LEVELS ARGS...
 same_partition() {
     local snap=$1 levels=$2 r k
     shift 2
@@ -69,7 +70,8 @@ same_partition() {
     for r in ${RANKS:-1 2 3 4 8}; do
         rm -f in.*.fof out.*.fof
         splitstream "$r" "$snap" in.%r.fof
-        mpirun -n "$r" foflink "$@" in.%r.fof -o out.%r.fof
+        # shellcheck disable=SC2086 # DIST_ARGS: words
+        mpirun -n "$r" foflink "$@" ${DIST_ARGS:-} in.%r.fof -o out.%r.fof
         for ((k = 0; k < levels; k++)); do
             dist_labels "$k" out.*.fof >dist
             cmp dist "ref.$k" || { echo "$r ranks, level $k: labels differ"; diff dist "ref.$k" | head; return 1; }
@@ -158,4 +160,29 @@ same_partition() {
     [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
     grep -q '^foflink: in.1.fof: stream has no ID chunk' <<<"$stderr"
     ! ls out.* 2>/dev/null
+}
+
+@test "foflink on ranks: a rank's particles linked in pieces (--piece-size) give the same groups" {
+    mock
+    DIST_ARGS=--piece-size=1500 RANKS="1 3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 3 -b 0.2,0.1,0.05
+    DIST_ARGS=--piece-size=2000 RANKS="2" same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2 --psi=0.5
+    run --separate-stderr mpirun -n 2 foflink -v --piece-size=1500 in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    grep -q '^foflink: rank 0: .*link [0-9.]* s (7 pieces)' <<<"$stderr"
+    run -2 foflink --piece-size=10 in.0.fof -o /dev/null
+    [[ "$output" == *"option --piece-size is for distributed runs"* ]]
+}
+
+@test "foflink -v on ranks: rank 0 reports every rank's slab, ghosts, bytes and times, once" {
+    mock
+    splitstream 2 "$BATS_FILE_TMPDIR/snap.fof" in.%r.fof
+    run --separate-stderr mpirun -n 2 foflink -v in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    [ "$(grep -c '^foflink: rank 1: slab ' <<<"$stderr")" -eq 1 ]
+    [ "$(grep -c '^foflink: linking 20000 particles on 2 ranks' <<<"$stderr")" -eq 1 ]
+    grep -q '^foflink: ghosts: [1-9][0-9]* for 20000 particles' <<<"$stderr"
+    grep -q '^foflink: slowest rank: decomposition [0-9.]* s, link [0-9.]* s, merge [0-9.]* s' <<<"$stderr"
+    grep -q '^foflink: level 0: [1-9][0-9]* groups' <<<"$stderr"
 }

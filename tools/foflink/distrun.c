@@ -63,6 +63,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     fk_error err = {0};
     if (fk_dist_init(&rank, &size, &err)) prog_fail(&err);
     atexit(end_mpi);
+    if (rank) prog_verbose = 0; /* rank 0 reports for all (every rank's numbers gathered) */
     const char *out = std->output ? std->output : "-";
     if (size > 1 && !fk_dist_has_pattern(input))
         all_die(EXIT_USAGE, "%d ranks: the input name needs the rank pattern %%r (each rank reads its own stream), not %s",
@@ -142,9 +143,11 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     double t_read = prog_now() - t0;
 
     fk_gpuinfo gi;
-    fk_distlink_in din = {snap.n, pos, vel, id, lo, o->nlevels, device_resolve(o->devchoice, &gi) == DEV_GPU,
-                          o->brute, 16};
+    fk_distlink_in din = {.n = snap.n, .pos = pos, .vel = vel, .id = id, .lo = lo, .nlevels = o->nlevels,
+                          .gpu = device_resolve(o->devchoice, &gi) == DEV_GPU, .brute = o->brute, .leafsize = 16,
+                          .piece = (uint64_t)o->piece};
     if (din.gpu) din.leafsize = 32; /* kdbuild's defaults: a leaf fills a warp on the GPU */
+    din.gpu_mem = din.gpu ? gi.mem_free : 0;
     uint64_t *gmin[FK_LEVELS_MAX] = {0};
     st = FK_OK;
     for (int k = 0; k < o->nlevels && !st; k++)
@@ -159,7 +162,8 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     check(rank == 0 && !all ? fk_fail(&err, FK_ENOMEM, "out of memory") : FK_OK, &err);
     fk_distlink_gather(&rep, all, &err);
     if (rank == 0 && prog_verbose) {
-        double tl = 0, tm = 0;
+        double td = 0, tl = 0, tm = 0, tr = 0, sent = 0, smax = 0;
+        uint64_t ghosts = 0;
         for (int d = 0; d < size; d++) {
             const fk_distlink_report *a = &all[d];
             prog_info("rank %d: slab %.6g to %.6g (axis %d), %" PRIu64 " owned, %" PRIu64
@@ -167,14 +171,24 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
                       d, a->slab_lo, a->slab_hi, a->axis, a->owned, a->ghosts,
                       100.0 * (double)a->ghosts / (double)(a->owned ? a->owned : 1), a->bytes_sent / 1e6,
                       a->bytes_recv / 1e6, a->edges[0]);
-            prog_info("rank %d: decomposition %.3f s, link %.3f s, merge %.3f s, labels back %.3f s", d, a->t_decomp,
-                      a->t_link, a->t_merge, a->t_return);
-            if (a->t_link > tl) tl = a->t_link;
-            if (a->t_merge > tm) tm = a->t_merge;
+            prog_info("rank %d: decomposition %.3f s, link %.3f s (%" PRIu64 " piece%s), merge %.3f s, labels back %.3f s",
+                      d, a->t_decomp, a->t_link, a->pieces, a->pieces == 1 ? "" : "s", a->t_merge, a->t_return);
+            td = a->t_decomp > td ? a->t_decomp : td;
+            tl = a->t_link > tl ? a->t_link : tl;
+            tm = a->t_merge > tm ? a->t_merge : tm;
+            tr = a->t_return > tr ? a->t_return : tr;
+            sent += (double)a->bytes_sent;
+            smax = (double)a->bytes_sent > smax ? (double)a->bytes_sent : smax;
+            ghosts += a->ghosts;
         }
         for (int k = 0; k < o->nlevels; k++)
             prog_info("level %d: %" PRIu64 " groups (of one particle or more)", k, rep.groups[k]);
-        prog_info("slowest rank: link %.3f s, merge %.3f s (%.1f%% of the link)", tl, tm, 100 * tm / (tl + 1e-12));
+        prog_info("ghosts: %" PRIu64 " for %" PRIu64 " particles (%.2f%%); sent per rank: mean %.3f MB, most %.3f MB",
+                  ghosts, ntotal, 100.0 * (double)ghosts / (double)(ntotal ? ntotal : 1), sent / size / 1e6,
+                  smax / 1e6);
+        prog_info("slowest rank: decomposition %.3f s, link %.3f s, merge %.3f s (%.1f%% of the link), labels back "
+                  "%.3f s",
+                  td, tl, tm, 100 * tm / (tl + 1e-12), tr);
     }
     free(all);
 

@@ -7,7 +7,7 @@
 typedef struct foflink_opts {
     const double *b, *l, *psi; /* per level; l used when have_l, psi when npsi */
     int nlevels, have_l, npsi, psi_rel, no_periodic, brute, devchoice;
-    long long threads;
+    long long threads, piece; /* piece: --piece-size, 0 when not given */
 } foflink_opts;
 
 /* Links the streams named input and std->output, "%r" expanded to each
