@@ -90,7 +90,8 @@ typedef struct run {
     /* owned particles (no) and ghosts (ng): positions in tree order after linking */
     uint64_t no, ng;
     float *pos, *vel;     /* (no + ng) x 3 */
-    uint64_t *oid, *ogix; /* no: ID and global stream index of each owned particle */
+    uint64_t *oid, *ogix; /* ID and global stream index of each owned particle: first by owned
+                             index (no), after linking by tree position (nl; UINT64_MAX for ghosts) */
     uint32_t *gsrc;       /* ng: the owner rank of each ghost                      */
     uint32_t *gidx;       /* ng: its index among the owner's owned particles        */
     uint32_t *perm, *inv; /* tree position -> local index, and back                 */
@@ -625,7 +626,33 @@ static int resolve(node *nodes, uint64_t nn, const uint64_t *edges, uint64_t ne,
     return st;
 }
 
-/* Level k's merge: labels[j] (owned j) gets the lowest ID of its group, and
+/* The owned particles' IDs and stream indices by tree position (UINT64_MAX
+ * for ghosts), so that the merge reads them in the order of the sinks. */
+static int tree_order_ids(run *r, fk_error *err)
+{
+    uint64_t nl = r->no + r->ng;
+    uint64_t *id = xmalloc(nl * 8), *gix = xmalloc(nl * 8);
+    int st = FK_OK;
+    if (!id || !gix) {
+        free(id);
+        free(gix);
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (uint64_t t = 0; t < nl; t++) {
+            uint32_t j = r->perm[t];
+            id[t] = j < r->no ? r->oid[j] : UINT64_MAX;
+            gix[t] = j < r->no ? r->ogix[j] : UINT64_MAX;
+        }
+        free(r->oid);
+        free(r->ogix);
+        r->oid = id;
+        r->ogix = gix;
+    }
+    return fk_dist_agree(st, err, NULL);
+}
+
+/* Level k's merge: label[t] (an owned particle's tree position t) gets the lowest ID of its group, and
  * the number of global groups is counted. */
 static int merge(run *r, int k, uint64_t *label, fk_error *err)
 {
@@ -643,12 +670,13 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
                                                                : FK_OK;
     uint64_t nnode = 0;
     if (!st) {
+        #pragma omp parallel for schedule(static)
         for (uint64_t t = 0; t < nl; t++) ckey[t] = cmid[t] = UINT64_MAX, slot[t] = -1;
         for (uint64_t t = 0; t < nl; t++) {
-            uint32_t j = r->perm[t], s = sink[t];
-            if (j >= r->no) continue;
-            if (r->ogix[j] < ckey[s]) ckey[s] = r->ogix[j];
-            if (r->oid[j] < cmid[s]) cmid[s] = r->oid[j];
+            uint32_t s = sink[t];
+            if (r->ogix[t] == UINT64_MAX) continue; /* a ghost */
+            if (r->ogix[t] < ckey[s]) ckey[s] = r->ogix[t];
+            if (r->oid[t] < cmid[s]) cmid[s] = r->oid[t];
         }
         memset(cnt, 0, R * sizeof *cnt);
         for (uint64_t g = 0; g < r->ng; g++) {
@@ -671,6 +699,7 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
         }
     }
     free(at);
+    double tc = now(); /* the part across ranks starts */
     st = fk_dist_agree(st, err, NULL);
     void *rb = NULL;
     uint64_t nr = 0;
@@ -749,19 +778,22 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
         if (r->rank) r->rep->bytes_recv += (uint64_t)nn32 * 16;
         MPI_Type_free(&tnode);
     }
+    r->rep->t_cross += now() - tc;
     if (!st) {
         /* Each owned particle's label: its component's answer, or the
          * component's own lowest ID when it touched no other rank. */
         uint64_t roots = 0;
-        for (uint64_t j = 0; j < r->no; j++) {
-            uint32_t s = sink[r->inv[j]];
+        #pragma omp parallel for schedule(static) reduction(+ : roots)
+        for (uint64_t t = 0; t < nl; t++) {
+            if (r->ogix[t] == UINT64_MAX) continue;
+            uint32_t s = sink[t];
             uint64_t root = ckey[s];
-            label[j] = cmid[s];
+            label[t] = cmid[s];
             if (slot[s] >= 0) {
                 root = myans[slot[s]].key;
-                label[j] = myans[slot[s]].mid;
+                label[t] = myans[slot[s]].mid;
             }
-            roots += r->ogix[j] == root;
+            roots += r->ogix[t] == root;
         }
         MPI_Allreduce(&roots, &r->rep->groups[k], 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     }
@@ -780,28 +812,31 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
     int *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t *at = xmalloc(R * sizeof *at);
-    int *dest = xmalloc(r->no * sizeof *dest);
+    uint64_t nl = r->no + r->ng;
+    int *dest = xmalloc(nl * sizeof *dest);
     unsigned char *sb = xmalloc(r->no * stride);
     int st = (!cnt || !rcnt || !at || !dest || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory returning labels") : FK_OK;
     if (!st) {
         memset(cnt, 0, R * sizeof *cnt);
-        for (uint64_t j = 0; j < r->no; j++) {
+        for (uint64_t t = 0; t < nl; t++) {
+            if (r->ogix[t] == UINT64_MAX) continue;
             int lo = 0, hi = R - 1; /* the last rank d with off[d] <= ogix */
             while (lo < hi) {
                 int mid = (lo + hi + 1) / 2;
-                if (r->off[mid] <= r->ogix[j])
+                if (r->off[mid] <= r->ogix[t])
                     lo = mid;
                 else
                     hi = mid - 1;
             }
-            cnt[dest[j] = lo]++;
+            cnt[dest[t] = lo]++;
         }
         uint64_t s = 0;
         for (int d = 0; d < R; d++) at[d] = s, s += (uint64_t)cnt[d];
-        for (uint64_t j = 0; j < r->no; j++) {
-            unsigned char *p = sb + stride * at[dest[j]]++;
-            memcpy(p, &r->ogix[j], 8);
-            for (int k = 0; k < L; k++) memcpy(p + 8 + 8 * k, &label[k][j], 8);
+        for (uint64_t t = 0; t < nl; t++) {
+            if (r->ogix[t] == UINT64_MAX) continue;
+            unsigned char *p = sb + stride * at[dest[t]]++;
+            memcpy(p, &r->ogix[t], 8);
+            for (int k = 0; k < L; k++) memcpy(p + 8 + 8 * k, &label[k][t], 8);
         }
     }
     free(dest);
@@ -882,8 +917,9 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
         rep->t_link = now() - t0;
     }
     t0 = now();
+    if (!st) st = tree_order_ids(&r, err);
     for (int k = 0; !st && k < r.nlev; k++) {
-        if (!(label[k] = xmalloc(r.no * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory for labels");
+        if (!(label[k] = xmalloc((r.no + r.ng) * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory for labels");
         st = fk_dist_agree(st, err, NULL);
         if (!st) st = merge(&r, k, label[k], err);
     }

@@ -80,6 +80,10 @@ typedef struct fk_distlink_report {
     int axis;                          /* the slabs' axis                         */
     double slab_lo, slab_hi;           /* this rank's slab                        */
     double t_decomp, t_link, t_merge, t_return; /* wall time of each step        */
+    double t_cross;                    /* of t_merge, the part across ranks: the
+                                          edges exchanged, gathered, joined on
+                                          rank 0 and answered (the rest labels
+                                          the rank's own components)            */
     fk_link_report link;               /* the local linking                       */
 } fk_distlink_report;
 

@@ -186,3 +186,12 @@ same_partition() {
     grep -q '^foflink: slowest rank: decomposition [0-9.]* s, link [0-9.]* s, merge [0-9.]* s' <<<"$stderr"
     grep -q '^foflink: level 0: [1-9][0-9]* groups' <<<"$stderr"
 }
+
+@test "foflink on ranks on the GPU: the single-process groups, whole and in pieces (skipped without a GPU)" {
+    mock
+    kdbuild --device=cpu "$BATS_FILE_TMPDIR/snap.fof" -o tree.fof
+    foflink --device=gpu tree.fof -o /dev/null 2>/dev/null || skip "no usable GPU"
+    RANKS="1 2 3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 3 --device=gpu -b 0.2,0.1,0.05
+    fofdump -c LINK out.0.fof | grep -qx "device gpu"
+    DIST_ARGS=--piece-size=2500 RANKS="2" same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 --device=gpu -b 0.2 --psi=0.5
+}

@@ -162,7 +162,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     check(rank == 0 && !all ? fk_fail(&err, FK_ENOMEM, "out of memory") : FK_OK, &err);
     fk_distlink_gather(&rep, all, &err);
     if (rank == 0 && prog_verbose) {
-        double td = 0, tl = 0, tm = 0, tr = 0, sent = 0, smax = 0;
+        double td = 0, tl = 0, tm = 0, tc = 0, tr = 0, sent = 0, smax = 0;
         uint64_t ghosts = 0;
         for (int d = 0; d < size; d++) {
             const fk_distlink_report *a = &all[d];
@@ -171,11 +171,14 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
                       d, a->slab_lo, a->slab_hi, a->axis, a->owned, a->ghosts,
                       100.0 * (double)a->ghosts / (double)(a->owned ? a->owned : 1), a->bytes_sent / 1e6,
                       a->bytes_recv / 1e6, a->edges[0]);
-            prog_info("rank %d: decomposition %.3f s, link %.3f s (%" PRIu64 " piece%s), merge %.3f s, labels back %.3f s",
-                      d, a->t_decomp, a->t_link, a->pieces, a->pieces == 1 ? "" : "s", a->t_merge, a->t_return);
+            prog_info("rank %d: decomposition %.3f s, link %.3f s (%" PRIu64 " piece%s), merge %.3f s (across ranks "
+                      "%.3f s), labels back %.3f s",
+                      d, a->t_decomp, a->t_link, a->pieces, a->pieces == 1 ? "" : "s", a->t_merge, a->t_cross,
+                      a->t_return);
             td = a->t_decomp > td ? a->t_decomp : td;
             tl = a->t_link > tl ? a->t_link : tl;
             tm = a->t_merge > tm ? a->t_merge : tm;
+            tc = a->t_cross > tc ? a->t_cross : tc;
             tr = a->t_return > tr ? a->t_return : tr;
             sent += (double)a->bytes_sent;
             smax = (double)a->bytes_sent > smax ? (double)a->bytes_sent : smax;
@@ -186,9 +189,9 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         prog_info("ghosts: %" PRIu64 " for %" PRIu64 " particles (%.2f%%); sent per rank: mean %.3f MB, most %.3f MB",
                   ghosts, ntotal, 100.0 * (double)ghosts / (double)(ntotal ? ntotal : 1), sent / size / 1e6,
                   smax / 1e6);
-        prog_info("slowest rank: decomposition %.3f s, link %.3f s, merge %.3f s (%.1f%% of the link), labels back "
-                  "%.3f s",
-                  td, tl, tm, 100 * tm / (tl + 1e-12), tr);
+        prog_info("slowest rank: decomposition %.3f s, link %.3f s, merge %.3f s (%.1f%% of the link; across ranks "
+                  "%.3f s, %.1f%%), labels back %.3f s",
+                  td, tl, tm, 100 * tm / (tl + 1e-12), tc, 100 * tc / (tl + 1e-12), tr);
     }
     free(all);
 
