@@ -48,7 +48,9 @@ int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
 #else
 
 #include <mpi.h>
-#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 static double now(void)
 {
@@ -208,11 +210,67 @@ static int exchange(run *r, const void *sbuf, const uint64_t *counts, size_t str
     return st;
 }
 
+static int nthreads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static int thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* A counting sort of n items by dest (0 .. R-1, or -1: none) on every
+ * thread: slot[i] gets item i's place in a buffer grouped by destination,
+ * cnt[d] the items of d. The same places for every thread count: the items
+ * of a destination keep their order. */
+static int bucket(const int *dest, uint64_t n, int R, uint64_t *cnt, uint64_t *slot, fk_error *err)
+{
+    int T = nthreads();
+    uint64_t *c = calloc((size_t)T * (size_t)R, sizeof *c);
+    if (!c) return fk_fail(err, FK_ENOMEM, "out of memory sorting by rank");
+    #pragma omp parallel num_threads(T)
+    {
+        int t = thread_num();
+        uint64_t a = n * (uint64_t)t / (uint64_t)T, b = n * (uint64_t)(t + 1) / (uint64_t)T;
+        uint64_t *my = c + (size_t)t * (size_t)R;
+        for (uint64_t i = a; i < b; i++)
+            if (dest[i] >= 0) my[dest[i]]++;
+        #pragma omp barrier
+        #pragma omp single
+        {
+            uint64_t run = 0;
+            for (int d = 0; d < R; d++) {
+                uint64_t start = run;
+                for (int u = 0; u < T; u++) {
+                    uint64_t k = c[(size_t)u * (size_t)R + d];
+                    c[(size_t)u * (size_t)R + d] = run;
+                    run += k;
+                }
+                cnt[d] = run - start;
+            }
+        }
+        for (uint64_t i = a; i < b; i++)
+            if (dest[i] >= 0) slot[i] = my[dest[i]]++;
+    }
+    free(c);
+    return FK_OK;
+}
+
 /* The slabs: the axis of widest extent, cut at the global quantiles. */
 static int decompose(run *r, fk_error *err)
 {
     const fk_distlink_in *in = r->in;
     double mn[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, mx[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, gmn[3], gmx[3];
+    #pragma omp parallel for schedule(static) reduction(min : mn[:3]) reduction(max : mx[:3])
     for (uint64_t i = 0; i < in->n; i++)
         for (int k = 0; k < 3; k++) {
             double x = in->pos[3 * i + k];
@@ -243,6 +301,7 @@ static int decompose(run *r, fk_error *err)
         return st;
     }
     memset(h, 0, FK_DIST_BINS * sizeof *h);
+    #pragma omp parallel for schedule(static) reduction(+ : h[:FK_DIST_BINS])
     for (uint64_t i = 0; i < in->n; i++) h[bin_of(r, in->pos[3 * i + r->axis])]++;
     MPI_Allreduce(h, gh, FK_DIST_BINS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     /* cut[d]: the first bin b whose particles before it reach d/R of all */
@@ -268,20 +327,19 @@ static int send_owned(run *r, fk_error *err)
     size_t stride = 12 + (r->sixd ? 12 : 0) + 16;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
     int *rcnt = xmalloc(R * sizeof *rcnt);
-    uint64_t *at = xmalloc(R * sizeof *at);
+    uint64_t *at = xmalloc(in->n * sizeof *at);
     int *dest = xmalloc(in->n * sizeof *dest);
     unsigned char *sb = xmalloc(in->n * stride);
     int st = (!cnt || !rcnt || !at || !dest || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
     if (!st) {
-        memset(cnt, 0, R * sizeof *cnt);
-        for (uint64_t i = 0; i < in->n; i++) cnt[dest[i] = owner_of(r, in->pos[3 * i + r->axis])]++;
-        uint64_t s = 0;
-        for (int d = 0; d < R; d++) {
-            at[d] = s;
-            s += (uint64_t)cnt[d];
-        }
+        #pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < in->n; i++) dest[i] = owner_of(r, in->pos[3 * i + r->axis]);
+        st = bucket(dest, in->n, R, cnt, at, err);
+    }
+    if (!st) {
+        #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < in->n; i++) {
-            unsigned char *p = sb + stride * at[dest[i]]++;
+            unsigned char *p = sb + stride * at[i];
             uint64_t g = r->off[r->rank] + i;
             memcpy(p, in->pos + 3 * i, 12);
             if (r->sixd) memcpy(p + 12, in->vel + 3 * i, 12);
@@ -307,8 +365,9 @@ static int send_owned(run *r, fk_error *err)
              (r->sixd && !(r->vel = xmalloc(nr * 12))))
         st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles", r->rank, nr);
     if (!st) {
-        const unsigned char *p = rb;
-        for (uint64_t i = 0; i < nr; i++, p += stride) {
+        #pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < nr; i++) {
+            const unsigned char *p = (const unsigned char *)rb + stride * i;
             memcpy(r->pos + 3 * i, p, 12);
             if (r->sixd) memcpy(r->vel + 3 * i, p + 12, 12);
             memcpy(&r->oid[i], p + stride - 16, 8);
@@ -326,26 +385,46 @@ static int send_ghosts(run *r, fk_error *err)
     size_t stride = 12 + (r->sixd ? 12 : 0) + 4;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
     int *rcnt = xmalloc(R * sizeof *rcnt);
-    uint64_t *at = xmalloc(R * sizeof *at);
+    int T = nthreads();
+    uint64_t *at = calloc((size_t)T * (size_t)R, sizeof *at); /* each thread's place in each rank's part */
     int st = (!cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the ghosts") : FK_OK;
     unsigned char *sb = NULL;
     if (!st) {
-        memset(cnt, 0, R * sizeof *cnt);
-        uint64_t total = 0;
-        for (uint64_t i = 0; i < r->no; i++)
-            for (int d = 0; d < R; d++)
-                if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) cnt[d]++, total++;
-        for (uint64_t d = 0, s = 0; d < (uint64_t)R; s += cnt[d], d++) at[d] = s;
-        if (!(sb = xmalloc(total * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " ghosts", total);
-        for (uint64_t i = 0; !st && i < r->no; i++)
-            for (int d = 0; d < R; d++)
-                if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) {
-                    unsigned char *p = sb + stride * at[d]++;
-                    uint32_t j = (uint32_t)i;
-                    memcpy(p, r->pos + 3 * i, 12);
-                    if (r->sixd) memcpy(p + 12, r->vel + 3 * i, 12);
-                    memcpy(p + stride - 4, &j, 4);
+        /* Two passes over each thread's share of the particles: count, then fill. */
+        #pragma omp parallel num_threads(T)
+        {
+            int t = thread_num();
+            uint64_t a = r->no * (uint64_t)t / (uint64_t)T, b = r->no * (uint64_t)(t + 1) / (uint64_t)T;
+            uint64_t *my = at + (size_t)t * (size_t)R;
+            for (uint64_t i = a; i < b; i++)
+                for (int d = 0; d < R; d++)
+                    if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) my[d]++;
+            #pragma omp barrier
+            #pragma omp single
+            {
+                uint64_t run = 0;
+                for (int d = 0; d < R; d++) {
+                    uint64_t start = run;
+                    for (int u = 0; u < T; u++) {
+                        uint64_t k = at[(size_t)u * (size_t)R + d];
+                        at[(size_t)u * (size_t)R + d] = run;
+                        run += k;
+                    }
+                    cnt[d] = run - start;
                 }
+                if (!(sb = xmalloc(run * stride)))
+                    st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " ghosts", run);
+            }
+            for (uint64_t i = a; !st && i < b; i++)
+                for (int d = 0; d < R; d++)
+                    if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) {
+                        unsigned char *p = sb + stride * my[d]++;
+                        uint32_t j = (uint32_t)i;
+                        memcpy(p, r->pos + 3 * i, 12);
+                        if (r->sixd) memcpy(p + 12, r->vel + 3 * i, 12);
+                        memcpy(p + stride - 4, &j, 4);
+                    }
+        }
     }
     free(at);
     st = fk_dist_agree(st, err, NULL);
@@ -811,14 +890,15 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
     size_t stride = 8 + 8 * (size_t)L;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
     int *rcnt = xmalloc(R * sizeof *rcnt);
-    uint64_t *at = xmalloc(R * sizeof *at);
     uint64_t nl = r->no + r->ng;
+    uint64_t *at = xmalloc(nl * sizeof *at);
     int *dest = xmalloc(nl * sizeof *dest);
     unsigned char *sb = xmalloc(r->no * stride);
     int st = (!cnt || !rcnt || !at || !dest || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory returning labels") : FK_OK;
     if (!st) {
-        memset(cnt, 0, R * sizeof *cnt);
+        #pragma omp parallel for schedule(static)
         for (uint64_t t = 0; t < nl; t++) {
+            dest[t] = -1; /* a ghost */
             if (r->ogix[t] == UINT64_MAX) continue;
             int lo = 0, hi = R - 1; /* the last rank d with off[d] <= ogix */
             while (lo < hi) {
@@ -828,13 +908,15 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
                 else
                     hi = mid - 1;
             }
-            cnt[dest[t] = lo]++;
+            dest[t] = lo;
         }
-        uint64_t s = 0;
-        for (int d = 0; d < R; d++) at[d] = s, s += (uint64_t)cnt[d];
+        st = bucket(dest, nl, R, cnt, at, err);
+    }
+    if (!st) {
+        #pragma omp parallel for schedule(static)
         for (uint64_t t = 0; t < nl; t++) {
-            if (r->ogix[t] == UINT64_MAX) continue;
-            unsigned char *p = sb + stride * at[dest[t]]++;
+            if (dest[t] < 0) continue;
+            unsigned char *p = sb + stride * at[t];
             memcpy(p, &r->ogix[t], 8);
             for (int k = 0; k < L; k++) memcpy(p + 8 + 8 * k, &label[k][t], 8);
         }
@@ -852,16 +934,21 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
     uint64_t base = r->off[r->rank], n = r->in->n;
     if (nr != n) st = fk_fail(err, FK_EINVAL, "rank %d got %" PRIu64 " labels for %" PRIu64 " particles (internal error)",
                               r->rank, nr, n);
-    const unsigned char *p = rb;
-    for (uint64_t e = 0; !st && e < nr; e++, p += stride) {
-        uint64_t g;
-        memcpy(&g, p, 8);
-        if (g < base || g - base >= n) {
-            st = fk_fail(err, FK_EINVAL, "rank %d got a label for another rank's particle (internal error)", r->rank);
-            break;
+    int bad = 0;
+    if (!st) {
+        #pragma omp parallel for schedule(static) reduction(| : bad)
+        for (uint64_t e = 0; e < nr; e++) {
+            const unsigned char *p = (const unsigned char *)rb + stride * e;
+            uint64_t g;
+            memcpy(&g, p, 8);
+            if (g < base || g - base >= n) {
+                bad = 1;
+                continue;
+            }
+            for (int k = 0; k < L; k++) memcpy(&gmin[k][g - base], p + 8 + 8 * k, 8);
         }
-        for (int k = 0; k < L; k++) memcpy(&gmin[k][g - base], p + 8 + 8 * k, 8);
     }
+    if (bad) st = fk_fail(err, FK_EINVAL, "rank %d got a label for another rank's particle (internal error)", r->rank);
     free(rb);
     return fk_dist_agree(st, err, NULL);
 }
