@@ -319,62 +319,85 @@ static int decompose(run *r, fk_error *err)
     return FK_OK;
 }
 
-/* Owned particles to the ranks of their slabs. */
+/* Owned particles to the ranks of their slabs; those that stay on this rank
+ * are copied straight from the input, not through the exchange. */
 static int send_owned(run *r, fk_error *err)
 {
     const fk_distlink_in *in = r->in;
-    int R = r->size;
+    int R = r->size, me = r->rank;
     size_t stride = 12 + (r->sixd ? 12 : 0) + 16;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
     int *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t *at = xmalloc(in->n * sizeof *at);
     int *dest = xmalloc(in->n * sizeof *dest);
-    unsigned char *sb = xmalloc(in->n * stride);
-    int st = (!cnt || !rcnt || !at || !dest || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
+    unsigned char *sb = NULL;
+    uint64_t own = 0, below = 0; /* staying here; in the buffer for lower ranks */
+    int st = (!cnt || !rcnt || !at || !dest) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
     if (!st) {
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < in->n; i++) dest[i] = owner_of(r, in->pos[3 * i + r->axis]);
         st = bucket(dest, in->n, R, cnt, at, err);
     }
     if (!st) {
+        own = cnt[me];
+        for (int d = 0; d < me; d++) below += cnt[d];
+        if (!(sb = xmalloc((in->n - own) * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory sending particles");
+    }
+    if (!st) {
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < in->n; i++) {
-            unsigned char *p = sb + stride * at[i];
-            uint64_t g = r->off[r->rank] + i;
+            if (dest[i] == me) continue;
+            unsigned char *p = sb + stride * (at[i] < below ? at[i] : at[i] - own);
+            uint64_t g = r->off[me] + i;
             memcpy(p, in->pos + 3 * i, 12);
             if (r->sixd) memcpy(p + 12, in->vel + 3 * i, 12);
             memcpy(p + stride - 16, &in->id[i], 8);
             memcpy(p + stride - 8, &g, 8);
         }
+        cnt[me] = 0;
     }
-    free(dest);
-    free(at);
     st = fk_dist_agree(st, err, NULL);
     void *rb = NULL;
     uint64_t nr = 0;
     if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
     free(sb);
     free(cnt);
+    if (st) {
+        free(rcnt), free(at), free(dest);
+        return st;
+    }
+    /* The owned particles by source rank, this rank's own in its place. */
+    uint64_t rbelow = 0, no = nr + own;
+    for (int d = 0; d < me; d++) rbelow += (uint64_t)rcnt[d];
     free(rcnt);
-    if (st) return st;
-    r->no = nr;
-    if (nr >= UINT32_MAX)
+    r->no = no;
+    if (no >= UINT32_MAX)
         st = fk_fail(err, FK_EUNSUP, "rank %d owns %" PRIu64 " particles: at most %" PRIu32 " per rank (run more ranks)",
-                     r->rank, nr, UINT32_MAX - 1);
-    else if (!(r->oid = xmalloc(nr * 8)) || !(r->ogix = xmalloc(nr * 8)) || !(r->pos = xmalloc(nr * 12)) ||
-             (r->sixd && !(r->vel = xmalloc(nr * 12))))
-        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles", r->rank, nr);
+                     me, no, UINT32_MAX - 1);
+    else if (!(r->oid = xmalloc(no * 8)) || !(r->ogix = xmalloc(no * 8)) || !(r->pos = xmalloc(no * 12)) ||
+             (r->sixd && !(r->vel = xmalloc(no * 12))))
+        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles", me, no);
     if (!st) {
         #pragma omp parallel for schedule(static)
-        for (uint64_t i = 0; i < nr; i++) {
-            const unsigned char *p = (const unsigned char *)rb + stride * i;
-            memcpy(r->pos + 3 * i, p, 12);
-            if (r->sixd) memcpy(r->vel + 3 * i, p + 12, 12);
-            memcpy(&r->oid[i], p + stride - 16, 8);
-            memcpy(&r->ogix[i], p + stride - 8, 8);
+        for (uint64_t e = 0; e < nr; e++) {
+            const unsigned char *p = (const unsigned char *)rb + stride * e;
+            uint64_t j = e < rbelow ? e : e + own;
+            memcpy(r->pos + 3 * j, p, 12);
+            if (r->sixd) memcpy(r->vel + 3 * j, p + 12, 12);
+            memcpy(&r->oid[j], p + stride - 16, 8);
+            memcpy(&r->ogix[j], p + stride - 8, 8);
+        }
+        #pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < in->n; i++) {
+            if (dest[i] != me) continue;
+            uint64_t j = rbelow + (at[i] - below);
+            memcpy(r->pos + 3 * j, in->pos + 3 * i, 12);
+            if (r->sixd) memcpy(r->vel + 3 * j, in->vel + 3 * i, 12);
+            r->oid[j] = in->id[i];
+            r->ogix[j] = r->off[me] + i;
         }
     }
-    free(rb);
+    free(rb), free(at), free(dest);
     return fk_dist_agree(st, err, NULL);
 }
 
@@ -909,6 +932,10 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
                     hi = mid - 1;
             }
             dest[t] = lo;
+            if (lo == r->rank) { /* this rank's own particle: its labels straight into place */
+                for (int k = 0; k < L; k++) gmin[k][r->ogix[t] - r->off[lo]] = label[k][t];
+                dest[t] = -1;
+            }
         }
         st = bucket(dest, nl, R, cnt, at, err);
     }
@@ -932,7 +959,9 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
     free(rcnt);
     if (st) return st;
     uint64_t base = r->off[r->rank], n = r->in->n;
-    if (nr != n) st = fk_fail(err, FK_EINVAL, "rank %d got %" PRIu64 " labels for %" PRIu64 " particles (internal error)",
+    uint64_t mine = 0; /* labels this rank set itself */
+    for (uint64_t t = 0; t < nl; t++) mine += r->ogix[t] != UINT64_MAX && r->ogix[t] - base < n;
+    if (nr + mine != n) st = fk_fail(err, FK_EINVAL, "rank %d got %" PRIu64 " labels for %" PRIu64 " particles (internal error)",
                               r->rank, nr, n);
     int bad = 0;
     if (!st) {

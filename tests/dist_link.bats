@@ -195,3 +195,16 @@ same_partition() {
     fofdump -c LINK out.0.fof | grep -qx "device gpu"
     DIST_ARGS=--piece-size=2500 RANKS="2" same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 --device=gpu -b 0.2 --psi=0.5
 }
+
+@test "foflink on ranks: streams already split in space send only their ghosts, and give the same groups" {
+    mock
+    kdbuild "$BATS_FILE_TMPDIR/snap.fof" -o tree.fof # tree order: the first cut halves x
+    splitstream 2 tree.fof in.%r.fof
+    run --separate-stderr mpirun -n 2 foflink -v in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    # 20000 particles of 28 bytes would be 0.28 MB a rank; the ghosts (and their labels) are far less
+    [ "$(grep -c '^foflink: rank [01]: .* 0\.0[0-4][0-9] MB sent' <<<"$stderr")" -eq 2 ]
+    foflink tree.fof -o ref.fof
+    cmp <(dist_labels 0 out.*.fof) <(ref_labels ref.fof 0)
+}
