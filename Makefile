@@ -40,6 +40,11 @@ ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
 $(info fofkit: building without HDF5 (libhdf5-dev, or HDF5=0): hdf52bin only says so; its tests skip)
 endif
 endif
+ifeq ($(strip $(MPI)),0)
+ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
+$(info fofkit: building without MPI (libopenmpi-dev, or MPI=0): foflink's distributed runs say so; their tests skip)
+endif
+endif
 ifeq ($(PNG),1)
 ALL_CFLAGS += $(PNG_CFLAGS) -DFK_HAVE_PNG=1
 LDLIBS  += $(PNG_LIBS)
