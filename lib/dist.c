@@ -29,6 +29,18 @@ int fk_dist_agree(int st, fk_error *err, int *who)
     return st;
 }
 
+int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err)
+{
+    *sum = v;
+    return nompi(err);
+}
+
+int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
+{
+    *lo = *hi = v;
+    return nompi(err);
+}
+
 void fk_dist_finalize(void) {}
 
 void fk_dist_abort(int status)
@@ -79,6 +91,21 @@ int fk_dist_agree(int st, fk_error *err, int *who)
     MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, low, MPI_COMM_WORLD);
     if (err) *err = m;
     return m.code;
+}
+
+int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err)
+{
+    (void)err;
+    MPI_Allreduce(&v, sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return FK_OK;
+}
+
+int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
+{
+    (void)err;
+    MPI_Allreduce(&v, lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&v, hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return FK_OK;
 }
 
 void fk_dist_finalize(void)

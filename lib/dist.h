@@ -51,6 +51,11 @@ int fk_dist_init(int *rank, int *size, fk_error *err);
  * NULL) is that rank. */
 int fk_dist_agree(int st, fk_error *err, int *who);
 
+/* Collective: the sum, and the least and greatest, of every rank's v (the
+ * same on every rank). FK_EUNSUP without MPI. */
+int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err);
+int fk_dist_range(double v, double *lo, double *hi, fk_error *err);
+
 /* Ends MPI (after every rank is done with it); harmless when not started. */
 void fk_dist_finalize(void);
 

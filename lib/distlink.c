@@ -33,18 +33,6 @@ int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, 
     return nompi(err);
 }
 
-int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err)
-{
-    *sum = v;
-    return nompi(err);
-}
-
-int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
-{
-    *lo = *hi = v;
-    return nompi(err);
-}
-
 #else
 
 #include <mpi.h>
@@ -61,21 +49,6 @@ int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, 
 {
     (void)err;
     MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, MPI_COMM_WORLD);
-    return FK_OK;
-}
-
-int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err)
-{
-    (void)err;
-    MPI_Allreduce(&v, sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    return FK_OK;
-}
-
-int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
-{
-    (void)err;
-    MPI_Allreduce(&v, lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&v, hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return FK_OK;
 }
 

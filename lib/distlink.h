@@ -95,10 +95,6 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
  * pass NULL). Collective. */
 int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, fk_error *err);
 
-/* Collective sums and extremes over the ranks (the same on every rank). */
-int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err);
-int fk_dist_range(double v, double *lo, double *hi, fk_error *err);
-
 #ifdef __cplusplus
 }
 #endif
