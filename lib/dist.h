@@ -23,9 +23,12 @@ extern "C" {
  * it, report it once (the lowest failing rank's message) and exit, and no
  * rank waits for one that has given up.
  *
- * This file's first half (distname.c) needs no MPI; the rest (dist.c) is
- * built with MPI when the build found it (FK_HAVE_MPI), otherwise every call
- * fails with FK_EUNSUP ("this build of fofkit has no MPI").
+ * fk_dist_wanted, fk_dist_has_pattern and fk_dist_expand (distname.c) need
+ * no MPI; the rest (dist.c) is built with MPI when the build found it
+ * (FK_HAVE_MPI). Without it fk_dist_available says 0, fk_dist_init and the
+ * collectives fail with FK_EUNSUP ("this build of fofkit has no MPI"),
+ * fk_dist_agree returns the status it is given, and fk_dist_finalize and
+ * fk_dist_abort do nothing.
  */
 
 /* Whether this build has MPI. */
