@@ -40,19 +40,21 @@ ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
 $(info fofkit: building without HDF5 (libhdf5-dev, or HDF5=0): hdf52bin only says so; its tests skip)
 endif
 endif
+ifeq ($(strip $(MPI)),0)
+ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
+$(info fofkit: building without MPI (libopenmpi-dev, or MPI=0): foflink, groups and tipsy2bin under mpirun only say so; their tests skip)
+endif
+endif
 ifeq ($(PNG),1)
 ALL_CFLAGS += $(PNG_CFLAGS) -DFK_HAVE_PNG=1
 LDLIBS  += $(PNG_LIBS)
 endif
 
-# MPI (Open MPI, FK_HAVE_MPI in config.mk; FK_HAVE_MPI=0 builds without): lib/dist*.c are compiled
-# with it and the programs that run under mpirun link it; without it those files' calls say so.
+# MPI (FK_HAVE_MPI): only lib/dist*.c call it, and only the programs in MPI_PROGS link it.
 MPI_PROGS := foflink groups tipsy2bin
-ifeq ($(FK_HAVE_MPI),1)
+ifeq ($(MPI),1)
 $(patsubst %.c,$(B)/%.o,$(wildcard lib/dist*.c)): ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
-$(MPI_PROGS:%=$(B)/bin/%): LDLIBS += $(MPI_LIBS)
-else ifeq ($(filter clean help config,$(MAKECMDGOALS))$(if $(wildcard $(B)/config.mk),,none),)
-$(info fofkit: building without MPI (libopenmpi-dev, or FK_HAVE_MPI=0): groups and tipsy2bin under mpirun only say so; their tests skip)
+$(foreach p,$(MPI_PROGS),$(eval $(B)/bin/$(p): LDLIBS += $(MPI_LIBS)))
 endif
 
 LIB_C   := $(wildcard lib/*.c)

@@ -6,6 +6,8 @@
 
 #include "bigmem.h"
 #include "device.h"
+#include "dist.h"
+#include "distrun.h"
 #include "kdtree.h"
 #include "filter.h"
 #include "levels.h"
@@ -34,6 +36,8 @@ static void help(void)
            "      --method=M         tree (default) or brute (all pairs, O(n^2): small inputs)\n"
            "      --device=D         auto (default: the GPU if there is one), cpu or gpu\n"
            "  -j, --threads=N        CPU threads (default: all)\n"
+           "      --piece-size=N     distributed runs: link at most N of a rank's particles at\n"
+           "                         a time (default: all, or what fits the GPU)\n"
            "  -o, --output=FILE      write to FILE (default stdout)\n"
            "  -z, --compress[=N]     zlib-compress every chunk (level N, default 6)\n"
            "  -f, --force            read or write binary data on a terminal\n"
@@ -91,8 +95,8 @@ int main(int argc, char **argv)
     double b[FK_LEVELS_MAX] = {0.2}, l[FK_LEVELS_MAX] = {0}, psiv[FK_LEVELS_MAX] = {0};
     int nb = 1, nl = 0, npsi = 0, psi_rel = 0;
     int have_l = 0, have_b = 0, no_periodic = 0, brute = 0, devchoice = device_default();
-    long long threads = 0;
-    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL };
+    long long threads = 0, piece = 0;
+    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL, OPT_PIECE };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"b", required_argument, 0, 'b'},
                                              {"link-length", required_argument, 0, 'l'},
@@ -102,6 +106,7 @@ int main(int argc, char **argv)
                                              {"device", required_argument, 0, OPT_DEVICE},
                                              {"psi", required_argument, 0, OPT_PSI},
                                              {"psi-rel", required_argument, 0, OPT_PSIREL},
+                                             {"piece-size", required_argument, 0, OPT_PIECE},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -133,6 +138,7 @@ int main(int argc, char **argv)
             break;
         case 'j': threads = prog_parse_int("--threads", optarg, 1, 4096); break;
         case OPT_DEVICE: devchoice = device_parse(optarg); break;
+        case OPT_PIECE: piece = prog_parse_int("--piece-size", optarg, 1, INT64_MAX); break;
         }
     }
     if (have_l && have_b) prog_usage("options -l and -b are exclusive");
@@ -140,8 +146,14 @@ int main(int argc, char **argv)
     if (npsi > 1 && npsi != nlev)
         prog_usage("option %s gives %d values for %d level%s (give one, or one per level)",
                    psi_rel ? "--psi-rel" : "--psi", npsi, nlev, nlev > 1 ? "s" : "");
+    const char *input = prog_one_input(argc, argv, optind), *names[] = {input, std.output};
+    if (fk_dist_wanted(names, 2)) { /* under mpirun, or a %r in a name: DISTRIBUTED RUNS in foflink(1) */
+        foflink_opts fo = {b, l, psiv, nlev, have_l, npsi, psi_rel, no_periodic, brute, devchoice, threads, piece};
+        foflink_dist(input, &std, &fo);
+    }
+    if (piece) prog_usage("option --piece-size is for distributed runs (under mpirun, or %%r in a name)");
     prog_filter pf;
-    prog_filter_open(&pf, prog_one_input(argc, argv, optind), &std);
+    prog_filter_open(&pf, input, &std);
     const char *name = pf.name;
     const fk_snap snap = pf.f.snap;
     fk_error err = {0};

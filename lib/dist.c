@@ -1,0 +1,127 @@
+/* dist.c - MPI for distributed runs: start and end, the rank and size, agreeing on failure; a stub without MPI. */
+#include "dist.h"
+
+#include <string.h>
+
+#ifndef FK_HAVE_MPI
+
+static int nompi(fk_error *err)
+{
+    return fk_fail(err, FK_EUNSUP, "this build of fofkit has no MPI (build it with libopenmpi-dev installed)");
+}
+
+int fk_dist_available(void)
+{
+    return 0;
+}
+
+int fk_dist_init(int *rank, int *size, fk_error *err)
+{
+    *rank = 0;
+    *size = 1;
+    return nompi(err);
+}
+
+int fk_dist_agree(int st, fk_error *err, int *who)
+{
+    (void)err;
+    if (who) *who = 0;
+    return st;
+}
+
+int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err)
+{
+    *sum = v;
+    return nompi(err);
+}
+
+int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
+{
+    *lo = *hi = v;
+    return nompi(err);
+}
+
+void fk_dist_finalize(void) {}
+
+void fk_dist_abort(int status)
+{
+    (void)status;
+}
+
+#else
+
+#include <mpi.h>
+
+int fk_dist_available(void)
+{
+    return 1;
+}
+
+int fk_dist_init(int *rank, int *size, fk_error *err)
+{
+    int on = 0;
+    MPI_Initialized(&on);
+    if (!on) {
+        int provided;
+        /* Only the main thread calls MPI (OpenMP threads link between the calls). */
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+            return fk_fail(err, FK_EIO, "MPI could not start");
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    return FK_OK;
+}
+
+int fk_dist_agree(int st, fk_error *err, int *who)
+{
+    int rank, size, low;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int mine = st ? rank : size;
+    MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (who) *who = low < size ? low : 0;
+    if (low == size) return FK_OK;
+    fk_error m;
+    memset(&m, 0, sizeof m);
+    if (rank == low) {
+        m.code = st;
+        if (err && err->code) memcpy(m.msg, err->msg, sizeof m.msg);
+        m.msg[sizeof m.msg - 1] = 0;
+    }
+    MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, low, MPI_COMM_WORLD);
+    if (err) *err = m;
+    return m.code;
+}
+
+int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err)
+{
+    (void)err;
+    MPI_Allreduce(&v, sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return FK_OK;
+}
+
+int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
+{
+    (void)err;
+    MPI_Allreduce(&v, lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&v, hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return FK_OK;
+}
+
+void fk_dist_finalize(void)
+{
+    int on = 0, off = 0;
+    MPI_Initialized(&on);
+    MPI_Finalized(&off);
+    if (on && !off) MPI_Finalize();
+}
+
+void fk_dist_abort(int status)
+{
+    int on = 0, off = 0;
+    MPI_Initialized(&on);
+    MPI_Finalized(&off);
+    if (on && !off) MPI_Abort(MPI_COMM_WORLD, status);
+}
+
+#endif

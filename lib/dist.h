@@ -1,0 +1,73 @@
+/* dist.h - distributed runs under MPI: whether this is one, rank and size, "%r" in file names, agreeing on failure. */
+#ifndef FK_DIST_H
+#define FK_DIST_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A program runs distributed when mpirun started it (Open MPI sets
+ * OMPI_COMM_WORLD_SIZE, PMIx sets PMIX_RANK) or when one of its file names
+ * holds the rank pattern "%r"; only then does it initialise MPI, so a plain
+ * run never touches it. Every rank runs the same command line: "%r" in a
+ * name stands for the rank (in.%r.fof is in.0.fof on rank 0), "%%" for a
+ * percent sign.
+ *
+ * Failures: every step that can fail on one rank is followed by
+ * fk_dist_agree before the next collective step, so that all ranks learn of
+ * it, report it once (the lowest failing rank's message) and exit, and no
+ * rank waits for one that has given up.
+ *
+ * fk_dist_wanted, fk_dist_has_pattern and fk_dist_expand (distname.c) need
+ * no MPI; the rest (dist.c) is built with MPI when the build found it
+ * (FK_HAVE_MPI). Without it fk_dist_available says 0, fk_dist_init and the
+ * collectives fail with FK_EUNSUP ("this build of fofkit has no MPI"),
+ * fk_dist_agree returns the status it is given, and fk_dist_finalize and
+ * fk_dist_abort do nothing.
+ */
+
+/* Whether this build has MPI. */
+int fk_dist_available(void);
+
+/* Whether the process was started by mpirun, or one of the nnames names
+ * (NULL entries allowed) holds "%r": the run is distributed. */
+int fk_dist_wanted(const char *const *names, int nnames);
+
+/* Whether name holds the rank pattern "%r". */
+int fk_dist_has_pattern(const char *name);
+
+/* name with every "%r" replaced by rank and "%%" by "%" (*out malloc'd,
+ * caller frees). A "%" followed by anything else is FK_EINVAL. */
+int fk_dist_expand(const char *name, int rank, char **out, fk_error *err);
+
+/* Initialises MPI (once); sets *rank and *size. FK_EUNSUP without MPI. */
+int fk_dist_init(int *rank, int *size, fk_error *err);
+
+/* Collective: every rank passes its status (FK_OK or an error in err); all
+ * return FK_OK when every rank did, else the status and message of the
+ * lowest failing rank (copied into err on every rank), and *who (may be
+ * NULL) is that rank. */
+int fk_dist_agree(int st, fk_error *err, int *who);
+
+/* Collective: the sum, and the least and greatest, of every rank's v (the
+ * same on every rank). FK_EUNSUP without MPI. */
+int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err);
+int fk_dist_range(double v, double *lo, double *hi, fk_error *err);
+
+/* Ends MPI (after every rank is done with it); harmless when not started. */
+void fk_dist_finalize(void);
+
+/* Ends every rank at once with status (for failures that cannot be agreed
+ * on); returns only when MPI was never started. */
+void fk_dist_abort(int status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

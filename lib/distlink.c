@@ -1,0 +1,1024 @@
+/* distlink.c - friends-of-friends linking distributed over MPI ranks (see distlink.h); a stub without MPI. */
+#include "distlink.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist.h"
+#include "gpu.h"
+#include "kdtree.h"
+
+#ifndef FK_HAVE_MPI
+
+static int nompi(fk_error *err)
+{
+    return fk_fail(err, FK_EUNSUP, "this build of fofkit has no MPI (build it with libopenmpi-dev installed)");
+}
+
+int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink_report *rep, fk_error *err)
+{
+    (void)in;
+    (void)gmin;
+    (void)rep;
+    return nompi(err);
+}
+
+int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, fk_error *err)
+{
+    (void)mine;
+    (void)all;
+    return nompi(err);
+}
+
+#else
+
+#include <mpi.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static double now(void)
+{
+    return MPI_Wtime();
+}
+
+int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, fk_error *err)
+{
+    (void)err;
+    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, MPI_COMM_WORLD);
+    return FK_OK;
+}
+
+/* The state of one run on one rank. */
+typedef struct run {
+    int rank, size, sixd, nlev;
+    const fk_distlink_in *in;
+    fk_distlink_report *rep;
+    uint64_t *off; /* size + 1: the global stream index of each rank's first particle */
+    /* the slabs */
+    int axis;
+    double amin, amax, period, margin;
+    uint32_t *cut; /* size + 1 bin indices: rank d owns bins [cut[d], cut[d+1]) */
+    /* owned particles (no) and ghosts (ng): positions in tree order after linking */
+    uint64_t no, ng;
+    float *pos, *vel;     /* (no + ng) x 3 */
+    uint64_t *oid, *ogix; /* ID and global stream index of each owned particle: first by owned
+                             index (no), after linking by tree position (nl; UINT64_MAX for ghosts) */
+    uint32_t *gsrc;       /* ng: the owner rank of each ghost                      */
+    uint32_t *gidx;       /* ng: its index among the owner's owned particles        */
+    uint32_t *perm, *inv; /* tree position -> local index, and back                 */
+    fk_tree tree;
+    uint32_t *sink[FK_LEVELS_MAX];
+} run;
+
+static void *xmalloc(size_t n)
+{
+    return malloc(n ? n : 1);
+}
+
+/* The coordinate's bin, the same arithmetic on every rank. */
+static uint32_t bin_of(const run *r, float x)
+{
+    double w = r->amax - r->amin;
+    if (!(w > 0)) return 0;
+    double b = floor(((double)x - r->amin) / w * FK_DIST_BINS);
+    if (b < 0) return 0;
+    if (b > FK_DIST_BINS - 1) return FK_DIST_BINS - 1;
+    return (uint32_t)b;
+}
+
+static int owner_of(const run *r, float x)
+{
+    uint32_t b = bin_of(r, x);
+    int lo = 0, hi = r->size - 1; /* the last d with cut[d] <= b */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (r->cut[mid] <= b)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Rank d's slab [lo, hi] along the axis, in coordinates (its bins' edges). */
+static void slab(const run *r, int d, double *lo, double *hi)
+{
+    double w = r->amax - r->amin;
+    *lo = r->amin + w * r->cut[d] / FK_DIST_BINS;
+    *hi = r->amin + w * r->cut[d + 1] / FK_DIST_BINS;
+}
+
+/* Whether a particle at x may have a friend in rank d's slab: within the
+ * margin of it, across the period in a periodic box. An empty slab (no
+ * bins) needs no ghosts. */
+static int reaches(const run *r, int d, float x)
+{
+    if (r->cut[d] == r->cut[d + 1]) return 0;
+    double lo, hi;
+    slab(r, d, &lo, &hi);
+    for (int s = -1; s <= 1; s++) {
+        if (s && !(r->period > 0)) continue;
+        double xs = (double)x + s * r->period;
+        double gap = xs < lo ? lo - xs : xs > hi ? xs - hi : 0;
+        if (gap <= r->margin) return 1;
+    }
+    return 0;
+}
+
+/* Sends counts[d] records of stride bytes from sbuf (grouped by destination)
+ * to every rank d; *rbuf (malloc'd) gets what came, grouped by source, with
+ * rcounts[s] records from rank s. Collective; failures agreed on. */
+static int exchange(run *r, const void *sbuf, const uint64_t *counts, size_t stride, void **rbuf, int *rcounts,
+                    uint64_t *nrecv, fk_error *err)
+{
+    int R = r->size;
+    int *sc = xmalloc(R * sizeof *sc), *sd = xmalloc(R * sizeof *sd), *rd = xmalloc(R * sizeof *rd);
+    uint64_t ns = 0, nr = 0;
+    int st = FK_OK;
+    for (int d = 0; d < R; d++) ns += counts[d];
+    if (!sc || !sd || !rd)
+        st = fk_fail(err, FK_ENOMEM, "out of memory for an exchange");
+    else if (ns > INT_MAX) /* MPI counts and displacements are ints */
+        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " records to send in one exchange: at most %d", r->rank, ns,
+                     INT_MAX);
+    st = fk_dist_agree(st, err, NULL);
+    if (st) {
+        free(sc), free(sd), free(rd);
+        return st;
+    }
+    for (int d = 0; d < R; d++) sc[d] = (int)counts[d];
+    MPI_Alltoall(sc, 1, MPI_INT, rcounts, 1, MPI_INT, MPI_COMM_WORLD);
+    ns = 0;
+    for (int d = 0; d < R; d++) {
+        sd[d] = (int)ns;
+        rd[d] = (int)(nr < INT_MAX ? nr : 0);
+        ns += (uint64_t)sc[d];
+        nr += (uint64_t)rcounts[d];
+    }
+    *rbuf = NULL;
+    if (nr > INT_MAX)
+        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " records to receive in one exchange: at most %d", r->rank,
+                     nr, INT_MAX);
+    else if (!(*rbuf = xmalloc(nr * stride)))
+        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " records received", r->rank, nr);
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        MPI_Datatype t;
+        MPI_Type_contiguous((int)stride, MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        MPI_Alltoallv(sbuf, sc, sd, t, *rbuf, rcounts, rd, t, MPI_COMM_WORLD);
+        MPI_Type_free(&t);
+        r->rep->bytes_sent += (ns - (uint64_t)sc[r->rank]) * stride;
+        r->rep->bytes_recv += (nr - (uint64_t)rcounts[r->rank]) * stride;
+        *nrecv = nr;
+    } else {
+        free(*rbuf);
+        *rbuf = NULL;
+    }
+    free(sc), free(sd), free(rd);
+    return st;
+}
+
+static int nthreads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static int thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* A counting sort of n items by dest (0 .. R-1, or -1: none) on every
+ * thread: slot[i] gets item i's place in a buffer grouped by destination,
+ * cnt[d] the items of d. The same places for every thread count: the items
+ * of a destination keep their order. */
+static int bucket(const int *dest, uint64_t n, int R, uint64_t *cnt, uint64_t *slot, fk_error *err)
+{
+    int T = nthreads();
+    uint64_t *c = calloc((size_t)T * (size_t)R, sizeof *c);
+    if (!c) return fk_fail(err, FK_ENOMEM, "out of memory sorting by rank");
+    #pragma omp parallel num_threads(T)
+    {
+        int t = thread_num();
+        uint64_t a = n * (uint64_t)t / (uint64_t)T, b = n * (uint64_t)(t + 1) / (uint64_t)T;
+        uint64_t *my = c + (size_t)t * (size_t)R;
+        for (uint64_t i = a; i < b; i++)
+            if (dest[i] >= 0) my[dest[i]]++;
+        #pragma omp barrier
+        #pragma omp single
+        {
+            uint64_t run = 0;
+            for (int d = 0; d < R; d++) {
+                uint64_t start = run;
+                for (int u = 0; u < T; u++) {
+                    uint64_t k = c[(size_t)u * (size_t)R + d];
+                    c[(size_t)u * (size_t)R + d] = run;
+                    run += k;
+                }
+                cnt[d] = run - start;
+            }
+        }
+        for (uint64_t i = a; i < b; i++)
+            if (dest[i] >= 0) slot[i] = my[dest[i]]++;
+    }
+    free(c);
+    return FK_OK;
+}
+
+/* The slabs: the axis of widest extent, cut at the global quantiles. */
+static int decompose(run *r, fk_error *err)
+{
+    const fk_distlink_in *in = r->in;
+    double mn[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, mx[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, gmn[3], gmx[3];
+    #pragma omp parallel for schedule(static) reduction(min : mn[:3]) reduction(max : mx[:3])
+    for (uint64_t i = 0; i < in->n; i++)
+        for (int k = 0; k < 3; k++) {
+            double x = in->pos[3 * i + k];
+            if (x < mn[k]) mn[k] = x;
+            if (x > mx[k]) mx[k] = x;
+        }
+    MPI_Allreduce(mn, gmn, 3, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(mx, gmx, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    r->axis = 0;
+    for (int k = 1; k < 3; k++)
+        if (gmx[k] - gmn[k] > gmx[r->axis] - gmn[r->axis]) r->axis = k;
+    r->amin = gmn[r->axis];
+    r->amax = gmx[r->axis];
+    if (!(r->amax >= r->amin)) r->amin = r->amax = 0; /* no particles anywhere */
+    /* The margin: the longest linking length, widened for the rounding of a
+     * binary32 separation and its wrap (a few units in the last place of the
+     * largest coordinate); a wider margin only adds ghosts. */
+    double big = fabs(r->amin) > fabs(r->amax) ? fabs(r->amin) : fabs(r->amax);
+    if (r->period > big) big = r->period;
+    r->margin = r->in->lo[0].l * (1 + 1e-5) + big * 0x1p-20;
+
+    uint64_t *h = xmalloc(FK_DIST_BINS * sizeof *h), *gh = xmalloc(FK_DIST_BINS * sizeof *gh);
+    int st = (!h || !gh) ? fk_fail(err, FK_ENOMEM, "out of memory for the slabs' histogram") : FK_OK;
+    st = fk_dist_agree(st, err, NULL);
+    if (st) {
+        free(h);
+        free(gh);
+        return st;
+    }
+    memset(h, 0, FK_DIST_BINS * sizeof *h);
+    #pragma omp parallel for schedule(static) reduction(+ : h[:FK_DIST_BINS])
+    for (uint64_t i = 0; i < in->n; i++) h[bin_of(r, in->pos[3 * i + r->axis])]++;
+    MPI_Allreduce(h, gh, FK_DIST_BINS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    /* cut[d]: the first bin b whose particles before it reach d/R of all */
+    uint64_t N = r->off[r->size], cum = 0;
+    uint32_t b = 0;
+    r->cut[0] = 0;
+    for (int d = 1; d < r->size; d++) {
+        uint64_t target = (uint64_t)((long double)N * d / r->size);
+        while (b < FK_DIST_BINS && cum < target) cum += gh[b++];
+        r->cut[d] = b;
+    }
+    r->cut[r->size] = FK_DIST_BINS;
+    free(h);
+    free(gh);
+    return FK_OK;
+}
+
+/* Owned particles to the ranks of their slabs; those that stay on this rank
+ * are copied straight from the input, not through the exchange. */
+static int send_owned(run *r, fk_error *err)
+{
+    const fk_distlink_in *in = r->in;
+    int R = r->size, me = r->rank;
+    size_t stride = 12 + (r->sixd ? 12 : 0) + 16;
+    uint64_t *cnt = xmalloc(R * sizeof *cnt);
+    int *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *at = xmalloc(in->n * sizeof *at);
+    int *dest = xmalloc(in->n * sizeof *dest);
+    unsigned char *sb = NULL;
+    uint64_t own = 0, below = 0; /* staying here; in the buffer for lower ranks */
+    int st = (!cnt || !rcnt || !at || !dest) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
+    if (!st) {
+        #pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < in->n; i++) dest[i] = owner_of(r, in->pos[3 * i + r->axis]);
+        st = bucket(dest, in->n, R, cnt, at, err);
+    }
+    if (!st) {
+        own = cnt[me];
+        for (int d = 0; d < me; d++) below += cnt[d];
+        if (!(sb = xmalloc((in->n - own) * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory sending particles");
+    }
+    if (!st) {
+        #pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < in->n; i++) {
+            if (dest[i] == me) continue;
+            unsigned char *p = sb + stride * (at[i] < below ? at[i] : at[i] - own);
+            uint64_t g = r->off[me] + i;
+            memcpy(p, in->pos + 3 * i, 12);
+            if (r->sixd) memcpy(p + 12, in->vel + 3 * i, 12);
+            memcpy(p + stride - 16, &in->id[i], 8);
+            memcpy(p + stride - 8, &g, 8);
+        }
+        cnt[me] = 0;
+    }
+    st = fk_dist_agree(st, err, NULL);
+    void *rb = NULL;
+    uint64_t nr = 0;
+    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
+    free(sb);
+    free(cnt);
+    if (st) {
+        free(rcnt), free(at), free(dest);
+        return st;
+    }
+    /* The owned particles by source rank, this rank's own in its place. */
+    uint64_t rbelow = 0, no = nr + own;
+    for (int d = 0; d < me; d++) rbelow += (uint64_t)rcnt[d];
+    free(rcnt);
+    r->no = no;
+    if (no >= UINT32_MAX)
+        st = fk_fail(err, FK_EUNSUP, "rank %d owns %" PRIu64 " particles: at most %" PRIu32 " per rank (run more ranks)",
+                     me, no, UINT32_MAX - 1);
+    else if (!(r->oid = xmalloc(no * 8)) || !(r->ogix = xmalloc(no * 8)) || !(r->pos = xmalloc(no * 12)) ||
+             (r->sixd && !(r->vel = xmalloc(no * 12))))
+        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles", me, no);
+    if (!st) {
+        #pragma omp parallel for schedule(static)
+        for (uint64_t e = 0; e < nr; e++) {
+            const unsigned char *p = (const unsigned char *)rb + stride * e;
+            uint64_t j = e < rbelow ? e : e + own;
+            memcpy(r->pos + 3 * j, p, 12);
+            if (r->sixd) memcpy(r->vel + 3 * j, p + 12, 12);
+            memcpy(&r->oid[j], p + stride - 16, 8);
+            memcpy(&r->ogix[j], p + stride - 8, 8);
+        }
+        #pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < in->n; i++) {
+            if (dest[i] != me) continue;
+            uint64_t j = rbelow + (at[i] - below);
+            memcpy(r->pos + 3 * j, in->pos + 3 * i, 12);
+            if (r->sixd) memcpy(r->vel + 3 * j, in->vel + 3 * i, 12);
+            r->oid[j] = in->id[i];
+            r->ogix[j] = r->off[me] + i;
+        }
+    }
+    free(rb), free(at), free(dest);
+    return fk_dist_agree(st, err, NULL);
+}
+
+/* Copies of the owned particles near other slabs to their ranks. */
+static int send_ghosts(run *r, fk_error *err)
+{
+    int R = r->size;
+    size_t stride = 12 + (r->sixd ? 12 : 0) + 4;
+    uint64_t *cnt = xmalloc(R * sizeof *cnt);
+    int *rcnt = xmalloc(R * sizeof *rcnt);
+    int T = nthreads();
+    uint64_t *at = calloc((size_t)T * (size_t)R, sizeof *at); /* each thread's place in each rank's part */
+    int st = (!cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the ghosts") : FK_OK;
+    unsigned char *sb = NULL;
+    if (!st) {
+        /* Two passes over each thread's share of the particles: count, then fill. */
+        #pragma omp parallel num_threads(T)
+        {
+            int t = thread_num();
+            uint64_t a = r->no * (uint64_t)t / (uint64_t)T, b = r->no * (uint64_t)(t + 1) / (uint64_t)T;
+            uint64_t *my = at + (size_t)t * (size_t)R;
+            for (uint64_t i = a; i < b; i++)
+                for (int d = 0; d < R; d++)
+                    if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) my[d]++;
+            #pragma omp barrier
+            #pragma omp single
+            {
+                uint64_t run = 0;
+                for (int d = 0; d < R; d++) {
+                    uint64_t start = run;
+                    for (int u = 0; u < T; u++) {
+                        uint64_t k = at[(size_t)u * (size_t)R + d];
+                        at[(size_t)u * (size_t)R + d] = run;
+                        run += k;
+                    }
+                    cnt[d] = run - start;
+                }
+                if (!(sb = xmalloc(run * stride)))
+                    st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " ghosts", run);
+            }
+            for (uint64_t i = a; !st && i < b; i++)
+                for (int d = 0; d < R; d++)
+                    if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) {
+                        unsigned char *p = sb + stride * my[d]++;
+                        uint32_t j = (uint32_t)i;
+                        memcpy(p, r->pos + 3 * i, 12);
+                        if (r->sixd) memcpy(p + 12, r->vel + 3 * i, 12);
+                        memcpy(p + stride - 4, &j, 4);
+                    }
+        }
+    }
+    free(at);
+    st = fk_dist_agree(st, err, NULL);
+    void *rb = NULL;
+    uint64_t nr = 0;
+    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
+    free(sb);
+    free(cnt);
+    if (st) {
+        free(rcnt);
+        return st;
+    }
+    uint64_t nl = r->no + nr;
+    r->ng = nr;
+    float *pos = NULL, *vel = NULL;
+    if (nl >= UINT32_MAX)
+        st = fk_fail(err, FK_EUNSUP, "rank %d holds %" PRIu64 " particles with its ghosts: at most %" PRIu32 " per rank (run more ranks)",
+                     r->rank, nl, UINT32_MAX - 1);
+    else {
+        if ((pos = realloc(r->pos, nl * 12 + 1))) r->pos = pos;
+        if (r->sixd && (vel = realloc(r->vel, nl * 12 + 1))) r->vel = vel;
+        r->gsrc = xmalloc(nr * 4);
+        r->gidx = xmalloc(nr * 4);
+        if (!pos || (r->sixd && !vel) || !r->gsrc || !r->gidx)
+            st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " ghosts", r->rank, nr);
+    }
+    if (!st) {
+        const unsigned char *p = rb;
+        uint64_t g = 0;
+        for (int s = 0; s < R; s++)
+            for (int k = 0; k < rcnt[s]; k++, g++, p += stride) {
+                memcpy(r->pos + 3 * (r->no + g), p, 12);
+                if (r->sixd) memcpy(r->vel + 3 * (r->no + g), p + 12, 12);
+                r->gsrc[g] = (uint32_t)s;
+                memcpy(&r->gidx[g], p + stride - 4, 4);
+            }
+    }
+    free(rb);
+    free(rcnt);
+    return fk_dist_agree(st, err, NULL);
+}
+
+static int link_pieces(run *r, uint64_t npieces, fk_error *err);
+
+/* The local tree over owned particles and ghosts, and every level linked. */
+static int link_local(run *r, fk_error *err)
+{
+    uint64_t nl = r->no + r->ng, piece = r->in->piece;
+    if (!piece && r->in->gpu && r->in->gpu_mem && !r->in->brute) {
+        /* Pieces that fit the GPU: the memory of the whole, over 80% of what
+         * is free, pieces enough; a piece's ghosts make it a little larger. */
+        uint64_t nodes = nl ? (UINT64_C(2) << fk_tree_depth(nl, r->in->leafsize)) - 1 : 0;
+        double need = (double)fk_gpu_link_bytes(nl, nodes, r->sixd), have = 0.8 * (double)r->in->gpu_mem;
+        if (need > have) piece = (uint64_t)((double)r->no / ceil(1.25 * need / have)) + 1;
+    }
+    if (piece && r->no > piece) return link_pieces(r, (r->no + piece - 1) / piece, err);
+    r->rep->pieces = 1;
+    int st = fk_tree_build_cpu(r->pos, nl, r->in->leafsize, &r->tree, &r->perm, err);
+    if (!st && !(r->inv = xmalloc(nl * 4))) st = fk_fail(err, FK_ENOMEM, "out of memory for a permutation");
+    if (!st) {
+        for (uint64_t t = 0; t < nl; t++) r->inv[r->perm[t]] = (uint32_t)t;
+        if (r->sixd) {
+            float *v = xmalloc(nl * 12);
+            if (!v)
+                st = fk_fail(err, FK_ENOMEM, "out of memory for velocities");
+            else {
+                for (uint64_t t = 0; t < nl; t++) memcpy(v + 3 * t, r->vel + 3 * (uint64_t)r->perm[t], 12);
+                free(r->vel);
+                r->vel = v;
+            }
+        }
+    }
+    for (int k = 0; !st && k < r->nlev; k++)
+        if (!(r->sink[k] = xmalloc(nl * 4))) st = fk_fail(err, FK_ENOMEM, "out of memory for sinks");
+    if (!st) {
+        fk_link_job job = {nl, r->pos, r->vel, &r->tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu};
+        st = fk_link_run(&job, r->sink, &r->rep->link, err);
+    }
+    return fk_dist_agree(st, err, NULL);
+}
+
+/* Union-find over a rank's particles, the lower index the root (links only point down). */
+static uint32_t uf_find(uint32_t *up, uint32_t i)
+{
+    while (up[i] != i) i = up[i] = up[up[i]];
+    return i;
+}
+
+static void uf_join(uint32_t *up, uint32_t a, uint32_t b)
+{
+    a = uf_find(up, a);
+    b = uf_find(up, b);
+    if (a < b)
+        up[b] = a;
+    else if (b < a)
+        up[a] = b;
+}
+
+typedef struct keyed {
+    float x;
+    uint32_t i;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *p = a, *q = b;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    return (p->i > q->i) - (p->i < q->i);
+}
+
+/* Whether x lies within the margin of [lo, hi] along the axis, periodically. */
+static int near(const run *r, double lo, double hi, float x)
+{
+    for (int s = -1; s <= 1; s++) {
+        if (s && !(r->period > 0)) continue;
+        double xs = (double)x + s * r->period;
+        double gap = xs < lo ? lo - xs : xs > hi ? xs - hi : 0;
+        if (gap <= r->margin) return 1;
+    }
+    return 0;
+}
+
+/* link_local in pieces of at most r->piece owned particles: each piece is a
+ * run of the owned particles in axis order with every particle of the rank
+ * within the margin of it, built and linked alone; every piece's components
+ * are joined in one union-find per level over the rank's particles. A link
+ * with an owned end is found in the piece whose run holds that end, so the
+ * components that hold owned particles are those link_local finds (their
+ * lowest members may differ: merge needs only one label per component).
+ * The sinks are then in the rank's own order (perm the identity). */
+static int link_pieces(run *r, uint64_t npieces, fk_error *err)
+{
+    uint64_t nl = r->no + r->ng;
+    int st = FK_OK;
+    keyed *ord = xmalloc(r->no * sizeof *ord);
+    uint32_t *member = xmalloc(nl * 4);
+    float *ppos = xmalloc(nl * 12), *pvel = r->sixd ? xmalloc(nl * 12) : NULL;
+    uint32_t *psink[FK_LEVELS_MAX] = {0};
+    r->perm = xmalloc(nl * 4);
+    r->inv = xmalloc(nl * 4);
+    if (!ord || !member || !ppos || (r->sixd && !pvel) || !r->perm || !r->inv)
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the pieces");
+    for (int k = 0; !st && k < r->nlev; k++)
+        if (!(r->sink[k] = xmalloc(nl * 4)) || !(psink[k] = xmalloc(nl * 4)))
+            st = fk_fail(err, FK_ENOMEM, "out of memory for sinks");
+    if (!st) {
+        for (uint64_t i = 0; i < nl; i++) r->perm[i] = r->inv[i] = (uint32_t)i;
+        for (int k = 0; k < r->nlev; k++)
+            for (uint64_t i = 0; i < nl; i++) r->sink[k][i] = (uint32_t)i;
+        for (uint64_t i = 0; i < r->no; i++) ord[i] = (keyed){r->pos[3 * i + r->axis], (uint32_t)i};
+        qsort(ord, r->no, sizeof *ord, cmp_keyed);
+    }
+    fk_link_report *lr = &r->rep->link;
+    memset(lr, 0, sizeof *lr);
+    for (uint64_t p = 0; !st && p < npieces; p++) {
+        uint64_t a = r->no * p / npieces, b = r->no * (p + 1) / npieces, m = 0;
+        if (a == b) continue;
+        double lo = ord[a].x, hi = ord[b - 1].x;
+        for (uint64_t q = a; q < b; q++) member[m++] = ord[q].i;
+        for (uint64_t i = 0; i < nl; i++) {
+            if (i < r->no) {
+                float x = r->pos[3 * i + r->axis];
+                keyed k = {x, (uint32_t)i};
+                if (cmp_keyed(&k, &ord[a]) >= 0 && cmp_keyed(&k, &ord[b - 1]) <= 0) continue; /* in the run */
+            }
+            if (near(r, lo, hi, r->pos[3 * i + r->axis])) member[m++] = (uint32_t)i;
+        }
+        for (uint64_t q = 0; q < m; q++) {
+            memcpy(ppos + 3 * q, r->pos + 3 * (uint64_t)member[q], 12);
+            if (r->sixd) memcpy(pvel + 3 * q, r->vel + 3 * (uint64_t)member[q], 12);
+        }
+        fk_tree tree;
+        uint32_t *perm = NULL;
+        memset(&tree, 0, sizeof tree);
+        st = fk_tree_build_cpu(ppos, m, r->in->leafsize, &tree, &perm, err);
+        float *tvel = NULL;
+        if (!st && r->sixd) {
+            if (!(tvel = xmalloc(m * 12)))
+                st = fk_fail(err, FK_ENOMEM, "out of memory for a piece's velocities");
+            else
+                for (uint64_t t = 0; t < m; t++) memcpy(tvel + 3 * t, pvel + 3 * (uint64_t)perm[t], 12);
+        }
+        fk_link_report rep;
+        if (!st) {
+            fk_link_job job = {m, ppos, tvel, &tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu};
+            st = fk_link_run(&job, psink, &rep, err);
+        }
+        for (int k = 0; !st && k < r->nlev; k++) {
+            for (uint64_t t = 0; t < m; t++) uf_join(r->sink[k], member[perm[t]], member[perm[psink[k][t]]]);
+            lr->seconds[k] += rep.seconds[k];
+            lr->stats[k].pair_tests += rep.stats[k].pair_tests;
+            lr->stats[k].node_tests += rep.stats[k].node_tests;
+        }
+        if (!st) lr->total += rep.total;
+        free(tvel);
+        free(perm);
+        fk_tree_free(&tree);
+    }
+    for (int k = 0; !st && k < r->nlev; k++)
+        for (uint64_t i = 0; i < nl; i++) r->sink[k][i] = uf_find(r->sink[k], (uint32_t)i);
+    r->rep->pieces = st ? 0 : npieces;
+    free(ord), free(member), free(ppos), free(pvel);
+    for (int k = 0; k < FK_LEVELS_MAX; k++) free(psink[k]);
+    return fk_dist_agree(st, err, NULL);
+}
+
+/* A node of the merge: a component's key and lowest ID. */
+typedef struct node {
+    uint64_t key, mid;
+} node;
+
+static int cmp_node(const void *a, const void *b)
+{
+    uint64_t x = ((const node *)a)->key, y = ((const node *)b)->key;
+    return (x > y) - (x < y);
+}
+
+static uint64_t find(uint64_t *up, uint64_t i)
+{
+    while (up[i] != i) i = up[i] = up[up[i]];
+    return i;
+}
+
+static int64_t lookup(const node *v, uint64_t n, uint64_t key)
+{
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (v[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].key == key ? (int64_t)lo : -1;
+}
+
+/* Rank 0's part of the merge: joins the nodes (sorted copy) along the edges;
+ * ans[i] (for nodes[i], in the order given) gets the group's root key and lowest ID. */
+static int resolve(node *nodes, uint64_t nn, const uint64_t *edges, uint64_t ne, node *ans, fk_error *err)
+{
+    node *s = xmalloc(nn * sizeof *s);
+    uint64_t *up = xmalloc(nn * 8), *mid = xmalloc(nn * 8);
+    if (!s || !up || !mid) {
+        free(s);
+        free(up);
+        free(mid);
+        return fk_fail(err, FK_ENOMEM, "out of memory merging %" PRIu64 " boundary components", nn);
+    }
+    memcpy(s, nodes, nn * sizeof *s);
+    qsort(s, nn, sizeof *s, cmp_node);
+    for (uint64_t i = 0; i < nn; i++) up[i] = i;
+    int st = FK_OK;
+    for (uint64_t e = 0; e < ne && !st; e++) {
+        int64_t a = lookup(s, nn, edges[2 * e]), b = lookup(s, nn, edges[2 * e + 1]);
+        if (a < 0 || b < 0) {
+            st = fk_fail(err, FK_EINVAL, "the merge met an edge to an unknown component (internal error)");
+            break;
+        }
+        uint64_t ra = find(up, (uint64_t)a), rb = find(up, (uint64_t)b);
+        if (ra < rb)
+            up[rb] = ra;
+        else if (rb < ra)
+            up[ra] = rb;
+    }
+    for (uint64_t i = 0; i < nn; i++) mid[i] = UINT64_MAX;
+    for (uint64_t i = 0; !st && i < nn; i++) {
+        uint64_t ri = find(up, i);
+        if (s[i].mid < mid[ri]) mid[ri] = s[i].mid;
+    }
+    for (uint64_t i = 0; !st && i < nn; i++) {
+        uint64_t ri = find(up, (uint64_t)lookup(s, nn, nodes[i].key));
+        ans[i].key = s[ri].key; /* the lowest key of the set: links point to lower indices */
+        ans[i].mid = mid[ri];
+    }
+    free(s);
+    free(up);
+    free(mid);
+    return st;
+}
+
+/* The owned particles' IDs and stream indices by tree position (UINT64_MAX
+ * for ghosts), so that the merge reads them in the order of the sinks. */
+static int tree_order_ids(run *r, fk_error *err)
+{
+    uint64_t nl = r->no + r->ng;
+    uint64_t *id = xmalloc(nl * 8), *gix = xmalloc(nl * 8);
+    int st = FK_OK;
+    if (!id || !gix) {
+        free(id);
+        free(gix);
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (uint64_t t = 0; t < nl; t++) {
+            uint32_t j = r->perm[t];
+            id[t] = j < r->no ? r->oid[j] : UINT64_MAX;
+            gix[t] = j < r->no ? r->ogix[j] : UINT64_MAX;
+        }
+        free(r->oid);
+        free(r->ogix);
+        r->oid = id;
+        r->ogix = gix;
+    }
+    return fk_dist_agree(st, err, NULL);
+}
+
+/* Level k's merge: label[t] (an owned particle's tree position t) gets the lowest ID of its group, and
+ * the number of global groups is counted. */
+static int merge(run *r, int k, uint64_t *label, fk_error *err)
+{
+    int R = r->size;
+    uint64_t nl = r->no + r->ng;
+    const uint32_t *sink = r->sink[k];
+    uint64_t *ckey = xmalloc(nl * 8), *cmid = xmalloc(nl * 8);
+    int64_t *slot = xmalloc(nl * 8); /* a component's place among this rank's nodes, -1: none */
+    uint64_t *cnt = xmalloc(R * sizeof *cnt);
+    int *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *at = xmalloc(R * sizeof *at);
+    const size_t stride = 24;
+    unsigned char *sb = NULL;
+    int st = (!ckey || !cmid || !slot || !cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the merge")
+                                                               : FK_OK;
+    uint64_t nnode = 0;
+    if (!st) {
+        #pragma omp parallel for schedule(static)
+        for (uint64_t t = 0; t < nl; t++) ckey[t] = cmid[t] = UINT64_MAX, slot[t] = -1;
+        for (uint64_t t = 0; t < nl; t++) {
+            uint32_t s = sink[t];
+            if (r->ogix[t] == UINT64_MAX) continue; /* a ghost */
+            if (r->ogix[t] < ckey[s]) ckey[s] = r->ogix[t];
+            if (r->oid[t] < cmid[s]) cmid[s] = r->oid[t];
+        }
+        memset(cnt, 0, R * sizeof *cnt);
+        for (uint64_t g = 0; g < r->ng; g++) {
+            uint32_t s = sink[r->inv[r->no + g]];
+            if (ckey[s] == UINT64_MAX) continue;
+            cnt[r->gsrc[g]]++;
+            if (slot[s] < 0) slot[s] = (int64_t)nnode++;
+        }
+        uint64_t total = 0;
+        for (int d = 0; d < R; d++) at[d] = total, total += (uint64_t)cnt[d];
+        if (!(sb = xmalloc(total * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        for (uint64_t g = 0; !st && g < r->ng; g++) {
+            uint32_t s = sink[r->inv[r->no + g]];
+            if (ckey[s] == UINT64_MAX) continue;
+            unsigned char *p = sb + stride * at[r->gsrc[g]]++;
+            uint64_t j = r->gidx[g];
+            memcpy(p, &j, 8);
+            memcpy(p + 8, &ckey[s], 8);
+            memcpy(p + 16, &cmid[s], 8);
+        }
+    }
+    free(at);
+    double tc = now(); /* the part across ranks starts */
+    st = fk_dist_agree(st, err, NULL);
+    void *rb = NULL;
+    uint64_t nr = 0;
+    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
+    free(sb);
+    sb = NULL;
+    /* This rank's part of the merge: its nodes (key, lowest ID) and its
+     * edges (own key, other key) */
+    node *nodes = NULL;
+    uint64_t *edges = NULL;
+    if (!st) {
+        edges = xmalloc(nr * 16);
+        if (!edges) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        const unsigned char *p = rb;
+        for (uint64_t e = 0; !st && e < nr; e++, p += stride) {
+            uint64_t j;
+            memcpy(&j, p, 8);
+            if (j >= r->no) {
+                st = fk_fail(err, FK_EINVAL, "a ghost names particle %" PRIu64 " of %" PRIu64 " (internal error)", j,
+                             r->no);
+                break;
+            }
+            uint32_t s = sink[r->inv[j]];
+            if (slot[s] < 0) slot[s] = (int64_t)nnode++;
+            edges[2 * e] = ckey[s];
+            memcpy(&edges[2 * e + 1], p + 8, 8);
+        }
+        if (!st && !(nodes = xmalloc(nnode * sizeof *nodes))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        for (uint64_t t = 0; !st && t < nl; t++)
+            if (slot[t] >= 0) nodes[slot[t]] = (node){ckey[t], cmid[t]};
+    }
+    free(rb);
+    if (!st) r->rep->edges[k] = nr;
+    st = fk_dist_agree(st, err, NULL);
+    /* Gather nodes and edges on rank 0. */
+    int nn32 = (int)nnode, ne32 = (int)nr;
+    if (!st && (nnode > INT_MAX / 2 || nr > INT_MAX / 2))
+        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " boundary edges: too many for one merge", r->rank, nr);
+    st = fk_dist_agree(st, err, NULL);
+    int *nn = NULL, *ne = NULL, *dn = NULL, *de = NULL;
+    node *allnodes = NULL, *ans = NULL, *myans = NULL;
+    uint64_t *alledges = NULL, tn = 0, te = 0;
+    if (!st) {
+        nn = xmalloc(R * sizeof *nn), ne = xmalloc(R * sizeof *ne), dn = xmalloc(R * sizeof *dn),
+        de = xmalloc(R * sizeof *de);
+        if (!nn || !ne || !dn || !de) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+    }
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        MPI_Gather(&nn32, 1, MPI_INT, nn, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Gather(&ne32, 1, MPI_INT, ne, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (r->rank == 0) {
+            for (int d = 0; d < R; d++) {
+                dn[d] = (int)tn, de[d] = (int)te;
+                tn += (uint64_t)nn[d], te += (uint64_t)ne[d];
+            }
+            if (tn > INT_MAX || te > INT_MAX)
+                st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " boundary components: too many for one merge", tn);
+            else if (!(allnodes = xmalloc(tn * sizeof *allnodes)) || !(alledges = xmalloc(te * 16)) ||
+                     !(ans = xmalloc(tn * sizeof *ans)))
+                st = fk_fail(err, FK_ENOMEM, "out of memory merging %" PRIu64 " boundary components", tn);
+        }
+        if (!st && !(myans = xmalloc(nnode * sizeof *myans))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+    }
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        MPI_Datatype tnode;
+        MPI_Type_contiguous(16, MPI_BYTE, &tnode);
+        MPI_Type_commit(&tnode);
+        MPI_Gatherv(nodes, nn32, tnode, allnodes, nn, dn, tnode, 0, MPI_COMM_WORLD);
+        MPI_Gatherv(edges, ne32, tnode, alledges, ne, de, tnode, 0, MPI_COMM_WORLD);
+        if (r->rank) r->rep->bytes_sent += (uint64_t)(nn32 + ne32) * 16;
+        if (r->rank == 0) st = resolve(allnodes, tn, alledges, te, ans, err);
+        st = fk_dist_agree(st, err, NULL);
+        if (!st) MPI_Scatterv(ans, nn, dn, tnode, myans, nn32, tnode, 0, MPI_COMM_WORLD);
+        if (r->rank) r->rep->bytes_recv += (uint64_t)nn32 * 16;
+        MPI_Type_free(&tnode);
+    }
+    r->rep->t_cross += now() - tc;
+    if (!st) {
+        /* Each owned particle's label: its component's answer, or the
+         * component's own lowest ID when it touched no other rank. */
+        uint64_t roots = 0;
+        #pragma omp parallel for schedule(static) reduction(+ : roots)
+        for (uint64_t t = 0; t < nl; t++) {
+            if (r->ogix[t] == UINT64_MAX) continue;
+            uint32_t s = sink[t];
+            uint64_t root = ckey[s];
+            label[t] = cmid[s];
+            if (slot[s] >= 0) {
+                root = myans[slot[s]].key;
+                label[t] = myans[slot[s]].mid;
+            }
+            roots += r->ogix[t] == root;
+        }
+        MPI_Allreduce(&roots, &r->rep->groups[k], 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    }
+    free(nn), free(ne), free(dn), free(de);
+    free(allnodes), free(alledges), free(ans), free(myans);
+    free(nodes), free(edges);
+    free(ckey), free(cmid), free(slot), free(cnt), free(rcnt);
+    return st;
+}
+
+/* The labels back to the ranks and places the particles came from. */
+static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_error *err)
+{
+    int R = r->size, L = r->nlev;
+    size_t stride = 8 + 8 * (size_t)L;
+    uint64_t *cnt = xmalloc(R * sizeof *cnt);
+    int *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t nl = r->no + r->ng;
+    uint64_t *at = xmalloc(nl * sizeof *at);
+    int *dest = xmalloc(nl * sizeof *dest);
+    unsigned char *sb = xmalloc(r->no * stride);
+    int st = (!cnt || !rcnt || !at || !dest || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory returning labels") : FK_OK;
+    if (!st) {
+        #pragma omp parallel for schedule(static)
+        for (uint64_t t = 0; t < nl; t++) {
+            dest[t] = -1; /* a ghost */
+            if (r->ogix[t] == UINT64_MAX) continue;
+            int lo = 0, hi = R - 1; /* the last rank d with off[d] <= ogix */
+            while (lo < hi) {
+                int mid = (lo + hi + 1) / 2;
+                if (r->off[mid] <= r->ogix[t])
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            dest[t] = lo;
+            if (lo == r->rank) { /* this rank's own particle: its labels straight into place */
+                for (int k = 0; k < L; k++) gmin[k][r->ogix[t] - r->off[lo]] = label[k][t];
+                dest[t] = -1;
+            }
+        }
+        st = bucket(dest, nl, R, cnt, at, err);
+    }
+    if (!st) {
+        #pragma omp parallel for schedule(static)
+        for (uint64_t t = 0; t < nl; t++) {
+            if (dest[t] < 0) continue;
+            unsigned char *p = sb + stride * at[t];
+            memcpy(p, &r->ogix[t], 8);
+            for (int k = 0; k < L; k++) memcpy(p + 8 + 8 * k, &label[k][t], 8);
+        }
+    }
+    free(dest);
+    free(at);
+    st = fk_dist_agree(st, err, NULL);
+    void *rb = NULL;
+    uint64_t nr = 0;
+    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
+    free(sb);
+    free(cnt);
+    free(rcnt);
+    if (st) return st;
+    uint64_t base = r->off[r->rank], n = r->in->n;
+    uint64_t mine = 0; /* labels this rank set itself */
+    for (uint64_t t = 0; t < nl; t++) mine += r->ogix[t] != UINT64_MAX && r->ogix[t] - base < n;
+    if (nr + mine != n) st = fk_fail(err, FK_EINVAL, "rank %d got %" PRIu64 " labels for %" PRIu64 " particles (internal error)",
+                              r->rank, nr, n);
+    int bad = 0;
+    if (!st) {
+        #pragma omp parallel for schedule(static) reduction(| : bad)
+        for (uint64_t e = 0; e < nr; e++) {
+            const unsigned char *p = (const unsigned char *)rb + stride * e;
+            uint64_t g;
+            memcpy(&g, p, 8);
+            if (g < base || g - base >= n) {
+                bad = 1;
+                continue;
+            }
+            for (int k = 0; k < L; k++) memcpy(&gmin[k][g - base], p + 8 + 8 * k, 8);
+        }
+    }
+    if (bad) st = fk_fail(err, FK_EINVAL, "rank %d got a label for another rank's particle (internal error)", r->rank);
+    free(rb);
+    return fk_dist_agree(st, err, NULL);
+}
+
+static void run_free(run *r)
+{
+    free(r->off), free(r->cut), free(r->pos), free(r->vel), free(r->oid), free(r->ogix);
+    free(r->gsrc), free(r->gidx), free(r->perm), free(r->inv);
+    fk_tree_free(&r->tree);
+    for (int k = 0; k < FK_LEVELS_MAX; k++) free(r->sink[k]);
+}
+
+int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink_report *rep_, fk_error *err)
+{
+    fk_distlink_report rep0;
+    fk_distlink_report *rep = rep_ ? rep_ : &rep0;
+    memset(rep, 0, sizeof *rep);
+    run r;
+    memset(&r, 0, sizeof r);
+    r.in = in;
+    r.rep = rep;
+    r.nlev = in->nlevels;
+    r.sixd = in->lo[0].psi > 0;
+    r.period = in->lo[0].periodic ? in->lo[0].box : 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r.size);
+    int st = fk_levels_check(in->lo, in->nlevels, err);
+    if (!st && in->n >= UINT32_MAX)
+        st = fk_fail(err, FK_EUNSUP, "rank %d reads %" PRIu64 " particles: at most %" PRIu32 " per rank", r.rank, in->n,
+                     UINT32_MAX - 1);
+    if (!st && (!(r.off = xmalloc((r.size + 1) * sizeof *r.off)) || !(r.cut = xmalloc((r.size + 1) * sizeof *r.cut))))
+        st = fk_fail(err, FK_ENOMEM, "out of memory");
+    st = fk_dist_agree(st, err, NULL);
+    uint64_t *label[FK_LEVELS_MAX] = {0};
+    double t0 = now();
+    if (!st) {
+        MPI_Allgather(&in->n, 1, MPI_UINT64_T, r.off + 1, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+        r.off[0] = 0;
+        for (int d = 0; d < r.size; d++) r.off[d + 1] += r.off[d];
+        rep->ntotal = r.off[r.size];
+        st = decompose(&r, err);
+    }
+    if (!st) st = send_owned(&r, err);
+    if (!st) st = send_ghosts(&r, err);
+    rep->t_decomp = now() - t0;
+    if (!st) {
+        rep->owned = r.no;
+        rep->ghosts = r.ng;
+        rep->axis = r.axis;
+        slab(&r, r.rank, &rep->slab_lo, &rep->slab_hi);
+        t0 = now();
+        st = link_local(&r, err);
+        rep->t_link = now() - t0;
+    }
+    t0 = now();
+    if (!st) st = tree_order_ids(&r, err);
+    for (int k = 0; !st && k < r.nlev; k++) {
+        if (!(label[k] = xmalloc((r.no + r.ng) * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory for labels");
+        st = fk_dist_agree(st, err, NULL);
+        if (!st) st = merge(&r, k, label[k], err);
+    }
+    rep->t_merge = now() - t0;
+    t0 = now();
+    if (!st) st = send_back(&r, label, gmin, err);
+    rep->t_return = now() - t0;
+    for (int k = 0; k < FK_LEVELS_MAX; k++) free(label[k]);
+    run_free(&r);
+    return st;
+}
+
+#endif

@@ -1,0 +1,102 @@
+/* distlink.h - friends-of-friends linking distributed over MPI ranks: slabs, ghosts, local linking, a merge across ranks. */
+#ifndef FK_DISTLINK_H
+#define FK_DISTLINK_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "levels.h"
+#include "link.h"
+#include "linkrun.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Every rank holds a slice of the snapshot (any particles, in any order) and
+ * gets back, for each of its particles and each level, the lowest ID of the
+ * particle's group: the same partition as one process linking the whole
+ * snapshot, whatever the number of ranks.
+ *
+ *  1. Slabs: along the axis of widest extent, cut where a global histogram
+ *     of the coordinate (FK_DIST_BINS bins) reaches k/R of the particles;
+ *     every particle goes to the rank of its slab (its owner).
+ *  2. Ghosts: a copy of every particle goes to every other rank whose slab,
+ *     widened by the longest linking length (and a margin for rounding,
+ *     periodically wrapped in a periodic box), reaches it. Positions are
+ *     sent as they are, never shifted: the predicate sees the floats a
+ *     single process sees, so every pair test gives the same answer.
+ *  3. Each rank builds a kd tree over its owned particles and ghosts and
+ *     links them with the library's linker (CPU or GPU, every level;
+ *     fk_link_run). A link with an owned end is found there.
+ *  4. Merge: each local component that holds owned particles is keyed by
+ *     the lowest global stream index (rank offset + index) of its owned
+ *     members; for each ghost in it, (owner's index, key) goes to the
+ *     ghost's owner, which makes it an edge between two keys. Rank 0
+ *     gathers the edges, joins the keys (union-find, lowest key as root)
+ *     and sends every key its group's root and lowest ID.
+ *  5. The labels go back to the rank and position each particle came from.
+ *
+ * A rank whose particles do not fit its GPU (or with a piece size given)
+ * links them in pieces: runs of its owned particles along the slab axis,
+ * each with every particle of the rank within the margin of it, the pieces'
+ * components joined on the rank before the merge (the same argument: a link
+ * with an owned end is found in that end's piece).
+ *
+ * Every pair of friends is found by the owner of either end (its friend is
+ * within l of the owner's slab), so the edges join exactly the components of
+ * one global group. IDs need not be unique: keys are stream indices.
+ *
+ * Collective: every rank calls it; a failure on any rank is agreed on
+ * (fk_dist_agree), so all ranks return the same status and message.
+ * FK_EUNSUP without MPI.
+ */
+
+#define FK_DIST_BINS 65536
+
+typedef struct fk_distlink_in {
+    uint64_t n;             /* this rank's particles (below 2^32)             */
+    const float *pos, *vel; /* n x 3; vel for 6D (lo[0].psi > 0), else NULL   */
+    const uint64_t *id;     /* n: the particles' IDs                          */
+    const fk_linkopts *lo;  /* one per level (fk_levels_check'ed), the same on every rank */
+    int nlevels;
+    int gpu;                /* link on this rank's GPU                        */
+    int brute;              /* all pairs instead of the tree (small inputs)   */
+    uint32_t leafsize;      /* of the local trees                             */
+    uint64_t piece;         /* link at most this many owned particles at a time
+                               (0: all at once, unless gpu and gpu_mem say they
+                               do not fit: then pieces that do)                */
+    uint64_t gpu_mem;       /* the GPU's free bytes (0: unknown)              */
+} fk_distlink_in;
+
+typedef struct fk_distlink_report {
+    uint64_t ntotal;                   /* particles of all ranks                  */
+    uint64_t owned, ghosts;            /* this rank's, after the decomposition    */
+    uint64_t bytes_sent, bytes_recv;   /* this rank's, every exchange             */
+    uint64_t edges[FK_LEVELS_MAX];     /* boundary edges this rank found          */
+    uint64_t groups[FK_LEVELS_MAX];    /* global groups, of one particle or more  */
+    uint64_t pieces;                   /* this rank's particles linked in so many  */
+    int axis;                          /* the slabs' axis                         */
+    double slab_lo, slab_hi;           /* this rank's slab                        */
+    double t_decomp, t_link, t_merge, t_return; /* wall time of each step        */
+    double t_cross;                    /* of t_merge, the part across ranks: the
+                                          edges exchanged, gathered, joined on
+                                          rank 0 and answered (the rest labels
+                                          the rank's own components)            */
+    fk_link_report link;               /* the local linking                       */
+} fk_distlink_report;
+
+/* Links in's particles with every rank's: gmin[k][i] (n entries per level)
+ * gets the lowest ID in the level-k group of particle i. rep may be NULL. */
+int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink_report *rep, fk_error *err);
+
+/* Rank 0 gets every rank's report in all (size entries; other ranks may
+ * pass NULL). Collective. */
+int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, fk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

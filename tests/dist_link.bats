@@ -1,0 +1,210 @@
+#!/usr/bin/env bats
+# dist_link.bats - foflink under mpirun: GMIN equals the single-process groups for 1 to 8 ranks (3D, 6D, levels, real snapshots); failures on one rank end every rank.
+
+bats_require_minimum_version 1.5.0
+
+DATA=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
+
+# mpirun as root in a container, oversubscribed on few cores; one OpenMP thread a rank (the
+# ranks share the cores).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
+
+# Skips without mpirun, in a build without MPI, and in the sanitizer build (make check-asan:
+# Open MPI's runtime leaks by design and is not built for ASan; docs/TESTING.md).
+need_mpi() {
+    [ -z "${ASAN_OPTIONS:-}" ] || skip "MPI runs are left out of the sanitizer build"
+    command -v mpirun >/dev/null || skip "mpirun is not installed (Debian: openmpi-bin)"
+    foflink --help >/dev/null || return 1
+    if [ ! -f "$BATS_FILE_TMPDIR/mpi.ok" ]; then
+        mkuniverse -n 100 -s 1 -o "$BATS_FILE_TMPDIR/tiny.std"
+        tipsy2bin "$BATS_FILE_TMPDIR/tiny.std" -o "$BATS_FILE_TMPDIR/tiny.0.fof"
+        if ! mpirun -n 1 foflink "$BATS_FILE_TMPDIR/tiny.%r.fof" -o /dev/null 2>"$BATS_FILE_TMPDIR/mpi.err"; then
+            grep -q "has no MPI" "$BATS_FILE_TMPDIR/mpi.err" && skip "this build of fofkit has no MPI"
+            cat "$BATS_FILE_TMPDIR/mpi.err"
+            return 1
+        fi
+        touch "$BATS_FILE_TMPDIR/mpi.ok"
+    fi
+}
+
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+    need_mpi
+}
+
+# "ID label" lines sorted by ID, the single-process answer: each particle's ID and the lowest
+# ID of its level-K group, from foflink's SINK and the ID chunk of the linked stream FILE.
+# Usage: ref_labels FILE K
+ref_labels() {
+    paste <(fofdump -c SINK -l "$2" "$1") <(fofdump -c ID "$1") |
+        awk '{ s[NR] = $1; id[NR] = $2; if (!($1 in m) || $2 < m[$1]) m[$1] = $2 }
+             END { for (i = 1; i <= NR; i++) print id[i], m[s[i]] }' | sort -n
+}
+
+# The same from the distributed outputs FILES...: ID and GMIN of level K. Usage: dist_labels K FILES...
+dist_labels() {
+    local k=$1 f
+    shift
+    for f in "$@"; do paste -d ' ' <(fofdump -c ID "$f") <(fofdump -c GMIN -l "$k" "$f"); done | sort -n
+}
+
+# The mock (20000 particles, snapshot order, no tree) in $BATS_FILE_TMPDIR/snap.fof, made once.
+mock() {
+    local d=$BATS_FILE_TMPDIR
+    [ -f "$d/snap.fof" ] || {
+        mkuniverse -n 20000 -s 20240611 -o "$d/snap.std"
+        tipsy2bin "$d/snap.std" -o "$d/snap.fof"
+    }
+}
+
+# Links SNAP in one process with foflink ARGS and on R = 1, 2, 3, 4, 8 ranks (SNAP split in
+# contiguous slices; $RANKS others, $DIST_ARGS more options for them) and compares every level's
+# labels. Usage: same_partition SNAP LEVELS ARGS...
+same_partition() {
+    local snap=$1 levels=$2 r k
+    shift 2
+    kdbuild "$snap" | foflink "$@" -o ref.fof
+    for ((k = 0; k < levels; k++)); do ref_labels ref.fof "$k" >"ref.$k"; done
+    [ "$(wc -l <ref.0)" -gt 0 ]
+    for r in ${RANKS:-1 2 3 4 8}; do
+        rm -f in.*.fof out.*.fof
+        splitstream "$r" "$snap" in.%r.fof
+        # shellcheck disable=SC2086 # DIST_ARGS: words
+        mpirun -n "$r" foflink "$@" ${DIST_ARGS:-} in.%r.fof -o out.%r.fof
+        for ((k = 0; k < levels; k++)); do
+            dist_labels "$k" out.*.fof >dist
+            cmp dist "ref.$k" || { echo "$r ranks, level $k: labels differ"; diff dist "ref.$k" | head; return 1; }
+        done
+        [ "$(fofdump -c LINK out.0.fof | awk '$1 == "groups" { print $2 }')" = \
+            "$(fofdump -c LINK ref.fof | awk '$1 == "groups" { print $2 }')" ]
+    done
+}
+
+@test "foflink on 1, 2, 3, 4 and 8 ranks: the single-process groups (3D)" {
+    mock
+    same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2
+    # groups of many members span the slabs: the test is not trivial
+    [ "$(awk '$1 != $2' ref.0 | wc -l)" -gt 5000 ]
+}
+
+@test "foflink on 1, 2, 3, 4 and 8 ranks: the single-process groups (6D)" {
+    mock
+    same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2 --psi=0.5
+    [ "$(awk '$1 != $2' ref.0 | wc -l)" -gt 1000 ]
+}
+
+@test "foflink on 1, 2, 3, 4 and 8 ranks: the single-process groups (3 levels; 2 levels in 6D)" {
+    mock
+    same_partition "$BATS_FILE_TMPDIR/snap.fof" 3 -b 0.2,0.1,0.05
+    RANKS="2 3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 2 -b 0.2,0.1 --psi=0.6,0.3
+}
+
+@test "foflink on ranks: real snapshots, periodic with particles outside the box, and isolated" {
+    [ -f "$DATA/cube300-ics.std" ] && [ -f "$DATA/run581-dark-star.std" ] || skip "no $DATA"
+    tipsy2bin "$DATA/cube300-ics.std" -o cube.fof
+    RANKS="1 3 4" same_partition cube.fof 1 -l 0.02
+    tipsy2bin --no-periodic "$DATA/run581-dark-star.std" -o iso.fof
+    RANKS="2 3" same_partition iso.fof 1 -b 0.2
+}
+
+@test "foflink on ranks: each output is its input in order, with LINK (ranks, rank) and GMIN; an empty rank" {
+    mock
+    splitstream --weights=0,1,3 3 "$BATS_FILE_TMPDIR/snap.fof" in.%r.fof
+    mpirun -n 3 foflink in.%r.fof -o out.%r.fof
+    for r in 0 1 2; do
+        for tag in POS VEL MASS ID TYPE; do
+            cmp <(fofdump -c "$tag" "in.$r.fof") <(fofdump -c "$tag" "out.$r.fof")
+        done
+        [ "$(fofdump -c LINK "out.$r.fof" | awk '$1 == "rank" { print $2 }')" = "$r" ]
+        [ "$(fofdump -c LINK "out.$r.fof" | awk '$1 == "ranks" { print $2 }')" = 3 ]
+        [ "$(fofdump -c GMIN "out.$r.fof" | wc -l)" -eq "$(fofdump -c ID "in.$r.fof" | wc -l)" ]
+        fofdump --check "out.$r.fof" >/dev/null
+    done
+    [ "$(fofdump -c ID in.0.fof | wc -l)" -eq 0 ]
+    kdbuild "$BATS_FILE_TMPDIR/snap.fof" | foflink -o ref.fof
+    cmp <(dist_labels 0 out.*.fof) <(ref_labels ref.fof 0)
+}
+
+@test "foflink on ranks: a rank's missing or damaged stream stops every rank, one message, no output" {
+    mock
+    splitstream 3 "$BATS_FILE_TMPDIR/snap.fof" in.%r.fof
+    mv in.1.fof keep.fof
+    run --separate-stderr timeout 60 mpirun -n 3 foflink in.%r.fof -o out.%r.fof
+    echo "$stderr"
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+    [ "$(grep -c '^foflink: ' <<<"$stderr")" -eq 1 ]
+    grep -q '^foflink: in.1.fof: ' <<<"$stderr"
+    ! ls out.* 2>/dev/null
+    head -c 100000 keep.fof >in.1.fof
+    run --separate-stderr timeout 60 mpirun -n 3 foflink in.%r.fof -o out.%r.fof
+    echo "$stderr"
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+    [ "$(grep -c '^foflink: ' <<<"$stderr")" -eq 1 ]
+    grep -q '^foflink: in.1.fof: ' <<<"$stderr"
+    ! ls out.* 2>/dev/null
+}
+
+@test "foflink on ranks: names without %r, a stream without IDs" {
+    mock
+    splitstream 2 "$BATS_FILE_TMPDIR/snap.fof" in.%r.fof
+    run --separate-stderr timeout 60 mpirun -n 2 foflink in.0.fof -o out.%r.fof
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+    [ "$(grep -c '^foflink: ' <<<"$stderr")" -eq 1 ]
+    grep -q 'the input name needs the rank pattern %r' <<<"$stderr"
+    run --separate-stderr timeout 60 mpirun -n 2 foflink in.%r.fof -o out.fof
+    [ "$status" -ne 0 ] && grep -q 'the output name (-o) needs the rank pattern %r' <<<"$stderr"
+    addchunk --drop=ID in.1.fof -o noid.fof && mv noid.fof in.1.fof
+    run --separate-stderr timeout 60 mpirun -n 2 foflink in.%r.fof -o out.%r.fof
+    echo "$stderr"
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+    grep -q '^foflink: in.1.fof: stream has no ID chunk' <<<"$stderr"
+    ! ls out.* 2>/dev/null
+}
+
+@test "foflink on ranks: a rank's particles linked in pieces (--piece-size) give the same groups" {
+    mock
+    DIST_ARGS=--piece-size=1500 RANKS="1 3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 3 -b 0.2,0.1,0.05
+    DIST_ARGS=--piece-size=2000 RANKS="2" same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2 --psi=0.5
+    run --separate-stderr mpirun -n 2 foflink -v --piece-size=1500 in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    grep -q '^foflink: rank 0: .*link [0-9.]* s (7 pieces)' <<<"$stderr"
+    run -2 foflink --piece-size=10 in.0.fof -o /dev/null
+    [[ "$output" == *"option --piece-size is for distributed runs"* ]]
+}
+
+@test "foflink -v on ranks: rank 0 reports every rank's slab, ghosts, bytes and times, once" {
+    mock
+    splitstream 2 "$BATS_FILE_TMPDIR/snap.fof" in.%r.fof
+    run --separate-stderr mpirun -n 2 foflink -v in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    [ "$(grep -c '^foflink: rank 1: slab ' <<<"$stderr")" -eq 1 ]
+    [ "$(grep -c '^foflink: linking 20000 particles on 2 ranks' <<<"$stderr")" -eq 1 ]
+    grep -q '^foflink: ghosts: [1-9][0-9]* for 20000 particles' <<<"$stderr"
+    grep -q '^foflink: slowest rank: decomposition [0-9.]* s, link [0-9.]* s, merge [0-9.]* s' <<<"$stderr"
+    grep -q '^foflink: level 0: [1-9][0-9]* groups' <<<"$stderr"
+}
+
+@test "foflink on ranks on the GPU: the single-process groups, whole and in pieces (skipped without a GPU)" {
+    mock
+    kdbuild --device=cpu "$BATS_FILE_TMPDIR/snap.fof" -o tree.fof
+    foflink --device=gpu tree.fof -o /dev/null 2>/dev/null || skip "no usable GPU"
+    RANKS="1 2 3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 3 --device=gpu -b 0.2,0.1,0.05
+    fofdump -c LINK out.0.fof | grep -qx "device gpu"
+    DIST_ARGS=--piece-size=2500 RANKS="2" same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 --device=gpu -b 0.2 --psi=0.5
+}
+
+@test "foflink on ranks: streams already split in space send only their ghosts, and give the same groups" {
+    mock
+    kdbuild "$BATS_FILE_TMPDIR/snap.fof" -o tree.fof # tree order: the first cut halves x
+    splitstream 2 tree.fof in.%r.fof
+    run --separate-stderr mpirun -n 2 foflink -v in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    # 20000 particles of 28 bytes would be 0.28 MB a rank; the ghosts (and their labels) are far less
+    [ "$(grep -c '^foflink: rank [01]: .* 0\.0[0-4][0-9] MB sent' <<<"$stderr")" -eq 2 ]
+    foflink tree.fof -o ref.fof
+    cmp <(dist_labels 0 out.*.fof) <(ref_labels ref.fof 0)
+}

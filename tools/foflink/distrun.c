@@ -1,0 +1,238 @@
+/* distrun.c - foflink under mpirun: each rank's stream linked with every other's, GMIN appended (foflink(1), DISTRIBUTED RUNS). */
+#include "distrun.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bigmem.h"
+#include "device.h"
+#include "dist.h"
+#include "distlink.h"
+#include "kdtree.h"
+#include "kv.h"
+#include "linkrun.h"
+#include "phase.h"
+
+static int rank, size;
+
+static int status_of(int code)
+{
+    return code == FK_ENOMEM || code == FK_EDEVICE ? EXIT_RESOURCE : EXIT_DATA;
+}
+
+/* After fk_dist_agree failed: the failing rank says why, every rank removes
+ * its unfinished output and exits (MPI ended by atexit). */
+static _Noreturn void agreed_fail(const fk_error *err, int who)
+{
+    if (rank == who) prog_fail(err);
+    fk_output_cleanup_all();
+    exit(status_of(err->code));
+}
+
+/* One rank's failure, agreed on by all before the next collective step. */
+static void check(int st, fk_error *err)
+{
+    int who;
+    if (fk_dist_agree(st, err, &who)) agreed_fail(err, who);
+}
+
+/* A failure every rank meets alike (options, names): said once, by rank 0. */
+static _Noreturn void all_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static _Noreturn void all_die(int status, const char *fmt, ...)
+{
+    fk_error err = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err.msg, sizeof err.msg, fmt, ap);
+    va_end(ap);
+    if (rank == 0) prog_die(status, "%s", err.msg);
+    fk_output_cleanup_all();
+    exit(status);
+}
+
+static void end_mpi(void)
+{
+    fk_dist_finalize();
+}
+
+void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
+{
+    fk_error err = {0};
+    if (fk_dist_init(&rank, &size, &err)) prog_fail(&err);
+    atexit(end_mpi);
+    if (rank) prog_verbose = 0; /* rank 0 reports for all (every rank's numbers gathered) */
+    const char *out = std->output ? std->output : "-";
+    if (size > 1 && !fk_dist_has_pattern(input))
+        all_die(EXIT_USAGE, "%d ranks: the input name needs the rank pattern %%r (each rank reads its own stream), not %s",
+                size, input);
+    if (size > 1 && !fk_dist_has_pattern(out))
+        all_die(EXIT_USAGE, "%d ranks: the output name (-o) needs the rank pattern %%r (each rank writes its own stream)",
+                size);
+    if (o->psi_rel) all_die(EXIT_USAGE, "--psi-rel is not supported in a distributed run yet: give --psi");
+    char *inname = NULL, *outname = NULL;
+    if (fk_dist_expand(input, rank, &inname, &err) || fk_dist_expand(out, rank, &outname, &err))
+        all_die(EXIT_USAGE, "%s", err.msg);
+
+    /* Each rank's stream: opened, read and checked; the chunks foflink does
+     * not read pass on to its output as they come. */
+    double t0 = prog_now();
+    const char *name = strcmp(inname, "-") ? inname : "stdin";
+    FILE *in = NULL;
+    fk_output *fo = NULL;
+    fk_filter f;
+    memset(&f, 0, sizeof f);
+    enum { W_SINK, W_LINK, W_GMIN, W_POS, W_ID, W_VEL, NW }; /* VEL last: read for 6D only */
+    fk_want want[NW] = {
+        [W_SINK] = {"SINK", FK_W_REFUSE, .hint = "is linked already"},
+        [W_LINK] = {"LINK", FK_W_REFUSE, .hint = "is linked already"},
+        [W_GMIN] = {"GMIN", FK_W_REFUSE, .hint = "is linked already"},
+        [W_POS] = {"POS", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3},
+        [W_ID] = {"ID", FK_W_PARTICLE | FK_W_ID | FK_W_PASS | FK_W_REQUIRED, NULL, 1,
+                  "a distributed run labels groups by ID"},
+        [W_VEL] = {"VEL", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3, "6D linking needs the velocities"},
+    };
+    const int sixd = o->npsi > 0, nw = sixd ? NW : NW - 1;
+    int st = fk_input_open(&in, inname, 1, std->force, &err);
+    if (!st) st = fk_output_open(&fo, outname, 1, std->force, &err);
+    if (!st) st = fk_filter_start(&f, in, name, fk_output_file(fo), std->zlevel, &err);
+    if (!st) st = fk_filter_read(&f, want, nw, &err);
+    const fk_snap snap = f.snap;
+    const float *pos = want[W_POS].data[0], *vel = sixd ? want[W_VEL].data[0] : NULL;
+    if (!st) st = fk_snap_check_positions(&snap, pos, name, &err);
+    if (!st && sixd) st = fk_phase_check(vel, snap.n, name, &err);
+    uint64_t *id = NULL;
+    if (!st && !(id = fk_big_alloc((snap.n ? snap.n : 1) * sizeof *id)))
+        st = fk_fail(&err, FK_ENOMEM, "out of memory for the IDs of %" PRIu64 " particles", snap.n);
+    if (!st) {
+        const void *raw = want[W_ID].data[0];
+        int wide = !strcmp(want[W_ID].chunk[0].dtype, "<u8");
+        for (uint64_t i = 0; i < snap.n; i++)
+            id[i] = wide ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
+    }
+    check(st, &err);
+
+    /* The same box on every rank; the mean spacing of -b from all particles. */
+    uint64_t ntotal = 0;
+    double blo, bhi, plo, phi;
+    fk_dist_sum_u64(snap.n, &ntotal, &err);
+    fk_dist_range(snap.box, &blo, &bhi, &err);
+    fk_dist_range(snap.periodic, &plo, &phi, &err);
+    if (blo != bhi || plo != phi)
+        all_die(EXIT_DATA, "the ranks' streams disagree on the box (%g to %g) or its periodicity: they are not slices of one snapshot",
+                blo, bhi);
+    fk_linkopts lo[FK_LEVELS_MAX];
+    for (int k = 0; k < o->nlevels; k++) {
+        fk_linkopts *x = &lo[k];
+        memset(x, 0, sizeof *x);
+        x->periodic = snap.periodic && !o->no_periodic;
+        x->box = snap.box;
+        x->l = o->have_l ? o->l[k] : o->b[k] * snap.box / cbrt((double)(ntotal ? ntotal : 1));
+        x->psi = sixd ? o->psi[o->npsi > 1 ? k : 0] : 0;
+        x->nthreads = (int)o->threads;
+    }
+    if (fk_levels_check(lo, o->nlevels, &err)) all_die(EXIT_USAGE, "%s", err.msg);
+    if (rank == 0) {
+        prog_info("linking %" PRIu64 " particles on %d ranks with l = %.9g (%s box %g)", ntotal, size, lo[0].l,
+                  lo[0].periodic ? "periodic" : "isolated", snap.box);
+        if (sixd) prog_info("6D: psi = %.9g", lo[0].psi);
+        for (int k = 1; k < o->nlevels; k++) prog_info("level %d: l = %.9g, psi = %.9g", k, lo[k].l, lo[k].psi);
+    }
+    double t_read = prog_now() - t0;
+
+    fk_gpuinfo gi;
+    fk_distlink_in din = {.n = snap.n, .pos = pos, .vel = vel, .id = id, .lo = lo, .nlevels = o->nlevels,
+                          .gpu = device_resolve(o->devchoice, &gi) == DEV_GPU, .brute = o->brute, .leafsize = 16,
+                          .piece = (uint64_t)o->piece};
+    if (din.gpu) din.leafsize = 32; /* kdbuild's defaults: a leaf fills a warp on the GPU */
+    din.gpu_mem = din.gpu ? gi.mem_free : 0;
+    uint64_t *gmin[FK_LEVELS_MAX] = {0};
+    st = FK_OK;
+    for (int k = 0; k < o->nlevels && !st; k++)
+        if (!(gmin[k] = fk_big_alloc((snap.n ? snap.n : 1) * sizeof *gmin[k])))
+            st = fk_fail(&err, FK_ENOMEM, "out of memory for the labels of %" PRIu64 " particles", snap.n);
+    check(st, &err);
+    fk_distlink_report rep;
+    if (fk_distlink_run(&din, gmin, &rep, &err)) agreed_fail(&err, 0); /* agreed inside: the same on all */
+
+    /* -v: the whole run, then every rank's part. */
+    fk_distlink_report *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
+    check(rank == 0 && !all ? fk_fail(&err, FK_ENOMEM, "out of memory") : FK_OK, &err);
+    fk_distlink_gather(&rep, all, &err);
+    if (rank == 0 && prog_verbose) {
+        double td = 0, tl = 0, tm = 0, tc = 0, tr = 0, sent = 0, smax = 0;
+        uint64_t ghosts = 0;
+        for (int d = 0; d < size; d++) {
+            const fk_distlink_report *a = &all[d];
+            prog_info("rank %d: slab %.6g to %.6g (axis %d), %" PRIu64 " owned, %" PRIu64
+                      " ghosts (%.2f%%), %.3f MB sent, %.3f MB received, %" PRIu64 " boundary edges",
+                      d, a->slab_lo, a->slab_hi, a->axis, a->owned, a->ghosts,
+                      100.0 * (double)a->ghosts / (double)(a->owned ? a->owned : 1), a->bytes_sent / 1e6,
+                      a->bytes_recv / 1e6, a->edges[0]);
+            prog_info("rank %d: decomposition %.3f s, link %.3f s (%" PRIu64 " piece%s), merge %.3f s (across ranks "
+                      "%.3f s), labels back %.3f s",
+                      d, a->t_decomp, a->t_link, a->pieces, a->pieces == 1 ? "" : "s", a->t_merge, a->t_cross,
+                      a->t_return);
+            td = a->t_decomp > td ? a->t_decomp : td;
+            tl = a->t_link > tl ? a->t_link : tl;
+            tm = a->t_merge > tm ? a->t_merge : tm;
+            tc = a->t_cross > tc ? a->t_cross : tc;
+            tr = a->t_return > tr ? a->t_return : tr;
+            sent += (double)a->bytes_sent;
+            smax = (double)a->bytes_sent > smax ? (double)a->bytes_sent : smax;
+            ghosts += a->ghosts;
+        }
+        for (int k = 0; k < o->nlevels; k++)
+            prog_info("level %d: %" PRIu64 " groups (of one particle or more)", k, rep.groups[k]);
+        prog_info("ghosts: %" PRIu64 " for %" PRIu64 " particles (%.2f%%); sent per rank: mean %.3f MB, most %.3f MB",
+                  ghosts, ntotal, 100.0 * (double)ghosts / (double)(ntotal ? ntotal : 1), sent / size / 1e6,
+                  smax / 1e6);
+        prog_info("slowest rank: decomposition %.3f s, link %.3f s, merge %.3f s (%.1f%% of the link; across ranks "
+                  "%.3f s, %.1f%%), labels back %.3f s",
+                  td, tl, tm, 100 * tm / (tl + 1e-12), tc, 100 * tc / (tl + 1e-12), tr);
+    }
+    free(all);
+
+    /* The LINK record (groups counted over all ranks) and the labels. */
+    double t1 = prog_now();
+    fk_tree tree;
+    memset(&tree, 0, sizeof tree);
+    fk_link_job job = {ntotal, NULL, NULL, &tree, lo, o->nlevels, o->brute, din.gpu};
+    fk_link_report lrep = rep.link;
+    for (int k = 0; k < o->nlevels; k++) lrep.stats[k].groups = rep.groups[k];
+    fk_link_meta par = {o->have_l ? NULL : o->b, NULL, 0};
+    char *linktext = NULL, *full = NULL;
+    st = fk_link_record(&job, &par, &lrep, &linktext, &err);
+    if (!st) {
+        size_t len = strlen(linktext) + 64;
+        if (!(full = malloc(len)))
+            st = fk_fail(&err, FK_ENOMEM, "out of memory");
+        else
+            snprintf(full, len, "%sranks %d\nrank %d\n", linktext, size, rank);
+    }
+    if (!st) st = fk_writer_text(f.w, "LINK", 0, full, &err);
+    for (int k = 0; k < o->nlevels && !st; k++) {
+        fk_chunk ch;
+        fk_chunk_init(&ch, "GMIN", "<u8", FK_CF_PARTICLE, snap.n, 1);
+        ch.level = (uint32_t)k;
+        st = fk_writer_put(f.w, &ch, gmin[k], &err);
+    }
+    if (!st) st = fk_filter_finish(&f, &err);
+    check(st, &err);
+    if (fk_output_commit(fo, &err)) prog_fail(&err);
+    if (rank == 0)
+        prog_info("read and checked in %.3f s, linked in %.3f s, written in %.3f s", t_read,
+                  rep.t_decomp + rep.t_link + rep.t_merge + rep.t_return, prog_now() - t1);
+    free(linktext);
+    free(full);
+    fk_filter_free(&f);
+    fk_input_close(in);
+    fk_want_free(want, NW);
+    free(id);
+    for (int k = 0; k < o->nlevels; k++) free(gmin[k]);
+    free(inname);
+    free(outname);
+    exit(EXIT_OK);
+}

@@ -1,0 +1,18 @@
+/* distrun.h - foflink's distributed run under MPI: the options it shares with the single-process run. */
+#ifndef FOFLINK_DISTRUN_H
+#define FOFLINK_DISTRUN_H
+
+#include "prog.h"
+
+typedef struct foflink_opts {
+    const double *b, *l, *psi; /* per level; l used when have_l, psi when npsi */
+    int nlevels, have_l, npsi, psi_rel, no_periodic, brute, devchoice;
+    long long threads, piece; /* piece: --piece-size, 0 when not given */
+} foflink_opts;
+
+/* Links the streams named input and std->output, "%r" expanded to each
+ * rank, across the ranks of an MPI run; writes each rank's input on with
+ * LINK and one GMIN chunk per level. Exits as the program does. */
+_Noreturn void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o);
+
+#endif
