@@ -1,6 +1,7 @@
 /* dist.c - MPI for distributed runs: start and end, the rank and size, agreeing on failure; a stub without MPI. */
 #include "dist.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef FK_HAVE_MPI
@@ -43,6 +44,15 @@ int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
 
 void fk_dist_finalize(void) {}
 
+void fk_dist_sum(uint64_t *v, int n) { (void)v, (void)n; }
+void fk_dist_min(uint64_t *v, int n) { (void)v, (void)n; }
+void fk_dist_max(uint64_t *v, int n) { (void)v, (void)n; }
+
+int fk_dist_all(int yes)
+{
+    return yes;
+}
+
 void fk_dist_abort(int status)
 {
     (void)status;
@@ -66,6 +76,7 @@ int fk_dist_init(int *rank, int *size, fk_error *err)
         /* Only the main thread calls MPI (OpenMP threads link between the calls). */
         if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
             return fk_fail(err, FK_EIO, "MPI could not start");
+        atexit(fk_dist_finalize);
     }
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
@@ -106,6 +117,22 @@ int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
     MPI_Allreduce(&v, lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&v, hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return FK_OK;
+}
+
+static void reduce(uint64_t *v, int n, MPI_Op op)
+{
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, op, MPI_COMM_WORLD);
+}
+
+void fk_dist_sum(uint64_t *v, int n) { reduce(v, n, MPI_SUM); }
+void fk_dist_min(uint64_t *v, int n) { reduce(v, n, MPI_MIN); }
+void fk_dist_max(uint64_t *v, int n) { reduce(v, n, MPI_MAX); }
+
+int fk_dist_all(int yes)
+{
+    int all;
+    MPI_Allreduce(&yes, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return all;
 }
 
 void fk_dist_finalize(void)

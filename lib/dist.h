@@ -59,7 +59,21 @@ int fk_dist_agree(int st, fk_error *err, int *who);
 int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err);
 int fk_dist_range(double v, double *lo, double *hi, fk_error *err);
 
-/* Ends MPI (after every rank is done with it); harmless when not started. */
+/* Collective sums, minima and maxima of n values in place (nothing
+ * without MPI: one process holds them all already). */
+void fk_dist_sum(uint64_t *v, int n);
+void fk_dist_min(uint64_t *v, int n);
+void fk_dist_max(uint64_t *v, int n);
+
+/* Collective: 1 on every rank when every rank passes 1. */
+int fk_dist_all(int yes);
+
+/* The rank the launcher gives in the environment before MPI starts
+ * (OMPI_COMM_WORLD_RANK, PMIX_RANK), or 0: for saying a usage message once. */
+int fk_dist_env_rank(void);
+
+/* Ends MPI (after every rank is done with it); harmless when not started.
+ * fk_dist_init also has it run at exit. */
 void fk_dist_finalize(void);
 
 /* Ends every rank at once with status (for failures that cannot be agreed

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dist_run.h"
+#include "dist.h"
 #include "fileio.h"
 #include "grpfile.h"
 #include "kv.h"
@@ -36,14 +36,14 @@ typedef struct ctx {
 
 /* This rank's stream as read. */
 typedef struct input {
-    char name[4096];
+    char *name; /* the rank's input and output names (%r expanded) */
     FILE *in;
     fk_reader *r;
     fk_snap snap;
     uint64_t *ids;
     uint64_t *gmin[FK_LEVELS_MAX];
     int nlev, has_sink;
-    char oname[4096];
+    char *oname;
     fk_output *out; /* stream format */
     fk_writer *w;
 } input;
@@ -102,7 +102,7 @@ static int exchange(ctx *c, const void *send, const uint64_t *count, size_t esiz
     }
     *recv = malloc(total ? total * esize : 1);
     if (!*recv && !st) st = fk_fail(err, FK_ENOMEM, "out of memory receiving %" PRIu64 " elements", total);
-    if ((st = fk_drun_agree(st, err))) {
+    if ((st = fk_dist_agree(st, err, NULL))) {
         free(*recv);
         *recv = NULL;
         return st;
@@ -164,14 +164,14 @@ static int check_link(const ctx *c, const char *text, const char *name, fk_error
  * SNAP, ID and every GMIN level; checks what one rank can check. */
 static int read_input(const ctx *c, const fk_dgroups_opts *o, input *d, fk_error *err)
 {
-    int st = fk_drun_expand(o->input, c->rank, d->name, sizeof d->name, "input", err);
+    int st = fk_dist_expand(o->input, c->rank, &d->name, err);
     if (!st) st = fk_input_open(&d->in, d->name, 1, o->force, err);
     if (!st) st = fk_reader_open(&d->r, d->in, d->name, err);
     fk_chunk ch;
     char *text = NULL;
     if (!st) st = fk_snap_read(d->r, &ch, &d->snap, &text, d->name, err);
     if (!st && o->format == FK_DGROUPS_STREAM) {
-        st = fk_drun_expand(o->output ? o->output : "-", c->rank, d->oname, sizeof d->oname, "output", err);
+        st = fk_dist_expand(o->output ? o->output : "-", c->rank, &d->oname, err);
         if (!st) st = fk_output_open(&d->out, d->oname, 1, o->force, err);
         if (!st) st = fk_writer_open(&d->w, fk_output_file(d->out), o->zlevel, err);
         if (!st) st = fk_writer_text(d->w, "SNAP", ch.level, text, err);
@@ -272,7 +272,7 @@ static int route_ids(ctx *c, const input *d, route *rt, fk_error *err)
         }
     }
     free(at);
-    if ((st = fk_drun_agree(st, err))) {
+    if ((st = fk_dist_agree(st, err, NULL))) {
         free(send);
         return st;
     }
@@ -300,7 +300,7 @@ static int route_ids(ctx *c, const input *d, route *rt, fk_error *err)
                          "be distinct)",
                          dup);
     }
-    return fk_drun_agree(st, err);
+    return fk_dist_agree(st, err, NULL);
 }
 
 /* Sends one uint32_t a particle along the route; *out gets nrecv of them,
@@ -309,7 +309,7 @@ static int route_u32(ctx *c, const route *rt, const uint32_t *v, uint64_t n, uin
 {
     uint32_t *send = malloc(n ? n * sizeof *send : 1);
     int st = send ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory routing %" PRIu64 " group numbers", n);
-    if ((st = fk_drun_agree(st, err))) return st;
+    if ((st = fk_dist_agree(st, err, NULL))) return st;
     for (uint64_t i = 0; i < n; i++) send[rt->pos[i]] = v[i];
     void *recv;
     uint64_t nrecv;
@@ -404,7 +404,7 @@ static int number_owned(ctx *c, const uint64_t *gsize, uint64_t minsize, uint64_
                 if (hist[s]) mine[nmine++] = (sizecount){s, hist[s]};
         }
     }
-    if ((st = fk_drun_agree(st, err))) goto out;
+    if ((st = fk_dist_agree(st, err, NULL))) goto out;
     /* Every rank's list, then each of this rank's sizes gets its first
      * number: 1 + the kept groups larger (all ranks) + those of the same
      * size on lower ranks (whose lowest IDs are all smaller). */
@@ -419,7 +419,7 @@ static int number_owned(ctx *c, const uint64_t *gsize, uint64_t minsize, uint64_
     }
     all = malloc((tot ? tot : 1) * sizeof *all / 2 + sizeof *all);
     st = all && cnt && dis ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of every rank");
-    if ((st = fk_drun_agree(st, err))) goto out;
+    if ((st = fk_dist_agree(st, err, NULL))) goto out;
     MPI_Allgatherv(mine, mycnt, MPI_UINT64_T, all, cnt, dis, MPI_UINT64_T, COMM);
     /* Sorted by decreasing size, then rank, the entries before this rank's
      * entry of size s are exactly the groups numbered before its own of size
@@ -443,12 +443,12 @@ static int number_owned(ctx *c, const uint64_t *gsize, uint64_t minsize, uint64_
     }
     free(rk);
     uint64_t g[4] = {nfound, ngroups, ngrouped, n}, big1 = largest;
-    fk_drun_sum(g, 4);
-    fk_drun_max(&big1, 1);
+    fk_dist_sum(g, 4);
+    fk_dist_max(&big1, 1);
     st = first ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory numbering %" PRIu64 " sizes", nmine);
     if (!st && g[1] > UINT32_MAX)
         st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " groups do not fit 32-bit group numbers", g[1]);
-    if ((st = fk_drun_agree(st, err))) goto out;
+    if ((st = fk_dist_agree(st, err, NULL))) goto out;
     /* Number the owned groups in increasing lowest ID: within one size on
      * this rank that is their order. hist[s] and big's counters become the
      * next number of each size. */
@@ -568,7 +568,7 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
     free(uk);
     free(uc);
     uk = uc = NULL;
-    if ((st = fk_drun_agree(st, err))) {
+    if ((st = fk_dist_agree(st, err, NULL))) {
         free(gsize);
         goto out;
     }
@@ -589,7 +589,7 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
     uint64_t *back = calloc((size_t)R, sizeof *back);
     reply = malloc((nrecv ? nrecv : 1) * sizeof *reply);
     st = back && reply ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory answering %" PRIu64 " groups", nrecv);
-    if ((st = fk_drun_agree(st, err))) {
+    if ((st = fk_dist_agree(st, err, NULL))) {
         free(back);
         goto out;
     }
@@ -693,7 +693,7 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
         else
             snprintf(target, sizeof target, "%s", t);
     }
-    if ((st = fk_drun_agree(st, err))) {
+    if ((st = fk_dist_agree(st, err, NULL))) {
         fk_output_abort(out);
         return st;
     }
@@ -722,14 +722,14 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
         MPI_File_sync(fh);
         if (MPI_File_close(&fh) != MPI_SUCCESS && !st) st = fk_fail(err, FK_EIO, "%s: closing failed", path);
     }
-    st = fk_drun_agree(st, err);
+    st = fk_dist_agree(st, err, NULL);
     if (c->rank == 0) {
         if (st)
             fk_output_abort(out);
         else
             st = fk_output_commit(out, err);
     }
-    return fk_drun_agree(st, err);
+    return fk_dist_agree(st, err, NULL);
 }
 
 /* GPAR of level k >= 1: row g the level k-1 group holding group g, from
@@ -754,7 +754,7 @@ static int parents(const ctx *c, const uint32_t *up, const uint32_t *gid, uint64
             if (p < lo[g]) lo[g] = p;
         }
     }
-    if ((st = fk_drun_agree(st, err))) {
+    if ((st = fk_dist_agree(st, err, NULL))) {
         free(hi);
         free(lo);
         return st;
@@ -829,23 +829,23 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
     c.rd = malloc((size_t)c.R * sizeof(int));
     if (!c.sc || !c.sd || !c.rc || !c.rd) st = fk_fail(err, FK_ENOMEM, "out of memory");
     /* Names: the same check on every rank, so every rank fails alike. */
-    if (!st && c.R > 1 && !fk_drun_has_rank(o->input))
+    if (!st && c.R > 1 && !fk_dist_has_pattern(o->input))
         st = fk_fail(err, FK_EINVAL, "input '%s': with %d ranks the name needs %%r (each rank reads its own stream)",
                      o->input, c.R);
     if (!st && o->format == FK_DGROUPS_GRP && (!o->output || !strcmp(o->output, "-")))
         st = fk_fail(err, FK_EINVAL, "under mpirun, --format=grp needs -o FILE (the ranks write one file)");
-    if (!st && o->format == FK_DGROUPS_GRP && fk_drun_has_rank(o->output))
+    if (!st && o->format == FK_DGROUPS_GRP && fk_dist_has_pattern(o->output))
         st = fk_fail(err, FK_EINVAL, "output '%s': --format=grp writes one file, its name takes no %%r", o->output);
-    if (!st && o->format == FK_DGROUPS_STREAM && c.R > 1 && (!o->output || !fk_drun_has_rank(o->output)))
+    if (!st && o->format == FK_DGROUPS_STREAM && c.R > 1 && (!o->output || !fk_dist_has_pattern(o->output)))
         st = fk_fail(err, FK_EINVAL, "with %d ranks, --format=stream needs -o NAME with %%r (a stream per rank)", c.R);
     if (!st) st = read_input(&c, o, &d, err);
-    if ((st = fk_drun_agree(st, err))) goto done;
+    if ((st = fk_dist_agree(st, err, NULL))) goto done;
     double t = now();
     info->t_read = t - t0;
     /* What the ranks must agree on. */
     uint64_t mn[2] = {d.snap.nsource, (uint64_t)d.nlev}, mx[2] = {d.snap.nsource, (uint64_t)d.nlev};
-    fk_drun_min(mn, 2);
-    fk_drun_max(mx, 2);
+    fk_dist_min(mn, 2);
+    fk_dist_max(mx, 2);
     if (mn[0] != mx[0])
         st = fk_fail(err, FK_EFORMAT, "the ranks' streams disagree on nsource (%" PRIu64 " and %" PRIu64
                      "): not slices of one snapshot", mn[0], mx[0]);
@@ -855,11 +855,11 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
     else if (o->format == FK_DGROUPS_GRP && o->level >= (uint32_t)d.nlev)
         st = fk_fail(err, FK_EFORMAT, "--level=%" PRIu32 ": the streams have GMIN levels 0 to %d", o->level,
                      d.nlev - 1);
-    if ((st = fk_drun_agree(st, err))) goto done;
+    if ((st = fk_dist_agree(st, err, NULL))) goto done;
     c.nsource = d.snap.nsource;
     c.start = malloc(((size_t)c.R + 1) * sizeof *c.start);
     st = c.start ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory");
-    if ((st = fk_drun_agree(st, err))) goto done;
+    if ((st = fk_dist_agree(st, err, NULL))) goto done;
     for (int q = 0; q <= c.R; q++) c.start[q] = range_lo(c.nsource, c.R, q);
     c.lo = c.start[c.rank];
     c.hi = c.start[c.rank + 1];
@@ -873,7 +873,7 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
         pgid[k] = malloc((d.snap.n ? d.snap.n : 1) * sizeof *pgid[k]);
         if (!pgid[k]) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group ids", d.snap.n);
     }
-    if ((st = fk_drun_agree(st, err))) goto done;
+    if ((st = fk_dist_agree(st, err, NULL))) goto done;
     for (int k = 0; k < d.nlev; k++) {
         if (!pgid[k]) continue;
         t = now();
@@ -885,7 +885,7 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
         st = check_level(&c, &rt, pr, gidr, k, o->format == FK_DGROUPS_GRP ? &rows : NULL, err);
         free(pr);
         pr = NULL;
-        if ((st = fk_drun_agree(st, err))) goto done;
+        if ((st = fk_dist_agree(st, err, NULL))) goto done;
         info->t_check += now() - t;
         t = now();
         if (o->format == FK_DGROUPS_GRP) {
@@ -898,17 +898,17 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
         st = write_level(&c, &d, k, &info->lev[k], pgid[k], par, err);
         free(par);
         par = NULL;
-        if ((st = fk_drun_agree(st, err))) goto done;
+        if ((st = fk_dist_agree(st, err, NULL))) goto done;
         info->t_write += now() - t;
     }
     if (d.w) {
         /* every rank's stream complete before any is renamed into place */
-        st = fk_drun_agree(fk_writer_finish(d.w, err), err);
+        st = fk_dist_agree(fk_writer_finish(d.w, err), err, NULL);
         if (!st) {
             /* a rename that fails on one rank undoes those that succeeded */
             int mine = fk_output_commit(d.out, err);
             d.out = NULL;
-            if ((st = fk_drun_agree(mine, err)) != FK_OK && mine == FK_OK && strcmp(d.oname, "-")) unlink(d.oname);
+            if ((st = fk_dist_agree(mine, err, NULL)) != FK_OK && mine == FK_OK && strcmp(d.oname, "-")) unlink(d.oname);
         }
     }
 done:
@@ -916,6 +916,8 @@ done:
     if (d.w) fk_writer_free(d.w);
     if (d.r) fk_reader_close(d.r);
     if (d.in) fk_input_close(d.in);
+    free(d.name);
+    free(d.oname);
     free(d.ids);
     for (int k = 0; k < FK_LEVELS_MAX; k++) {
         free(d.gmin[k]);
@@ -932,8 +934,8 @@ done:
     free(c.rd);
     free(c.start);
     uint64_t sent[2] = {c.sent, c.sent};
-    fk_drun_max(&sent[0], 1);
-    fk_drun_sum(&sent[1], 1);
+    fk_dist_max(&sent[0], 1);
+    fk_dist_sum(&sent[1], 1);
     info->sent_max = sent[0];
     info->sent_sum = sent[1];
     info->seconds = now() - t0;

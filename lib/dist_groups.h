@@ -79,7 +79,7 @@ typedef struct fk_dgroups_info {
                                                          * levels); checks; writing */
 } fk_dgroups_info;
 
-/* Collective (MPI must have been started: fk_drun_start): runs groups on
+/* Collective (MPI must have been started: fk_dist_init): runs groups on
  * this rank's stream. Every rank returns the same status and, on failure,
  * the same message in err (the lowest failing rank's); on failure no output
  * is left under its final name on any rank. FK_EUNSUP in a build without

@@ -17,8 +17,10 @@ int fk_dist_has_pattern(const char *name)
 
 int fk_dist_wanted(const char *const *names, int nnames)
 {
+    /* more than one process (a single one under mpirun runs as without it) */
     const char *e = getenv("OMPI_COMM_WORLD_SIZE");
-    if ((e && *e) || ((e = getenv("PMIX_RANK")) && *e)) return 1;
+    if (!e) e = getenv("PMI_SIZE");
+    if (e && atol(e) > 1) return 1;
     for (int i = 0; i < nnames; i++)
         if (fk_dist_has_pattern(names[i])) return 1;
     return 0;
@@ -60,4 +62,11 @@ int fk_dist_expand(const char *name, int rank, char **out, fk_error *err)
     *q = 0;
     *out = s;
     return FK_OK;
+}
+
+int fk_dist_env_rank(void)
+{
+    const char *e = getenv("OMPI_COMM_WORLD_RANK");
+    if (!e) e = getenv("PMIX_RANK");
+    return e ? atoi(e) : 0;
 }

@@ -35,17 +35,25 @@ int main(void)
     CHECK(!fk_dist_has_pattern("a.fof"));
     CHECK(!fk_dist_has_pattern(NULL));
 
-    /* Distributed: under mpirun (Open MPI or PMIx says so), or a %r in a name. */
+    /* Distributed: more than one process under mpirun (Open MPI or PMI says
+     * so), or a %r in a name; one process under mpirun runs as without it. */
     unsetenv("OMPI_COMM_WORLD_SIZE");
-    unsetenv("PMIX_RANK");
+    unsetenv("PMI_SIZE");
     const char *plain[] = {"in.fof", NULL}, *pattern[] = {"in.fof", "out.%r.fof"};
     CHECK(!fk_dist_wanted(plain, 2));
     CHECK(fk_dist_wanted(pattern, 2));
     setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
     CHECK(fk_dist_wanted(plain, 2));
+    setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+    CHECK(!fk_dist_wanted(plain, 2));
+    CHECK(fk_dist_wanted(pattern, 2));
     unsetenv("OMPI_COMM_WORLD_SIZE");
-    setenv("PMIX_RANK", "0", 1);
+    setenv("PMI_SIZE", "2", 1);
     CHECK(fk_dist_wanted(plain, 2));
-    unsetenv("PMIX_RANK");
+    unsetenv("PMI_SIZE");
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+    CHECK(fk_dist_env_rank() == 3);
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    CHECK(fk_dist_env_rank() == 0 || getenv("PMIX_RANK"));
     CHECK_DONE();
 }

@@ -1,17 +1,16 @@
 /* rankquiet.c - under mpirun, the ranks above 0 keep quiet while options are parsed (every rank would say the same). */
 #include "rankquiet.h"
 
+#include "dist.h"
+
 #include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 static int saved = -1;
 
 void prog_rank_quiet(int on)
 {
-    const char *r = getenv("OMPI_COMM_WORLD_RANK");
-    if (!r) r = getenv("PMIX_RANK");
-    if (on && saved < 0 && r && atoi(r) > 0) {
+    if (on && saved < 0 && fk_dist_env_rank() > 0) {
         int null = open("/dev/null", O_WRONLY);
         if (null < 0) return;
         saved = dup(STDERR_FILENO);

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "dist.h"
-#include "dist_run.h"
+#include "distrun.h"
 #include "groups.h"
 #include "grpfile.h"
 #include "levels.h"
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     if (have_level && !grp) prog_usage("option --level applies to --format=grp only");
     const char *path = prog_one_input(argc, argv, optind);
     prog_rank_quiet(0);
-    if (fk_drun_wanted(path)) return groups_dist(path, &std, grp, level, minsize);
+    if (fk_dist_wanted((const char *const[]){path, std.output}, 2)) return groups_dist(path, &std, grp, level, minsize);
     const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
     double t0 = prog_now();
 

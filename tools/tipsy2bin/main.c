@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dist_run.h"
+#include "dist.h"
 #include "prog.h"
 #include "rankquiet.h"
 #include "snap.h"
@@ -125,10 +125,10 @@ static int run_ranks(const char *in, const char *name, const prog_std *std, fk_t
 {
     fk_error err = {0};
     int rank, size, st;
-    if (fk_drun_start(&rank, &size, &err)) prog_fail(&err);
+    if (fk_dist_init(&rank, &size, &err)) prog_fail(&err);
     if (opts->nslices) {
         st = fk_fail(&err, FK_EINVAL, "--slice is for a run without mpirun (under mpirun each rank takes its own)");
-    } else if (!std->output || !fk_drun_has_rank(std->output)) {
+    } else if (!std->output || !fk_dist_has_pattern(std->output)) {
         st = fk_fail(&err, FK_EINVAL, "under mpirun, -o needs a name with %%r (a stream per rank)");
     } else if (size > 1 && !strcmp(in, "-")) {
         st = fk_fail(&err, FK_EINVAL, "under mpirun with %d ranks the snapshot must be a file, not stdin", size);
@@ -137,29 +137,30 @@ static int run_ranks(const char *in, const char *name, const prog_std *std, fk_t
     }
     opts->slice = (uint32_t)rank;
     opts->nslices = (uint32_t)size;
-    char oname[4096];
+    char *oname = NULL;
     fk_output *out = NULL;
     fk_tipsy_snap ts = {0};
     double t0 = prog_now(), t1 = t0;
-    if (!st) st = fk_drun_expand(std->output, rank, oname, sizeof oname, "output", &err);
+    if (!st) st = fk_dist_expand(std->output, rank, &oname, &err);
     if (!st) st = fk_output_open(&out, oname, 1, std->force, &err);
     if (!st) st = convert(in, name, std->force, opts, std->zlevel, out, &ts, &t1, &err);
-    if ((st = fk_drun_agree(st, &err)) == FK_OK) {
+    if ((st = fk_dist_agree(st, &err, NULL)) == FK_OK) {
         int mine = fk_output_commit(out, &err);
         out = NULL;
         /* a rename that fails on one rank undoes those that succeeded */
-        if ((st = fk_drun_agree(mine, &err)) != FK_OK && mine == FK_OK) unlink(oname);
+        if ((st = fk_dist_agree(mine, &err, NULL)) != FK_OK && mine == FK_OK) unlink(oname);
     }
     if (out) fk_output_abort(out);
+    free(oname);
     /* every rank's temporary is gone before rank 0 exits (mpirun may then stop the others) */
-    fk_drun_all(1);
+    fk_dist_all(1);
     if (st) {
         if (rank == 0 && err.code == FK_EINVAL) prog_usage("%s", err.msg);
         if (rank == 0) prog_fail(&err);
         exit(err.code == FK_EINVAL ? EXIT_USAGE : err.code == FK_ENOMEM ? EXIT_RESOURCE : EXIT_DATA);
     }
     uint64_t n = ts.n;
-    fk_drun_sum(&n, 1);
+    fk_dist_sum(&n, 1);
     if (rank == 0)
         prog_info("%s: %d ranks: %" PRIu64 " particles kept of %" PRIu32 "; rank 0 read %" PRIu64 " in %.3f s, wrote %.3f s",
               name, size, n, ts.hdr.nbodies, ts.n, t1 - t0, prog_now() - t1);
@@ -223,7 +224,7 @@ int main(int argc, char **argv)
     const char *in = prog_one_input(argc, argv, optind);
     const char *name = strcmp(in, "-") ? in : "stdin";
     prog_rank_quiet(0);
-    if (fk_drun_wanted(std.output)) return run_ranks(in, name, &std, &opts);
+    if (fk_dist_wanted((const char *const[]){std.output}, 1)) return run_ranks(in, name, &std, &opts);
 
     fk_output *out = prog_open_output(&std, 1);
     fk_error err = {0};

@@ -1,18 +1,18 @@
-/* dist.c - groups under mpirun: the options handed to the distributed run, its messages on rank 0 alone. */
-#include "dist.h"
+/* distrun.c - groups under mpirun: the options handed to the distributed run, its messages on rank 0 alone. */
+#include "distrun.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dist_groups.h"
-#include "dist_run.h"
+#include "dist.h"
 
 int groups_dist(const char *input, const prog_std *std, int grp, uint32_t level, uint64_t minsize)
 {
     fk_error err = {0};
     int rank, size;
-    if (fk_drun_start(&rank, &size, &err)) prog_fail(&err);
+    if (fk_dist_init(&rank, &size, &err)) prog_fail(&err);
     fk_dgroups_opts o = {.input = input, .output = std->output, .format = grp ? FK_DGROUPS_GRP : FK_DGROUPS_STREAM,
                          .level = level, .minsize = minsize, .zlevel = std->zlevel, .force = std->force};
     fk_dgroups_info info;

@@ -1,6 +1,6 @@
-/* dist.h - groups under mpirun: the options handed to the distributed run, its messages on rank 0 alone. */
-#ifndef GROUPS_DIST_H
-#define GROUPS_DIST_H
+/* distrun.h - groups under mpirun: the options handed to the distributed run, its messages on rank 0 alone. */
+#ifndef GROUPS_DISTRUN_H
+#define GROUPS_DISTRUN_H
 
 #include <stdint.h>
 
