@@ -201,6 +201,24 @@ static int thread_num(void)
 #endif
 }
 
+/* The counts c[u R + d] of thread u for rank d (T threads, R ranks) become
+ * each thread's first slot in rank order, threads in order within a rank;
+ * cnt[d] gets the rank's total. Returns the sum of all. */
+static uint64_t offsets(uint64_t *c, int T, int R, uint64_t *cnt)
+{
+    uint64_t run = 0;
+    for (int d = 0; d < R; d++) {
+        uint64_t start = run;
+        for (int u = 0; u < T; u++) {
+            uint64_t k = c[(size_t)u * (size_t)R + d];
+            c[(size_t)u * (size_t)R + d] = run;
+            run += k;
+        }
+        cnt[d] = run - start;
+    }
+    return run;
+}
+
 /* A counting sort of n items by dest (0 .. R-1, or -1: none) on every
  * thread: slot[i] gets item i's place in a buffer grouped by destination,
  * cnt[d] the items of d. The same places for every thread count: the items
@@ -219,18 +237,7 @@ static int bucket(const int *dest, uint64_t n, int R, uint64_t *cnt, uint64_t *s
             if (dest[i] >= 0) my[dest[i]]++;
         #pragma omp barrier
         #pragma omp single
-        {
-            uint64_t run = 0;
-            for (int d = 0; d < R; d++) {
-                uint64_t start = run;
-                for (int u = 0; u < T; u++) {
-                    uint64_t k = c[(size_t)u * (size_t)R + d];
-                    c[(size_t)u * (size_t)R + d] = run;
-                    run += k;
-                }
-                cnt[d] = run - start;
-            }
-        }
+        offsets(c, T, R, cnt);
         for (uint64_t i = a; i < b; i++)
             if (dest[i] >= 0) slot[i] = my[dest[i]]++;
     }
@@ -398,16 +405,7 @@ static int send_ghosts(run *r, fk_error *err)
             #pragma omp barrier
             #pragma omp single
             {
-                uint64_t run = 0;
-                for (int d = 0; d < R; d++) {
-                    uint64_t start = run;
-                    for (int u = 0; u < T; u++) {
-                        uint64_t k = at[(size_t)u * (size_t)R + d];
-                        at[(size_t)u * (size_t)R + d] = run;
-                        run += k;
-                    }
-                    cnt[d] = run - start;
-                }
+                uint64_t run = offsets(at, T, R, cnt);
                 if (!(sb = xmalloc(run * stride)))
                     st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " ghosts", run);
             }
