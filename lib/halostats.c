@@ -397,11 +397,19 @@ static double seconds(void)
 int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
                          fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, fk_error *err)
 {
+    return fk_halostats_centres_phi(in, ng, centre, pot, minima, halos, timing, NULL, err);
+}
+
+int fk_halostats_centres_phi(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
+                             fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, double *phi,
+                             fk_error *err)
+{
     int st = fk_pot_check(pot, err);
     if (st) return st;
     double t0 = seconds();
     members s = {0};
     fk_pot_min *min = NULL;
+    double *s_phi = NULL;
     if ((st = gather(in, ng, halos, &s, err)) != FK_OK) goto done;
     double t1 = seconds();
     if (centre == FK_CENTRE_MBP) {
@@ -410,8 +418,18 @@ int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre,
             fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
             goto done;
         }
-        fk_pot_groups pg = {ng, s.first, s.x, s.y, s.z, s.m};
+        const uint64_t total = s.first[ng];
+        if (phi && !(s_phi = malloc((total ? total : 1) * sizeof *s_phi))) {
+            fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", total);
+            goto done;
+        }
+        fk_pot_groups pg = {ng, s.first, s.x, s.y, s.z, s.m, s_phi};
         if ((st = (minima ? minima : fk_pot_minima)(&pg, pot, min, err)) != FK_OK) goto done;
+        if (phi) {
+#pragma omp parallel for schedule(static)
+            for (uint64_t k = 0; k < total; k++) phi[s.index[k]] = s_phi[k];
+            free(s_phi), s_phi = NULL;
+        }
     }
     double t2 = seconds();
     uint64_t largest = 0;
@@ -467,6 +485,6 @@ int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre,
     st = FK_OK;
 done:
     members_free(&s);
-    free(min);
+    free(min), free(s_phi);
     return st;
 }

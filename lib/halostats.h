@@ -177,4 +177,14 @@ typedef struct fk_halo_timing {
 int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
                          fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, fk_error *err);
 
+/* fk_halostats_centres, and with FK_CENTRE_MBP and phi not NULL (in->n
+ * entries), phi[i] for every particle i of a group: its potential from the
+ * group's other members as the minimum search computed it (exact sums, or
+ * the tree's: minima's g->phi, potential.h), for the unbinding's first pass
+ * (fk_unbind_halos_phi, unbind.h). Entries of particles in no group are
+ * left as they are. */
+int fk_halostats_centres_phi(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
+                             fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, double *phi,
+                             fk_error *err);
+
 #endif

@@ -30,7 +30,7 @@ typedef struct body {
  * of the time on memory). */
 typedef struct wnode {
     float c[3], b;
-    uint32_t next, start, count, leaf;
+    uint32_t next, start, count, leaf; /* leaf: 1 for a leaf, | 2 for a node of mass 0 */
 } wnode;
 
 /* A node's multipole as the lists take it: mass, then the second moments
@@ -244,7 +244,7 @@ static int tree_build(tree *t, const fk_pot_members *g, fk_error *err)
         const node *nd = &t->nodes[k];
         t->w[k] = (wnode){{(float)(nd->c[0] - o[0]), (float)(nd->c[1] - o[1]), (float)(nd->c[2] - o[2])},
                           (float)nd->b * (1 + 1e-6f), /* rounded up: still holds every member */
-                          nd->next, nd->start, nd->count, nd->leaf};
+                          nd->next, nd->start, nd->count, nd->leaf | (nd->mass == 0 ? 2u : 0u)};
         t->mp[k] = (mpole){(float)nd->mass,
                            {(float)(1.5 * nd->q[0]), (float)(1.5 * nd->q[1]), (float)(1.5 * nd->q[2]),
                             (float)(3 * nd->q[3]), (float)(3 * nd->q[4]), (float)(3 * nd->q[5])},
@@ -319,7 +319,7 @@ static int walk(const tree *t, uint32_t T, float inv_theta, list *l)
     if (add_members(l, t, tg->start, tg->count)) return FK_ENOMEM;
     for (uint32_t k = 0; k < t->nnodes;) {
         const wnode *nd = &t->w[k];
-        if (k == T) {
+        if (k == T || (nd->leaf & 2)) { /* itself (listed above), or no mass: no term */
             k = nd->next;
             continue;
         }
@@ -337,7 +337,7 @@ static int walk(const tree *t, uint32_t T, float inv_theta, list *l)
             l->qxx[i] = mp->q[0], l->qyy[i] = mp->q[1], l->qzz[i] = mp->q[2];
             l->qxy[i] = mp->q[3], l->qxz[i] = mp->q[4], l->qyz[i] = mp->q[5], l->tr[i] = mp->tr;
             k = nd->next;
-        } else if (nd->leaf) {
+        } else if (nd->leaf & 1) {
             if (add_members(l, t, nd->start, nd->count)) return FK_ENOMEM;
             k = nd->next;
         } else {
