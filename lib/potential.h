@@ -34,8 +34,9 @@ extern "C" {
  *           mass, r_T and b_B radii of spheres about them holding every
  *           member: every target sees B under an angle below theta), else it
  *           is opened; the members of opened leaves are summed exactly.
- *           Nodes of mass 0 are left out: their terms are 0 (the unbinding
- *           sums the leavers' potential over a tree where only they have mass).
+ *           Nodes of mass 0, and the members of mass 0 of opened leaves, are
+ *           left out: their terms are 0 (the unbinding sums the leavers'
+ *           potential over a tree where only they have mass).
  *
  * The minimum (fk_pot_minimum, fk_pot_minima): exact sums for groups of at
  * most nexact members. Above that the tree, then the candidates, the

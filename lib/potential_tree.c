@@ -42,6 +42,7 @@ typedef struct mpole {
 
 typedef struct tree {
     uint32_t nnodes, ngroups;
+    int massless; /* some member has mass 0 */
     node *nodes;
     wnode *w;
     mpole *mp;
@@ -239,6 +240,7 @@ static int tree_build(tree *t, const fk_pot_members *g, fk_error *err)
         t->x[i] = t->b[i].p[0], t->y[i] = t->b[i].p[1], t->z[i] = t->b[i].p[2], t->m[i] = t->b[i].m;
         t->fx[i] = (float)(t->x[i] - o[0]), t->fy[i] = (float)(t->y[i] - o[1]);
         t->fz[i] = (float)(t->z[i] - o[2]), t->fm[i] = (float)t->m[i];
+        t->massless |= t->m[i] == 0;
     }
     for (uint32_t k = 0; k < t->nnodes; k++) {
         const node *nd = &t->nodes[k];
@@ -309,6 +311,19 @@ static int add_members(list *l, const tree *t, uint32_t start, uint32_t count)
     return FK_OK;
 }
 
+/* add_members for an opened leaf: only its members of mass, whose terms
+ * are not 0, when the tree has members of none. */
+static int add_leaf(list *l, const tree *t, uint32_t start, uint32_t count)
+{
+    if (!t->massless) return add_members(l, t, start, count);
+    if (list_grow(l, 1, l->np + count)) return FK_ENOMEM;
+    size_t k = l->np;
+    for (uint32_t i = start; i < start + count; i++)
+        if (t->m[i] != 0) l->px[k] = t->fx[i], l->py[k] = t->fy[i], l->pz[k] = t->fz[i], l->pm[k] = t->fm[i], k++;
+    l->np = k;
+    return FK_OK;
+}
+
 /* Walks the tree for target group T: lists what its members interact with,
  * its own members first (each target leaves itself out by its place there).
  * FK_OK, or FK_ENOMEM when the lists could not grow. */
@@ -338,7 +353,7 @@ static int walk(const tree *t, uint32_t T, float inv_theta, list *l)
             l->qxy[i] = mp->q[3], l->qxz[i] = mp->q[4], l->qyz[i] = mp->q[5], l->tr[i] = mp->tr;
             k = nd->next;
         } else if (nd->leaf & 1) {
-            if (add_members(l, t, nd->start, nd->count)) return FK_ENOMEM;
+            if (add_leaf(l, t, nd->start, nd->count)) return FK_ENOMEM;
             k = nd->next;
         } else {
             k++;
