@@ -162,6 +162,12 @@ int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, c
  */
 typedef enum { FK_CENTRE_MBP = 0, FK_CENTRE_COM = 1 } fk_centre;
 
+/* index[first[g - 1] .. first[g]) = the stream indices of group g's members
+ * in ascending order, for g = 1..ng (first: ng + 1 offsets, first[0] = 0,
+ * the group sizes apart), by a parallel counting sort whose result does not
+ * depend on the number of threads. FK_ENOMEM (nothing set in err). */
+int fk_halo_members(const fk_halo_input *in, uint64_t ng, const uint64_t *first, uint64_t *index);
+
 /* Time spent, in seconds, by fk_halostats_centres. */
 typedef struct fk_halo_timing {
     double gather, potential, profile;

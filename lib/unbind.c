@@ -259,16 +259,9 @@ int fk_unbind_halos_phi(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
     }
     first[0] = 0;
     for (uint64_t g = 0; g < ng; g++) first[g + 1] = first[g] + halos[g].n;
-    {
-        uint64_t *cursor = malloc((ng ? ng : 1) * sizeof *cursor);
-        if (!cursor) {
-            st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
-            goto done;
-        }
-        memcpy(cursor, first, ng * sizeof *cursor);
-        for (uint64_t i = 0; i < in->n; i++)
-            if (in->grp[i]) index[cursor[in->grp[i] - 1]++] = i;
-        free(cursor);
+    if (fk_halo_members(in, ng, first, index) != FK_OK) {
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the members of %" PRIu64 " groups", ng);
+        goto done;
     }
     /* The largest groups one at a time: on the CPU before the others, every
      * thread in their trees; with a device's hooks, by one thread that feeds
