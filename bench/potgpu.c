@@ -78,7 +78,7 @@ int main(int argc, char **argv)
     fk_pot_defaults(&p);
     p.eps = 0.05 * snap.box / cbrt((double)snap.n);
     uint64_t first[2] = {0, n};
-    fk_pot_groups g = {1, first, x, y, z, m};
+    fk_pot_groups g = {1, first, x, y, z, m, NULL};
     fk_pot_min gm, cm;
     fk_gputimes gt;
     printf("group %lld: %" PRIu64 " members, softening %.6g, theta %g\n", want, n, p.eps, p.theta);

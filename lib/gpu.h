@@ -76,7 +76,9 @@ int fk_gpu_link_brute(uint64_t n, const float *pos, const float *vel, const fk_l
 /* fk_pot_minima (potential.h) on the GPU: the same minima (an exact double
  * sum for every potential reported), groups of up to max(nexact, 32768)
  * members summed exactly, larger ones by a Barnes-Hut walk on the GPU tree
- * and exact candidates. times->link holds the potential work. */
+ * and exact candidates; with g->phi, every member's potential (those exact
+ * sums, or the tree walk's) comes back too. times->link holds the potential
+ * work. */
 uint64_t fk_gpu_pot_bytes(uint64_t nmembers, uint64_t ngroups, uint64_t largest);
 int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_gputimes *times,
                       fk_error *err);
@@ -91,6 +93,12 @@ int fk_gpu_pot_exact(const fk_pot_members *g, double G, double eps, double *phi,
  * (binary32 terms). One group; the unbinding of halostats --device=gpu
  * takes it for its largest groups. */
 int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_gputimes *times, fk_error *err);
+
+/* The unbinding's update on the GPU (fk_unbind_update_fn, unbind.h): for k <
+ * stay->n, phi[k] += G sum_q leave->m[q] / sqrt(|x_k - x_q|^2 + eps^2), in
+ * double, one thread a stayer (lib/gpu/unbind.cu). FK_EDEVICE. */
+int fk_gpu_unbind_update(const fk_pot_members *stay, double *phi, const fk_pot_members *leave, double G, double eps,
+                         fk_error *err);
 
 /* Builds the tree on the GPU by sorting Hilbert keys (CUB radix sort):
  * particles are quantised in [lo, lo + span) on each axis (a periodic box:

@@ -101,3 +101,10 @@ int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi
     (void)g, (void)p, (void)phi, (void)times;
     return none(err);
 }
+
+int fk_gpu_unbind_update(const fk_pot_members *stay, double *phi, const fk_pot_members *leave, double G, double eps,
+                         fk_error *err)
+{
+    (void)stay, (void)phi, (void)leave, (void)G, (void)eps;
+    return none(err);
+}

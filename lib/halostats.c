@@ -263,13 +263,13 @@ static void members_free(members *s)
     free(s->first), free(s->index), free(s->x), free(s->y), free(s->z), free(s->m);
 }
 
-/* s->index: the members of each group in stream order, a parallel counting
+/* The members of each group in stream order (halostats.h), a parallel counting
  * sort. The stream is cut into blocks, one a thread; block b's members of
  * group g go after those of blocks 0..b-1, so the order is the serial one
  * for every number of threads. The counts take blocks x ng x 4 bytes:
  * fewer blocks when there are many groups keeps them within n / 2 x 4
  * bytes (one block: the serial sort, no counts). */
-static int gather_index(const fk_halo_input *in, uint64_t ng, members *s)
+int fk_halo_members(const fk_halo_input *in, uint64_t ng, const uint64_t *first, uint64_t *index)
 {
     const uint64_t n = in->n;
 #ifdef _OPENMP
@@ -281,9 +281,9 @@ static int gather_index(const fk_halo_input *in, uint64_t ng, members *s)
     if (nb < 2 || n > UINT32_MAX) {
         uint64_t *cursor = malloc((ng ? ng : 1) * sizeof *cursor);
         if (!cursor) return FK_ENOMEM;
-        memcpy(cursor, s->first, ng * sizeof *cursor);
+        memcpy(cursor, first, ng * sizeof *cursor);
         for (uint64_t i = 0; i < n; i++)
-            if (in->grp[i]) s->index[cursor[in->grp[i] - 1]++] = i;
+            if (in->grp[i]) index[cursor[in->grp[i] - 1]++] = i;
         free(cursor);
         return FK_OK;
     }
@@ -310,7 +310,7 @@ static int gather_index(const fk_halo_input *in, uint64_t ng, members *s)
         uint32_t *c = count + b * ng;
         for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++) {
             uint32_t g = in->grp[i];
-            if (g) s->index[s->first[g - 1] + c[g - 1]++] = i;
+            if (g) index[first[g - 1] + c[g - 1]++] = i;
         }
     }
     free(count);
@@ -330,7 +330,7 @@ static int gather(const fk_halo_input *in, uint64_t ng, const fk_halo *h, member
         return fk_fail(err, FK_ENOMEM, "out of memory for the %" PRIu64 " members of %" PRIu64 " groups", total, ng);
     s->first[0] = 0;
     for (uint64_t g = 0; g < ng; g++) s->first[g + 1] = s->first[g] + h[g].n;
-    if (gather_index(in, ng, s) != FK_OK)
+    if (fk_halo_members(in, ng, s->first, s->index) != FK_OK)
         return fk_fail(err, FK_ENOMEM, "out of memory for the %" PRIu64 " members of %" PRIu64 " groups", total, ng);
 #pragma omp parallel for schedule(dynamic, 16)
     for (uint64_t g = 0; g < ng; g++)
@@ -397,11 +397,19 @@ static double seconds(void)
 int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
                          fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, fk_error *err)
 {
+    return fk_halostats_centres_phi(in, ng, centre, pot, minima, halos, timing, NULL, err);
+}
+
+int fk_halostats_centres_phi(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
+                             fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, double *phi,
+                             fk_error *err)
+{
     int st = fk_pot_check(pot, err);
     if (st) return st;
     double t0 = seconds();
     members s = {0};
     fk_pot_min *min = NULL;
+    double *s_phi = NULL;
     if ((st = gather(in, ng, halos, &s, err)) != FK_OK) goto done;
     double t1 = seconds();
     if (centre == FK_CENTRE_MBP) {
@@ -410,8 +418,18 @@ int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre,
             fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
             goto done;
         }
-        fk_pot_groups pg = {ng, s.first, s.x, s.y, s.z, s.m};
+        const uint64_t total = s.first[ng];
+        if (phi && !(s_phi = malloc((total ? total : 1) * sizeof *s_phi))) {
+            fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", total);
+            goto done;
+        }
+        fk_pot_groups pg = {ng, s.first, s.x, s.y, s.z, s.m, s_phi};
         if ((st = (minima ? minima : fk_pot_minima)(&pg, pot, min, err)) != FK_OK) goto done;
+        if (phi) {
+#pragma omp parallel for schedule(static)
+            for (uint64_t k = 0; k < total; k++) phi[s.index[k]] = s_phi[k];
+            free(s_phi), s_phi = NULL;
+        }
     }
     double t2 = seconds();
     uint64_t largest = 0;
@@ -467,6 +485,6 @@ int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre,
     st = FK_OK;
 done:
     members_free(&s);
-    free(min);
+    free(min), free(s_phi);
     return st;
 }

@@ -162,6 +162,12 @@ int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, c
  */
 typedef enum { FK_CENTRE_MBP = 0, FK_CENTRE_COM = 1 } fk_centre;
 
+/* index[first[g - 1] .. first[g]) = the stream indices of group g's members
+ * in ascending order, for g = 1..ng (first: ng + 1 offsets, first[0] = 0,
+ * the group sizes apart), by a parallel counting sort whose result does not
+ * depend on the number of threads. FK_ENOMEM (nothing set in err). */
+int fk_halo_members(const fk_halo_input *in, uint64_t ng, const uint64_t *first, uint64_t *index);
+
 /* Time spent, in seconds, by fk_halostats_centres. */
 typedef struct fk_halo_timing {
     double gather, potential, profile;
@@ -176,5 +182,15 @@ typedef struct fk_halo_timing {
  * parameters), FK_ENOMEM, or what minima fails with. */
 int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
                          fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, fk_error *err);
+
+/* fk_halostats_centres, and with FK_CENTRE_MBP and phi not NULL (in->n
+ * entries), phi[i] for every particle i of a group: its potential from the
+ * group's other members as the minimum search computed it (exact sums, or
+ * the tree's: minima's g->phi, potential.h), for the unbinding's first pass
+ * (fk_unbind_halos_phi, unbind.h). Entries of particles in no group are
+ * left as they are. */
+int fk_halostats_centres_phi(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
+                             fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, double *phi,
+                             fk_error *err);
 
 #endif

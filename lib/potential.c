@@ -115,10 +115,11 @@ static int cand_cmp(const void *a, const void *b)
  * CAND_BATCH at a time (in parallel, each sum by one thread), until the
  * next one's tree potential exceeds the best exact one by half the window:
  * with errors below that, it cannot be lower. */
-static int tree_minimum(const fk_pot_members *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err)
+static int tree_minimum(const fk_pot_members *g, const fk_pot_params *p, fk_pot_min *min, double *keep,
+                        fk_error *err)
 {
     const size_t n = g->n;
-    double *phi = malloc(n * sizeof *phi);
+    double *phi = keep ? keep : malloc(n * sizeof *phi);
     cand *c = NULL;
     int st = FK_ENOMEM;
     if (!phi) goto done;
@@ -151,7 +152,8 @@ static int tree_minimum(const fk_pot_members *g, const fk_pot_params *p, fk_pot_
     st = FK_OK;
 done:
     if (st == FK_ENOMEM) fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %zu members", n);
-    free(phi), free(c);
+    if (phi != keep) free(phi);
+    free(c);
     return st;
 }
 
@@ -168,12 +170,18 @@ int fk_pot_minimum(const fk_pot_members *g, const fk_pot_params *p, fk_pot_min *
     int st = fk_pot_check(p, err);
     if (st) return st;
     if (g->n == 0) return fk_fail(err, FK_EINVAL, "a group with no member has no potential minimum");
-    if (g->n > p->nexact) return tree_minimum(g, p, min, err);
+    if (g->n > p->nexact) return tree_minimum(g, p, min, NULL, err);
     double *phi = malloc(g->n * sizeof *phi);
     if (!phi) return fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %zu members", g->n);
     exact_minimum(g, p, phi, min);
     free(phi);
     return FK_OK;
+}
+
+/* Group k's share of g->phi, or NULL. */
+static double *kept(const fk_pot_groups *g, uint64_t k)
+{
+    return g->phi ? g->phi + g->first[k] : NULL;
 }
 
 /* Group k as a member view. */
@@ -212,7 +220,8 @@ int fk_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *mi
     /* the largest groups one after another, all threads on each */
     for (uint64_t k = 0; k < g->ngroups; k++) {
         fk_pot_members v = view(g, k);
-        if (v.n > p->nexact && v.n > FK_POT_ALONE && (st = tree_minimum(&v, p, &min[k], err)) != FK_OK) return st;
+        if (v.n > p->nexact && v.n > FK_POT_ALONE && (st = tree_minimum(&v, p, &min[k], kept(g, k), err)) != FK_OK)
+            return st;
     }
     if (nrest == 0) return FK_OK;
     /* the others a thread each (the tree's own parallel regions, nested,
@@ -229,7 +238,7 @@ int fk_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *mi
     fk_error first = {0};
 #pragma omp parallel
     {
-        double *phi = largest_exact ? malloc(largest_exact * sizeof *phi) : NULL;
+        double *phi = largest_exact && !g->phi ? malloc(largest_exact * sizeof *phi) : NULL;
         fk_error e = {0};
 #pragma omp for schedule(dynamic, 1)
         for (uint64_t s = 0; s < nrest; s++) {
@@ -239,10 +248,11 @@ int fk_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *mi
             if (stop) continue;
             fk_pot_members v = view(g, order[s].k);
             int r = FK_OK;
+            double *keep = kept(g, order[s].k);
             if (v.n > p->nexact)
-                r = tree_minimum(&v, p, &min[order[s].k], &e);
-            else if (phi)
-                exact_minimum(&v, p, phi, &min[order[s].k]);
+                r = tree_minimum(&v, p, &min[order[s].k], keep, &e);
+            else if (keep || phi)
+                exact_minimum(&v, p, keep ? keep : phi, &min[order[s].k]);
             else
                 r = fk_fail(&e, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", largest_exact);
             if (r != FK_OK) {

@@ -34,6 +34,9 @@ extern "C" {
  *           mass, r_T and b_B radii of spheres about them holding every
  *           member: every target sees B under an angle below theta), else it
  *           is opened; the members of opened leaves are summed exactly.
+ *           Nodes of mass 0, and the members of mass 0 of opened leaves, are
+ *           left out: their terms are 0 (the unbinding sums the leavers'
+ *           potential over a tree where only they have mass).
  *
  * The minimum (fk_pot_minimum, fk_pot_minima): exact sums for groups of at
  * most nexact members. Above that the tree, then the candidates, the
@@ -130,6 +133,9 @@ typedef struct fk_pot_groups {
     uint64_t ngroups;
     const uint64_t *first;
     const double *x, *y, *z, *m;
+    double *phi; /* NULL, or first[ngroups] entries: every member's potential as the
+                    minimum search computed it (exact sums, or the tree's), kept for
+                    the unbinding's first pass (unbind.h) */
 } fk_pot_groups;
 
 /* min[k] for every group k, as fk_pot_minimum would give it: the groups
@@ -137,8 +143,9 @@ typedef struct fk_pot_groups {
  * another, each with every thread; the others a thread each, largest first
  * (one barrier in all: for thousands of small groups, per-group parallel
  * regions cost more than they save). The answer does not depend on the
- * number of threads. This is the entry point a GPU implementation provides
- * too. FK_EINVAL, FK_ENOMEM. */
+ * number of threads. With g->phi, every member's potential goes there too.
+ * This is the entry point a GPU implementation provides too. FK_EINVAL,
+ * FK_ENOMEM. */
 int fk_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err);
 
 /* The shape of fk_pot_minima, for callers that take either implementation

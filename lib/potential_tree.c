@@ -30,7 +30,7 @@ typedef struct body {
  * of the time on memory). */
 typedef struct wnode {
     float c[3], b;
-    uint32_t next, start, count, leaf;
+    uint32_t next, start, count, leaf; /* leaf: 1 for a leaf, | 2 for a node of mass 0 */
 } wnode;
 
 /* A node's multipole as the lists take it: mass, then the second moments
@@ -42,6 +42,7 @@ typedef struct mpole {
 
 typedef struct tree {
     uint32_t nnodes, ngroups;
+    int massless; /* some member has mass 0 */
     node *nodes;
     wnode *w;
     mpole *mp;
@@ -239,12 +240,13 @@ static int tree_build(tree *t, const fk_pot_members *g, fk_error *err)
         t->x[i] = t->b[i].p[0], t->y[i] = t->b[i].p[1], t->z[i] = t->b[i].p[2], t->m[i] = t->b[i].m;
         t->fx[i] = (float)(t->x[i] - o[0]), t->fy[i] = (float)(t->y[i] - o[1]);
         t->fz[i] = (float)(t->z[i] - o[2]), t->fm[i] = (float)t->m[i];
+        t->massless |= t->m[i] == 0;
     }
     for (uint32_t k = 0; k < t->nnodes; k++) {
         const node *nd = &t->nodes[k];
         t->w[k] = (wnode){{(float)(nd->c[0] - o[0]), (float)(nd->c[1] - o[1]), (float)(nd->c[2] - o[2])},
                           (float)nd->b * (1 + 1e-6f), /* rounded up: still holds every member */
-                          nd->next, nd->start, nd->count, nd->leaf};
+                          nd->next, nd->start, nd->count, nd->leaf | (nd->mass == 0 ? 2u : 0u)};
         t->mp[k] = (mpole){(float)nd->mass,
                            {(float)(1.5 * nd->q[0]), (float)(1.5 * nd->q[1]), (float)(1.5 * nd->q[2]),
                             (float)(3 * nd->q[3]), (float)(3 * nd->q[4]), (float)(3 * nd->q[5])},
@@ -309,6 +311,19 @@ static int add_members(list *l, const tree *t, uint32_t start, uint32_t count)
     return FK_OK;
 }
 
+/* add_members for an opened leaf: only its members of mass, whose terms
+ * are not 0, when the tree has members of none. */
+static int add_leaf(list *l, const tree *t, uint32_t start, uint32_t count)
+{
+    if (!t->massless) return add_members(l, t, start, count);
+    if (list_grow(l, 1, l->np + count)) return FK_ENOMEM;
+    size_t k = l->np;
+    for (uint32_t i = start; i < start + count; i++)
+        if (t->m[i] != 0) l->px[k] = t->fx[i], l->py[k] = t->fy[i], l->pz[k] = t->fz[i], l->pm[k] = t->fm[i], k++;
+    l->np = k;
+    return FK_OK;
+}
+
 /* Walks the tree for target group T: lists what its members interact with,
  * its own members first (each target leaves itself out by its place there).
  * FK_OK, or FK_ENOMEM when the lists could not grow. */
@@ -319,7 +334,7 @@ static int walk(const tree *t, uint32_t T, float inv_theta, list *l)
     if (add_members(l, t, tg->start, tg->count)) return FK_ENOMEM;
     for (uint32_t k = 0; k < t->nnodes;) {
         const wnode *nd = &t->w[k];
-        if (k == T) {
+        if (k == T || (nd->leaf & 2)) { /* itself (listed above), or no mass: no term */
             k = nd->next;
             continue;
         }
@@ -337,8 +352,8 @@ static int walk(const tree *t, uint32_t T, float inv_theta, list *l)
             l->qxx[i] = mp->q[0], l->qyy[i] = mp->q[1], l->qzz[i] = mp->q[2];
             l->qxy[i] = mp->q[3], l->qxz[i] = mp->q[4], l->qyz[i] = mp->q[5], l->tr[i] = mp->tr;
             k = nd->next;
-        } else if (nd->leaf) {
-            if (add_members(l, t, nd->start, nd->count)) return FK_ENOMEM;
+        } else if (nd->leaf & 1) {
+            if (add_leaf(l, t, nd->start, nd->count)) return FK_ENOMEM;
             k = nd->next;
         } else {
             k++;

@@ -17,7 +17,9 @@ extern "C" {
  * Unbinding one group. The set S starts as all its members. Each pass:
  *   phi_i   the softened potential of member i of S from the others of S
  *           (potential.h, with pot's G and eps: exact sums when |S| <=
- *           pot->nexact, else the Barnes-Hut tree with pot->theta)
+ *           pot->nexact, else the Barnes-Hut tree with pot->theta; in the
+ *           first pass, the group's phi when given: the potentials the
+ *           centre's minimum search computed, fk_halostats_centres_phi)
  *   v_S     sum_S m_i v_i / sum_S m_i, the bulk velocity of S (unweighted
  *           when S has mass 0)
  *   e_i     |v_i - v_S|^2 / 2 + phi_i, the specific energy in S's frame
@@ -35,7 +37,15 @@ extern "C" {
  * phi is summed exactly, at most FK_UNBIND_TREE_PAIRS when by the tree),
  * phi is not summed again: the leavers' terms are taken off it, exactly
  * (for tree potentials the result then differs from a fresh tree sum by
- * the tree's error on those terms). The passes go on until no member of S is unbound or S has fewer
+ * the tree's error on those terms). For tree groups on the CPU, a pass that
+ * removes more than FK_UNBIND_TREE_PAIRS but at most
+ * FK_UNBIND_LTREE_FRACTION of S takes the leavers' share off phi as a tree
+ * computes it: the tree over S with every stayer's mass set to 0, whose
+ * walks skip the massless nodes (so it costs a fraction of a fresh sum when
+ * the leavers are few and far from most stayers); the result differs from
+ * a fresh tree sum by the two trees' errors on the leavers' terms. With an
+ * update hook (a GPU's), up to FK_UNBIND_GPU_PAIRS leavers are taken off
+ * one by one. The passes go on until no member of S is unbound or S has fewer
  * than minbound members; then the group is not bound and S is
  * reported empty. Every quantity is in the stream's units with G of pot;
  * positions in one frame (unwrapped, as halostats does), velocities as
@@ -45,15 +55,31 @@ extern "C" {
 
 #define FK_UNBIND_MINBOUND 10 /* default least bound members of a bound group */
 #define FK_UNBIND_DRAG 0.1     /* largest frame change for removing every unbound member at once */
-/* Tree groups: most leavers whose terms are taken off phi one by one. The tree
- * costs about 2 us a member on one core at theta 0.7 (halostats(1), PERFORMANCE),
- * an exact term about 1.6 ns: 1024 terms a member cost less. */
-#define FK_UNBIND_TREE_PAIRS 1024
+/* Tree groups on the CPU: most leavers whose terms are taken off phi one by one,
+ * O(nu) a stayer. Above that the leavers' tree (below) costs less: measured on the
+ * largest groups of the 2^22 mock (2 cores, AVX2), the two break even between 300
+ * and 800 leavers whatever the group's size (the tree over S costs about 0.5 us a
+ * member even when few have mass, a term 2 ns). */
+#define FK_UNBIND_TREE_PAIRS 512
 #define FK_UNBIND_HALVINGS 64 /* passes of e >= e_max / 2 before all e >= 0 leave at once */
+/* Tree groups on the CPU: the most leavers, as a fraction of S, whose share is
+ * taken off phi by the tree of the leavers alone; above that a fresh tree, which
+ * measured as cheap when about 8% leave (the same groups). */
+#define FK_UNBIND_LTREE_FRACTION 0.1
+/* With an update hook: most leavers taken off one by one (above that, the tree
+ * hook sums phi afresh). A GPU sums a double term in about 1 ps and walks its
+ * tree in about a microsecond a member: the break-even is some thousands. */
+#define FK_UNBIND_GPU_PAIRS 8192
 
 /* Every member's potential by a tree, with fk_pot_tree's contract (stats
  * aside): a GPU's can stand in for it. */
 typedef int (*fk_pot_phi_fn)(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_error *err);
+
+/* The leavers' terms taken off the stayers' potentials: for k < stay->n,
+ * phi[k] += G sum_q leave->m[q] / sqrt(|x_k - x_q|^2 + eps^2) over the
+ * leave->n leavers, in double. A GPU's can stand in for the CPU's. */
+typedef int (*fk_unbind_update_fn)(const fk_pot_members *stay, double *phi, const fk_pot_members *leave, double G,
+                                   double eps, fk_error *err);
 
 typedef struct fk_unbind_params {
     fk_pot_params pot;
@@ -61,6 +87,9 @@ typedef struct fk_unbind_params {
     fk_pot_phi_fn tree; /* NULL: fk_pot_tree; fk_unbind_halos calls it for its
                            groups of more than FK_POT_ALONE members only, one
                            at a time, and fk_pot_tree for the others */
+    fk_unbind_update_fn update; /* NULL: the CPU's; for tree groups only, and
+                                   like tree, for fk_unbind_halos' groups of
+                                   more than FK_POT_ALONE members only */
 } fk_unbind_params;
 
 /* One group's members, structure of arrays, positions in one frame. */
@@ -69,12 +98,16 @@ typedef struct fk_unbind_group {
     const double *x, *y, *z;
     const double *vx, *vy, *vz;
     const double *m;
+    const double *phi; /* NULL, or n: phi_i of every member from the others, for
+                          the first pass (exact sums or a tree's, as above) */
 } fk_unbind_group;
 
 typedef struct fk_unbind_result {
     uint64_t nbound; /* members of the bound part (0: not bound) */
     double mbound;   /* their mass                              */
     uint32_t passes; /* potential evaluations                   */
+    uint32_t sums;   /* of them, summed afresh (exact or tree)   */
+    uint32_t ltrees; /* leavers' shares taken off by their tree  */
 } fk_unbind_result;
 
 /* Unbinds one group: bound[i] (n entries) is 1 for the members of its
@@ -88,10 +121,18 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
  * .mass_bound (0 when the group is not bound), and when bound is not NULL, bound[i] = 1 for each stream particle i in the bound part
  * of its group, else 0 (n entries). Groups of more than FK_POT_ALONE
  * members one after another with every thread, the others a thread each;
- * the result does not depend on the number of threads. FK_EINVAL,
- * FK_ENOMEM. */
+ * with p's hooks (a GPU's), the large groups go to them from one thread
+ * while the other threads unbind the rest. The result does not depend on the
+ * number of threads. FK_EINVAL, FK_ENOMEM. */
 int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                     unsigned char *bound, fk_error *err);
+
+/* fk_unbind_halos with the first pass's potentials: phi NULL, or phi[i] for
+ * every particle i of a group, its potential from the group's other
+ * members (fk_halostats_centres_phi keeps those of the centres' search),
+ * so that the first pass sums nothing. */
+int fk_unbind_halos_phi(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
+                        const double *phi, unsigned char *bound, fk_error *err);
 
 #ifdef __cplusplus
 }

@@ -568,6 +568,7 @@ extern "C" int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p,
         FK_CU(cudaMemcpy(e.data(), d_min.p, ng * sizeof(fk_pot_min), cudaMemcpyDeviceToHost), err);
         for (uint64_t k : exact_groups) h[k] = e[k];
         memcpy(min, h.data(), ng * sizeof(fk_pot_min));
+        if (g->phi) FK_CU(cudaMemcpy(g->phi, d_phi.p, nm * 8, cudaMemcpyDeviceToHost), err);
     }
     if ((st = tm.mark(err))) return st;
     FK_CU(cudaDeviceSynchronize(), err);

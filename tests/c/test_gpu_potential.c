@@ -37,7 +37,7 @@ int main(void)
     double *x = malloc(total * 8), *y = malloc(total * 8), *z = malloc(total * 8), *m = malloc(total * 8);
     for (uint64_t k = 0; k < ng; k++)
         make_group(x + first[k], y + first[k], z + first[k], m + first[k], sizes[k], k % 2);
-    fk_pot_groups g = {ng, first, x, y, z, m};
+    fk_pot_groups g = {ng, first, x, y, z, m, NULL};
     fk_pot_params p;
     fk_pot_defaults(&p);
     p.eps = 1e-4;

@@ -99,7 +99,7 @@ int main(void)
     /* unbinding with the GPU's tree and with the CPU's: the stream removed, the cluster
      * kept, the memberships the same but for members whose energy is within the
      * potentials' errors of 0 */
-    fk_unbind_group g = {n, c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
+    fk_unbind_group g = {n, c[0], c[1], c[2], c[3], c[4], c[5], c[6], NULL};
     unsigned char *bc = malloc(n), *bg = malloc(n);
     fk_unbind_result rc, rg;
     CHECK(fk_unbind(&g, &p, bc, &rc, &err) == FK_OK);

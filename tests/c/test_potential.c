@@ -252,7 +252,7 @@ static void test_minima(void)
     }
     fk_pot_params p = params(2, 0.004, 0.7);
     p.nexact = 500;
-    fk_pot_groups pg = {9, first, all.x, all.y, all.z, all.m};
+    fk_pot_groups pg = {9, first, all.x, all.y, all.z, all.m, NULL};
     fk_pot_min mins[9];
     fk_error err = {0};
     CHECK_MSG(fk_pot_minima(&pg, &p, mins, &err) == FK_OK, "%s", err.msg);

@@ -40,7 +40,7 @@ static void free_sample(sample *s)
 
 static fk_unbind_group view(const sample *s)
 {
-    return (fk_unbind_group){s->n, s->x, s->y, s->z, s->vx, s->vy, s->vz, s->m};
+    return (fk_unbind_group){s->n, s->x, s->y, s->z, s->vx, s->vy, s->vz, s->m, NULL};
 }
 
 static void direction(double d[3])

@@ -573,8 +573,8 @@ int main(int argc, char **argv)
         fk_halo_input hin = {n, in.pos, in.vel, in.mass, in.ids, grp, in.snap.periodic, in.snap.box, in.snap.origin};
         fk_halo_timing tm;
         if (fk_halostats_compute(&hin, ng[k], halos[k], in.name, &err) ||
-            fk_halostats_centres(&hin, ng[k], o.centre, &o.pot, o.device == DEV_GPU ? gpu_minima : NULL, halos[k], &tm,
-                                 &err))
+            fk_halostats_centres_phi(&hin, ng[k], o.centre, &o.pot, o.device == DEV_GPU ? gpu_minima : NULL, halos[k],
+                                     &tm, hs_masses_phi(&o.m, n, o.centre == FK_CENTRE_MBP), &err))
             prog_fail(&err);
         set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0);
         hs_masses_level(&o.m, &hin, k, halos[k], ng[k], &o.pot, in.snap.nsource, o.device == DEV_GPU);

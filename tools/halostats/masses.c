@@ -139,6 +139,14 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
     prog_info("SO: a grid over the %" PRIu64 " particles in %.3f s", s->n, m->t_grid);
 }
 
+double *hs_masses_phi(hs_masses *m, uint64_t n, int mbp)
+{
+    if (!m->unbind || !mbp) return NULL;
+    if (!m->phi && !(m->phi = malloc((n ? n : 1) * sizeof *m->phi)))
+        prog_die(EXIT_RESOURCE, "out of memory for the potentials of %" PRIu64 " particles", n);
+    return m->phi;
+}
+
 /* fk_gpu_pot_tree in the shape of fk_pot_tree for the unbinding. */
 static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_error *err)
 {
@@ -157,10 +165,12 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
     if (!m->unbind) return;
     if (!m->bound && !(m->bound = malloc(hin->n ? hin->n : 1)))
         prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", hin->n);
-    fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, gpu ? gpu_tree : NULL};
-    if (fk_unbind_halos(hin, ng, h, &up, m->bound, &err)) prog_fail(&err);
+    fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, gpu ? gpu_tree : NULL,
+                           gpu ? fk_gpu_unbind_update : NULL};
+    if (fk_unbind_halos_phi(hin, ng, h, &up, m->phi, m->bound, &err)) prog_fail(&err);
     uint32_t *b = calloc(nsource ? nsource : 1, sizeof *b);
     if (!b) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", nsource);
+#pragma omp parallel for schedule(static)
     for (uint64_t i = 0; i < hin->n; i++)
         if (m->bound[i]) b[hin->ids ? hin->ids[i] : i] = hin->grp[i];
     m->bgid[k] = b;
@@ -235,6 +245,6 @@ void hs_masses_write_grp(const hs_masses *m, FILE *f, int nlevels, uint64_t nsou
 void hs_masses_free(hs_masses *m, int nlevels)
 {
     fk_so_grid_free(m->grid);
-    free(m->bound);
+    free(m->bound), free(m->phi);
     for (int k = 0; k < nlevels && k < HS_MAX_LEVELS; k++) free(m->bgid[k]);
 }

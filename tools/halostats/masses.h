@@ -29,6 +29,7 @@ typedef struct hs_masses {
     fk_so_grid *grid;
     fk_so_particles parts;
     unsigned char *bound;          /* n stream particles */
+    double *phi;                   /* n: the centres' potentials, the unbinding's first pass */
     uint32_t *bgid[HS_MAX_LEVELS]; /* nsource rows per level (original order), with --unbind */
     double t_grid, t_so, t_unbind;
 } hs_masses;
@@ -60,9 +61,15 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
 /* The column flags shown: FK_HCOL_SO with --so, FK_HCOL_UNBIND with --unbind. */
 unsigned hs_masses_flags(const hs_masses *m);
 
+/* With --unbind and potential centres (mbp): where fk_halostats_centres_phi
+ * keeps each level's potentials for the unbinding (n entries, allocated
+ * once); else NULL. Exits when out of memory. */
+double *hs_masses_phi(hs_masses *m, uint64_t n, int mbp);
+
 /* Level k: SO masses and unbinding of its ng groups (after the centres),
- * the level's BGID; with gpu, the potentials of the largest groups on the
- * GPU. Exits on error. */
+ * the level's BGID, the first pass from the potentials hs_masses_phi kept
+ * when it gave a buffer; with gpu, the potentials of the largest groups on
+ * the GPU. Exits on error. */
 void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, uint64_t ng, const fk_pot_params *pot,
                      uint64_t nsource, int gpu);
 
