@@ -77,7 +77,7 @@ status=0
 total=0
 {
     echo "# $FUZZ_SOURCE"
-    echo "# $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); go.sh $JOBS $SECS"
+    echo "# $(uname -m), $(env -u OMP_NUM_THREADS nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); go.sh $JOBS $SECS"
     echo "# ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS OMP_NUM_THREADS=$OMP_NUM_THREADS"
     printf '%-12s %14s %6s %6s %6s %6s  %s\n' harness executions cov ft corpus procs "findings (exit statuses other than 0, files)"
     for n in "${names[@]}"; do
