@@ -104,21 +104,27 @@ total=0
 cat "$OUT/summary.txt"
 
 # The new entries: what -merge=1 adds to the bundle's corpus from the run's,
-# inputs up to 48 KB, at most 10 MB compressed (the smallest first).
+# inputs up to 48 KB, at most 10 MB compressed (the smallest first); the
+# harnesses merged at the same time.
 mkdir -p "$OUT/new-corpus"
-for n in "${names[@]}"; do
-    m="$OUT/merged/$n"
+new_entries() {
+    local n=$1 m="$OUT/merged/$1" f
     mkdir -p "$m" "$OUT/new-corpus/$n"
     [ -d "$here/corpus/$n" ] && cp "$here/corpus/$n"/* "$m/" 2>/dev/null
     "$here/bin/$n" -merge=1 "$m" "$OUT/corpus/$n" >"$OUT/logs/$n.merge.log" 2>&1 ||
         echo "go.sh: $n: merge failed (see logs/$n.merge.log)" >&2
     for f in "$m"/*; do
         [ -e "$f" ] || continue
-        b=$(basename "$f")
-        [ -e "$here/corpus/$n/$b" ] && continue
+        [ -e "$here/corpus/$n/$(basename "$f")" ] && continue
         [ "$(stat -c %s "$f")" -le 49152 ] && cp "$f" "$OUT/new-corpus/$n/"
     done
+}
+pids=()
+for n in "${names[@]}"; do
+    new_entries "$n" &
+    pids+=($!)
 done
+for p in "${pids[@]}"; do wait "$p"; done
 while :; do
     tar -czf "$OUT/new-corpus.tar.gz" -C "$OUT" new-corpus
     [ "$(stat -c %s "$OUT/new-corpus.tar.gz")" -lt 10000000 ] && break
