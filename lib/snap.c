@@ -31,12 +31,12 @@ int fk_snap_format(const fk_snap *s, char **text, fk_error *err)
         fk_kv_dbl(&b, "unit_velocity_cm_s", s->unit_velocity_cm_s);
         fk_kv_u64(&b, "units_per_h", s->units_per_h ? 1 : 0);
     }
-    if (s->have_cosmology) {
-        fk_kv_dbl(&b, "hubble", s->hubble);
-        fk_kv_dbl(&b, "omega0", s->omega0);
-        fk_kv_dbl(&b, "omega_lambda", s->omega_lambda);
-        fk_kv_dbl(&b, "redshift", s->redshift);
-    }
+    /* All four, or each one a record gave on its own (a key that was absent
+     * reads as +0, so a value other than +0 was there). */
+    static const char *ckey[4] = {"hubble", "omega0", "omega_lambda", "redshift"};
+    const double cval[4] = {s->hubble, s->omega0, s->omega_lambda, s->redshift};
+    for (int k = 0; k < 4; k++)
+        if (s->have_cosmology || cval[k] != 0 || signbit(cval[k])) fk_kv_dbl(&b, ckey[k], cval[k]);
     return fk_kv_finish(&b, text, err);
 }
 

@@ -49,7 +49,8 @@ typedef struct fk_snap {
     double time, box, origin;
     int periodic;
     char source[256];
-    /* optional keys: written and read only when have_units / have_cosmology */
+    /* optional keys: the units written only when have_units; a cosmology key
+     * written when have_cosmology or when it is not +0 (one given alone) */
     int have_units, units_per_h;
     double unit_length_cm, unit_mass_g, unit_velocity_cm_s;
     int have_cosmology;

@@ -15,6 +15,7 @@ static const unsigned char fk_magic[8] = {0x89, 'F', 'O', 'F', '\r', '\n', 0x1a,
 
 #define HDR 64u
 #define BLOCK (1u << 20) /* scratch: compressed payloads, fallback copies, skips */
+#define FIRST (1u << 16) /* the scratch for a payload's first bytes: BLOCK only once these came */
 #define MAX_RAW (UINT64_C(1) << 56)
 
 struct fk_reader {
@@ -24,14 +25,16 @@ struct fk_reader {
     int pending;       /* a chunk header was read, its payload not yet */
     int ended;
     fk_chunk cur;
-    unsigned char *blk; /* BLOCK bytes of scratch */
+    unsigned char *blk; /* scratch, blkcap bytes (up to BLOCK) */
+    size_t blkcap;
 };
 
 struct fk_writer {
     fk_io io;
     int zlevel;
     uint64_t off;
-    unsigned char *blk; /* BLOCK bytes of scratch, for copies the kernel will not make */
+    unsigned char *blk; /* scratch (blkcap bytes) for copies the kernel will not make */
+    size_t blkcap;
     /* a chunk handed over with fk_writer_give, written by a thread of its own */
     pthread_t thread;
     int busy, given_st;
@@ -74,6 +77,25 @@ static uint32_t crc_of(const void *p, uint64_t n)
 static uint64_t pad_of(uint64_t n)
 {
     return (FK_STREAM_ALIGN - n % FK_STREAM_ALIGN) % FK_STREAM_ALIGN;
+}
+
+/* Scratch of min(want, BLOCK) bytes at least in *blk (*cap bytes), for a
+ * move of want bytes of which done have moved: a payload's first FIRST
+ * bytes move through a small scratch, and only a payload that really holds
+ * more (not one whose header says so) gets BLOCK bytes. Small inputs (and
+ * the fuzzers) then allocate little; a large stream reads in BLOCK pieces. */
+static int scratch(unsigned char **blk, size_t *cap, uint64_t done, uint64_t want)
+{
+    uint64_t limit = done < FIRST ? FIRST - done : BLOCK;
+    size_t n = (size_t)(want < limit ? want : limit);
+    if (n <= *cap) return 0;
+    if (n < 4096) n = 4096;
+    unsigned char *b = malloc(n);
+    if (!b) return -1;
+    free(*blk);
+    *blk = b;
+    *cap = n;
+    return 0;
 }
 
 /* ---- chunk descriptions ---- */
@@ -201,13 +223,7 @@ int fk_reader_open(fk_reader **out, FILE *f, const char *name, fk_error *err)
 {
     *out = NULL;
     fk_reader *r = calloc(1, sizeof *r);
-    unsigned char *blk = malloc(BLOCK);
-    if (!r || !blk) {
-        free(r);
-        free(blk);
-        return fk_fail(err, FK_ENOMEM, "out of memory");
-    }
-    r->blk = blk;
+    if (!r) return fk_fail(err, FK_ENOMEM, "out of memory");
     snprintf(r->name, sizeof r->name, "%s", name);
     if (fk_io_init(&r->io, f, 0) != 0) {
         int st = read_error(r, err);
@@ -241,10 +257,11 @@ void fk_reader_set_progress(fk_reader *r, void (*fn)(void *ctx, uint64_t offset)
 static int read_pad(fk_reader *r, fk_error *err)
 {
     uint64_t pad = pad_of(r->cur.stored);
+    unsigned char p[FK_STREAM_ALIGN];
     if (pad == 0) return FK_OK;
-    int st = read_exact(r, r->blk, pad, "chunk padding", err);
+    int st = read_exact(r, p, pad, "chunk padding", err);
     for (uint64_t i = 0; i < pad && !st; i++)
-        if (r->blk[i] != 0)
+        if (p[i] != 0)
             st = fk_fail(err, FK_EFORMAT, "%s: chunk %s: nonzero padding (damaged data)", r->name, r->cur.tag);
     return st;
 }
@@ -262,7 +279,9 @@ static int drain(fk_reader *r, int (*sink)(void *, const void *, size_t, fk_erro
     uint32_t crc = 0;
     r->pending = 0;
     while (left > 0) {
-        size_t n = left < BLOCK ? (size_t)left : BLOCK;
+        if (scratch(&r->blk, &r->blkcap, r->cur.stored - left, left))
+            return fk_fail(err, FK_ENOMEM, "out of memory");
+        size_t n = left < r->blkcap ? (size_t)left : r->blkcap;
         int st = read_exact(r, r->blk, n, "a chunk payload", err);
         if (st) return st;
         crc = (uint32_t)crc32_z(crc, r->blk, n);
@@ -277,12 +296,18 @@ static int drain(fk_reader *r, int (*sink)(void *, const void *, size_t, fk_erro
  * them: they are checked by whoever reads them. */
 static int skip(fk_reader *r, fk_error *err)
 {
-    uint64_t n = r->cur.stored + pad_of(r->cur.stored);
+    uint64_t n = r->cur.stored + pad_of(r->cur.stored), done = 0;
     r->pending = 0;
-    int64_t k = fk_io_skip(&r->io, n, r->blk, BLOCK);
-    if (k < 0) return read_error(r, err);
-    r->off += (uint64_t)k;
-    if ((uint64_t)k < n) return truncated(r, (uint64_t)k < r->cur.stored ? "a chunk payload" : "chunk padding", err);
+    while (done < n) {
+        if (scratch(&r->blk, &r->blkcap, done, n - done)) return fk_fail(err, FK_ENOMEM, "out of memory");
+        uint64_t want = done < FIRST && n - done > FIRST - done ? FIRST - done : n - done;
+        int64_t k = fk_io_skip(&r->io, want, r->blk, r->blkcap);
+        if (k < 0) return read_error(r, err);
+        r->off += (uint64_t)k;
+        done += (uint64_t)k;
+        if ((uint64_t)k < want) break;
+    }
+    if (done < n) return truncated(r, done < r->cur.stored ? "a chunk payload" : "chunk padding", err);
     return FK_OK;
 }
 
@@ -647,18 +672,20 @@ int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c, fk_error *err)
     encode(h, c);
     st = write_all(w, h, HDR, err);
     if (st) return st;
-    uint64_t n = c->stored + pad_of(c->stored);
-    if (!w->blk && !(w->blk = malloc(BLOCK))) return fk_fail(err, FK_ENOMEM, "out of memory");
+    uint64_t n = c->stored + pad_of(c->stored), done = 0;
     r->pending = 0;
-    errno = 0;
-    int64_t k = fk_io_transfer(&r->io, &w->io, n, w->blk, BLOCK);
-    if (k > 0) {
+    while (done < n) {
+        if (scratch(&w->blk, &w->blkcap, done, n - done)) return fk_fail(err, FK_ENOMEM, "out of memory");
+        uint64_t want = done < FIRST && n - done > FIRST - done ? FIRST - done : n - done;
+        errno = 0;
+        int64_t k = fk_io_transfer(&r->io, &w->io, want, w->blk, w->blkcap);
+        if (k < 0) return fk_fail(err, FK_EIO, "%s: copying chunk %s: %s", r->name, c->tag, strerror(errno));
         r->off += (uint64_t)k;
         w->off += (uint64_t)k;
+        done += (uint64_t)k;
+        if ((uint64_t)k < want) break;
     }
-    if (k < 0)
-        return fk_fail(err, FK_EIO, "%s: copying chunk %s: %s", r->name, c->tag, strerror(errno));
-    if ((uint64_t)k < n) return truncated(r, (uint64_t)k < c->stored ? "a chunk payload" : "chunk padding", err);
+    if (done < n) return truncated(r, done < c->stored ? "a chunk payload" : "chunk padding", err);
     return FK_OK;
 }
 

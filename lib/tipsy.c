@@ -333,25 +333,34 @@ static int64_t regular_size(int fd)
     return (int64_t)(sb.st_size - at);
 }
 
-static int alloc_arrays(fk_tipsy_snap *s, const char *name, fk_error *err)
+/* Makes the arrays hold cap particles (at least 1), keeping their content. */
+static int alloc_arrays(fk_tipsy_snap *s, uint64_t cap, const char *name, fk_error *err)
 {
-    uint64_t n = s->n ? s->n : 1;
-    s->id_size = strcmp(fk_id_dtype(s->hdr.nbodies), "<u8") == 0 ? 8 : 4;
-    s->pos = malloc(n * 12);
-    s->vel = malloc(n * 12);
-    s->mass = malloc(n * 4);
-    s->type = malloc(n);
-    s->id = malloc(n * s->id_size);
-    if (!s->pos || !s->vel || !s->mass || !s->type || !s->id)
-        return fk_fail(err, FK_ENOMEM, "%s: out of memory for %" PRIu64 " particles", name, s->n);
+    uint64_t n = cap ? cap : 1;
+    void **a[5] = {(void **)&s->pos, (void **)&s->vel, (void **)&s->mass, (void **)&s->type, &s->id};
+    const uint64_t size[5] = {12, 12, 4, 1, s->id_size};
+    for (int k = 0; k < 5; k++) {
+        void *p = n <= SIZE_MAX / size[k] ? realloc(*a[k], n * size[k]) : NULL;
+        if (!p) return fk_fail(err, FK_ENOMEM, "%s: out of memory for %" PRIu64 " particles", name, s->n);
+        *a[k] = p;
+    }
     return FK_OK;
 }
 
-/* Reads the particles, type by type, block by block. */
-static int read_particles(source *src, const fk_tipsy_opts *o, fk_tipsy_snap *s, const char *name, fk_error *err)
+/* Reads the particles, type by type, block by block, into arrays that hold
+ * cap of them, grown (doubled) as particles come when the header's count
+ * is not known to be true (compressed input, a pipe). */
+static int read_particles(source *src, const fk_tipsy_opts *o, fk_tipsy_snap *s, uint64_t cap, const char *name,
+                          fk_error *err)
 {
     const fk_tipsy_header *h = &s->hdr;
-    unsigned char *raw = malloc((size_t)BLOCK * fk_tipsy_recsize[FK_GAS]);
+    /* A block of the largest type's records, or all of them when fewer. */
+    size_t rawsize = 1;
+    for (int t = 0; t < 3; t++) {
+        size_t k = (size_t)(h->ntype[t] < BLOCK ? h->ntype[t] : BLOCK) * fk_tipsy_recsize[t];
+        if (k > rawsize) rawsize = k;
+    }
+    unsigned char *raw = malloc(rawsize);
     if (!raw) return fk_fail(err, FK_ENOMEM, "%s: out of memory", name);
     const float lo = (float)o->origin, hi = (float)(o->origin + o->box);
     uint64_t first = 0, out = 0, sa, sb, skip = 0;
@@ -378,6 +387,11 @@ static int read_particles(source *src, const fk_tipsy_opts *o, fk_tipsy_snap *s,
                              name, h->nbodies, h->ntype[0], h->ntype[1], h->ntype[2], first + got / rec,
                              src->cut ? " (gzip data cut short)" : "");
                 break;
+            }
+            if (keep && out + count > cap) {
+                cap = cap > s->n / 2 ? s->n : 2 * cap;
+                if (cap < out + count) cap = out + count;
+                if ((st = alloc_arrays(s, cap, name, err))) break;
             }
             if (keep) {
                 uint64_t bad = convert_block(raw, count, t, first, h->format, o, lo, hi, s, out);
@@ -423,7 +437,9 @@ int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_sn
         close(fd2);
         return fk_fail(err, FK_ENOMEM, "%s: out of memory", name);
     }
-    gzbuffer(src.gz, 1u << 20);
+    /* zlib's buffers (this, and twice this for output) no larger than a
+     * regular file: small snapshots allocate little. */
+    gzbuffer(src.gz, avail >= 0 && avail < (1 << 20) ? (avail > 8192 ? (unsigned)avail : 8192u) : 1u << 20);
 
     unsigned char buf[32] = {0};
     size_t got = 0;
@@ -468,8 +484,13 @@ int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_sn
         at += h->ntype[t];
     }
     s->n = s->ntype[0] + s->ntype[1] + s->ntype[2];
-    if ((st = alloc_arrays(s, name, err))) goto done;
-    st = read_particles(&src, &opt, s, name, err);
+    s->id_size = strcmp(fk_id_dtype(s->hdr.nbodies), "<u8") == 0 ? 8 : 4;
+    /* All of them at once from a regular file of the size the header says;
+     * else a block's worth to start with (a damaged or hostile header does
+     * not make the reader claim memory for particles that never come). */
+    uint64_t cap = avail >= 0 && !s->compressed ? s->n : (s->n < BLOCK ? s->n : BLOCK);
+    if ((st = alloc_arrays(s, cap, name, err))) goto done;
+    st = read_particles(&src, &opt, s, cap, name, err);
 done:
     gzclose_r(src.gz);
     return st;
@@ -502,7 +523,7 @@ int fk_tipsy_write_particles(FILE *f, const char *name, int format, int type, ui
     if (type < FK_GAS || type > FK_STAR || (format != FK_TIPSY_STANDARD && format != FK_TIPSY_NATIVE))
         return fk_fail(err, FK_EINVAL, "%s: invalid tipsy particle type or format", name);
     const unsigned rec = fk_tipsy_recsize[type];
-    unsigned char *buf = calloc(BLOCK, rec); /* fields past vel stay zero */
+    unsigned char *buf = calloc(n < BLOCK ? (n ? n : 1) : BLOCK, rec); /* fields past vel stay zero */
     if (!buf) return fk_fail(err, FK_ENOMEM, "%s: out of memory", name);
     int st = FK_OK;
     for (uint64_t at = 0; at < n && !st; at += BLOCK) {

@@ -17,12 +17,18 @@
  * finite values inside the box, file-order types and IDs, and a write and
  * read back that gives the same arrays. */
 
+/* A fresh descriptor (the reader's FILE owns it) of one memory file that
+ * holds data alone; created once per process, since creating one costs more
+ * than a read of a small snapshot. The previous content is gone: a FILE
+ * from an earlier call must not be read again. */
 static FILE *memfile(const void *data, size_t size)
 {
-    int fd = memfd_create("fuzz_tipsy", 0);
+    static int mfd = -1;
+    if (mfd < 0 && (mfd = memfd_create("fuzz_tipsy", 0)) < 0) abort();
+    if (ftruncate(mfd, 0) != 0 || (size && pwrite(mfd, data, size, 0) != (ssize_t)size)) abort();
+    if (lseek(mfd, 0, SEEK_SET) != 0) abort();
+    int fd = dup(mfd);
     if (fd < 0) abort();
-    if (size && write(fd, data, size) != (ssize_t)size) abort();
-    if (lseek(fd, 0, SEEK_SET) != 0) abort();
     FILE *f = fdopen(fd, "rb");
     if (!f) abort();
     return f;
