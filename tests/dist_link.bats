@@ -198,7 +198,7 @@ same_partition() {
 
 @test "foflink on ranks: streams already split in space send only their ghosts, and give the same groups" {
     mock
-    kdbuild "$BATS_FILE_TMPDIR/snap.fof" -o tree.fof # tree order: the first cut halves x
+    kdbuild --device=cpu "$BATS_FILE_TMPDIR/snap.fof" -o tree.fof # the median tree: its first cut halves x
     splitstream 2 tree.fof in.%r.fof
     run --separate-stderr mpirun -n 2 foflink -v in.%r.fof -o out.%r.fof
     [ "$status" -eq 0 ]
