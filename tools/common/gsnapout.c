@@ -35,7 +35,8 @@ static unsigned parse_types(const char *arg)
     return mask;
 }
 
-int gsnapout_option(int c, const char *arg, fk_gsnap_opts *o)
+/* Handles one of the snapshot options (returns 1) or returns 0. */
+static int gsnapout_option(int c, const char *arg, fk_gsnap_opts *o)
 {
     switch (c) {
     case 't': o->types = parse_types(arg); return 1;
@@ -50,6 +51,20 @@ int gsnapout_option(int c, const char *arg, fk_gsnap_opts *o)
     }
     return 0;
 }
+
+const char *gsnapout_options(int argc, char **argv, prog_std *std, fk_gsnap_opts *o, void (*help)(void))
+{
+    fk_gsnap_opts_default(o);
+    static const struct option longopts[] = {PROG_STD_LONG, GSNAPOUT_LONG, {0, 0, 0, 0}};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT GSNAPOUT_SHORT, longopts, NULL)) != -1) {
+        if (prog_std_option(c, optarg, std, help, argv)) continue;
+        gsnapout_option(c, optarg, o);
+    }
+    return prog_one_input(argc, argv, optind);
+}
+
 
 static void put(fk_writer *w, const char *tag, const char *dtype, uint64_t n, uint32_t ncols, const void *data)
 {

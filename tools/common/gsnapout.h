@@ -7,7 +7,7 @@
 #include "gsnap.h"
 #include "prog.h"
 
-/* The snapshot options, in getopt_long's table and handled by gsnapout_option. */
+/* The snapshot options, in getopt_long's table (gsnapout_options parses them). */
 enum { GS_BOX = 300, GS_ORIGIN, GS_PERIODIC, GS_NO_PERIODIC };
 #define GSNAPOUT_SHORT "t:"
 #define GSNAPOUT_LONG                                                                                        \
@@ -25,8 +25,10 @@ enum { GS_BOX = 300, GS_ORIGIN, GS_PERIODIC, GS_NO_PERIODIC };
     "      --periodic        a periodic box, whatever the header says\n"                                    \
     "      --no-periodic     isolated: no wrapping, the stream says periodic 0\n"
 
-/* Handles one of the options above (returns 1) or returns 0. */
-int gsnapout_option(int c, const char *arg, fk_gsnap_opts *o);
+/* Parses the whole command line of a converter: the standard options into
+ * std, the snapshot options into o (defaulted first), help for --help;
+ * returns the one input name. Exits on a usage error. */
+const char *gsnapout_options(int argc, char **argv, prog_std *std, fk_gsnap_opts *o, void (*help)(void));
 
 /* Writes s as the stream (SNAP POS VEL MASS TYPE ID) to out (opened with
  * prog_open_output) and commits it; source names the input in SNAP. Exits

@@ -31,15 +31,7 @@ int main(int argc, char **argv)
     prog_init("gadget2bin");
     prog_std std = {0};
     fk_gsnap_opts opts;
-    fk_gsnap_opts_default(&opts);
-    static const struct option longopts[] = {PROG_STD_LONG, GSNAPOUT_LONG, {0, 0, 0, 0}};
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT GSNAPOUT_SHORT, longopts, NULL)) != -1) {
-        if (prog_std_option(c, optarg, &std, help, argv)) continue;
-        gsnapout_option(c, optarg, &opts);
-    }
-    const char *in = prog_one_input(argc, argv, optind);
+    const char *in = gsnapout_options(argc, argv, &std, &opts, help);
     if (!strcmp(in, "-") && !std.force && isatty(0)) prog_die(EXIT_USAGE, "stdin is a terminal (use -f to read it anyway)");
     fk_output *out = prog_open_output(&std, 1);
     fk_error err = {0};
