@@ -112,6 +112,18 @@ static void slab(const run *r, int d, double *lo, double *hi)
     *hi = r->amin + w * r->cut[d + 1] / FK_DIST_BINS;
 }
 
+/* Whether x lies within the margin of [lo, hi] along the axis, periodically. */
+static int near(const run *r, double lo, double hi, float x)
+{
+    for (int s = -1; s <= 1; s++) {
+        if (s && !(r->period > 0)) continue;
+        double xs = (double)x + s * r->period;
+        double gap = xs < lo ? lo - xs : xs > hi ? xs - hi : 0;
+        if (gap <= r->margin) return 1;
+    }
+    return 0;
+}
+
 /* Whether a particle at x may have a friend in rank d's slab: within the
  * margin of it, across the period in a periodic box. An empty slab (no
  * bins) needs no ghosts. */
@@ -120,13 +132,7 @@ static int reaches(const run *r, int d, float x)
     if (r->cut[d] == r->cut[d + 1]) return 0;
     double lo, hi;
     slab(r, d, &lo, &hi);
-    for (int s = -1; s <= 1; s++) {
-        if (s && !(r->period > 0)) continue;
-        double xs = (double)x + s * r->period;
-        double gap = xs < lo ? lo - xs : xs > hi ? xs - hi : 0;
-        if (gap <= r->margin) return 1;
-    }
-    return 0;
+    return near(r, lo, hi, x);
 }
 
 /* Sends counts[d] records of stride bytes from sbuf (grouped by destination)
@@ -527,18 +533,6 @@ static int cmp_keyed(const void *a, const void *b)
     const keyed *p = a, *q = b;
     if (p->x != q->x) return p->x < q->x ? -1 : 1;
     return (p->i > q->i) - (p->i < q->i);
-}
-
-/* Whether x lies within the margin of [lo, hi] along the axis, periodically. */
-static int near(const run *r, double lo, double hi, float x)
-{
-    for (int s = -1; s <= 1; s++) {
-        if (s && !(r->period > 0)) continue;
-        double xs = (double)x + s * r->period;
-        double gap = xs < lo ? lo - xs : xs > hi ? xs - hi : 0;
-        if (gap <= r->margin) return 1;
-    }
-    return 0;
 }
 
 /* link_local in pieces of at most r->piece owned particles: each piece is a
