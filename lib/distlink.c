@@ -719,6 +719,15 @@ static int tree_order_ids(run *r, fk_error *err)
     return fk_dist_agree(st, err, NULL);
 }
 
+/* *p = min(*p, v), safe against other threads doing the same (the
+ * minimum does not depend on their order). */
+static void min_u64(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
 /* Level k's merge: label[t] (an owned particle's tree position t) gets the lowest ID of its group, and
  * the number of global groups is counted. */
 static int merge(run *r, int k, uint64_t *label, fk_error *err)
@@ -739,11 +748,12 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
     if (!st) {
         #pragma omp parallel for schedule(static)
         for (uint64_t t = 0; t < nl; t++) ckey[t] = cmid[t] = UINT64_MAX, slot[t] = -1;
+        #pragma omp parallel for schedule(static)
         for (uint64_t t = 0; t < nl; t++) {
             uint32_t s = sink[t];
             if (r->ogix[t] == UINT64_MAX) continue; /* a ghost */
-            if (r->ogix[t] < ckey[s]) ckey[s] = r->ogix[t];
-            if (r->oid[t] < cmid[s]) cmid[s] = r->oid[t];
+            min_u64(&ckey[s], r->ogix[t]);
+            min_u64(&cmid[s], r->oid[t]);
         }
         memset(cnt, 0, R * sizeof *cnt);
         for (uint64_t g = 0; g < r->ng; g++) {
@@ -795,8 +805,11 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
             memcpy(&edges[2 * e + 1], p + 8, 8);
         }
         if (!st && !(nodes = xmalloc(nnode * sizeof *nodes))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
-        for (uint64_t t = 0; !st && t < nl; t++)
-            if (slot[t] >= 0) nodes[slot[t]] = (node){ckey[t], cmid[t]};
+        if (!st) {
+            #pragma omp parallel for schedule(static)
+            for (uint64_t t = 0; t < nl; t++)
+                if (slot[t] >= 0) nodes[slot[t]] = (node){ckey[t], cmid[t]};
+        }
     }
     free(rb);
     if (!st) r->rep->edges[k] = nr;
