@@ -2,6 +2,7 @@
 #include "linkrun.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -92,4 +93,21 @@ int fk_link_record(const fk_link_job *job, const fk_link_meta *p, const fk_link_
         fk_kv_u64(&kv, key, rep->stats[k].groups);
     }
     return fk_kv_finish(&kv, text, err);
+}
+
+int fk_link_write(fk_writer *w, const fk_link_job *job, const fk_link_meta *p, const fk_link_report *rep,
+                  uint32_t *const *sinks, fk_error *err)
+{
+    char *text;
+    int st = fk_link_record(job, p, rep, &text, err);
+    if (st) return st;
+    st = fk_writer_text(w, "LINK", 0, text, err);
+    free(text);
+    for (int k = 0; k < job->nlevels && !st; k++) {
+        fk_chunk ch;
+        fk_chunk_init(&ch, "SINK", "<u4", FK_CF_PARTICLE, job->n, 1);
+        ch.level = (uint32_t)k;
+        st = fk_writer_put(w, &ch, sinks[k], err);
+    }
+    return st;
 }

@@ -9,6 +9,7 @@
 #include "kdtree.h"
 #include "levels.h"
 #include "link.h"
+#include "stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +58,11 @@ typedef struct fk_link_meta {
  * binary32 values the predicate uses. */
 int fk_link_record(const fk_link_job *job, const fk_link_meta *p, const fk_link_report *rep, char **text,
                    fk_error *err);
+
+/* foflink's output chunks to w: the LINK record, then sinks[k] (job->n
+ * entries) as level k's SINK chunk, for every level. */
+int fk_link_write(fk_writer *w, const fk_link_job *job, const fk_link_meta *p, const fk_link_report *rep,
+                  uint32_t *const *sinks, fk_error *err);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,6 @@
 #include "distrun.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "kdtree.h"
 #include "kv.h"
 #include "linkrun.h"
+#include "linkspec.h"
 #include "phase.h"
 
 static int rank, size;
@@ -124,16 +124,8 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         all_die(EXIT_DATA, "the ranks' streams disagree on the box (%g to %g) or its periodicity: they are not slices of one snapshot",
                 blo, bhi);
     fk_linkopts lo[FK_LEVELS_MAX];
-    for (int k = 0; k < o->nlevels; k++) {
-        fk_linkopts *x = &lo[k];
-        memset(x, 0, sizeof *x);
-        x->periodic = snap.periodic && !o->no_periodic;
-        x->box = snap.box;
-        x->l = o->have_l ? o->l[k] : o->b[k] * snap.box / cbrt((double)(ntotal ? ntotal : 1));
-        x->psi = sixd ? o->psi[o->npsi > 1 ? k : 0] : 0;
-        x->nthreads = (int)o->threads;
-    }
-    if (fk_levels_check(lo, o->nlevels, &err)) all_die(EXIT_USAGE, "%s", err.msg);
+    fk_linkspec spec = {o->b, o->l, o->psi, o->nlevels, o->have_l, o->npsi, 0, o->no_periodic, (int)o->threads};
+    if (fk_linkspec_levels(&spec, &snap, ntotal, NULL, name, lo, NULL, NULL, &err)) all_die(EXIT_USAGE, "%s", err.msg);
     if (rank == 0) {
         prog_info("linking %" PRIu64 " particles on %d ranks with l = %.9g (%s box %g)", ntotal, size, lo[0].l,
                   lo[0].periodic ? "periodic" : "isolated", snap.box);

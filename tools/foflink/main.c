@@ -12,9 +12,11 @@
 #include "filter.h"
 #include "levels.h"
 #include "linkrun.h"
+#include "linkspec.h"
 #include "phase.h"
 #include "prog.h"
 #include "snap.h"
+#include "treechunk.h"
 #include "stream.h"
 
 static void help(void)
@@ -172,43 +174,17 @@ int main(int argc, char **argv)
     if (fk_filter_read(&pf.f, want, sixd ? NW : NW - 1, &err)) prog_fail(&err);
     const float *pos = want[W_POS].data[0], *vel = want[W_VEL].data[0];
     fk_tree tree;
-    memset(&tree, 0, sizeof tree);
-    if (!want[W_TREE].nlevels) prog_die(EXIT_DATA, "%s: stream has no kd-tree (run kdbuild first)", name);
-    if (want[W_TREE].found > 1) prog_die(EXIT_DATA, "%s: stream has two TREE chunks", name);
-    if (fk_tree_parse(want[W_TREE].data[0], &tree, name, &err)) prog_fail(&err);
-    if (want[W_TBOX].nlevels && want[W_TBOX].seq[0] < want[W_TREE].seq[0])
-        prog_die(EXIT_DATA, "%s: TBOX chunk without a TREE chunk before it", name);
-    if (!want[W_TBOX].nlevels) prog_die(EXIT_DATA, "%s: stream has a TREE chunk but no TBOX chunk", name);
-    if (want[W_TBOX].chunk[0].nrows != tree.nnodes)
-        prog_die(EXIT_DATA, "%s: TBOX chunk does not hold %" PRIu64 " boxes of 6 <f4", name, tree.nnodes);
-    tree.box = want[W_TBOX].data[0];
-    want[W_TBOX].data[0] = NULL; /* the tree owns it now */
-    if (tree.n != snap.n)
-        prog_die(EXIT_DATA, "%s: the tree holds %" PRIu64 " particles, the stream %" PRIu64, name, tree.n, snap.n);
-    if (fk_snap_check_positions(&snap, pos, name, &err) || fk_tree_check(&tree, pos, name, &err)) prog_fail(&err);
+    if (fk_tree_from_chunks(&want[W_TREE], &want[W_TBOX], &snap, pos, name, &tree, &err)) prog_fail(&err);
     if (sixd && fk_phase_check(vel, snap.n, name, &err)) prog_fail(&err);
     double t_read = prog_now() - t0;
 
     /* One set of options per level; level 0 has the longest linking length. */
     fk_linkopts lo[FK_LEVELS_MAX];
     double vscale = 0, rel[FK_LEVELS_MAX];
-    if (psi_rel) {
-        vscale = fk_phase_vscale(vel, snap.n);
-        if (!(vscale > 0))
-            prog_die(EXIT_DATA, "%s: the particles' velocities do not vary (rms about the mean 0), so --psi-rel "
-                     "gives no velocity linking length: use --psi", name);
-    }
-    for (int k = 0; k < nlev; k++) {
-        fk_linkopts *o = &lo[k];
-        memset(o, 0, sizeof *o);
-        o->periodic = snap.periodic && !no_periodic;
-        o->box = snap.box;
-        o->l = have_l ? l[k] : b[k] * snap.box / cbrt((double)(snap.n ? snap.n : 1));
-        rel[k] = psiv[npsi > 1 ? k : 0];
-        o->psi = sixd ? rel[k] * (psi_rel ? vscale : 1) : 0;
-        o->nthreads = (int)threads;
-    }
-    if (fk_levels_check(lo, nlev, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
+    fk_linkspec spec = {b, l, psiv, nlev, have_l, npsi, psi_rel, no_periodic, (int)threads};
+    int st = fk_linkspec_levels(&spec, &snap, snap.n, vel, name, lo, &vscale, rel, &err);
+    if (st == FK_EINVAL) prog_die(EXIT_USAGE, "%s", err.msg);
+    if (st) prog_fail(&err);
     prog_info("linking %" PRIu64 " particles with l = %.9g (%s box %g)", snap.n, lo[0].l,
               lo[0].periodic ? "periodic" : "isolated", snap.box);
     if (psi_rel)
@@ -250,16 +226,7 @@ int main(int argc, char **argv)
     double t1 = prog_now();
     prog_progress("writing", 0, 0);
     fk_link_meta par = {have_l ? NULL : b, psi_rel ? rel : NULL, vscale};
-    char *linktext;
-    if (fk_link_record(&job, &par, &rep, &linktext, &err) || fk_writer_text(pf.f.w, "LINK", 0, linktext, &err))
-        prog_fail(&err);
-    free(linktext);
-    for (int k = 0; k < nlev; k++) {
-        fk_chunk ch;
-        fk_chunk_init(&ch, "SINK", "<u4", FK_CF_PARTICLE, snap.n, 1);
-        ch.level = (uint32_t)k;
-        if (fk_writer_put(pf.f.w, &ch, sinks[k], &err)) prog_fail(&err);
-    }
+    if (fk_link_write(pf.f.w, &job, &par, &rep, sinks, &err)) prog_fail(&err);
     prog_filter_close(&pf);
     prog_info("read and checked in %.3f s, linked in %.3f s, written in %.3f s", t_read, rep.total, prog_now() - t1);
     fk_tree_free(&tree);
