@@ -148,12 +148,9 @@ int fk_snap_check_positions(const fk_snap *s, const float *pos, const char *name
                    bad, pos[3 * bad], pos[3 * bad + 1], pos[3 * bad + 2], lo, hi);
 }
 
-int fk_snap_load_ids(fk_reader *r, const fk_chunk *c, uint64_t **ids, fk_error *err)
+int fk_snap_widen_ids(void *raw, const fk_chunk *c, uint64_t **ids, fk_error *err)
 {
     *ids = NULL;
-    void *raw;
-    int st = fk_reader_load(r, &raw, err);
-    if (st) return st;
     if (strcmp(c->dtype, "<u8") == 0) {
         *ids = raw;
         return FK_OK;
@@ -168,6 +165,15 @@ int fk_snap_load_ids(fk_reader *r, const fk_chunk *c, uint64_t **ids, fk_error *
     free(raw);
     *ids = out;
     return FK_OK;
+}
+
+int fk_snap_load_ids(fk_reader *r, const fk_chunk *c, uint64_t **ids, fk_error *err)
+{
+    *ids = NULL;
+    void *raw;
+    int st = fk_reader_load(r, &raw, err);
+    if (st) return st;
+    return fk_snap_widen_ids(raw, c, ids, err);
 }
 
 int fk_snap_read(fk_reader *r, fk_chunk *c, fk_snap *s, char **text, const char *name, fk_error *err)

@@ -80,6 +80,11 @@ const char *fk_id_dtype(uint64_t nsource);
  * (caller frees). */
 int fk_snap_load_ids(fk_reader *r, const fk_chunk *c, uint64_t **ids, fk_error *err);
 
+/* The ID payload raw (of chunk c, either width; malloc'd) as a uint64_t
+ * array of c->nrows in *ids (caller frees): raw itself when <u8, else a
+ * widened copy and raw freed. Takes raw in every case. */
+int fk_snap_widen_ids(void *raw, const fk_chunk *c, uint64_t **ids, fk_error *err);
+
 /* Reads the next chunk, which must be SNAP, and parses it; name is used in
  * messages. On success *c holds the chunk and its text is in *text (caller
  * frees) so that it can be written on. */

@@ -6,6 +6,7 @@
 #include "dist.h"
 #include "distrun.h"
 #include "groups.h"
+#include "groupsrun.h"
 #include "grpfile.h"
 #include "levels.h"
 #include "prog.h"
@@ -45,18 +46,6 @@ static void help(void)
            "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n"
            "Example: tipsy2bin snap.std | kdbuild | foflink -b 0.2 | groups -m 20 | halostats\n",
            DEFAULT_MINSIZE);
-}
-
-/* Widens an ID payload (<u4 or <u8, already CRC-checked) into a new array. */
-static uint64_t *widen_ids(const void *raw, const fk_chunk *c)
-{
-    uint64_t *ids = malloc(c->nrows ? c->nrows * sizeof *ids : 1);
-    if (!ids) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particle IDs", c->nrows);
-    if (strcmp(c->dtype, "<u8") == 0)
-        memcpy(ids, raw, c->nrows * sizeof *ids);
-    else
-        for (uint64_t i = 0; i < c->nrows; i++) ids[i] = ((const uint32_t *)raw)[i];
-    return ids;
 }
 
 int main(int argc, char **argv)
@@ -117,111 +106,28 @@ int main(int argc, char **argv)
     }
     free(snaptext);
 
-    /* Pass everything through except the GID, GRPS and GPAR this run
-     * replaces (of every level); keep ID and the SINK levels, which may come
-     * in any order. */
-    uint64_t *ids = NULL;
-    uint32_t *sinks[FK_LEVELS_MAX] = {0};
-    int st, replaced = 0, nlev = 0;
-    while ((st = fk_reader_next(r, &c, &err)) == 1) {
-        int is_id = strcmp(c.tag, "ID") == 0, is_sink = strcmp(c.tag, "SINK") == 0;
-        if (is_sink && c.level >= FK_LEVELS_MAX)
-            prog_die(EXIT_DATA, "%s: SINK level %" PRIu32 " found: at most %d levels (0 to %d) are resolved", name,
-                     c.level, FK_LEVELS_MAX, FK_LEVELS_MAX - 1);
-        if (is_sink && sinks[c.level] && c.level > 0)
-            prog_die(EXIT_DATA, "%s: stream has two SINK chunks of level %" PRIu32, name, c.level);
-        if ((is_id && ids) || (is_sink && sinks[c.level]))
-            prog_die(EXIT_DATA, "%s: stream has two %s chunks", name, c.tag);
-        if (is_id || is_sink) {
-            void *raw;
-            if (fk_snap_check_chunk(&snap, &c, is_id ? NULL : "<u4", 1, name, &err) || fk_reader_load(r, &raw, &err) ||
-                (w && fk_writer_put_read(w, &c, raw, &err)))
-                prog_fail(&err);
-            if (is_id) {
-                ids = widen_ids(raw, &c);
-                free(raw);
-            } else {
-                sinks[c.level] = raw;
-                if ((int)c.level >= nlev) nlev = (int)c.level + 1;
-            }
-        } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "GPAR") == 0) {
-            replaced = 1;
-        } else if (w && fk_writer_copy(w, r, &c, &err)) {
-            prog_fail(&err);
-        }
-    }
-    if (st < 0) prog_fail(&err);
+    /* Everything passes through but the GID, GRPS and GPAR this run
+     * replaces; then each level resolved, numbered and written (with
+     * --format=grp only the level asked for). */
+    fk_groups_in gin;
+    if (fk_groups_read(r, w, &snap, name, &gin, &err)) prog_fail(&err);
     fk_reader_close(r);
     fk_input_close(in);
-    if (nlev == 0) prog_die(EXIT_DATA, "stream has no SINK chunk (run foflink first)");
-    for (int k = 0; k < nlev; k++)
-        if (!sinks[k])
-            prog_die(EXIT_DATA, "%s: stream has SINK level %d but no SINK level %d (the levels run 0, 1, 2, ...)", name,
-                     nlev - 1, k);
-    if (!ids) prog_die(EXIT_DATA, "stream has no ID chunk (run tipsy2bin first)");
-    if (grp && (int)level >= nlev) {
-        if (nlev == 1) prog_die(EXIT_DATA, "%s: --level=%" PRIu32 ": the stream has SINK level 0 only", name, level);
-        prog_die(EXIT_DATA, "%s: --level=%" PRIu32 ": the stream has SINK levels 0 to %d", name, level, nlev - 1);
-    }
-    if (fk_groups_check_ids(ids, snap.n, snap.nsource, name, &err)) prog_fail(&err);
-
-    /* Level by level: resolve, number, and write GRPS, GID and (from level
-     * 1 on) GPAR, from this level's GID and the one before. With
-     * --format=grp only the level asked for is resolved. */
+    const int nlev = gin.nlevels;
     fk_groups info[FK_LEVELS_MAX];
-    uint32_t *gid = malloc(snap.nsource ? snap.nsource * sizeof *gid : 1),
-             *up = nlev > 1 && !grp ? malloc(snap.nsource ? snap.nsource * sizeof *up : 1) : NULL;
-    if (!gid || (nlev > 1 && !grp && !up))
-        prog_die(EXIT_RESOURCE, "out of memory for the group ids of %" PRIu64 " particles", snap.nsource);
-    for (int k = 0; k < nlev; k++) {
-        if (grp && k != (int)level) continue;
-        if (fk_groups_resolve(sinks[k], snap.n, name, &err) ||
-            fk_groups_number(sinks[k], ids, snap.n, snap.nsource, minsize, gid, &info[k], &err))
+    if (grp) {
+        const char *oname = std.output && strcmp(std.output, "-") ? std.output : "stdout";
+        if (fk_groups_write_grp(fk_output_file(out), &gin, &snap, (int)level, minsize, name, oname, &info[level], &err))
             prog_fail(&err);
-        info[k].level = (uint32_t)k;
-        if (grp) {
-            const char *oname = std.output && strcmp(std.output, "-") ? std.output : "stdout";
-            if (fk_grp_write(fk_output_file(out), gid, snap.nsource, oname, &err)) prog_fail(&err);
-            continue;
-        }
-        char *text;
-        fk_chunk g;
-        fk_chunk_init(&g, "GID", "<u4", 0, snap.nsource, 1);
-        g.level = (uint32_t)k;
-        if (fk_groups_format(&info[k], &text, &err) || fk_writer_text(w, "GRPS", (uint32_t)k, text, &err) ||
-            fk_writer_put(w, &g, gid, &err))
-            prog_fail(&err);
-        free(text);
-        if (k > 0) {
-            /* A kept group's parent has at least as many members, so it is
-             * kept: fk_groups_parents fails on a 0 (or on levels that do not
-             * nest), which a stream from foflink never gives. */
-            uint32_t *par = malloc((info[k].ngroups + 1) * sizeof *par);
-            if (!par) prog_die(EXIT_RESOURCE, "out of memory for the parents of %" PRIu64 " groups", info[k].ngroups);
-            fk_chunk_init(&g, "GPAR", "<u4", 0, info[k].ngroups + 1, 1);
-            g.level = (uint32_t)k;
-            if (fk_groups_parents(up, gid, snap.nsource, info[k].ngroups, par, (uint32_t)k, name, &err) ||
-                fk_writer_put(w, &g, par, &err))
-                prog_fail(&err);
-            free(par);
-        }
-        if (up) {
-            uint32_t *t = up;
-            up = gid;
-            gid = t;
-        }
+    } else if (fk_groups_write_levels(w, &gin, &snap, minsize, name, info, &err)) {
+        prog_fail(&err);
     }
     if (w) {
         if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);
     }
     prog_commit(out);
-    for (int k = 0; k < nlev; k++) free(sinks[k]);
-    free(ids);
-    free(gid);
-    free(up);
-    /* One line; with several levels, one a level resolved ("level k: "). */
-    const char *repl = replaced ? ", the input's GID and GRPS replaced" : "";
+    const char *repl = gin.replaced ? ", the input's GID and GRPS replaced" : "";
     for (int k = 0; k < nlev; k++) {
         if (grp && k != (int)level) continue;
         char lev[32] = "";
@@ -233,5 +139,6 @@ int main(int argc, char **argv)
                   lev, info[k].nfound, info[k].ngroups, info[k].minsize, info[k].largest,
                   snap.n ? 100.0 * (double)info[k].ngrouped / (double)snap.n : 0.0, snap.n, end);
     }
+    fk_groups_in_free(&gin);
     return EXIT_OK;
 }

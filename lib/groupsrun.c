@@ -1,0 +1,136 @@
+/* groupsrun.c - one groups run: a linked stream's IDs and SINK levels read (the rest passed on), every level resolved, numbered and written. */
+#include "groupsrun.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grpfile.h"
+
+void fk_groups_in_free(fk_groups_in *in)
+{
+    free(in->ids);
+    for (int k = 0; k < FK_LEVELS_MAX; k++) free(in->sinks[k]);
+    memset(in, 0, sizeof *in);
+}
+
+/* The loop of fk_groups_read: ID and SINK kept, the rest passed on or dropped. */
+static int read_chunks(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
+                       fk_error *err)
+{
+    fk_chunk c;
+    int st;
+    while ((st = fk_reader_next(r, &c, err)) == 1) {
+        int is_id = strcmp(c.tag, "ID") == 0, is_sink = strcmp(c.tag, "SINK") == 0;
+        if (is_sink && c.level >= FK_LEVELS_MAX)
+            return fk_fail(err, FK_EFORMAT, "%s: SINK level %" PRIu32 " found: at most %d levels (0 to %d) are resolved",
+                           name, c.level, FK_LEVELS_MAX, FK_LEVELS_MAX - 1);
+        if (is_sink && in->sinks[c.level] && c.level > 0)
+            return fk_fail(err, FK_EFORMAT, "%s: stream has two SINK chunks of level %" PRIu32, name, c.level);
+        if ((is_id && in->ids) || (is_sink && in->sinks[c.level]))
+            return fk_fail(err, FK_EFORMAT, "%s: stream has two %s chunks", name, c.tag);
+        if (is_id || is_sink) {
+            void *raw;
+            if ((st = fk_snap_check_chunk(snap, &c, is_id ? NULL : "<u4", 1, name, err)) ||
+                (st = fk_reader_load(r, &raw, err)))
+                return st;
+            if (w && (st = fk_writer_put_read(w, &c, raw, err))) {
+                free(raw);
+                return st;
+            }
+            if (is_id) {
+                if ((st = fk_snap_widen_ids(raw, &c, &in->ids, err))) return st;
+            } else {
+                in->sinks[c.level] = raw;
+                if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
+            }
+        } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "GPAR") == 0) {
+            in->replaced = 1;
+        } else if (w && (st = fk_writer_copy(w, r, &c, err))) {
+            return st;
+        }
+    }
+    return st < 0 ? st : FK_OK;
+}
+
+int fk_groups_read(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
+                   fk_error *err)
+{
+    memset(in, 0, sizeof *in);
+    int st = read_chunks(r, w, snap, name, in, err);
+    if (!st && in->nlevels == 0) st = fk_fail(err, FK_EMISSING, "stream has no SINK chunk (run foflink first)");
+    for (int k = 0; !st && k < in->nlevels; k++)
+        if (!in->sinks[k])
+            st = fk_fail(err, FK_EFORMAT, "%s: stream has SINK level %d but no SINK level %d (the levels run 0, 1, 2, ...)",
+                         name, in->nlevels - 1, k);
+    if (!st && !in->ids) st = fk_fail(err, FK_EMISSING, "stream has no ID chunk (run tipsy2bin first)");
+    if (!st) st = fk_groups_check_ids(in->ids, snap->n, snap->nsource, name, err);
+    if (st) fk_groups_in_free(in);
+    return st;
+}
+
+int fk_groups_write_levels(fk_writer *w, fk_groups_in *in, const fk_snap *snap, uint64_t minsize, const char *name,
+                           fk_groups *info, fk_error *err)
+{
+    const uint64_t ns = snap->nsource;
+    uint32_t *gid = malloc(ns ? ns * sizeof *gid : 1), *up = in->nlevels > 1 ? malloc(ns ? ns * sizeof *up : 1) : NULL;
+    int st = FK_OK;
+    if (!gid || (in->nlevels > 1 && !up))
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the group ids of %" PRIu64 " particles", ns);
+    for (int k = 0; !st && k < in->nlevels; k++) {
+        if ((st = fk_groups_resolve(in->sinks[k], snap->n, name, err)) ||
+            (st = fk_groups_number(in->sinks[k], in->ids, snap->n, ns, minsize, gid, &info[k], err)))
+            break;
+        info[k].level = (uint32_t)k;
+        char *text;
+        fk_chunk g;
+        fk_chunk_init(&g, "GID", "<u4", 0, ns, 1);
+        g.level = (uint32_t)k;
+        if ((st = fk_groups_format(&info[k], &text, err))) break;
+        st = fk_writer_text(w, "GRPS", (uint32_t)k, text, err);
+        free(text);
+        if (!st) st = fk_writer_put(w, &g, gid, err);
+        if (!st && k > 0) {
+            /* A kept group's parent has at least as many members, so it is
+             * kept: fk_groups_parents fails on a 0 (or on levels that do not
+             * nest), which a stream from foflink never gives. */
+            uint32_t *par = malloc((info[k].ngroups + 1) * sizeof *par);
+            if (!par) {
+                st = fk_fail(err, FK_ENOMEM, "out of memory for the parents of %" PRIu64 " groups", info[k].ngroups);
+                break;
+            }
+            fk_chunk_init(&g, "GPAR", "<u4", 0, info[k].ngroups + 1, 1);
+            g.level = (uint32_t)k;
+            st = fk_groups_parents(up, gid, ns, info[k].ngroups, par, (uint32_t)k, name, err);
+            if (!st) st = fk_writer_put(w, &g, par, err);
+            free(par);
+        }
+        if (up) {
+            uint32_t *t = up;
+            up = gid;
+            gid = t;
+        }
+    }
+    free(gid);
+    free(up);
+    return st;
+}
+
+int fk_groups_write_grp(FILE *f, fk_groups_in *in, const fk_snap *snap, int k, uint64_t minsize, const char *name,
+                        const char *oname, fk_groups *info, fk_error *err)
+{
+    if (k >= in->nlevels) {
+        if (in->nlevels == 1)
+            return fk_fail(err, FK_EINVAL, "%s: --level=%d: the stream has SINK level 0 only", name, k);
+        return fk_fail(err, FK_EINVAL, "%s: --level=%d: the stream has SINK levels 0 to %d", name, k, in->nlevels - 1);
+    }
+    const uint64_t ns = snap->nsource;
+    uint32_t *gid = malloc(ns ? ns * sizeof *gid : 1);
+    if (!gid) return fk_fail(err, FK_ENOMEM, "out of memory for the group ids of %" PRIu64 " particles", ns);
+    int st = fk_groups_resolve(in->sinks[k], snap->n, name, err);
+    if (!st) st = fk_groups_number(in->sinks[k], in->ids, snap->n, ns, minsize, gid, info, err);
+    if (!st) info->level = (uint32_t)k;
+    if (!st) st = fk_grp_write(f, gid, ns, oname, err);
+    free(gid);
+    return st;
+}

@@ -1,0 +1,54 @@
+/* groupsrun.h - one groups run: a linked stream's IDs and SINK levels read (the rest passed on), every level resolved, numbered and written. */
+#ifndef FK_GROUPSRUN_H
+#define FK_GROUPSRUN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "groups.h"
+#include "levels.h"
+#include "snap.h"
+#include "stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What groups reads of a linked stream. */
+typedef struct fk_groups_in {
+    uint64_t *ids;                   /* snap.n original indices (ID, widened)   */
+    uint32_t *sinks[FK_LEVELS_MAX];  /* level k's SINK chunk, snap.n entries    */
+    int nlevels;                     /* levels 0 .. nlevels - 1, all present    */
+    int replaced;                    /* the input had GID, GRPS or GPAR chunks  */
+} fk_groups_in;
+
+/* Reads the rest of r (after SNAP, for snap's particles): ID and every SINK
+ * level loaded and checked, and, when w is not NULL, every chunk written on
+ * but the GID, GRPS and GPAR this run replaces. FK_EMISSING without ID or
+ * SINK, FK_EFORMAT for levels that do not run 0, 1, 2, ..., two chunks of a
+ * kind, or IDs that are not a source's indices; messages name name. On
+ * failure in holds nothing (fk_groups_in_free is still safe). */
+int fk_groups_read(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
+                   fk_error *err);
+
+void fk_groups_in_free(fk_groups_in *in);
+
+/* Every level of in resolved and numbered (groups of at least minsize
+ * members) and written to w: GRPS, GID (snap->nsource entries, the source's
+ * order) and, from level 1 on, GPAR. info gets each level's numbers. The
+ * sinks are resolved in place. */
+int fk_groups_write_levels(fk_writer *w, fk_groups_in *in, const fk_snap *snap, uint64_t minsize, const char *name,
+                           fk_groups *info, fk_error *err);
+
+/* Level k of in resolved and numbered, written to f as a tipsy .grp text
+ * (oname in messages); *info gets its numbers. FK_EINVAL when the stream has
+ * no level k. */
+int fk_groups_write_grp(FILE *f, fk_groups_in *in, const fk_snap *snap, int k, uint64_t minsize, const char *name,
+                        const char *oname, fk_groups *info, fk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
