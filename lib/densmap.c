@@ -1,4 +1,5 @@
 /* densmap.c - projected density maps: particles deposited on a pixel grid, drawn in log scale with halos circled. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,4 +161,30 @@ void fk_densmap_annotate(fk_image *im, const fk_view *v, const char *caption)
         fk_image_text(im, 10 * scale + 1, 10 * scale + 1, caption, scale, 0, black);
         fk_image_text(im, 10 * scale, 10 * scale, caption, scale, 0, white);
     }
+}
+
+int fk_densmap_frame(fk_view *v, const fk_snap *snap, const fk_catalog *cat, long long zoom, const double *centre,
+                     double width, double depth, char *caption, size_t cap, fk_error *err)
+{
+    v->box = snap->box;
+    v->periodic = snap->periodic;
+    for (int k = 0; k < 3; k++) v->centre[k] = snap->origin + snap->box / 2;
+    snprintf(caption, cap, "%" PRIu64 " particles, seen along %c", snap->n, "xyz"[v->axis]);
+    if (zoom > 0) {
+        if (!cat->n)
+            return fk_fail(err, FK_EMISSING, "--halo needs a catalogue: --halos=FILE or halostats --format=stream");
+        const fk_cat_halo *h = fk_catalog_find(cat, (uint64_t)zoom);
+        if (!h) return fk_fail(err, FK_EMISSING, "no halo %lld at level 0 of the catalogue (it has %zu)", zoom, cat->n);
+        memcpy(v->centre, h->x, sizeof v->centre);
+        if (!width) width = h->r > 0 ? 6 * h->r : snap->box / 10;
+        if (!depth) depth = width;
+        snprintf(caption, cap, "halo %lld: %" PRIu64 " particles, seen along %c", zoom, h->n, "xyz"[v->axis]);
+    }
+    if (centre) memcpy(v->centre, centre, sizeof v->centre);
+    v->width = width ? width : snap->box;
+    v->depth = depth ? depth : snap->box;
+    if (!snap->periodic && v->width > snap->box) v->width = snap->box;
+    if (snap->periodic && v->width > snap->box)
+        return fk_fail(err, FK_EINVAL, "--width %g is wider than the periodic box (%g)", v->width, snap->box);
+    return FK_OK;
 }

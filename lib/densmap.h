@@ -7,6 +7,7 @@
 #include "catalog.h"
 #include "error.h"
 #include "image.h"
+#include "snap.h"
 
 /* What is seen: a square field of side width about centre, across the two
  * axes other than axis (the line of sight), through a slab of thickness
@@ -22,6 +23,15 @@ typedef struct fk_view {
     double box;
     int periodic;
 } fk_view;
+
+/* Frames v (its axis and size already set) on snap: centred on the box, or
+ * on halo zoom (> 0) of cat (then a width of 6 of its radii, or a tenth of
+ * the box, and a slab as deep as wide), or on centre (non-NULL); width and
+ * depth as given where not 0, else the box's. caption (cap bytes) says
+ * what is seen. FK_EMISSING when zoom names no halo of cat, FK_EINVAL for a
+ * field wider than a periodic box. */
+int fk_densmap_frame(fk_view *v, const fk_snap *snap, const fk_catalog *cat, long long zoom, const double *centre,
+                     double width, double depth, char *caption, size_t cap, fk_error *err);
 
 /* The in-plane axes of line of sight axis: u across, v up. Can't fail. */
 void fk_view_axes(int axis, int *u, int *v);

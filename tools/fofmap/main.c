@@ -7,6 +7,7 @@
 #include "catalog.h"
 #include "colormap.h"
 #include "densmap.h"
+#include "filter.h"
 #include "image.h"
 #include "pngwrite.h"
 #include "prog.h"
@@ -116,62 +117,32 @@ int main(int argc, char **argv)
         fk_input_close(hf);
     }
 
+    /* The particles, and the catalogue a halostats stream carries (unless --halos gave one). */
     FILE *fin = prog_open_input(in, 1, std.force);
-    fk_reader *r;
-    fk_chunk ch;
-    fk_snap snap;
-    char *snaptext;
-    if (fk_reader_open(&r, fin, name, &err) || fk_snap_read(r, &ch, &snap, &snaptext, name, &err)) prog_fail(&err);
-    free(snaptext);
-    float *pos = NULL, *mass = NULL;
-    char *hcol = NULL;
-    double *halo = NULL;
-    fk_chunk halo_ch = {0};
-    int st;
-    while ((st = fk_reader_next(r, &ch, &err)) == 1) {
-        if (!strcmp(ch.tag, "POS") && !pos) {
-            if (fk_snap_check_chunk(&snap, &ch, "<f4", 3, name, &err) || fk_reader_load(r, (void **)&pos, &err) ||
-                fk_snap_check_positions(&snap, pos, name, &err))
-                prog_fail(&err);
-        } else if (!strcmp(ch.tag, "MASS") && !mass) {
-            if (fk_snap_check_chunk(&snap, &ch, "<f4", 1, name, &err) || fk_reader_load(r, (void **)&mass, &err))
-                prog_fail(&err);
-        } else if (!halos_path && !strcmp(ch.tag, "HCOL") && !hcol) {
-            if (fk_reader_load_text(r, &hcol, &err)) prog_fail(&err);
-        } else if (!halos_path && !strcmp(ch.tag, "HALO") && ch.level == 0 && !halo) {
-            if (strcmp(ch.dtype, "<f8") != 0) prog_die(EXIT_DATA, "%s: HALO holds %s, not <f8", name, ch.dtype);
-            if (fk_reader_load(r, (void **)&halo, &err)) prog_fail(&err);
-            halo_ch = ch;
-        }
-    }
-    if (st < 0) prog_fail(&err);
-    if (!pos) prog_die(EXIT_DATA, "%s: no POS chunk (not a particle stream?)", name);
-    if (hcol && halo && fk_catalog_from_chunks(hcol, halo, halo_ch.nrows, halo_ch.ncols, name, &cat, &err))
+    fk_filter f;
+    enum { W_POS, W_MASS, W_HCOL, W_HALO, NW };
+    fk_want want[NW] = {
+        [W_POS] = {"POS", FK_W_PARTICLE | FK_W_REQUIRED, "<f4", 3, "not a particle stream?"},
+        [W_MASS] = {"MASS", FK_W_PARTICLE, "<f4", 1},
+        [W_HCOL] = {"HCOL", FK_W_TEXT},
+        [W_HALO] = {"HALO", 0, "<f8", 0},
+    };
+    if (fk_filter_start(&f, fin, name, NULL, 0, &err) || fk_filter_read(&f, want, halos_path ? W_HCOL : NW, &err))
         prog_fail(&err);
-    free(hcol);
-    free(halo);
+    const fk_snap snap = f.snap;
+    const float *pos = want[W_POS].data[0], *mass = want[W_MASS].data[0];
+    if (fk_snap_check_positions(&snap, pos, name, &err)) prog_fail(&err);
+    const fk_chunk *hc = &want[W_HALO].chunk[0];
+    if (want[W_HCOL].data[0] && want[W_HALO].data[0] &&
+        fk_catalog_from_chunks(want[W_HCOL].data[0], want[W_HALO].data[0], hc->nrows, hc->ncols, name, &cat, &err))
+        prog_fail(&err);
     fk_catalog_sort_mass(&cat);
 
-    view.box = snap.box;
-    view.periodic = snap.periodic;
-    for (int k = 0; k < 3; k++) view.centre[k] = snap.origin + snap.box / 2;
     char caption[160];
-    snprintf(caption, sizeof caption, "%" PRIu64 " particles, seen along %c", snap.n, "xyz"[view.axis]);
-    if (zoom > 0) {
-        if (!cat.n) prog_die(EXIT_DATA, "--halo needs a catalogue: --halos=FILE or halostats --format=stream");
-        const fk_cat_halo *h = fk_catalog_find(&cat, (uint64_t)zoom);
-        if (!h) prog_die(EXIT_DATA, "no halo %lld at level 0 of the catalogue (it has %zu)", zoom, cat.n);
-        memcpy(view.centre, h->x, sizeof view.centre);
-        if (!width) width = h->r > 0 ? 6 * h->r : snap.box / 10;
-        if (!depth) depth = width;
-        snprintf(caption, sizeof caption, "halo %lld: %" PRIu64 " particles, seen along %c", zoom, h->n,
-                 "xyz"[view.axis]);
-    }
-    if (have_centre) memcpy(view.centre, centre, sizeof view.centre);
-    view.width = width ? width : snap.box;
-    view.depth = depth ? depth : snap.box;
-    if (!snap.periodic && view.width > snap.box) view.width = snap.box;
-    if (snap.periodic && view.width > snap.box) prog_usage("--width %g is wider than the periodic box (%g)", view.width, snap.box);
+    int st = fk_densmap_frame(&view, &snap, &cat, zoom, have_centre ? centre : NULL, width, depth, caption,
+                              sizeof caption, &err);
+    if (st == FK_EINVAL) prog_usage("%s", err.msg);
+    if (st) prog_fail(&err);
 
     double *grid = malloc((size_t)view.size * (size_t)view.size * sizeof *grid);
     if (!grid) prog_die(EXIT_RESOURCE, "no memory for a %dx%d map", view.size, view.size);
@@ -191,10 +162,9 @@ int main(int argc, char **argv)
     prog_commit(out);
     fk_image_free(&im);
     free(grid);
-    free(pos);
-    free(mass);
+    fk_want_free(want, NW);
     fk_catalog_free(&cat);
-    fk_reader_close(r);
+    fk_filter_free(&f);
     fk_input_close(fin);
     return EXIT_OK;
 }
