@@ -396,6 +396,10 @@ static int number_owned(ctx *c, const uint64_t *gsize, uint64_t minsize, uint64_
     }
     all = malloc((tot ? tot : 1) * sizeof *all / 2 + sizeof *all);
     st = all && cnt && dis ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of every rank");
+    /* the same total on every rank: displacements are MPI ints */
+    if (!st && tot > INT_MAX)
+        st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " distinct group sizes over the ranks: more than MPI's int counts hold",
+                     tot / 2);
     if ((st = fk_dist_agree(st, err, NULL))) goto out;
     MPI_Allgatherv(mine, mycnt, MPI_UINT64_T, all, cnt, dis, MPI_UINT64_T, COMM);
     /* Sorted by decreasing size, then rank, the entries before this rank's
