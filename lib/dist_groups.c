@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "dist.h"
+#include "dist_alltoall.h"
 #include "fileio.h"
 #include "grpfile.h"
 #include "kv.h"
@@ -30,7 +31,7 @@ typedef struct ctx {
     uint64_t nsource;
     uint64_t lo, hi; /* the original indices this rank owns */
     uint64_t sent;   /* bytes sent to other ranks */
-    int *sc, *sd, *rc, *rd; /* alltoallv counts and displacements, R each */
+    uint64_t *rc;           /* elements received from each rank by the last exchange, R */
     uint64_t *start;        /* R + 1: range_lo of every rank, and nsource */
 } ctx;
 
@@ -78,42 +79,18 @@ static double now(void)
 
 /* Collective: sends count[q] elements of esize bytes from send (grouped by
  * destination rank, in rank order) to every rank q; *recv gets what every
- * rank sent here, grouped by source rank (c->rc, c->rd give the groups),
- * *nrecv elements. A count beyond what MPI's int counts hold, or no memory
- * on any rank, fails on every rank before anything moves. */
+ * rank sent here, grouped by source rank (c->rc gives the groups), *nrecv
+ * elements (dist_alltoall.h: any number, in rounds where MPI's int counts
+ * need them). No memory on any rank fails on every rank before anything
+ * moves. */
 static int exchange(ctx *c, const void *send, const uint64_t *count, size_t esize, void **recv, uint64_t *nrecv,
                     fk_error *err)
 {
-    int st = FK_OK;
+    int st = fk_dist_alltoall(send, count, esize, recv, c->rc, nrecv, err);
+    if (st) return st;
     uint64_t off = 0;
-    for (int q = 0; q < c->R; q++) {
-        if (count[q] > INT_MAX || off > INT_MAX)
-            st = fk_fail(err, FK_EUNSUP, "more than %d elements to exchange between two ranks", INT_MAX);
-        c->sc[q] = st ? 0 : (int)count[q];
-        c->sd[q] = st ? 0 : (int)off;
-        off += count[q];
-    }
-    MPI_Alltoall(c->sc, 1, MPI_INT, c->rc, 1, MPI_INT, COMM);
-    uint64_t total = 0;
-    for (int q = 0; q < c->R; q++) {
-        if (total > INT_MAX && !st) st = fk_fail(err, FK_EUNSUP, "more than %d elements to receive", INT_MAX);
-        c->rd[q] = (int)total;
-        total += (uint64_t)c->rc[q];
-    }
-    *recv = malloc(total ? total * esize : 1);
-    if (!*recv && !st) st = fk_fail(err, FK_ENOMEM, "out of memory receiving %" PRIu64 " elements", total);
-    if ((st = fk_dist_agree(st, err, NULL))) {
-        free(*recv);
-        *recv = NULL;
-        return st;
-    }
-    MPI_Datatype t;
-    MPI_Type_contiguous((int)esize, MPI_BYTE, &t);
-    MPI_Type_commit(&t);
-    MPI_Alltoallv(send, c->sc, c->sd, t, *recv, c->rc, c->rd, t, COMM);
-    MPI_Type_free(&t);
+    for (int q = 0; q < c->R; q++) off += count[q];
     c->sent += (off - count[c->rank]) * esize;
-    *nrecv = total;
     return FK_OK;
 }
 
@@ -419,6 +396,10 @@ static int number_owned(ctx *c, const uint64_t *gsize, uint64_t minsize, uint64_
     }
     all = malloc((tot ? tot : 1) * sizeof *all / 2 + sizeof *all);
     st = all && cnt && dis ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of every rank");
+    /* the same total on every rank: displacements are MPI ints */
+    if (!st && tot > INT_MAX)
+        st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " distinct group sizes over the ranks: more than MPI's int counts hold",
+                     tot / 2);
     if ((st = fk_dist_agree(st, err, NULL))) goto out;
     MPI_Allgatherv(mine, mycnt, MPI_UINT64_T, all, cnt, dis, MPI_UINT64_T, COMM);
     /* Sorted by decreasing size, then rank, the entries before this rank's
@@ -823,11 +804,8 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
     route rt = {0};
     uint32_t *pgid[FK_LEVELS_MAX] = {0}, *rows = NULL, *gidr = NULL, *pr = NULL, *par = NULL;
     int st = FK_OK;
-    c.sc = malloc((size_t)c.R * sizeof(int));
-    c.sd = malloc((size_t)c.R * sizeof(int));
-    c.rc = malloc((size_t)c.R * sizeof(int));
-    c.rd = malloc((size_t)c.R * sizeof(int));
-    if (!c.sc || !c.sd || !c.rc || !c.rd) st = fk_fail(err, FK_ENOMEM, "out of memory");
+    c.rc = malloc((size_t)c.R * sizeof *c.rc);
+    if (!c.rc) st = fk_fail(err, FK_ENOMEM, "out of memory");
     /* Names: the same check on every rank, so every rank fails alike. */
     if (!st && c.R > 1 && !fk_dist_has_pattern(o->input))
         st = fk_fail(err, FK_EINVAL, "input '%s': with %d ranks the name needs %%r (each rank reads its own stream)",
@@ -928,10 +906,7 @@ done:
     free(rt.rid);
     free(rows);
     free(gidr);
-    free(c.sc);
-    free(c.sd);
     free(c.rc);
-    free(c.rd);
     free(c.start);
     uint64_t sent[2] = {c.sent, c.sent};
     fk_dist_max(&sent[0], 1);

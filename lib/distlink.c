@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "dist_alltoall.h"
 #include "gpu.h"
 #include "kdtree.h"
 
@@ -137,56 +138,18 @@ static int reaches(const run *r, int d, float x)
 
 /* Sends counts[d] records of stride bytes from sbuf (grouped by destination)
  * to every rank d; *rbuf (malloc'd) gets what came, grouped by source, with
- * rcounts[s] records from rank s. Collective; failures agreed on. */
-static int exchange(run *r, const void *sbuf, const uint64_t *counts, size_t stride, void **rbuf, int *rcounts,
+ * rcounts[s] records from rank s (dist_alltoall.h: any number, in rounds
+ * where MPI's int counts need them). Collective; failures agreed on. */
+static int exchange(run *r, const void *sbuf, const uint64_t *counts, size_t stride, void **rbuf, uint64_t *rcounts,
                     uint64_t *nrecv, fk_error *err)
 {
-    int R = r->size;
-    int *sc = xmalloc(R * sizeof *sc), *sd = xmalloc(R * sizeof *sd), *rd = xmalloc(R * sizeof *rd);
-    uint64_t ns = 0, nr = 0;
-    int st = FK_OK;
-    for (int d = 0; d < R; d++) ns += counts[d];
-    if (!sc || !sd || !rd)
-        st = fk_fail(err, FK_ENOMEM, "out of memory for an exchange");
-    else if (ns > INT_MAX) /* MPI counts and displacements are ints */
-        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " records to send in one exchange: at most %d", r->rank, ns,
-                     INT_MAX);
-    st = fk_dist_agree(st, err, NULL);
-    if (st) {
-        free(sc), free(sd), free(rd);
-        return st;
-    }
-    for (int d = 0; d < R; d++) sc[d] = (int)counts[d];
-    MPI_Alltoall(sc, 1, MPI_INT, rcounts, 1, MPI_INT, MPI_COMM_WORLD);
-    ns = 0;
-    for (int d = 0; d < R; d++) {
-        sd[d] = (int)ns;
-        rd[d] = (int)(nr < INT_MAX ? nr : 0);
-        ns += (uint64_t)sc[d];
-        nr += (uint64_t)rcounts[d];
-    }
-    *rbuf = NULL;
-    if (nr > INT_MAX)
-        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " records to receive in one exchange: at most %d", r->rank,
-                     nr, INT_MAX);
-    else if (!(*rbuf = xmalloc(nr * stride)))
-        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " records received", r->rank, nr);
-    st = fk_dist_agree(st, err, NULL);
-    if (!st) {
-        MPI_Datatype t;
-        MPI_Type_contiguous((int)stride, MPI_BYTE, &t);
-        MPI_Type_commit(&t);
-        MPI_Alltoallv(sbuf, sc, sd, t, *rbuf, rcounts, rd, t, MPI_COMM_WORLD);
-        MPI_Type_free(&t);
-        r->rep->bytes_sent += (ns - (uint64_t)sc[r->rank]) * stride;
-        r->rep->bytes_recv += (nr - (uint64_t)rcounts[r->rank]) * stride;
-        *nrecv = nr;
-    } else {
-        free(*rbuf);
-        *rbuf = NULL;
-    }
-    free(sc), free(sd), free(rd);
-    return st;
+    int st = fk_dist_alltoall(sbuf, counts, stride, rbuf, rcounts, nrecv, err);
+    if (st) return st;
+    uint64_t ns = 0;
+    for (int d = 0; d < r->size; d++) ns += counts[d];
+    r->rep->bytes_sent += (ns - counts[r->rank]) * stride;
+    r->rep->bytes_recv += (*nrecv - rcounts[r->rank]) * stride;
+    return FK_OK;
 }
 
 static int nthreads(void)
@@ -313,7 +276,7 @@ static int send_owned(run *r, fk_error *err)
     int R = r->size, me = r->rank;
     size_t stride = 12 + (r->sixd ? 12 : 0) + 16;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
-    int *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t *at = xmalloc(in->n * sizeof *at);
     int *dest = xmalloc(in->n * sizeof *dest);
     unsigned char *sb = NULL;
@@ -393,7 +356,7 @@ static int send_ghosts(run *r, fk_error *err)
     int R = r->size;
     size_t stride = 12 + (r->sixd ? 12 : 0) + 4;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
-    int *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
     int T = nthreads();
     uint64_t *at = calloc((size_t)T * (size_t)R, sizeof *at); /* each thread's place in each rank's part */
     int st = (!cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the ghosts") : FK_OK;
@@ -455,7 +418,7 @@ static int send_ghosts(run *r, fk_error *err)
         const unsigned char *p = rb;
         uint64_t g = 0;
         for (int s = 0; s < R; s++)
-            for (int k = 0; k < rcnt[s]; k++, g++, p += stride) {
+            for (uint64_t k = 0; k < rcnt[s]; k++, g++, p += stride) {
                 memcpy(r->pos + 3 * (r->no + g), p, 12);
                 if (r->sixd) memcpy(r->vel + 3 * (r->no + g), p + 12, 12);
                 r->gsrc[g] = (uint32_t)s;
@@ -738,7 +701,7 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
     uint64_t *ckey = xmalloc(nl * 8), *cmid = xmalloc(nl * 8);
     int64_t *slot = xmalloc(nl * 8); /* a component's place among this rank's nodes, -1: none */
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
-    int *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t *at = xmalloc(R * sizeof *at);
     const size_t stride = 24;
     unsigned char *sb = NULL;
@@ -890,7 +853,7 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
     int R = r->size, L = r->nlev;
     size_t stride = 8 + 8 * (size_t)L;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
-    int *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t nl = r->no + r->ng;
     uint64_t *at = xmalloc(nl * sizeof *at);
     int *dest = xmalloc(nl * sizeof *dest);

@@ -6,14 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* One open file being read record by record. */
 typedef struct rd {
     FILE *f;
     const char *name;
     int big;      /* values are big-endian */
-    uint64_t off; /* bytes read so far */
+    uint64_t off; /* bytes read (or seeked over) so far */
+    int64_t size; /* a regular file's size (skips seek), or -1 (a pipe: skipped bytes are read) */
 } rd;
+
+/* Particles decoded at a time (a block is read in pieces of this many). */
+#define PIECE 65536
 
 /* The raw header, decoded. */
 typedef struct g2hdr {
@@ -52,6 +57,23 @@ static double f64(const unsigned char *b, int big)
     return x;
 }
 
+/* An rd for the open file f (at its start). */
+static rd rd_open(FILE *f, const char *name)
+{
+    struct stat sb;
+    int regular = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && ftello(f) == 0;
+    return (rd){f, name, 0, 0, regular ? (int64_t)sb.st_size : -1};
+}
+
+/* The file ends (at r->off) inside the record of len bytes that starts at start. */
+static int truncated(const rd *r, const char *block, uint64_t start, uint64_t len, fk_error *err)
+{
+    return fk_fail(err, FK_EFORMAT,
+                   "%s: block %s: truncated: the file ends at byte %" PRIu64 ", inside the record of %" PRIu64
+                   " bytes that starts at byte %" PRIu64,
+                   r->name, block, r->off, len, start);
+}
+
 /* Reads exactly n bytes of the record of len bytes that starts at start
  * (block names it in messages). */
 static int get(rd *r, void *buf, size_t n, const char *block, uint64_t start, uint64_t len, fk_error *err)
@@ -60,10 +82,7 @@ static int get(rd *r, void *buf, size_t n, const char *block, uint64_t start, ui
     r->off += got;
     if (got == n) return FK_OK;
     if (ferror(r->f)) return fk_fail(err, FK_EIO, "%s: block %s: read error: %s", r->name, block, strerror(errno));
-    return fk_fail(err, FK_EFORMAT,
-                   "%s: block %s: truncated: the file ends at byte %" PRIu64 ", inside the record of %" PRIu64
-                   " bytes that starts at byte %" PRIu64,
-                   r->name, block, r->off, len, start);
+    return truncated(r, block, start, len, err);
 }
 
 /* Opens a record: reads its leading marker into *len. Returns 1 at a clean
@@ -99,23 +118,26 @@ static int rec_close(rd *r, const char *block, uint32_t len, uint64_t start, fk_
     return FK_OK;
 }
 
-/* Reads a record's payload of len bytes (caller frees *buf). */
-static int payload(rd *r, const char *block, uint32_t len, uint64_t start, unsigned char **buf, fk_error *err)
+/* Moves forward to byte to of the file, inside the record of len bytes
+ * that starts at start: a seek in a regular file (which must reach that
+ * far), else the bytes read and dropped (a pipe cannot seek). */
+static int advance(rd *r, uint64_t to, const char *block, uint64_t start, uint64_t len, fk_error *err)
 {
-    *buf = malloc(len ? len : 1);
-    if (!*buf) return fk_fail(err, FK_ENOMEM, "%s: block %s: out of memory for %" PRIu32 " bytes", r->name, block, len);
-    return get(r, *buf, len, block, start, len, err);
-}
-
-/* Skips a payload of len bytes (a pipe cannot seek: read and drop). */
-static int skip(rd *r, const char *block, uint32_t len, uint64_t start, fk_error *err)
-{
+    if (r->size >= 0) {
+        if (to > (uint64_t)r->size) {
+            r->off = (uint64_t)r->size;
+            return truncated(r, block, start, len, err);
+        }
+        if (to != r->off && fseeko(r->f, (off_t)to, SEEK_SET))
+            return fk_fail(err, FK_EIO, "%s: block %s: cannot seek: %s", r->name, block, strerror(errno));
+        r->off = to;
+        return FK_OK;
+    }
     unsigned char tmp[65536];
-    for (uint64_t left = len; left;) {
-        size_t k = left < sizeof tmp ? (size_t)left : sizeof tmp;
+    while (r->off < to) {
+        size_t k = to - r->off < sizeof tmp ? (size_t)(to - r->off) : sizeof tmp;
         int st = get(r, tmp, k, block, start, len, err);
         if (st) return st;
-        left -= k;
     }
     return FK_OK;
 }
@@ -164,39 +186,43 @@ static void snapshot_header(const g2hdr *g, fk_gsnap_header *h)
     }
 }
 
-/* Decodes a block of per-particle values (ncomp floats or doubles each, of
- * the types in use: every type, or for MASS those of mass 0) into dst. */
-static void scatter(fk_gsnap *s, const g2hdr *g, const uint64_t *seen, const unsigned char *buf, int wide, int big,
-                    int ncomp, int mass_only, float *dst)
+/* Reads what s holds of a block of per-particle values, its payload (len
+ * bytes of the record that starts at start) beginning at r->off: ncomp
+ * floats or doubles (wide) each, or with ids one integer (4 or 8 bytes)
+ * each into s->pid, for the file's particles of every type in order (for
+ * MASS, mass_only: of the types of mass 0). Only the held particles' bytes
+ * are read (through buf, PIECE particles at a time); ends at the payload's
+ * end. */
+static int read_block(rd *r, const char *block, uint32_t len, uint64_t start, fk_gsnap *s, const g2hdr *g,
+                      const uint64_t *seen, int wide, int ncomp, int mass_only, int ids, float *dst, unsigned char *buf,
+                      fk_error *err)
 {
-    const size_t w = wide ? 8 : 4;
+    const uint64_t body = r->off, w = wide ? 8 : 4, rec = w * (uint64_t)ncomp;
+    const int big = r->big;
     uint64_t at = 0;
-    for (int t = 0; t < 6; t++) {
+    int st = FK_OK;
+    for (int t = 0; t < 6 && !st; t++) {
         if (mass_only && g->mass[t] != 0) continue;
-        uint64_t nt = g->npart[t];
-        if (fk_gsnap_keeps(s, t)) {
-            uint64_t slot = fk_gsnap_slot(s, t, seen[t]);
-            for (uint64_t j = 0; j < nt; j++)
-                for (int c = 0; c < ncomp; c++) {
-                    const unsigned char *p = buf + ((at + j) * ncomp + c) * w;
-                    dst[(slot + j) * ncomp + c] = wide ? (float)f64(p, big) : f32(p, big);
+        uint64_t skip, m = fk_gsnap_part(s, t, seen[t], g->npart[t], &skip);
+        if (m && !(st = advance(r, body + (at + skip) * rec, block, start, len, err))) {
+            const uint64_t slot = fk_gsnap_slot(s, t, seen[t] + skip);
+            for (uint64_t j = 0; j < m && !st; j += PIECE) {
+                const uint64_t c = m - j < PIECE ? m - j : PIECE;
+                if ((st = get(r, buf, c * rec, block, start, len, err))) break;
+                for (uint64_t i = 0; i < c; i++) {
+                    const unsigned char *p = buf + i * rec;
+                    if (ids) {
+                        s->pid[slot + j + i] = wide ? u64(p, big) : u32(p, big);
+                        continue;
+                    }
+                    for (int k = 0; k < ncomp; k++, p += w)
+                        dst[(slot + j + i) * ncomp + k] = wide ? (float)f64(p, big) : f32(p, big);
                 }
-        }
-        at += nt;
-    }
-}
-
-static void scatter_ids(fk_gsnap *s, const g2hdr *g, const uint64_t *seen, const unsigned char *buf, int wide, int big)
-{
-    uint64_t at = 0;
-    for (int t = 0; t < 6; t++) {
-        if (fk_gsnap_keeps(s, t)) {
-            uint64_t slot = fk_gsnap_slot(s, t, seen[t]);
-            for (uint64_t j = 0; j < g->npart[t]; j++)
-                s->pid[slot + j] = wide ? u64(buf + 8 * (at + j), big) : u32(buf + 4 * (at + j), big);
+            }
         }
         at += g->npart[t];
     }
+    return st ? st : advance(r, body + len, block, start, len, err);
 }
 
 /* Reads the header record of the file r (after finding its byte order and,
@@ -265,7 +291,7 @@ static int count_files(const char *path, const char *name0, const g2hdr *g0, int
             st = fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
             break;
         }
-        rd r = {f, name, 0, 0};
+        rd r = rd_open(f, name);
         g2hdr g;
         int format;
         st = read_head(&r, &g, &format, err);
@@ -274,6 +300,79 @@ static int count_files(const char *path, const char *name0, const g2hdr *g0, int
     }
     free(name);
     return st;
+}
+
+/* Reads every block of the file r after its header g (format 1 or 2): what
+ * s holds of POS, VEL, ID and MASS (nfile particles, nvar of them with
+ * masses in the MASS block), every other block skipped, every record
+ * marker checked. buf holds PIECE particles of 3 doubles. */
+static int read_blocks(rd *r, int format, fk_gsnap *s, const g2hdr *g, const uint64_t *seen, uint64_t nfile,
+                       uint64_t nvar, unsigned char *buf, fk_gadget_info *info, fk_error *err)
+{
+    int st;
+    uint32_t len;
+    uint64_t start;
+    unsigned char lab[8];
+    int got_pos = 0, got_vel = 0, got_id = 0, got_mass = 0;
+    for (int b = 1;; b++) {
+        char name[16];
+        if (format == 2) {
+            st = rec_open(r, "label", 1, &len, &start, err);
+            if (st == 1) break;
+            if (st) return st;
+            if (len != 8)
+                return fk_fail(err, FK_EFORMAT,
+                               "%s: block label record at offset %" PRIu64 " holds %" PRIu32 " bytes, not 8 (not format 2?)",
+                               r->name, start, len);
+            if ((st = get(r, lab, 8, "label", start, len, err)) || (st = rec_close(r, "label", len, start, err)))
+                return st;
+            int e = 4;
+            while (e > 0 && (lab[e - 1] == ' ' || lab[e - 1] == '\0')) e--;
+            for (int i = 0; i < e; i++)
+                if (lab[i] < 33 || lab[i] > 126) lab[i] = '?';
+            snprintf(name, sizeof name, "%.*s", e, (const char *)lab);
+            if ((st = rec_open(r, name, 0, &len, &start, err))) return st;
+        } else {
+            st = rec_open(r, "after the last", 1, &len, &start, err);
+            if (st == 1) break;
+            if (st) return st;
+            static const char *order[4] = {"POS", "VEL", "ID", "MASS"};
+            if (b <= 3 || (b == 4 && nvar))
+                snprintf(name, sizeof name, "%s", order[b - 1]);
+            else
+                snprintf(name, sizeof name, "%d", b + 1); /* the header is block 1 */
+        }
+        int is_pos = !strcmp(name, "POS"), is_vel = !strcmp(name, "VEL"), is_id = !strcmp(name, "ID"),
+            is_mass = !strcmp(name, "MASS") && nvar;
+        if (!is_pos && !is_vel && !is_id && !is_mass) {
+            if ((st = advance(r, r->off + len, name, start, len, err)) || (st = rec_close(r, name, len, start, err)))
+                return st;
+            continue;
+        }
+        uint64_t count = is_mass ? nvar : nfile, ncomp = is_pos || is_vel ? 3 : 1;
+        int wide;
+        if (len == count * ncomp * 4)
+            wide = 0;
+        else if (len == count * ncomp * 8)
+            wide = 1;
+        else
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: block %s at offset %" PRIu64 " holds %" PRIu32 " bytes for %" PRIu64
+                           " particles (neither 4- nor 8-byte values)",
+                           r->name, name, start, len, count);
+        float *dst = is_pos ? s->pos : is_vel ? s->vel : is_mass ? s->mass : NULL;
+        if ((st = read_block(r, name, len, start, s, g, seen, wide, (int)ncomp, is_mass, is_id, dst, buf, err)) ||
+            (st = rec_close(r, name, len, start, err)))
+            return st;
+        got_pos |= is_pos, got_vel |= is_vel, got_mass |= is_mass, got_id |= is_id;
+        if (is_pos) s->wide_pos |= wide;
+        if (is_id && info) info->id_bytes = wide ? 8 : 4;
+    }
+    const char *missing = !got_pos ? "POS" : !got_vel ? "VEL" : !got_id ? "ID" : nvar && !got_mass ? "MASS" : NULL;
+    if (missing && nfile)
+        return fk_fail(err, FK_EFORMAT, "%s: missing block %s%s", r->name, missing,
+                       !strcmp(missing, "MASS") ? " (the header's mass table is 0 for a type present)" : "");
+    return FK_OK;
 }
 
 /* Reads file k: header, then every block. File 0 starts s and leaves its
@@ -286,9 +385,6 @@ static int read_file(rd *r, int k, const char *path, const fk_gsnap_opts *o, fk_
     g2hdr g;
     if ((st = read_head(r, &g, &format, err))) return st;
     const int big = r->big;
-    uint32_t len;
-    uint64_t start;
-    unsigned char lab[8];
 
     if (k == 0) {
         *file0 = g;
@@ -322,76 +418,25 @@ static int read_file(rd *r, int k, const char *path, const fk_gsnap_opts *o, fk_
         nfile += g.npart[t];
         if (g.mass[t] == 0) nvar += g.npart[t];
     }
-
-    /* the blocks */
-    int got_pos = 0, got_vel = 0, got_id = 0, got_mass = 0;
-    for (int b = 1;; b++) {
-        char name[16];
-        if (format == 2) {
-            st = rec_open(r, "label", 1, &len, &start, err);
-            if (st == 1) break;
-            if (st) return st;
-            if (len != 8)
-                return fk_fail(err, FK_EFORMAT,
-                               "%s: block label record at offset %" PRIu64 " holds %" PRIu32 " bytes, not 8 (not format 2?)",
-                               r->name, start, len);
-            if ((st = get(r, lab, 8, "label", start, len, err)) || (st = rec_close(r, "label", len, start, err)))
-                return st;
-            int e = 4;
-            while (e > 0 && (lab[e - 1] == ' ' || lab[e - 1] == '\0')) e--;
-            for (int i = 0; i < e; i++)
-                if (lab[i] < 33 || lab[i] > 126) lab[i] = '?';
-            snprintf(name, sizeof name, "%.*s", e, (const char *)lab);
-            if ((st = rec_open(r, name, 0, &len, &start, err))) return st;
-        } else {
-            st = rec_open(r, "after the last", 1, &len, &start, err);
-            if (st == 1) break;
-            if (st) return st;
-            static const char *order[4] = {"POS", "VEL", "ID", "MASS"};
-            if (b <= 3 || (b == 4 && nvar))
-                snprintf(name, sizeof name, "%s", order[b - 1]);
-            else
-                snprintf(name, sizeof name, "%d", b + 1); /* the header is block 1 */
-        }
-        int is_pos = !strcmp(name, "POS"), is_vel = !strcmp(name, "VEL"), is_id = !strcmp(name, "ID"),
-            is_mass = !strcmp(name, "MASS") && nvar;
-        if (!is_pos && !is_vel && !is_id && !is_mass) {
-            if ((st = skip(r, name, len, start, err)) || (st = rec_close(r, name, len, start, err))) return st;
-            continue;
-        }
-        uint64_t count = is_mass ? nvar : nfile, ncomp = is_pos || is_vel ? 3 : 1;
-        int wide;
-        if (len == count * ncomp * 4)
-            wide = 0;
-        else if (len == count * ncomp * 8)
-            wide = 1;
-        else
-            return fk_fail(err, FK_EFORMAT,
-                           "%s: block %s at offset %" PRIu64 " holds %" PRIu32 " bytes for %" PRIu64
-                           " particles (neither 4- nor 8-byte values)",
-                           r->name, name, start, len, count);
-        unsigned char *buf;
-        if ((st = payload(r, name, len, start, &buf, err)) || (st = rec_close(r, name, len, start, err))) {
-            free(buf);
-            return st;
-        }
-        if (is_pos) scatter(s, &g, seen, buf, wide, big, 3, 0, s->pos), got_pos = 1, s->wide_pos |= wide;
-        if (is_vel) scatter(s, &g, seen, buf, wide, big, 3, 0, s->vel), got_vel = 1;
-        if (is_mass) scatter(s, &g, seen, buf, wide, big, 1, 1, s->mass), got_mass = 1;
-        if (is_id) {
-            scatter_ids(s, &g, seen, buf, wide, big), got_id = 1;
-            if (info) info->id_bytes = wide ? 8 : 4;
-        }
-        free(buf);
+    /* a slice that holds none of this file's particles reads nothing more of it */
+    uint64_t held = 0, skip;
+    for (int t = 0; t < 6; t++) held += fk_gsnap_part(s, t, seen[t], g.npart[t], &skip);
+    if (o->nslices && !held) {
+        for (int t = 0; t < 6; t++) seen[t] += g.npart[t];
+        if (info) info->bytes += r->off;
+        return FK_OK;
     }
-    const char *missing = !got_pos ? "POS" : !got_vel ? "VEL" : !got_id ? "ID" : nvar && !got_mass ? "MASS" : NULL;
-    if (missing && nfile)
-        return fk_fail(err, FK_EFORMAT, "%s: missing block %s%s", r->name, missing,
-                       !strcmp(missing, "MASS") ? " (the header's mass table is 0 for a type present)" : "");
+    unsigned char *buf = malloc(PIECE * 3 * 8);
+    if (!buf) return fk_fail(err, FK_ENOMEM, "%s: out of memory", r->name);
+    st = read_blocks(r, format, s, &g, seen, nfile, nvar, buf, info, err);
+    free(buf);
+    if (st) return st;
+
     for (int t = 0; t < 6; t++) {
-        if (fk_gsnap_keeps(s, t) && g.mass[t] != 0) {
-            uint64_t slot = fk_gsnap_slot(s, t, seen[t]);
-            for (uint64_t j = 0; j < g.npart[t]; j++) s->mass[slot + j] = (float)g.mass[t];
+        uint64_t m = fk_gsnap_part(s, t, seen[t], g.npart[t], &skip);
+        if (m && g.mass[t] != 0) {
+            uint64_t slot = fk_gsnap_slot(s, t, seen[t] + skip);
+            for (uint64_t j = 0; j < m; j++) s->mass[slot + j] = (float)g.mass[t];
         }
         seen[t] += g.npart[t];
     }
@@ -422,7 +467,7 @@ int fk_gadget_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_gad
             st = fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
             break;
         }
-        rd r = {f, name, 0, 0};
+        rd r = rd_open(f, name);
         st = read_file(&r, k, path, o, s, &h0, seen, info, err);
         if (!use_stdin) fclose(f);
     }

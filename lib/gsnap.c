@@ -17,7 +17,7 @@ int fk_gsnap_stream_type(int t)
 
 void fk_gsnap_opts_default(fk_gsnap_opts *o)
 {
-    *o = (fk_gsnap_opts){.types = 0, .box = 0, .periodic = -1, .origin = 0};
+    *o = (fk_gsnap_opts){.types = 0, .box = 0, .periodic = -1, .origin = 0, .slice = 0, .nslices = 0};
 }
 
 int fk_gsnap_keeps(const fk_gsnap *s, int t)
@@ -25,18 +25,22 @@ int fk_gsnap_keeps(const fk_gsnap *s, int t)
     return t >= 0 && t < s->hdr.ntypes && (s->types >> t & 1u);
 }
 
-/* First slot of type t: the kept particles of the types before it. */
+/* First slot of type t: the held particles of the types before it. */
 static uint64_t first_slot(const fk_gsnap *s, int t)
 {
     uint64_t k = 0;
-    for (int u = 0; u < t; u++)
-        if (fk_gsnap_keeps(s, u)) k += s->hdr.ntotal[u];
+    for (int u = 0; u < t; u++) k += s->slice.count[u];
     return k;
 }
 
 uint64_t fk_gsnap_slot(const fk_gsnap *s, int t, uint64_t k)
 {
-    return first_slot(s, t) + k;
+    return first_slot(s, t) + (k - s->slice.first[t]);
+}
+
+uint64_t fk_gsnap_part(const fk_gsnap *s, int t, uint64_t seen, uint64_t n, uint64_t *skip)
+{
+    return fk_gslice_part(&s->slice, t, seen, n, skip);
 }
 
 int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o, const char *name, fk_error *err)
@@ -57,15 +61,19 @@ int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o
     if (!(s->box > 0)) s->box = 1;
     if (!isfinite((float)s->box) || (float)s->box > FLT_MAX / 4)
         return fk_fail(err, FK_EFORMAT, "%s: box size %g is not a usable float", name, s->box);
+    if (o->nslices && o->slice >= o->nslices)
+        return fk_fail(err, FK_EINVAL, "%s: slice %" PRIu32 " of %" PRIu32 " does not exist (K/R needs K below R)", name,
+                       o->slice, o->nslices);
+    unsigned keep = 0;
     for (int t = 0; t < h->ntypes; t++) {
         if (h->ntotal[t] > (UINT64_C(1) << 40))
             return fk_fail(err, FK_EFORMAT, "%s: type %d claims %" PRIu64 " particles", name, t, h->ntotal[t]);
         s->nsource += h->ntotal[t];
-        if (fk_gsnap_keeps(s, t)) {
-            s->nkept[t] = h->ntotal[t];
-            s->n += h->ntotal[t];
-        }
+        if (fk_gsnap_keeps(s, t)) keep |= 1u << t;
     }
+    fk_gslice_make(&s->slice, h->ntotal, h->ntypes, keep, o->slice, o->nslices);
+    for (int t = 0; t < h->ntypes; t++) s->nkept[t] = s->slice.count[t];
+    s->n = s->slice.n;
     const uint64_t n = s->n ? s->n : 1;
     s->pos = malloc(n * 3 * sizeof *s->pos);
     s->vel = malloc(n * 3 * sizeof *s->vel);
@@ -81,14 +89,14 @@ int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o
 
 int fk_gsnap_finish(fk_gsnap *s, const char *name, fk_error *err)
 {
-    uint64_t i = 0, src = 0;
+    uint64_t i = 0, base = 0;
     const float lo = (float)s->origin, hi = (float)(s->origin + s->box);
     for (int t = 0; t < s->hdr.ntypes; t++) {
-        if (!fk_gsnap_keeps(s, t)) {
-            src += s->hdr.ntotal[t];
-            continue;
-        }
-        for (uint64_t k = 0; k < s->hdr.ntotal[t]; k++, i++, src++) {
+        /* the held particles of type t; src their index in the snapshot */
+        const uint64_t k0 = s->slice.first[t], k1 = k0 + s->slice.count[t];
+        uint64_t src = base + k0;
+        base += s->hdr.ntotal[t];
+        for (uint64_t k = k0; k < k1; k++, i++, src++) {
             s->type[i] = (uint8_t)fk_gsnap_stream_type(t);
             s->gtype[i] = (uint8_t)t;
             s->id[i] = src;

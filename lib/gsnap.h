@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "gslice.h"
 #include "snap.h"
 
 #ifdef __cplusplus
@@ -25,12 +26,19 @@ extern "C" {
  * source snapshot) counts in that order over all particles, kept or not, so a
  * snapshot split over any number of files gives the identical stream.
  *
+ * Slices. With nslices > 0 the readers keep only slice "slice" of nslices
+ * of the kept particles in that order (gslice.h): the arrays, n and nkept
+ * hold the slice's, ID still counts over the whole snapshot, and only what
+ * the slice needs is read (files it does not touch are opened for their
+ * header alone). The slices, one after the other, are the whole conversion.
+ *
  * Box. Gadget boxes are [0, L): the origin defaults to 0. With periodic set,
  * positions are wrapped into [origin, origin + box) as tipsy2bin does
  * (fk_tipsy_wrap: one box length at most; farther is an error).
  */
 
 #define FK_GSNAP_NTYPES 7 /* 0 to 5 in Gadget; SWIFT adds 6 (neutrinos) */
+_Static_assert(FK_GSNAP_NTYPES <= FK_GSLICE_NTYPES, "a slice covers every type");
 
 /* The type in the stream (FK_GAS, FK_DARK, FK_STAR) of Gadget type t. */
 int fk_gsnap_stream_type(int t);
@@ -55,9 +63,10 @@ typedef struct fk_gsnap_opts {
     double box;      /* > 0: the period, whatever the header says; 0: the header's */
     int periodic;    /* -1: the header's (periodic when it does not say); 0 or 1: forced */
     double origin;   /* lower corner of the box on every axis (default 0) */
+    uint32_t slice, nslices; /* nslices > 0: only slice "slice" (0 <= slice < nslices) of the kept */
 } fk_gsnap_opts;
 
-/* Sets o to: every type, the header's box and periodicity, origin 0. */
+/* Sets o to: every type, the header's box and periodicity, origin 0, no slice. */
 void fk_gsnap_opts_default(fk_gsnap_opts *o);
 
 /* A snapshot read into arrays, the kept particles in the order above. */
@@ -66,9 +75,10 @@ typedef struct fk_gsnap {
     double box, origin; /* the box used (the option's or the header's) */
     int periodic;       /* the periodicity used */
     unsigned types;     /* the Gadget types kept (bits 1u << t) */
-    uint64_t n;         /* particles kept */
+    uint64_t n;         /* particles kept (in the slice) */
     uint64_t nsource;   /* particles in the snapshot */
-    uint64_t nkept[FK_GSNAP_NTYPES];
+    uint64_t nkept[FK_GSNAP_NTYPES]; /* of each type (in the slice) */
+    fk_gslice slice;    /* the particles of each type held: every kept one without a slice */
     uint64_t nwrapped;  /* kept particles moved into the box by wrapping */
     float *pos;         /* n x 3 */
     float *vel;         /* n x 3 */
@@ -82,18 +92,26 @@ typedef struct fk_gsnap {
 
 /* Decides the box (opts over header; a periodic box needs one: FK_EINVAL
  * "... gives no box size (BoxSize 0): give --box"), checks the totals, and
- * allocates s's arrays for the kept particles of h. name is used in
- * messages. */
+ * allocates s's arrays for the kept particles of h (those of the slice
+ * with o->nslices; a slice not below nslices is FK_EINVAL). name is used
+ * in messages. */
 int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o, const char *name, fk_error *err);
 
-/* Where the kept particle number k of type t goes in s's arrays (0 <= k <
- * hdr.ntotal[t]; the caller counts particles of type t over the files). */
+/* Where the kept particle number k of type t goes in s's arrays (k one of
+ * those the slice holds, fk_gsnap_part; the caller counts particles of type
+ * t over the files). */
 uint64_t fk_gsnap_slot(const fk_gsnap *s, int t, uint64_t k);
+
+/* How many of a file's particles of type t, numbers [seen, seen + n) within
+ * the type, s holds (0 for a type not kept), *skip how many of the file's
+ * come before them: the reader reads particles [seen + *skip, seen + *skip
+ * + returned) of type t into slots fk_gsnap_slot(s, t, seen + *skip) on. */
+uint64_t fk_gsnap_part(const fk_gsnap *s, int t, uint64_t seen, uint64_t n, uint64_t *skip);
 
 /* Whether type t is kept. */
 int fk_gsnap_keeps(const fk_gsnap *s, int t);
 
-/* After the readers filled pos, vel, mass, pid of every kept particle: sets
+/* After the readers filled pos, vel, mass, pid of every held particle: sets
  * type, gtype and id, checks that every value is finite and wraps positions
  * into a periodic box. Returns FK_OK or FK_EFORMAT naming the particle (its
  * Gadget type and its index in the snapshot). */

@@ -168,10 +168,26 @@ static int read_header(hid_t f, const char *name, fk_gsnap_header *h, uint64_t *
     return FK_OK;
 }
 
-/* Reads dataset PartType<t>/<ds> of n rows and ncols columns into dst,
- * converted to mem. Absent: FK_EMISSING when optional, else an error. */
-static int get_dataset(hid_t f, const char *name, int t, const char *ds, uint64_t n, int ncols, hid_t mem, void *dst,
-                       int optional, int *wide, fk_error *err)
+/* Reads rows [row0, row0 + nrows) of the open dataset d (file space sp, of
+ * 1 or 2 dimensions: ncols > 1) into dst as mem; negative on failure. */
+static herr_t read_rows(hid_t d, hid_t sp, hid_t mem, uint64_t row0, uint64_t nrows, int ncols, void *dst)
+{
+    const int nd = ncols > 1 ? 2 : 1;
+    hsize_t off[2] = {row0, 0}, cnt[2] = {nrows, (hsize_t)ncols};
+    if (H5Sselect_hyperslab(sp, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0) return -1;
+    hid_t ms = H5Screate_simple(nd, cnt, NULL);
+    if (ms < 0) return -1;
+    herr_t r = H5Dread(d, mem, ms, sp, H5P_DEFAULT, dst);
+    H5Sclose(ms);
+    return r;
+}
+
+/* Reads rows [row0, row0 + nrows) of dataset PartType<t>/<ds>, which must
+ * have n rows and ncols columns, into dst, converted to mem (a hyperslab:
+ * only those rows are read). Absent: FK_EMISSING when optional, else an
+ * error. */
+static int get_dataset(hid_t f, const char *name, int t, const char *ds, uint64_t n, uint64_t row0, uint64_t nrows,
+                       int ncols, hid_t mem, void *dst, int optional, int *wide, fk_error *err)
 {
     char grp[32], path[96];
     snprintf(grp, sizeof grp, "PartType%d", t);
@@ -196,7 +212,7 @@ static int get_dataset(hid_t f, const char *name, int t, const char *ds, uint64_
     else if (nd != (ncols > 1 ? 2 : 1) || dims[0] != n || (ncols > 1 && dims[1] != (hsize_t)ncols))
         st = fk_fail(err, FK_EFORMAT, "%s: dataset %s has shape %llu x %llu, expected %" PRIu64 " x %d (NumPart_ThisFile)",
                      name, path, (unsigned long long)dims[0], nd == 2 ? (unsigned long long)dims[1] : 1ULL, n, ncols);
-    else if (n && H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, dst) < 0)
+    else if (nrows && read_rows(d, sp, mem, row0, nrows, ncols, dst) < 0)
         st = fk_fail(err, FK_EFORMAT, "%s: dataset %s cannot be read", name, path);
     if (wide && ty >= 0) *wide = cl == H5T_FLOAT && H5Tget_size(ty) > 4;
     if (ty >= 0) H5Tclose(ty);
@@ -205,8 +221,8 @@ static int get_dataset(hid_t f, const char *name, int t, const char *ds, uint64_
     return st;
 }
 
-/* Reads the kept particles of one open file into s; seen counts each type's
- * particles in the files before. */
+/* Reads the particles s holds of one open file into s (only their rows);
+ * seen counts each type's particles in the files before. */
 static int read_particles(hid_t f, const char *name, fk_gsnap *s, const uint64_t *npart, uint64_t *seen, fk_error *err)
 {
     for (int t = 0; t < s->hdr.ntypes; t++) {
@@ -216,19 +232,23 @@ static int read_particles(hid_t f, const char *name, fk_gsnap *s, const uint64_t
                            "%s: inconsistent counts: %" PRIu64 " particles of type %d up to this file, more than "
                            "NumPart_Total's %" PRIu64,
                            name, seen[t] + n, t, s->hdr.ntotal[t]);
-        if (fk_gsnap_keeps(s, t) && n) {
-            uint64_t at = fk_gsnap_slot(s, t, seen[t]);
+        uint64_t r0, m = fk_gsnap_part(s, t, seen[t], n, &r0);
+        if (m) {
+            uint64_t at = fk_gsnap_slot(s, t, seen[t] + r0);
             int wide = 0, st;
-            if ((st = get_dataset(f, name, t, "Coordinates", n, 3, H5T_NATIVE_FLOAT, s->pos + 3 * at, 0, &wide, err)))
+            if ((st = get_dataset(f, name, t, "Coordinates", n, r0, m, 3, H5T_NATIVE_FLOAT, s->pos + 3 * at, 0, &wide,
+                                  err)))
                 return st;
             s->wide_pos |= wide;
-            if ((st = get_dataset(f, name, t, "Velocities", n, 3, H5T_NATIVE_FLOAT, s->vel + 3 * at, 0, NULL, err)))
+            if ((st = get_dataset(f, name, t, "Velocities", n, r0, m, 3, H5T_NATIVE_FLOAT, s->vel + 3 * at, 0, NULL,
+                                  err)))
                 return st;
-            st = get_dataset(f, name, t, "ParticleIDs", n, 1, H5T_NATIVE_UINT64, s->pid + at, 1, NULL, err);
+            st = get_dataset(f, name, t, "ParticleIDs", n, r0, m, 1, H5T_NATIVE_UINT64, s->pid + at, 1, NULL, err);
             if (st && st != FK_EMISSING) return st;
             if (s->hdr.masstab[t] != 0) {
-                for (uint64_t j = 0; j < n; j++) s->mass[at + j] = (float)s->hdr.masstab[t];
-            } else if ((st = get_dataset(f, name, t, "Masses", n, 1, H5T_NATIVE_FLOAT, s->mass + at, 1, NULL, err))) {
+                for (uint64_t j = 0; j < m; j++) s->mass[at + j] = (float)s->hdr.masstab[t];
+            } else if ((st = get_dataset(f, name, t, "Masses", n, r0, m, 1, H5T_NATIVE_FLOAT, s->mass + at, 1, NULL,
+                                         err))) {
                 if (st == FK_EMISSING)
                     return fk_fail(err, FK_EFORMAT, "%s: missing dataset PartType%d/Masses (MassTable is 0 for type %d)",
                                    name, t, t);

@@ -1,12 +1,14 @@
-/* gsnapout.c - what hdf52bin and gadget2bin share: their snapshot options and writing the stream. */
+/* gsnapout.c - what hdf52bin and gadget2bin share: their snapshot options, writing the stream, ending a run under mpirun. */
 #include "gsnapout.h"
 
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "snap.h"
-#include "stream.h"
+#include "dist.h"
+#include "gsnapwrite.h"
+#include "rankquiet.h"
+#include "sliceopt.h"
 
 /* Parses "0,1", "gas,dark" or "all" into a mask of Gadget types. */
 static unsigned parse_types(const char *arg)
@@ -48,6 +50,7 @@ static int gsnapout_option(int c, const char *arg, fk_gsnap_opts *o)
     case GS_ORIGIN: o->origin = prog_parse_double("--origin", arg, -FLT_MAX / 4, FLT_MAX / 4); return 1;
     case GS_PERIODIC: o->periodic = 1; return 1;
     case GS_NO_PERIODIC: o->periodic = 0; return 1;
+    case GS_SLICE: prog_parse_slice(arg, &o->slice, &o->nslices); return 1;
     }
     return 0;
 }
@@ -57,51 +60,42 @@ const char *gsnapout_options(int argc, char **argv, prog_std *std, fk_gsnap_opts
     fk_gsnap_opts_default(o);
     static const struct option longopts[] = {PROG_STD_LONG, GSNAPOUT_LONG, {0, 0, 0, 0}};
     opterr = 0;
+    prog_rank_quiet(1);
     int c;
     while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT GSNAPOUT_SHORT, longopts, NULL)) != -1) {
         if (prog_std_option(c, optarg, std, help, argv)) continue;
         gsnapout_option(c, optarg, o);
     }
-    return prog_one_input(argc, argv, optind);
+    const char *in = prog_one_input(argc, argv, optind);
+    if (gsnapout_distributed(std)) {
+        /* the same command line on every rank: the same verdict, said once */
+        const char *e = getenv("OMPI_COMM_WORLD_SIZE");
+        if (!e) e = getenv("PMI_SIZE");
+        if (o->nslices) prog_usage("--slice is for a run without mpirun (under mpirun each rank takes its own)");
+        if (!std->output || !fk_dist_has_pattern(std->output))
+            prog_usage("under mpirun, -o needs a name with %%r (a stream per rank)");
+        if (e && atol(e) > 1 && !strcmp(in, "-"))
+            prog_usage("under mpirun with %ld ranks the snapshot must be a file, not stdin", atol(e));
+    }
+    prog_rank_quiet(0);
+    return in;
 }
 
-
-static void put(fk_writer *w, const char *tag, const char *dtype, uint64_t n, uint32_t ncols, const void *data)
+int gsnapout_distributed(const prog_std *std)
 {
-    fk_error err = {0};
-    fk_chunk c;
-    fk_chunk_init(&c, tag, dtype, FK_CF_PARTICLE, n, ncols);
-    if (fk_writer_put(w, &c, data, &err)) prog_fail(&err);
+    return fk_dist_wanted((const char *const[]){std->output}, 1);
+}
+
+void gsnapout_ranks_done(int st, const fk_gsnap_ranks *run, const fk_error *err)
+{
+    if (st == FK_OK) return;
+    if (run->rank == 0) prog_fail(err);
+    exit(err->code == FK_ENOMEM ? EXIT_RESOURCE : EXIT_DATA); /* prog_fail's status */
 }
 
 void gsnapout_write(const fk_gsnap *s, const char *source, fk_output *out, int zlevel)
 {
     fk_error err = {0};
-    fk_snap snap;
-    fk_gsnap_to_snap(s, source, &snap);
-    char *text;
-    fk_writer *w;
-    if (fk_snap_format(&snap, &text, &err) || fk_writer_open(&w, fk_output_file(out), zlevel, &err) ||
-        fk_writer_text(w, "SNAP", 0, text, &err))
-        prog_fail(&err);
-    free(text);
-    /* the ID chunk is <u4 for up to 2^31 source particles, as tipsy2bin writes it */
-    const int wide = !strcmp(fk_id_dtype(snap.nsource), "<u8");
-    void *ids = s->id;
-    uint32_t *narrow = NULL;
-    if (!wide) {
-        narrow = malloc(s->n ? s->n * sizeof *narrow : 1);
-        if (!narrow) prog_die(EXIT_RESOURCE, "out of memory for %llu particle IDs", (unsigned long long)s->n);
-        for (uint64_t i = 0; i < s->n; i++) narrow[i] = (uint32_t)s->id[i];
-        ids = narrow;
-    }
-    put(w, "POS", "<f4", s->n, 3, s->pos);
-    put(w, "VEL", "<f4", s->n, 3, s->vel);
-    put(w, "MASS", "<f4", s->n, 1, s->mass);
-    put(w, "TYPE", "|u1", s->n, 1, s->type);
-    put(w, "ID", fk_id_dtype(snap.nsource), s->n, 1, ids);
-    free(narrow);
-    if (fk_writer_finish(w, &err)) prog_fail(&err);
+    if (fk_gsnap_write(s, source, fk_output_file(out), zlevel, &err)) prog_fail(&err);
     prog_commit(out);
-    fk_writer_free(w);
 }

@@ -1,19 +1,20 @@
-/* gsnapout.h - what hdf52bin and gadget2bin share: their snapshot options and writing the stream. */
+/* gsnapout.h - what hdf52bin and gadget2bin share: their snapshot options, writing the stream, ending a run under mpirun. */
 #ifndef FK_GSNAPOUT_H
 #define FK_GSNAPOUT_H
 
 #include <getopt.h>
 
 #include "gsnap.h"
+#include "gsnapdist.h"
 #include "prog.h"
 
 /* The snapshot options, in getopt_long's table (gsnapout_options parses them). */
-enum { GS_BOX = 300, GS_ORIGIN, GS_PERIODIC, GS_NO_PERIODIC };
+enum { GS_BOX = 300, GS_ORIGIN, GS_PERIODIC, GS_NO_PERIODIC, GS_SLICE };
 #define GSNAPOUT_SHORT "t:"
 #define GSNAPOUT_LONG                                                                                        \
     {"types", required_argument, 0, 't'}, {"box", required_argument, 0, GS_BOX},                              \
         {"origin", required_argument, 0, GS_ORIGIN}, {"periodic", no_argument, 0, GS_PERIODIC},              \
-        {"no-periodic", no_argument, 0, GS_NO_PERIODIC}
+        {"no-periodic", no_argument, 0, GS_NO_PERIODIC}, {"slice", required_argument, 0, GS_SLICE}
 
 /* Their lines of --help. */
 #define GSNAPOUT_HELP                                                                                       \
@@ -23,12 +24,26 @@ enum { GS_BOX = 300, GS_ORIGIN, GS_PERIODIC, GS_NO_PERIODIC };
     "      --box=L           period of the box, > 0 (default: the header's BoxSize)\n"                       \
     "      --origin=X        lower corner of the box (default 0: Gadget boxes are [0, L))\n"                 \
     "      --periodic        a periodic box, whatever the header says\n"                                    \
-    "      --no-periodic     isolated: no wrapping, the stream says periodic 0\n"
+    "      --no-periodic     isolated: no wrapping, the stream says periodic 0\n"                          \
+    "      --slice=K/R       convert only slice K (from 0) of R: the kept particles\n"                     \
+    "                        [K N/R, (K+1) N/R) of the N in the stream's order, IDs their\n"              \
+    "                        snapshot indices (under mpirun, rank K of R does this with\n"                \
+    "                        -o NAME holding %%r, the rank)\n"
 
 /* Parses the whole command line of a converter: the standard options into
  * std, the snapshot options into o (defaulted first), help for --help;
- * returns the one input name. Exits on a usage error. */
+ * returns the one input name. Exits on a usage error. Under mpirun
+ * (fk_dist_wanted) it also checks what a distributed run needs (-o with %r,
+ * no --slice, a file rather than stdin with more than one rank): every
+ * rank exits on the same usage error, said by rank 0 alone. */
 const char *gsnapout_options(int argc, char **argv, prog_std *std, fk_gsnap_opts *o, void (*help)(void));
+
+/* Whether the converter runs distributed (under mpirun, or -o holding %r). */
+int gsnapout_distributed(const prog_std *std);
+
+/* After fk_gsnap_convert_ranks returned st: returns when it succeeded; else
+ * rank 0 says the message and every rank exits with the status it means. */
+void gsnapout_ranks_done(int st, const fk_gsnap_ranks *run, const fk_error *err);
 
 /* Writes s as the stream (SNAP POS VEL MASS TYPE ID) to out (opened with
  * prog_open_output) and commits it; source names the input in SNAP. Exits

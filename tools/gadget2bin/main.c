@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "gadget.h"
+#include "gsnapdist.h"
 #include "gsnapout.h"
 #include "prog.h"
 
@@ -22,8 +23,34 @@ static void help(void)
            "  -h, --help            this help\n"
            "  -V, --version         version\n"
            "\n"
+           "\n"
+           "Under mpirun -n R with -o NAME holding %%r, rank r writes slice r of R into NAME\n"
+           "with %%r the rank; every stream is kept only when every rank succeeded.\n"
+           "\n"
            "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n"
            "See gadget2bin(1) and fofstream(5).\n");
+}
+
+static int reader(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, void *info, fk_error *err)
+{
+    return fk_gadget_read(path, o, s, info, err);
+}
+
+/* Under mpirun: rank r of R converts slice r of R into its own stream. */
+static int run_ranks(const char *in, const prog_std *std, const fk_gsnap_opts *opts)
+{
+    fk_error err = {0};
+    fk_gsnap s;
+    fk_gadget_info info;
+    fk_gsnap_ranks run;
+    const char *name = strcmp(in, "-") ? in : "stdin";
+    int st = fk_gsnap_convert_ranks(in, name, std->output, std->force, std->zlevel, opts, reader, &info, &s, &run, &err);
+    gsnapout_ranks_done(st, &run, &err);
+    if (run.rank == 0)
+        prog_info("%s: %d ranks: %" PRIu64 " particles kept of %" PRIu64 "; rank 0 read %" PRIu64 " in %.3f s, wrote %.3f s",
+                  name, run.size, run.n_all, s.nsource, s.n, run.read_s, run.write_s);
+    fk_gsnap_free(&s);
+    return EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -33,6 +60,7 @@ int main(int argc, char **argv)
     fk_gsnap_opts opts;
     const char *in = gsnapout_options(argc, argv, &std, &opts, help);
     if (!strcmp(in, "-") && !std.force && isatty(0)) prog_die(EXIT_USAGE, "stdin is a terminal (use -f to read it anyway)");
+    if (gsnapout_distributed(&std)) return run_ranks(in, &std, &opts);
     fk_output *out = prog_open_output(&std, 1);
     fk_error err = {0};
     double t0 = prog_now();

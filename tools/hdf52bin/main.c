@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gsnapdist.h"
 #include "gsnapout.h"
 #include "hdf5snap.h"
 #include "prog.h"
@@ -21,8 +22,33 @@ static void help(void)
            "  -h, --help            this help\n"
            "  -V, --version         version\n"
            "\n"
+           "\n"
+           "Under mpirun -n R with -o NAME holding %%r, rank r writes slice r of R into NAME\n"
+           "with %%r the rank; every stream is kept only when every rank succeeded.\n"
+           "\n"
            "Exit status: 0 success, 1 bad input, I/O error or a build without HDF5, 2 usage error,\n"
            "3 out of memory. See hdf52bin(1) and fofstream(5).\n");
+}
+
+static int reader(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, void *info, fk_error *err)
+{
+    return fk_hdf5_read(path, o, s, info, err);
+}
+
+/* Under mpirun: rank r of R converts slice r of R into its own stream. */
+static int run_ranks(const char *in, const prog_std *std, const fk_gsnap_opts *opts)
+{
+    fk_error err = {0};
+    fk_gsnap s;
+    fk_hdf5_info info;
+    fk_gsnap_ranks run;
+    int st = fk_gsnap_convert_ranks(in, in, std->output, std->force, std->zlevel, opts, reader, &info, &s, &run, &err);
+    gsnapout_ranks_done(st, &run, &err);
+    if (run.rank == 0)
+        prog_info("%s: %d ranks: %" PRIu64 " particles kept of %" PRIu64 "; rank 0 read %" PRIu64 " in %.3f s, wrote %.3f s",
+                  in, run.size, run.n_all, s.nsource, s.n, run.read_s, run.write_s);
+    fk_gsnap_free(&s);
+    return EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -32,6 +58,7 @@ int main(int argc, char **argv)
     fk_gsnap_opts opts;
     const char *in = gsnapout_options(argc, argv, &std, &opts, help);
     if (!strcmp(in, "-")) prog_usage("HDF5 cannot be read from stdin: name the snapshot's file");
+    if (gsnapout_distributed(&std)) return run_ranks(in, &std, &opts);
     fk_output *out = prog_open_output(&std, 1);
     fk_error err = {0};
     double t0 = prog_now();

@@ -8,6 +8,7 @@
 #include "dist.h"
 #include "prog.h"
 #include "rankquiet.h"
+#include "sliceopt.h"
 #include "snap.h"
 #include "stream.h"
 #include "tipsy.h"
@@ -36,20 +37,6 @@ static void help(void)
            "\n"
            "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n"
            "See tipsy2bin(1) and fofstream(5).\n");
-}
-
-/* Parses "K/R": slice K of R, 0 <= K < R. */
-static void parse_slice(const char *arg, fk_tipsy_opts *o)
-{
-    const char *slash = strchr(arg, '/');
-    char k[32];
-    if (!slash || (size_t)(slash - arg) >= sizeof k || slash == arg)
-        prog_usage("option --slice needs K/R (slice K of R, counted from 0), not '%s'", arg);
-    memcpy(k, arg, (size_t)(slash - arg));
-    k[slash - arg] = '\0';
-    o->nslices = (uint32_t)prog_parse_int("--slice", slash + 1, 1, UINT32_MAX);
-    o->slice = (uint32_t)prog_parse_int("--slice", k, 0, UINT32_MAX);
-    if (o->slice >= o->nslices) prog_usage("option --slice: K must be below R in K/R, not '%s'", arg);
 }
 
 /* Parses "gas,dark,star" (or "all") into a type mask. */
@@ -216,7 +203,7 @@ int main(int argc, char **argv)
             opts.periodic = 0;
             break;
         case OPT_SLICE:
-            parse_slice(optarg, &opts);
+            prog_parse_slice(optarg, &opts.slice, &opts.nslices);
             break;
         }
     }

@@ -1,0 +1,51 @@
+/* dist_alltoall.h - all-to-all exchanges of any size under MPI: fixed-size records, in rounds that keep MPI's int counts. */
+#ifndef FK_DIST_ALLTOALL_H
+#define FK_DIST_ALLTOALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * MPI counts and displacements are ints: one MPI_Alltoallv moves at most
+ * 2^31 - 1 records into or out of a rank. fk_dist_alltoall moves any
+ * number: when every rank's records to send and to receive fit an int (and
+ * no test asks for rounds), in one MPI_Alltoallv straight from and into the
+ * callers' buffers; else in rounds, each moving at most fk_dist_round_cap
+ * records between two ranks through buffers of a bounded size (packed from
+ * the send buffer, unpacked into the receive buffer at 64-bit offsets).
+ *
+ * FOFKIT_DIST_ROUND=N (N >= 1; the least over the ranks counts) caps the
+ * records one round moves between two ranks at N, so that tests meet many
+ * rounds with few particles. Built without MPI every call is FK_EUNSUP.
+ */
+
+/* The most records one round moves from one rank to another, for R ranks
+ * and records of size bytes: INT_MAX / R, and at most 2^28 bytes per pair,
+ * lowered by env_cap when it is above 0 (fk_dist_alltoall passes
+ * FOFKIT_DIST_ROUND). At least 1. */
+uint64_t fk_dist_round_cap(int R, size_t size, uint64_t env_cap);
+
+/* How many of count records the round numbered round moves with cap per
+ * round: the rounds move them in order, cap at a time. */
+uint64_t fk_dist_round_share(uint64_t count, uint64_t cap, uint64_t round);
+
+/* Collective: sends count[d] records of size bytes from send (grouped by
+ * destination rank, in rank order) to every rank d; *recv (malloc'd, the
+ * caller frees) gets every rank's records to this one, grouped by source
+ * rank in rank order, rcount[s] of them from rank s (rcount holds R),
+ * *nrecv in all. Out of memory on any rank fails on every rank (agreed)
+ * before anything moves; *recv is then NULL. */
+int fk_dist_alltoall(const void *send, const uint64_t *count, size_t size, void **recv, uint64_t *rcount,
+                     uint64_t *nrecv, fk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

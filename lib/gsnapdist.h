@@ -1,0 +1,42 @@
+/* gsnapdist.h - Gadget-family snapshots converted under mpirun: rank r's slice into a stream of its own, all committed or none. */
+#ifndef FK_GSNAPDIST_H
+#define FK_GSNAPDIST_H
+
+#include "error.h"
+#include "gsnap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A snapshot reader (fk_gadget_read, fk_hdf5_read) with its info as void *. */
+typedef int (*fk_gsnap_reader)(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, void *info, fk_error *err);
+
+/* Timings and counts of a distributed conversion (this rank's). */
+typedef struct fk_gsnap_ranks {
+    int rank, size;     /* this rank and the ranks (the launcher's rank, size 1, when MPI did not start) */
+    double read_s;      /* seconds reading the slice */
+    double write_s;     /* seconds writing it */
+    uint64_t n_all;     /* particles kept over every rank */
+} fk_gsnap_ranks;
+
+/*
+ * Collective, every rank of mpirun with the same arguments: starts MPI
+ * (dist.h), and rank r of R reads slice r of R of the snapshot path (o's
+ * options, o->slice and o->nslices set here) with read into s (free it with
+ * fk_gsnap_free, also after an error) and writes it (fk_gsnap_write; source
+ * names the input in SNAP) to output with "%r" standing for the rank
+ * (fk_dist_expand; binary and force as fk_output_open). Every rank's stream
+ * is renamed into place only when every rank succeeded, else none is left.
+ * Returns FK_OK on every rank, or on every rank the status and message of
+ * the lowest failing rank (FK_EUNSUP in a build without MPI).
+ */
+int fk_gsnap_convert_ranks(const char *path, const char *source, const char *output, int force, int zlevel,
+                           const fk_gsnap_opts *o, fk_gsnap_reader read, void *info, fk_gsnap *s, fk_gsnap_ranks *run,
+                           fk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
