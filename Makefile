@@ -42,7 +42,7 @@ endif
 endif
 ifeq ($(strip $(MPI)),0)
 ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
-$(info fofkit: building without MPI (libopenmpi-dev, or MPI=0): foflink, groups and tipsy2bin under mpirun only say so; their tests skip)
+$(info fofkit: building without MPI (libopenmpi-dev, or MPI=0): the programs under mpirun only say so; their tests skip)
 endif
 endif
 ifeq ($(PNG),1)
