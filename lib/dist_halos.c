@@ -43,10 +43,86 @@ static void owned_free(owned *w)
     memset(w, 0, sizeof *w);
 }
 
-/* The groups of level k this rank owns: g = rank + 1, rank + 1 + R, ... */
-static uint64_t local_groups(uint64_t ng, int rank, int R)
+/* Who computes which group of a level: the same on every rank. */
+typedef struct plan {
+    uint64_t ng;
+    uint32_t *owner;  /* ng: the group's rank                           */
+    uint32_t *local;  /* ng: its index among that rank's groups, 0..    */
+    uint64_t *ngl;    /* R: groups of each rank                          */
+    uint64_t *load;   /* R: members of each rank                         */
+} plan;
+
+static void plan_free(plan *p)
 {
-    return ng / (uint64_t)R + ((uint64_t)rank < ng % (uint64_t)R);
+    free(p->owner), free(p->local), free(p->ngl), free(p->load);
+    memset(p, 0, sizeof *p);
+}
+
+/* A binary heap of the ranks by (load, rank): the least loaded on top. */
+static int lighter(const plan *p, uint32_t a, uint32_t b)
+{
+    return p->load[a] < p->load[b] || (p->load[a] == p->load[b] && a < b);
+}
+
+static void sift_down(const plan *p, uint32_t *heap, int R, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < R && lighter(p, heap[l], heap[m])) m = l;
+        if (r < R && lighter(p, heap[r], heap[m])) m = r;
+        if (m == i) return;
+        uint32_t t = heap[i];
+        heap[i] = heap[m], heap[m] = t;
+        i = m;
+    }
+}
+
+/* The members of every group summed over the ranks (an allreduce of 8 ng
+ * bytes), then the groups dealt largest first, each to the rank with the
+ * fewest members so far (ties: the lower rank): a greedy that balances the
+ * members, the same on every rank. Every group must have a member on some
+ * rank. Collective; the outcome is the same on every rank. */
+static int make_plan(const fk_dhalos_in *in, int k, int rank, int R, plan *p, uint64_t *sent, fk_error *err)
+{
+    const uint64_t ng = in->ngroups[k];
+    memset(p, 0, sizeof *p);
+    p->ng = ng;
+    uint64_t *size = calloc(ng ? ng : 1, sizeof *size);
+    uint32_t *heap = malloc((size_t)R * sizeof *heap);
+    p->owner = malloc((ng ? ng : 1) * sizeof *p->owner);
+    p->local = malloc((ng ? ng : 1) * sizeof *p->local);
+    p->ngl = calloc((size_t)R, sizeof *p->ngl);
+    p->load = calloc((size_t)R, sizeof *p->load);
+    int st = !size || !heap || !p->owner || !p->local || !p->ngl || !p->load
+                 ? fk_fail(err, FK_ENOMEM, "rank %d: out of memory for the %" PRIu64 " groups of level %d", rank, ng, k)
+                 : FK_OK;
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        const uint32_t *gid = in->gid[k];
+        for (uint64_t i = 0; i < in->n; i++)
+            if (gid[i]) size[gid[i] - 1]++;
+        for (uint64_t at = 0; at < ng; at += INT_MAX / 2) {
+            int c = (int)(ng - at < INT_MAX / 2 ? ng - at : INT_MAX / 2);
+            MPI_Allreduce(MPI_IN_PLACE, size + at, c, MPI_UINT64_T, MPI_SUM, COMM);
+        }
+        *sent += ng * sizeof *size;
+        for (int d = 0; d < R; d++) heap[d] = (uint32_t)d; /* all loads 0: ordered already */
+        for (uint64_t g = 0; g < ng && !st; g++) {
+            if (size[g] == 0) {
+                st = fk_fail(err, FK_EFORMAT, "group %" PRIu64 " of level %d has no member on any rank (a rank's "
+                             "stream missing from the run?)", g + 1, k);
+                break;
+            }
+            uint32_t d = heap[0];
+            p->owner[g] = d;
+            p->local[g] = (uint32_t)p->ngl[d]++;
+            p->load[d] += size[g];
+            sift_down(p, heap, R, 0);
+        }
+    }
+    free(size), free(heap);
+    if (st) plan_free(p);
+    return st;
 }
 
 /* The same value on every rank, or an error naming what differs. */
@@ -110,26 +186,11 @@ static int check_level(const fk_dhalos_in *in, int k, fk_error *err)
     return FK_OK;
 }
 
-/* Every group of this rank has members: a rank's stream left out of the run
- * shows here. */
-static int check_members(const owned *w, uint64_t ngl, int k, int rank, int R, fk_error *err)
-{
-    unsigned char *seen = calloc(ngl ? ngl : 1, 1);
-    if (!seen) return fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " groups", rank, ngl);
-    for (uint64_t i = 0; i < w->n; i++) seen[w->grp[i] - 1] = 1;
-    int st = FK_OK;
-    for (uint64_t j = 0; j < ngl && !st; j++)
-        if (!seen[j])
-            st = fk_fail(err, FK_EFORMAT, "group %" PRIu64 " of level %d has no member on any rank (a rank's stream "
-                         "missing from the run?)", j * (uint64_t)R + (uint64_t)rank + 1, k);
-    free(seen);
-    return st;
-}
-
 /* Sends every grouped particle of level k to its group's owner; the owner's
  * come in w, by source rank, each rank's in its stream order. Collective;
  * failures agreed on. */
-static int route(const fk_dhalos_in *in, int k, int rank, int R, owned *w, uint64_t *sent, fk_error *err)
+static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, owned *w, uint64_t *sent,
+                 fk_error *err)
 {
     const uint32_t *gid = in->gid[k];
     int *sc = calloc((size_t)R, sizeof *sc), *sd = calloc((size_t)R, sizeof *sd);
@@ -142,7 +203,7 @@ static int route(const fk_dhalos_in *in, int k, int rank, int R, owned *w, uint6
     if (!sc || !sd || !rc || !rd || !cnt || !at) st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory", rank);
     if (!st) {
         for (uint64_t i = 0; i < in->n; i++)
-            if (gid[i]) cnt[(gid[i] - 1) % (uint32_t)R]++;
+            if (gid[i]) cnt[p->owner[gid[i] - 1]]++;
         for (int d = 0; d < R; d++) ns += cnt[d];
         if (ns > INT_MAX)
             st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " members to send at level %d: at most %d", rank, ns, k,
@@ -157,11 +218,11 @@ static int route(const fk_dhalos_in *in, int k, int rank, int R, owned *w, uint6
         for (uint64_t i = 0; i < in->n; i++) {
             if (!gid[i]) continue;
             uint32_t q = gid[i] - 1;
-            member *m = &sbuf[at[q % (uint32_t)R]++];
+            member *m = &sbuf[at[p->owner[q]]++];
             memcpy(m->pos, in->pos + 3 * i, sizeof m->pos);
             memcpy(m->vel, in->vel + 3 * i, sizeof m->vel);
             m->mass = in->mass[i];
-            m->g = q / (uint32_t)R + 1;
+            m->g = p->local[q] + 1;
             m->id = in->ids[i];
         }
         MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, COMM);
@@ -201,9 +262,10 @@ static int route(const fk_dhalos_in *in, int k, int rank, int R, owned *w, uint6
 }
 
 /* The rows of this rank's groups of level k, from their members. */
-static int compute(const fk_dhalos_in *in, const fk_dhalos_opts *o, const owned *w, uint64_t ngl, int rank, int R,
+static int compute(const fk_dhalos_in *in, const fk_dhalos_opts *o, const plan *p, const owned *w, int rank,
                    fk_halo *h, fk_error *err)
 {
+    const uint64_t ngl = p->ngl[rank];
     fk_halo_input hin = {w->n, w->pos, w->vel, w->mass, w->ids, w->grp, in->periodic, in->box, in->origin};
     double *phi = NULL;
     unsigned char *bound = NULL;
@@ -215,16 +277,17 @@ static int compute(const fk_dhalos_in *in, const fk_dhalos_opts *o, const owned 
     if (!st) st = fk_halostats_compute(&hin, ngl, h, in->name, err);
     if (!st) st = fk_halostats_centres_phi(&hin, ngl, o->centre, &o->pot, o->minima, h, NULL, phi, err);
     if (!st && o->unbind) st = fk_unbind_halos_phi(&hin, ngl, h, &o->up, phi, bound, err);
-    for (uint64_t j = 0; j < ngl && !st; j++) h[j].id = j * (uint64_t)R + (uint64_t)rank + 1;
+    for (uint64_t g = 0; g < p->ng && !st; g++) /* the rank's groups, in ascending number */
+        if (p->owner[g] == (uint32_t)rank) h[p->local[g]].id = g + 1;
     free(phi), free(bound);
     return st;
 }
 
 /* Rank 0 gathers the ngl rows of every rank into group order. Collective;
  * failures agreed on. */
-static int gather(const fk_halo *h, uint64_t ngl, uint64_t ng, int rank, int R, fk_halo **out, uint64_t *sent,
-                  fk_error *err)
+static int gather(const fk_halo *h, const plan *p, int rank, int R, fk_halo **out, uint64_t *sent, fk_error *err)
 {
+    const uint64_t ngl = p->ngl[rank], ng = p->ng;
     int *rc = NULL, *rd = NULL;
     fk_halo *all = NULL;
     int st = FK_OK;
@@ -240,13 +303,12 @@ static int gather(const fk_halo *h, uint64_t ngl, uint64_t ng, int rank, int R, 
         MPI_Type_contiguous((int)sizeof(fk_halo), MPI_BYTE, &t);
         MPI_Type_commit(&t);
         if (rank == 0)
-            for (int d = 0, o = 0; d < R; d++) rc[d] = (int)local_groups(ng, d, R), rd[d] = o, o += rc[d];
+            for (int d = 0, o = 0; d < R; d++) rc[d] = (int)p->ngl[d], rd[d] = o, o += rc[d];
         MPI_Gatherv(h, (int)ngl, t, all, rc, rd, t, 0, COMM);
         MPI_Type_free(&t);
         if (rank) *sent += ngl * sizeof(fk_halo);
         if (rank == 0)
-            for (int d = 0; d < R; d++)
-                for (int j = 0; j < rc[d]; j++) (*out)[(uint64_t)j * (uint64_t)R + (uint64_t)d] = all[rd[d] + j];
+            for (uint64_t g = 0; g < ng; g++) (*out)[g] = all[(uint64_t)rd[p->owner[g]] + p->local[g]];
     } else if (rank == 0) {
         free(*out);
         *out = NULL;
@@ -275,14 +337,19 @@ int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **row
     for (int k = 0; k < in->nlevels && !st; k++) {
         double t0 = now();
         owned w;
-        st = route(in, k, rank, R, &w, &sent, err);
+        plan p;
+        st = make_plan(in, k, rank, R, &p, &sent, err);
         if (st) break;
+        st = route(in, k, &p, rank, R, &w, &sent, err);
+        if (st) {
+            plan_free(&p);
+            break;
+        }
         double t1 = now();
-        uint64_t ngl = local_groups(in->ngroups[k], rank, R);
+        uint64_t ngl = p.ngl[rank];
         fk_halo *h = malloc((ngl ? ngl : 1) * sizeof *h);
-        st = h ? check_members(&w, ngl, k, rank, R, err)
+        st = h ? compute(in, o, &p, &w, rank, h, err)
                : fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " groups", rank, ngl);
-        if (!st) st = compute(in, o, &w, ngl, rank, R, h, err);
         members += w.n;
         for (uint64_t j = 0; j < ngl && !st; j++) {
             info->candidates[k] += h[j].candidates;
@@ -292,8 +359,9 @@ int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **row
         double t2 = now();
         t_compute += t2 - t1;
         st = fk_dist_agree(st, err, NULL);
-        if (!st) st = gather(h, ngl, in->ngroups[k], rank, R, &rows[k], &sent, err);
+        if (!st) st = gather(h, &p, rank, R, &rows[k], &sent, err);
         free(h);
+        plan_free(&p);
         info->t_route += t1 - t0;
         info->t_compute += t2 - t1;
         info->t_gather += now() - t2;

@@ -16,10 +16,10 @@
  * number of each (GIDL, 0: none) and the global number of groups.
  *
  * How, level by level:
- *   1. owners: group g (1..ng, numbered by decreasing size) belongs to rank
- *      (g - 1) mod R, so the groups are dealt round-robin in size order and
- *      no rank holds two groups more than another; it is the rank's local
- *      group (g - 1) / R + 1;
+ *   1. owners: the members of every group are summed over the ranks (an
+ *      allreduce, 8 bytes a group), and the groups are dealt largest first,
+ *      each to the rank with the fewest members so far (ties: the lower
+ *      rank), a greedy that balances the members; the same on every rank;
  *   2. every particle of a group goes to the group's owner (one alltoallv,
  *      40 bytes a particle: position, velocity, mass, ID, group), each rank's
  *      in its stream order; the owner receives them by rank, so each group's
@@ -37,9 +37,10 @@
  * caller has GPAR); ref is the member's index in the owner's arrays.
  *
  * Checks, on every rank: the same number of levels, groups per level, box,
- * origin and periodicity; every GIDL value at most the level's groups; then
- * on the owners fk_halostats_compute's (a group with no member on any rank,
- * masses, finite values). Limits: at most 2^31 - 1 members sent to or
+ * origin and periodicity; every GIDL value at most the level's groups, and
+ * what fk_halostats_compute checks of a grouped particle (mass, finite
+ * values), named by its index in the rank's stream; every group a member on
+ * some rank. Limits: at most 2^31 - 1 members sent to or
  * received by one rank per level (FK_EUNSUP).
  */
 

@@ -81,6 +81,18 @@ same() {
     done
 }
 
+@test "GPU: 2 ranks computing their potentials on the GPU write the single-process CPU catalogue (skips without a GPU)" {
+    need_mpi
+    groups -m 20 link.fof -o grp.fof
+    halostats --device=gpu grp.fof -o /dev/null 2>/dev/null || skip "no usable GPU"
+    halostats --device=cpu grp.fof -o ref.txt
+    mkgmin 2 link.fof l.%r.fof
+    mpirun -n 2 groups -m 20 --format=stream l.%r.fof -o g.%r.fof
+    mpirun -n 2 halostats --device=gpu g.%r.fof -o gpu.txt
+    grep -q 'least); on the GPU$' gpu.txt # the header says where the potentials were summed, the rows agree
+    cmp <(unnamed ref.txt) <(unnamed gpu.txt | sed 's/least); on the GPU$/least); on the CPU/')
+}
+
 @test "real snapshots: the catalogue of 3 ranks is the single-process one (isolated; Gadget-4 units)" {
     need_mpi
     [ -f "$DATA/run581-dark-star.std" ] && [ -f "$DATA/g4-lcdm-gas-z0.hdf5" ] || skip "no snapshots in $DATA"
