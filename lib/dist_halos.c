@@ -105,7 +105,7 @@ static int make_plan(const fk_dhalos_in *in, int k, int rank, int R, plan *p, ui
             int c = (int)(ng - at < INT_MAX / 2 ? ng - at : INT_MAX / 2);
             MPI_Allreduce(MPI_IN_PLACE, size + at, c, MPI_UINT64_T, MPI_SUM, COMM);
         }
-        *sent += ng * sizeof *size;
+        if (R > 1) *sent += ng * sizeof *size;
         for (int d = 0; d < R; d++) heap[d] = (uint32_t)d; /* all loads 0: ordered already */
         for (uint64_t g = 0; g < ng && !st; g++) {
             if (size[g] == 0) {

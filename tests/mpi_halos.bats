@@ -119,7 +119,7 @@ fails() {
     [ ! -e bad.txt ] && ! ls bad.txt.* 2>/dev/null
 }
 
-@test "bad input: a rank's stream missing, no group ids, wrong rank count, --so, --format=stream: one message, every rank fails, no output" {
+@test "bad input: a rank's stream missing, no group ids, wrong rank count, --so, --format=stream, no GPU: one message, every rank fails, no output" {
     need_mpi
     mkgmin 3 link.fof l.%r.fof
     mpirun -n 3 groups -m 20 --format=stream l.%r.fof -o g.%r.fof
@@ -133,4 +133,7 @@ fails() {
     fails 2 "option --format=stream is not available under mpirun" mpirun -n 3 halostats --format=stream g.%r.fof -o bad.txt
     fails 2 "one file: -o FILE without %r" mpirun -n 3 halostats g.%r.fof -o bad.%r.txt
     fails 2 "the input name needs the rank pattern" mpirun -n 3 halostats g.0.fof -o bad.txt
+    if ! halostats --device=gpu link.fof -o /dev/null 2>/dev/null; then # no GPU here: every rank says so, once
+        fails 3 "rank 0: --device=gpu: " mpirun -n 3 halostats --device=gpu g.%r.fof -o bad.txt
+    fi
 }

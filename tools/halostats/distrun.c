@@ -22,13 +22,26 @@ static int status_of(int code)
     return code == FK_EINVAL ? EXIT_USAGE : code == FK_ENOMEM || code == FK_EDEVICE ? EXIT_RESOURCE : EXIT_DATA;
 }
 
+/* A failure's one line (and for a usage error the pointer to --help), on
+ * stderr; then every rank waits until it is out, so that no rank's early
+ * exit makes mpirun end the one that prints before it has. */
+static _Noreturn void end_all(int status, const char *msg, int says)
+{
+    if (says) {
+        fprintf(stderr, "%s: %s\n", prog_name, msg);
+        if (status == EXIT_USAGE) fprintf(stderr, "Try '%s --help' for more information.\n", prog_name);
+        fflush(stderr);
+    }
+    fk_output_cleanup_all();
+    fk_dist_all(1);
+    exit(status);
+}
+
 /* After fk_dist_agree failed: the failing rank says why, every rank removes
  * its unfinished output and exits (MPI ended by atexit). */
 static _Noreturn void agreed_fail(const fk_error *err, int who)
 {
-    if (rank == who) prog_fail(err);
-    fk_output_cleanup_all();
-    exit(status_of(err->code));
+    end_all(status_of(err->code), err->msg, rank == who);
 }
 
 /* One rank's failure, agreed on by all before the next collective step. */
@@ -47,8 +60,7 @@ static _Noreturn void all_die(int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (rank == 0) prog_die(status, "%s", msg);
-    exit(status);
+    end_all(status, msg, rank == 0);
 }
 
 /* fk_gpu_pot_minima and fk_gpu_pot_tree in the shapes of fk_pot_minima and
@@ -152,22 +164,21 @@ static void end_mpi(void)
 
 int halostats_dist(const char *path, const prog_std *std, options *o)
 {
-    /* the same on every rank: said once, before MPI starts */
-    prog_rank_quiet(1);
-    if (o->m.so)
-        prog_usage("option --so is not available under mpirun (a halo's SO sphere reaches particles of every rank): "
-                   "run halostats --so in one process");
-    if (o->format >= 2)
-        prog_usage("option --format=%s is not available under mpirun: the catalogue is written as text or csv",
-                   o->format == 2 ? "stream" : o->format == 3 ? "hdf5" : "grp");
-    if (std->output && fk_dist_has_pattern(std->output))
-        prog_usage("under mpirun the catalogue is one file: -o FILE without %%r (rank 0 writes it)");
-    prog_rank_quiet(0);
-
     fk_error err = {0};
-    if (fk_dist_init(&rank, &size, &err)) prog_fail(&err);
+    if (fk_dist_init(&rank, &size, &err)) {
+        prog_rank_quiet(1); /* no MPI in this build: said once */
+        prog_fail(&err);
+    }
     atexit(end_mpi);
     if (rank) prog_verbose = 0; /* rank 0 reports for all */
+    if (o->m.so)
+        all_die(EXIT_USAGE, "option --so is not available under mpirun (a halo's SO sphere reaches particles of every "
+                "rank): run halostats --so in one process");
+    if (o->format >= 2)
+        all_die(EXIT_USAGE, "option --format=%s is not available under mpirun: the catalogue is written as text or csv",
+                o->format == 2 ? "stream" : o->format == 3 ? "hdf5" : "grp");
+    if (std->output && fk_dist_has_pattern(std->output))
+        all_die(EXIT_USAGE, "under mpirun the catalogue is one file: -o FILE without %%r (rank 0 writes it)");
     if (size > 1 && !fk_dist_has_pattern(path))
         all_die(EXIT_USAGE, "%d ranks: the input name needs the rank pattern %%r (each rank reads its own stream), not %s",
                 size, path);
@@ -228,6 +239,13 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
      * process on the concatenated stream. */
     in.snap = snap;
     in.snap.n = ntotal;
+    st = FK_OK;
+    if (o->centre == FK_CENTRE_MBP && o->device == DEV_GPU) { /* each rank its GPU, agreed on */
+        fk_gpuinfo gi;
+        st = fk_gpu_probe(&gi, &err);
+        if (!st && !gi.present) st = fk_fail(&err, FK_EDEVICE, "rank %d: --device=gpu: %s", rank, gi.reason);
+    }
+    check(st, &err);
     prog_rank_quiet(1);
     hs_setup(&in, o);
     prog_rank_quiet(0);
