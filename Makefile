@@ -51,7 +51,7 @@ LDLIBS  += $(PNG_LIBS)
 endif
 
 # MPI (FK_HAVE_MPI): only lib/dist*.c call it, and only the programs in MPI_PROGS link it.
-MPI_PROGS := foflink groups tipsy2bin gadget2bin hdf52bin
+MPI_PROGS := foflink groups tipsy2bin gadget2bin hdf52bin halostats
 ifeq ($(MPI),1)
 $(patsubst %.c,$(B)/%.o,$(wildcard lib/dist*.c)): ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
 $(foreach p,$(MPI_PROGS),$(eval $(B)/bin/$(p): LDLIBS += $(MPI_LIBS)))

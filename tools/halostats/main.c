@@ -8,19 +8,21 @@
 #include "device.h"
 #include "gpu.h"
 #include "groups.h"
+#include "dist.h"
+#include "distrun.h"
 #include "halostats.h"
 #include "hdf5out.h"
+#include "hs.h"
 #include "kv.h"
 #include "masses.h"
 #include "potential.h"
 #include "prog.h"
+#include "rankquiet.h"
 #include "snapunits.h"
 #include "snap.h"
 #include "stream.h"
 #include "version.h"
 
-#define SOFTENING_FRACTION 0.05 /* default softening: this times the mean interparticle spacing */
-#define MAX_LEVELS 64
 
 static void help(void)
 {
@@ -68,41 +70,6 @@ static void help(void)
     printf("\nSpherical-overdensity masses and unbinding (halostats(1), MASSES):\n");
     hs_masses_help();
 }
-
-/* What halostats reads of one level. */
-typedef struct level {
-    uint32_t *gid;   /* nsource rows, original order */
-    uint32_t *gpar;  /* ngroups + 1 rows, or NULL   */
-    uint64_t ngpar;  /* its rows                    */
-    fk_groups grps;
-    int have_grps;
-    double l, b, psi; /* from LINK, when known      */
-    int have_l, have_b;
-} level;
-
-/* What halostats reads from the stream. */
-typedef struct input {
-    const char *name;
-    fk_snap snap;
-    float *pos, *vel, *mass;
-    uint64_t *ids;
-    level lv[MAX_LEVELS];
-    int nlevels;     /* 1 + the highest level of a GID, GRPS or GPAR */
-    int have_link, replaced;
-    char *snaptext;  /* the SNAP record, for the cosmology of --so */
-} input;
-
-/* The options that shape the output. */
-typedef struct options {
-    int format; /* 0 text, 1 csv, 2 stream, 3 hdf5, 4 grp (bound members) */
-    fk_centre centre;
-    fk_pot_params pot; /* G in the stream's units */
-    double G_out;      /* G in the output units   */
-    int have_G, have_eps; /* have_G: 1 given, 2 from the stream's units (SNAP) */
-    int device; /* DEV_AUTO, DEV_CPU, DEV_GPU; resolved to DEV_CPU or DEV_GPU */
-    fk_halo_units units;
-    hs_masses m; /* --so, --unbind */
-} options;
 
 /* GPU work time, for -v. */
 static fk_gputimes gpu_times;
@@ -281,13 +248,13 @@ static void set_hosts(const input *in, int k, fk_halo *h, uint64_t ng, uint64_t 
 }
 
 /* Whether column c is written. */
-static int shown(const options *o, const fk_halo_column *c)
+int shown(const options *o, const fk_halo_column *c)
 {
     if ((c->flags & (FK_HCOL_SO | FK_HCOL_UNBIND)) && !(c->flags & hs_masses_flags(&o->m))) return 0;
     return !(c->flags & FK_HCOL_MBP) || o->centre == FK_CENTRE_MBP;
 }
 
-static void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng)
+void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng)
 {
     const fk_snap *s = &in->snap;
     const fk_halo_units *u = &o->units;
@@ -347,7 +314,7 @@ static void write_header(FILE *f, const input *in, const options *o, const uint6
     fputc('\n', f);
 }
 
-static void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char sep)
+void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char sep)
 {
     char buf[64];
     for (uint64_t g = 0; g < ng; g++) {
@@ -361,6 +328,14 @@ static void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng,
         }
         fputc('\n', f);
     }
+}
+
+void write_csv_header(FILE *f, const options *o)
+{
+    int first = 1;
+    for (size_t k = 0; k < fk_halo_ncolumns; k++)
+        if (shown(o, &fk_halo_columns[k])) fprintf(f, "%s%s", first ? "" : ",", fk_halo_columns[k].name), first = 0;
+    fputc('\n', f);
 }
 
 /* The HCOL record: the columns of the HALO chunks, their units and
@@ -441,6 +416,26 @@ static const char *unit_name(const char *opt, const char *arg)
         if ((unsigned char)arg[i] <= ' ' || (unsigned char)arg[i] == 127)
             prog_usage("option %s needs a name without spaces or control characters, not '%s'", opt, arg);
     return arg;
+}
+
+void hs_setup(input *in, options *o)
+{
+    fk_error err = {0};
+    /* G: given in the output units, or 1 in the stream's; the library works
+     * in the stream's: G_stream = G_out * mass_unit / (length_unit * velocity_unit^2). */
+    const fk_halo_units *u = &o->units;
+    /* a stream that carries its units (hdf52bin) gives the default output units and G */
+    fk_snap_default_units(&in->snap, &o->units);
+    const double G_snap = fk_snap_G(&in->snap);
+    if (!o->have_G && G_snap > 0) o->have_G = 2;
+    if (!o->have_G) o->G_out = u->length * u->velocity * u->velocity / u->mass;
+    if (o->have_G == 2) o->G_out = G_snap * u->length * u->velocity * u->velocity / u->mass;
+    o->pot.G = o->G_out * u->mass / (u->length * u->velocity * u->velocity);
+    if (!o->have_eps) o->pot.eps = SOFTENING_FRACTION * in->snap.box / cbrt((double)(in->snap.n ? in->snap.n : 1));
+    if (fk_pot_check(&o->pot, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
+    /* only potentials use a device */
+    fk_gpuinfo gi;
+    o->device = o->centre == FK_CENTRE_MBP ? device_resolve(o->device, &gi) : DEV_CPU;
 }
 
 static void parse_options(int argc, char **argv, prog_std *std, options *o)
@@ -527,8 +522,11 @@ int main(int argc, char **argv)
     fk_pot_defaults(&o.pot);
     fk_halo_units_default(&o.units);
     o.device = device_default();
+    prog_rank_quiet(1); /* under mpirun, a usage error is said once */
     parse_options(argc, argv, &std, &o);
     const char *path = prog_one_input(argc, argv, optind);
+    prog_rank_quiet(0);
+    if (fk_dist_wanted((const char *const[]){path, std.output}, 2)) return halostats_dist(path, &std, &o);
     double t0 = prog_now();
 
     input in = {.name = strcmp(path, "-") == 0 ? "stdin" : path};
@@ -544,21 +542,8 @@ int main(int argc, char **argv)
     if (fk_groups_check_ids(in.ids, n, in.snap.nsource, in.name, &err)) prog_fail(&err);
     double t_read = prog_now() - t0;
 
-    /* G: given in the output units, or 1 in the stream's; the library works
-     * in the stream's: G_stream = G_out * mass_unit / (length_unit * velocity_unit^2). */
+    hs_setup(&in, &o);
     const fk_halo_units *u = &o.units;
-    /* a stream that carries its units (hdf52bin) gives the default output units and G */
-    fk_snap_default_units(&in.snap, &o.units);
-    const double G_snap = fk_snap_G(&in.snap);
-    if (!o.have_G && G_snap > 0) o.have_G = 2;
-    if (!o.have_G) o.G_out = u->length * u->velocity * u->velocity / u->mass;
-    if (o.have_G == 2) o.G_out = G_snap * u->length * u->velocity * u->velocity / u->mass;
-    o.pot.G = o.G_out * u->mass / (u->length * u->velocity * u->velocity);
-    if (!o.have_eps) o.pot.eps = SOFTENING_FRACTION * in.snap.box / cbrt((double)(n ? n : 1));
-    if (fk_pot_check(&o.pot, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
-    /* only potentials use a device */
-    fk_gpuinfo gi;
-    o.device = o.centre == FK_CENTRE_MBP ? device_resolve(o.device, &gi) : DEV_CPU;
     hs_masses_setup(&o.m, &in.snap, in.snaptext, in.pos, in.mass, u, o.G_out);
 
     uint32_t *grp = malloc(n ? n * sizeof *grp : 1);
@@ -610,10 +595,7 @@ int main(int argc, char **argv)
         out = prog_open_output(&std, 0);
         FILE *f = fk_output_file(out);
         if (o.format == 1) {
-            int first = 1;
-            for (size_t k = 0; k < fk_halo_ncolumns; k++)
-                if (shown(&o, &fk_halo_columns[k])) fprintf(f, "%s%s", first ? "" : ",", fk_halo_columns[k].name), first = 0;
-            fputc('\n', f);
+            write_csv_header(f, &o);
         } else {
             write_header(f, &in, &o, ng);
         }

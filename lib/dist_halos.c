@@ -1,0 +1,393 @@
+/* dist_halos.c - halostats under mpirun: members to their group's owner rank, rows computed there, gathered on rank 0 (see dist_halos.h). */
+#include "dist_halos.h"
+
+#ifdef FK_HAVE_MPI
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dist.h"
+
+#define COMM MPI_COMM_WORLD
+
+/* One member on its way to its group's owner. */
+typedef struct member {
+    float pos[3], vel[3], mass;
+    uint32_t g;  /* the owner's local group number, 1.. */
+    uint64_t id; /* original index */
+} member;
+
+/* The owner's members of one level, structure of arrays. */
+typedef struct owned {
+    uint64_t n;
+    float *pos, *vel, *mass;
+    uint64_t *ids;
+    uint32_t *grp;
+} owned;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void owned_free(owned *w)
+{
+    free(w->pos), free(w->vel), free(w->mass), free(w->ids), free(w->grp);
+    memset(w, 0, sizeof *w);
+}
+
+/* Who computes which group of a level: the same on every rank. */
+typedef struct plan {
+    uint64_t ng;
+    uint32_t *owner;  /* ng: the group's rank                           */
+    uint32_t *local;  /* ng: its index among that rank's groups, 0..    */
+    uint64_t *ngl;    /* R: groups of each rank                          */
+    uint64_t *load;   /* R: members of each rank                         */
+} plan;
+
+static void plan_free(plan *p)
+{
+    free(p->owner), free(p->local), free(p->ngl), free(p->load);
+    memset(p, 0, sizeof *p);
+}
+
+/* A binary heap of the ranks by (load, rank): the least loaded on top. */
+static int lighter(const plan *p, uint32_t a, uint32_t b)
+{
+    return p->load[a] < p->load[b] || (p->load[a] == p->load[b] && a < b);
+}
+
+static void sift_down(const plan *p, uint32_t *heap, int R, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < R && lighter(p, heap[l], heap[m])) m = l;
+        if (r < R && lighter(p, heap[r], heap[m])) m = r;
+        if (m == i) return;
+        uint32_t t = heap[i];
+        heap[i] = heap[m], heap[m] = t;
+        i = m;
+    }
+}
+
+/* The members of every group summed over the ranks (an allreduce of 8 ng
+ * bytes), then the groups dealt largest first, each to the rank with the
+ * fewest members so far (ties: the lower rank): a greedy that balances the
+ * members, the same on every rank. Every group must have a member on some
+ * rank. Collective; the outcome is the same on every rank. */
+static int make_plan(const fk_dhalos_in *in, int k, int rank, int R, plan *p, uint64_t *sent, fk_error *err)
+{
+    const uint64_t ng = in->ngroups[k];
+    memset(p, 0, sizeof *p);
+    p->ng = ng;
+    uint64_t *size = calloc(ng ? ng : 1, sizeof *size);
+    uint32_t *heap = malloc((size_t)R * sizeof *heap);
+    p->owner = malloc((ng ? ng : 1) * sizeof *p->owner);
+    p->local = malloc((ng ? ng : 1) * sizeof *p->local);
+    p->ngl = calloc((size_t)R, sizeof *p->ngl);
+    p->load = calloc((size_t)R, sizeof *p->load);
+    int st = !size || !heap || !p->owner || !p->local || !p->ngl || !p->load
+                 ? fk_fail(err, FK_ENOMEM, "rank %d: out of memory for the %" PRIu64 " groups of level %d", rank, ng, k)
+                 : FK_OK;
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        const uint32_t *gid = in->gid[k];
+        for (uint64_t i = 0; i < in->n; i++)
+            if (gid[i]) size[gid[i] - 1]++;
+        for (uint64_t at = 0; at < ng; at += INT_MAX / 2) {
+            int c = (int)(ng - at < INT_MAX / 2 ? ng - at : INT_MAX / 2);
+            MPI_Allreduce(MPI_IN_PLACE, size + at, c, MPI_UINT64_T, MPI_SUM, COMM);
+        }
+        if (R > 1) *sent += ng * sizeof *size;
+        for (int d = 0; d < R; d++) heap[d] = (uint32_t)d; /* all loads 0: ordered already */
+        for (uint64_t g = 0; g < ng && !st; g++) {
+            if (size[g] == 0) {
+                st = fk_fail(err, FK_EFORMAT, "group %" PRIu64 " of level %d has no member on any rank (a rank's "
+                             "stream missing from the run?)", g + 1, k);
+                break;
+            }
+            uint32_t d = heap[0];
+            p->owner[g] = d;
+            p->local[g] = (uint32_t)p->ngl[d]++;
+            p->load[d] += size[g];
+            sift_down(p, heap, R, 0);
+        }
+    }
+    free(size), free(heap);
+    if (st) plan_free(p);
+    return st;
+}
+
+/* The same value on every rank, or an error naming what differs. */
+static int same_u64(uint64_t v, const char *what, fk_error *err)
+{
+    uint64_t lo = v, hi = v;
+    fk_dist_min(&lo, 1);
+    fk_dist_max(&hi, 1);
+    if (lo != hi)
+        return fk_fail(err, FK_EFORMAT, "the ranks' streams disagree on %s (%" PRIu64 " to %" PRIu64
+                       "): they are not parts of one grouped snapshot", what, lo, hi);
+    return FK_OK;
+}
+
+static int same_dbl(double v, const char *what, fk_error *err)
+{
+    double lo, hi;
+    fk_dist_range(v, &lo, &hi, err);
+    if (!(lo == hi))
+        return fk_fail(err, FK_EFORMAT, "the ranks' streams disagree on %s (%.10g to %.10g): they are not parts of one "
+                       "grouped snapshot", what, lo, hi);
+    return FK_OK;
+}
+
+/* Checks that the ranks agree on what every one of them must share. */
+static int check_shared(const fk_dhalos_in *in, fk_error *err)
+{
+    int st = same_u64((uint64_t)in->nlevels, "the number of levels (GIDL chunks)", err);
+    for (int k = 0; k < in->nlevels && !st; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "the groups of level %d (GRPS)", k);
+        st = same_u64(in->ngroups[k], what, err);
+    }
+    if (!st) st = same_u64((uint64_t)in->periodic, "the periodicity", err);
+    if (!st) st = same_dbl(in->box, "the box", err);
+    if (!st) st = same_dbl(in->origin, "the origin", err);
+    return st;
+}
+
+/* Every group number of this rank within the level's groups, and what
+ * fk_halostats_compute checks of a member, checked here where the particle
+ * can be named by its index in this rank's stream (the owner's index would
+ * mean nothing to the user). */
+static int check_level(const fk_dhalos_in *in, int k, fk_error *err)
+{
+    const uint32_t *gid = in->gid[k];
+    for (uint64_t i = 0; i < in->n; i++) {
+        if (gid[i] == 0) continue;
+        if (gid[i] > in->ngroups[k])
+            return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " is in group %" PRIu32 " of level %d, beyond its %"
+                           PRIu64 " groups (GRPS)", in->name, i, gid[i], k, in->ngroups[k]);
+        float m = in->mass[i];
+        if (!(m >= 0) || !isfinite(m))
+            return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has mass %g (masses must be finite and >= 0)",
+                           in->name, i, m);
+        for (int e = 0; e < 6; e++)
+            if (!isfinite(e < 3 ? in->pos[3 * i + e] : in->vel[3 * i + e - 3]))
+                return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has a non-finite %s", in->name, i,
+                               e < 3 ? "position" : "velocity");
+    }
+    return FK_OK;
+}
+
+/* Sends every grouped particle of level k to its group's owner; the owner's
+ * come in w, by source rank, each rank's in its stream order. Collective;
+ * failures agreed on. */
+static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, owned *w, uint64_t *sent,
+                 fk_error *err)
+{
+    const uint32_t *gid = in->gid[k];
+    int *sc = calloc((size_t)R, sizeof *sc), *sd = calloc((size_t)R, sizeof *sd);
+    int *rc = calloc((size_t)R, sizeof *rc), *rd = calloc((size_t)R, sizeof *rd);
+    uint64_t *cnt = calloc((size_t)R, sizeof *cnt), *at = calloc((size_t)R, sizeof *at);
+    member *sbuf = NULL, *rbuf = NULL;
+    uint64_t ns = 0, nr = 0;
+    int st = FK_OK;
+    memset(w, 0, sizeof *w);
+    if (!sc || !sd || !rc || !rd || !cnt || !at) st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory", rank);
+    if (!st) {
+        for (uint64_t i = 0; i < in->n; i++)
+            if (gid[i]) cnt[p->owner[gid[i] - 1]]++;
+        for (int d = 0; d < R; d++) ns += cnt[d];
+        if (ns > INT_MAX)
+            st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " members to send at level %d: at most %d", rank, ns, k,
+                         INT_MAX);
+        else if (!(sbuf = malloc((ns ? ns : 1) * sizeof *sbuf)))
+            st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members to send", rank, ns);
+    }
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        /* grouped by destination, each destination's in stream order */
+        for (int d = 0, o = 0; d < R; d++) sc[d] = (int)cnt[d], sd[d] = o, at[d] = (uint64_t)o, o += sc[d];
+        for (uint64_t i = 0; i < in->n; i++) {
+            if (!gid[i]) continue;
+            uint32_t q = gid[i] - 1;
+            member *m = &sbuf[at[p->owner[q]]++];
+            memcpy(m->pos, in->pos + 3 * i, sizeof m->pos);
+            memcpy(m->vel, in->vel + 3 * i, sizeof m->vel);
+            m->mass = in->mass[i];
+            m->g = p->local[q] + 1;
+            m->id = in->ids[i];
+        }
+        MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, COMM);
+        for (int d = 0; d < R; d++) {
+            rd[d] = (int)(nr < INT_MAX ? nr : 0);
+            nr += (uint64_t)rc[d];
+        }
+        if (nr > INT_MAX)
+            st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " members to receive at level %d: at most %d", rank, nr,
+                         k, INT_MAX);
+        else if (!(rbuf = malloc((nr ? nr : 1) * sizeof *rbuf)) || !(w->pos = malloc((nr ? nr : 1) * 3 * sizeof(float))) ||
+                 !(w->vel = malloc((nr ? nr : 1) * 3 * sizeof(float))) || !(w->mass = malloc((nr ? nr : 1) * sizeof(float))) ||
+                 !(w->ids = malloc((nr ? nr : 1) * sizeof *w->ids)) || !(w->grp = malloc((nr ? nr : 1) * sizeof *w->grp)))
+            st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members received", rank, nr);
+        st = fk_dist_agree(st, err, NULL);
+    }
+    if (!st) {
+        MPI_Datatype t;
+        MPI_Type_contiguous((int)sizeof(member), MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        MPI_Alltoallv(sbuf, sc, sd, t, rbuf, rc, rd, t, COMM);
+        MPI_Type_free(&t);
+        *sent += (ns - (uint64_t)sc[rank]) * sizeof(member);
+        w->n = nr;
+        for (uint64_t i = 0; i < nr; i++) {
+            const member *m = &rbuf[i];
+            memcpy(w->pos + 3 * i, m->pos, sizeof m->pos);
+            memcpy(w->vel + 3 * i, m->vel, sizeof m->vel);
+            w->mass[i] = m->mass;
+            w->ids[i] = m->id;
+            w->grp[i] = m->g;
+        }
+    }
+    if (st) owned_free(w);
+    free(sc), free(sd), free(rc), free(rd), free(cnt), free(at), free(sbuf), free(rbuf);
+    return st;
+}
+
+/* The rows of this rank's groups of level k, from their members. */
+static int compute(const fk_dhalos_in *in, const fk_dhalos_opts *o, const plan *p, const owned *w, int rank,
+                   fk_halo *h, fk_error *err)
+{
+    const uint64_t ngl = p->ngl[rank];
+    fk_halo_input hin = {w->n, w->pos, w->vel, w->mass, w->ids, w->grp, in->periodic, in->box, in->origin};
+    double *phi = NULL;
+    unsigned char *bound = NULL;
+    int st = FK_OK;
+    if (o->unbind && o->centre == FK_CENTRE_MBP && !(phi = malloc((w->n ? w->n : 1) * sizeof *phi)))
+        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for the potentials of %" PRIu64 " members", rank, w->n);
+    if (!st && o->unbind && !(bound = malloc(w->n ? w->n : 1)))
+        st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members", rank, w->n);
+    if (!st) st = fk_halostats_compute(&hin, ngl, h, in->name, err);
+    if (!st) st = fk_halostats_centres_phi(&hin, ngl, o->centre, &o->pot, o->minima, h, NULL, phi, err);
+    if (!st && o->unbind) st = fk_unbind_halos_phi(&hin, ngl, h, &o->up, phi, bound, err);
+    for (uint64_t g = 0; g < p->ng && !st; g++) /* the rank's groups, in ascending number */
+        if (p->owner[g] == (uint32_t)rank) h[p->local[g]].id = g + 1;
+    free(phi), free(bound);
+    return st;
+}
+
+/* Rank 0 gathers the ngl rows of every rank into group order. Collective;
+ * failures agreed on. */
+static int gather(const fk_halo *h, const plan *p, int rank, int R, fk_halo **out, uint64_t *sent, fk_error *err)
+{
+    const uint64_t ngl = p->ngl[rank], ng = p->ng;
+    int *rc = NULL, *rd = NULL;
+    fk_halo *all = NULL;
+    int st = FK_OK;
+    *out = NULL;
+    if (ngl > INT_MAX) st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " groups to gather: at most %d", rank, ngl, INT_MAX);
+    if (!st && rank == 0 &&
+        (!(rc = calloc((size_t)R, sizeof *rc)) || !(rd = calloc((size_t)R, sizeof *rd)) ||
+         !(all = malloc((ng ? ng : 1) * sizeof *all)) || !(*out = malloc((ng ? ng : 1) * sizeof **out))))
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the rows of %" PRIu64 " groups", ng);
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        MPI_Datatype t;
+        MPI_Type_contiguous((int)sizeof(fk_halo), MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        if (rank == 0)
+            for (int d = 0, o = 0; d < R; d++) rc[d] = (int)p->ngl[d], rd[d] = o, o += rc[d];
+        MPI_Gatherv(h, (int)ngl, t, all, rc, rd, t, 0, COMM);
+        MPI_Type_free(&t);
+        if (rank) *sent += ngl * sizeof(fk_halo);
+        if (rank == 0)
+            for (uint64_t g = 0; g < ng; g++) (*out)[g] = all[(uint64_t)rd[p->owner[g]] + p->local[g]];
+    } else if (rank == 0) {
+        free(*out);
+        *out = NULL;
+    }
+    free(rc), free(rd), free(all);
+    return st;
+}
+
+int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **rows, fk_dhalos_info *info, fk_error *err)
+{
+    int rank, R;
+    MPI_Comm_rank(COMM, &rank);
+    MPI_Comm_size(COMM, &R);
+    memset(info, 0, sizeof *info);
+    info->rank = rank, info->ranks = R;
+    for (int k = 0; k < FK_LEVELS_MAX; k++) rows[k] = NULL;
+    int st = in->nlevels < 1 || in->nlevels > FK_LEVELS_MAX
+                 ? fk_fail(err, FK_EINVAL, "%s: %d levels: 1 to %d are read", in->name, in->nlevels, FK_LEVELS_MAX)
+                 : FK_OK;
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) st = check_shared(in, err); /* the same outcome on every rank */
+    for (int k = 0; k < in->nlevels && !st; k++) st = check_level(in, k, err);
+    st = fk_dist_agree(st, err, NULL);
+    uint64_t sent = 0, members = 0;
+    double t_compute = 0;
+    for (int k = 0; k < in->nlevels && !st; k++) {
+        double t0 = now();
+        owned w;
+        plan p;
+        st = make_plan(in, k, rank, R, &p, &sent, err);
+        if (st) break;
+        st = route(in, k, &p, rank, R, &w, &sent, err);
+        if (st) {
+            plan_free(&p);
+            break;
+        }
+        double t1 = now();
+        uint64_t ngl = p.ngl[rank];
+        fk_halo *h = malloc((ngl ? ngl : 1) * sizeof *h);
+        st = h ? compute(in, o, &p, &w, rank, h, err)
+               : fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " groups", rank, ngl);
+        members += w.n;
+        for (uint64_t j = 0; j < ngl && !st; j++) {
+            info->candidates[k] += h[j].candidates;
+            info->ntree[k] += h[j].method == FK_POT_BY_TREE;
+        }
+        owned_free(&w);
+        double t2 = now();
+        t_compute += t2 - t1;
+        st = fk_dist_agree(st, err, NULL);
+        if (!st) st = gather(h, &p, rank, R, &rows[k], &sent, err);
+        free(h);
+        plan_free(&p);
+        info->t_route += t1 - t0;
+        info->t_compute += t2 - t1;
+        info->t_gather += now() - t2;
+    }
+    if (st) {
+        for (int k = 0; k < FK_LEVELS_MAX; k++) free(rows[k]), rows[k] = NULL;
+        return st;
+    }
+    fk_dist_sum(info->candidates, in->nlevels);
+    fk_dist_sum(info->ntree, in->nlevels);
+    uint64_t v[3] = {sent, members, UINT64_MAX - members};
+    info->sent_sum = sent;
+    fk_dist_sum(&info->sent_sum, 1);
+    fk_dist_max(v, 3);
+    info->sent_max = v[0], info->members_max = v[1], info->members_min = UINT64_MAX - v[2];
+    MPI_Allreduce(&t_compute, &info->t_compute_max, 1, MPI_DOUBLE, MPI_MAX, COMM);
+    return FK_OK;
+}
+
+#else /* a build without MPI */
+
+int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **rows, fk_dhalos_info *info, fk_error *err)
+{
+    (void)in, (void)o, (void)info;
+    for (int k = 0; k < FK_LEVELS_MAX; k++) rows[k] = NULL;
+    return fk_fail(err, FK_EUNSUP, "this build of fofkit has no MPI (build it with libopenmpi-dev installed)");
+}
+
+#endif

@@ -1,0 +1,66 @@
+/* hs.h - halostats: what the program reads and the options that shape its output, shared by one process and mpirun. */
+#ifndef HALOSTATS_HS_H
+#define HALOSTATS_HS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "groups.h"
+#include "halostats.h"
+#include "masses.h"
+#include "potential.h"
+#include "snap.h"
+
+#define SOFTENING_FRACTION 0.05 /* default softening: this times the mean interparticle spacing */
+#define MAX_LEVELS 64
+
+/* What halostats reads of one level. */
+typedef struct level {
+    uint32_t *gid;   /* nsource rows, original order */
+    uint32_t *gpar;  /* ngroups + 1 rows, or NULL   */
+    uint64_t ngpar;  /* its rows                    */
+    fk_groups grps;
+    int have_grps;
+    double l, b, psi; /* from LINK, when known      */
+    int have_l, have_b;
+} level;
+
+/* What halostats reads from the stream. */
+typedef struct input {
+    const char *name;
+    fk_snap snap;
+    float *pos, *vel, *mass;
+    uint64_t *ids;
+    level lv[MAX_LEVELS];
+    int nlevels;     /* 1 + the highest level of a GID, GRPS or GPAR */
+    int have_link, replaced;
+    char *snaptext;  /* the SNAP record, for the cosmology of --so */
+} input;
+
+/* The options that shape the output. */
+typedef struct options {
+    int format; /* 0 text, 1 csv, 2 stream, 3 hdf5, 4 grp (bound members) */
+    fk_centre centre;
+    fk_pot_params pot; /* G in the stream's units */
+    double G_out;      /* G in the output units   */
+    int have_G, have_eps; /* have_G: 1 given, 2 from the stream's units (SNAP) */
+    int device; /* DEV_AUTO, DEV_CPU, DEV_GPU; resolved to DEV_CPU or DEV_GPU */
+    fk_halo_units units;
+    hs_masses m; /* --so, --unbind */
+} options;
+
+/* Whether column c is written. */
+int shown(const options *o, const fk_halo_column *c);
+
+/* The text catalogue's '#' header and its rows of one level (sep ' '), or
+ * CSV's (sep ','); write_csv_header the CSV's row of column names. */
+void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng);
+void write_csv_header(FILE *f, const options *o);
+void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char sep);
+
+/* After the stream is read (in->snap.n the particles of the whole run): the
+ * output units and G, the default softening, the device of the potentials.
+ * Exits on a bad combination (usage) or a missing GPU. */
+void hs_setup(input *in, options *o);
+
+#endif
