@@ -12,6 +12,7 @@
 
 #define SO_PER_CELL 8      /* particles per grid cell on average */
 #define SO_MAX_SIDE 1024   /* cells per side, at most (2^30 cells) */
+#define SO_TEAM_MIN (1u << 19) /* particles about a centre that every thread searches together */
 
 int fk_so_thresholds(const fk_cosmo *c, double rho[FK_SO_N], double *delta_vir, fk_error *err)
 {
@@ -250,52 +251,172 @@ static void axis_cells(const fk_so_grid *g, double c, double r, int k, axis *ax)
     }
 }
 
-/* Appends to w->sh[n..) the particles at rin2 < d^2 <= r^2 from c (rin2 < 0:
- * all within r) and returns the new count, or (size_t)-1 when out of
- * memory. Cells that lie wholly beyond r, or wholly within the sphere of
- * rin2, are passed over (with margins far above rounding). d^2 is the same
- * sum, operation for operation, whichever cell a particle is reached from,
- * so that successive shells partition the sphere exactly. */
-static size_t gather(const fk_so_grid *g, const double c[3], double r, double rin2, fk_so_prof *w, size_t n, axis ax[3])
+/* A search: the centre, the sphere (rin2 < d^2 <= r2max) and its cells. */
+typedef struct search {
+    const double *c;
+    double r2max, rin2, out2, in2;
+    axis ax[3];
+} search;
+
+/* Sets up the search of the particles at rin2 < d^2 <= r^2 from c (rin2 < 0:
+ * all within r). Cells that lie wholly beyond r, or wholly within the sphere
+ * of rin2, are passed over (with margins far above rounding). */
+static void search_init(const fk_so_grid *g, const double c[3], double r, double rin2, search *s)
+{
+    for (int k = 0; k < 3; k++) axis_cells(g, c[k], r, k, &s->ax[k]);
+    s->c = c, s->r2max = r * r, s->rin2 = rin2;
+    s->out2 = r * (1 + 1e-6) * r * (1 + 1e-6) + 1e-6 * g->cell * g->cell;
+    s->in2 = rin2 > 0 ? rin2 * (1 - 1e-6) - 1e-6 * g->cell * g->cell : -1;
+}
+
+/* Appends to w->sh[n..) the particles of the search in the cells of slice i
+ * of its first axis, in the grid's order, and returns the new count, or
+ * (size_t)-1 when out of memory. d^2 is the same sum, operation for
+ * operation, whichever cell a particle is reached from, so that successive
+ * shells partition the sphere exactly. */
+static size_t gather_slice(const fk_so_grid *g, const search *sr, long i, fk_so_prof *w, size_t n)
 {
     const fk_so_particles *p = g->p;
-    for (int k = 0; k < 3; k++) axis_cells(g, c[k], r, k, &ax[k]);
-    const double r2max = r * r, box = p->box;
-    const double out2 = r * (1 + 1e-6) * r * (1 + 1e-6) + 1e-6 * g->cell * g->cell;
-    const double in2 = rin2 > 0 ? rin2 * (1 - 1e-6) - 1e-6 * g->cell * g->cell : -1;
-    for (long i = 0; i < ax[0].n; i++)
-        for (long j = 0; j < ax[1].n; j++)
-            for (long l = 0; l < ax[2].n; l++) {
-                double nr = ax[0].near[i] * ax[0].near[i] + ax[1].near[j] * ax[1].near[j] + ax[2].near[l] * ax[2].near[l];
-                double fr = ax[0].far[i] * ax[0].far[i] + ax[1].far[j] * ax[1].far[j] + ax[2].far[l] * ax[2].far[l];
-                if (nr > out2 || fr < in2) continue;
-                uint64_t cell = ((uint64_t)ax[0].ci[i] * g->side + (uint64_t)ax[1].ci[j]) * g->side + (uint64_t)ax[2].ci[l];
-                uint64_t a = g->start[cell], b = g->start[cell + 1];
-                if (fk_so_prof_reserve(w, n + (b - a))) return (size_t)-1;
-                const double s[3] = {ax[0].shift[i], ax[1].shift[j], ax[2].shift[l]};
-                if (!isnan(s[0]) && !isnan(s[1]) && !isnan(s[2])) {
-                    for (uint64_t q = a; q < b; q++) {
-                        const float *x = g->x + 4 * q;
-                        double d0 = (double)x[0] - c[0], d1 = (double)x[1] - c[1], d2 = (double)x[2] - c[2];
-                        d0 -= s[0], d1 -= s[1], d2 -= s[2];
-                        double rr = 0;
-                        rr += d0 * d0, rr += d1 * d1, rr += d2 * d2;
-                        if (rr <= r2max && rr > rin2) w->sh[n++] = (fk_shell){rr, x[3]};
-                    }
-                    continue;
-                }
+    const axis *ax = sr->ax;
+    const double *c = sr->c, r2max = sr->r2max, rin2 = sr->rin2, box = p->box;
+    for (long j = 0; j < ax[1].n; j++)
+        for (long l = 0; l < ax[2].n; l++) {
+            double nr = ax[0].near[i] * ax[0].near[i] + ax[1].near[j] * ax[1].near[j] + ax[2].near[l] * ax[2].near[l];
+            double fr = ax[0].far[i] * ax[0].far[i] + ax[1].far[j] * ax[1].far[j] + ax[2].far[l] * ax[2].far[l];
+            if (nr > sr->out2 || fr < sr->in2) continue;
+            uint64_t cell = ((uint64_t)ax[0].ci[i] * g->side + (uint64_t)ax[1].ci[j]) * g->side + (uint64_t)ax[2].ci[l];
+            uint64_t a = g->start[cell], b = g->start[cell + 1];
+            if (fk_so_prof_reserve(w, n + (b - a))) return (size_t)-1;
+            const double s[3] = {ax[0].shift[i], ax[1].shift[j], ax[2].shift[l]};
+            if (!isnan(s[0]) && !isnan(s[1]) && !isnan(s[2])) {
                 for (uint64_t q = a; q < b; q++) {
                     const float *x = g->x + 4 * q;
+                    double d0 = (double)x[0] - c[0], d1 = (double)x[1] - c[1], d2 = (double)x[2] - c[2];
+                    d0 -= s[0], d1 -= s[1], d2 -= s[2];
                     double rr = 0;
-                    for (int k = 0; k < 3; k++) {
-                        double d = (double)x[k] - c[k];
-                        if (p->periodic) d -= isnan(s[k]) ? box * nearbyint(d / box) : s[k];
-                        rr += d * d;
-                    }
+                    rr += d0 * d0, rr += d1 * d1, rr += d2 * d2;
                     if (rr <= r2max && rr > rin2) w->sh[n++] = (fk_shell){rr, x[3]};
                 }
+                continue;
             }
+            for (uint64_t q = a; q < b; q++) {
+                const float *x = g->x + 4 * q;
+                double rr = 0;
+                for (int k = 0; k < 3; k++) {
+                    double d = (double)x[k] - c[k];
+                    if (p->periodic) d -= isnan(s[k]) ? box * nearbyint(d / box) : s[k];
+                    rr += d * d;
+                }
+                if (rr <= r2max && rr > rin2) w->sh[n++] = (fk_shell){rr, x[3]};
+            }
+        }
     return n;
+}
+
+/* The search's particles appended to w->sh[n..): the new count, or
+ * (size_t)-1 when out of memory. */
+static size_t gather(const fk_so_grid *g, const search *sr, fk_so_prof *w, size_t n)
+{
+    for (long i = 0; i < sr->ax[0].n && n != (size_t)-1; i++) n = gather_slice(g, sr, i, w, n);
+    return n;
+}
+
+/* gather with every thread (called outside a parallel region): each slice
+ * into its thread's buffer, then the slices put together in order, so that
+ * w->sh is the same as gather's. */
+static size_t gather_team(const fk_so_grid *g, const search *sr, fk_so_prof *w, size_t n)
+{
+    const long ns = sr->ax[0].n;
+    /* per slice: where in its thread's buffer, how many, which thread */
+    size_t *at = malloc((3 * (size_t)ns + 1) * sizeof *at), *len = at + ns, *off = len + ns;
+    int nthr = omp_get_max_threads(), failed = !at;
+    fk_so_prof **tw = calloc((size_t)nthr, sizeof *tw);
+    if (!tw || failed) {
+        free(at), free(tw);
+        return (size_t)-1;
+    }
+#pragma omp parallel num_threads(nthr)
+    {
+        int t = omp_get_thread_num();
+        fk_so_prof *mine = tw[t] = calloc(1, sizeof *mine);
+        size_t m = 0;
+        if (!mine) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (long i = 0; i < ns; i++) {
+            if (!mine || failed) continue;
+            size_t e = gather_slice(g, sr, i, mine, m);
+            if (e == (size_t)-1) {
+#pragma omp atomic write
+                failed = 1;
+                continue;
+            }
+            at[i] = m, len[i] = e - m, off[i] = (size_t)t;
+            m = e;
+        }
+    }
+    size_t total = n;
+    for (long i = 0; i < ns && !failed; i++) total += len[i];
+    if (!failed && fk_so_prof_reserve(w, total)) failed = 1;
+    if (!failed) {
+        size_t *dst = malloc(((size_t)ns + 1) * sizeof *dst);
+        if (!dst) failed = 1;
+        for (long i = 0; dst && i < ns; i++) dst[i] = (i ? dst[i - 1] + len[i - 1] : n); /* its place in w->sh */
+#pragma omp parallel for schedule(dynamic, 1)
+        for (long i = 0; i < (dst ? ns : 0); i++) memcpy(w->sh + dst[i], tw[off[i]]->sh + at[i], len[i] * sizeof *w->sh);
+        free(dst);
+    }
+    for (int t = 0; t < nthr; t++)
+        if (tw[t]) fk_so_prof_free(tw[t]), free(tw[t]);
+    free(tw), free(at);
+    return failed ? (size_t)-1 : total;
+}
+
+/* One centre's radii into R, M (nt each): gather from r (rin2 < 0), doubling
+ * until the lowest threshold is crossed or the limit reached. team: every
+ * thread on it (outside a parallel region). 0, or -1 when out of memory. */
+static int one_centre(const fk_so_grid *g, const double c[3], double r, double limit, int method, size_t first,
+                      size_t nt, const double *rho, size_t low, int team, fk_so_prof *w, search *sr, double *R,
+                      double *M)
+{
+    double rin2 = -1;
+    size_t n = 0;
+    for (;;) {
+        if (r > limit) r = limit;
+        /* the full sort gathers the whole sphere again (the reference); otherwise what w->sh
+         * has is kept and the shell beyond added */
+        int keep = rin2 >= 0 && method != FK_SO_SORT;
+        search_init(g, c, r, keep ? rin2 : -1, sr);
+        n = team ? gather_team(g, sr, w, keep ? n : 0) : gather(g, sr, w, keep ? n : 0);
+        if (n == (size_t)-1) return -1;
+        int st = fk_so_profile(w, n, r, method, first, nt, rho, low, !(r < limit), team, R, M);
+        if (st == 0) return 0;
+        if (st != -1) return -1;
+        rin2 = r * r;
+        r *= 2;
+    }
+}
+
+/* The particles in the cells of c's first search: what the search will
+ * gather, about. */
+static uint64_t cube_count(const fk_so_grid *g, const double c[3], double r, axis *ax)
+{
+    for (int k = 0; k < 3; k++) axis_range(g, c[k], r, k, &ax[k].first, &ax[k].n);
+    uint64_t sum = 0;
+    for (long i = 0; i < ax[0].n; i++)
+        for (long j = 0; j < ax[1].n; j++) {
+            long ci = ax[0].first + i, cj = ax[1].first + j, l0 = ax[2].first, l1 = l0 + ax[2].n - 1;
+            ci = ((ci % g->side) + g->side) % g->side, cj = ((cj % g->side) + g->side) % g->side;
+            l0 = ((l0 % g->side) + g->side) % g->side, l1 = ((l1 % g->side) + g->side) % g->side;
+            uint64_t row = ((uint64_t)ci * g->side + (uint64_t)cj) * g->side;
+            if (l0 <= l1)
+                sum += g->start[row + l1 + 1] - g->start[row + l0];
+            else /* wrapped */
+                sum += g->start[row + g->side] - g->start[row + l0] + g->start[row + l1 + 1] - g->start[row];
+        }
+    return sum;
 }
 
 /* The largest radius worth searching about c. */
@@ -314,48 +435,71 @@ int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *cent
                          const double *rho, size_t minpart, int method, double *R, double *M, fk_error *err)
 {
     const size_t first = minpart ? minpart - 1 : 0;
+    const int how = method == FK_SO_TEAM ? FK_SO_BINS : method; /* the profiles' method */
     size_t low = 0;
     for (size_t t = 0; t < nt; t++) {
         if (!(rho[t] > 0) || !isfinite(rho[t]))
             return fk_fail(err, FK_EINVAL, "SO threshold %zu is %g: thresholds must be positive", t, rho[t]);
         if (rho[t] < rho[low]) low = t;
     }
-    int failed = 0;
+    /* Spheres that start with SO_TEAM_MIN particles or more in their cells (a rough
+     * count, the same on any number of threads) are searched one at a time by every thread,
+     * the largest halos of a big snapshot, which alone would outlast the rest; then the
+     * others, a thread each. */
+    unsigned char *team = malloc(nh ? nh : 1);
+    int failed = !team;
+    uint64_t nteam = 0;
+#pragma omp parallel reduction(+ : nteam)
+    {
+        axis *ax = malloc(sizeof *ax * 3);
+        if (!ax) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 64)
+        for (uint64_t h = 0; h < nh; h++) {
+            if (!ax) continue;
+            double r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell, limit = search_limit(grid, centre + 3 * h);
+            team[h] = method == FK_SO_TEAM || cube_count(grid, centre + 3 * h, r < limit ? r : limit, ax) >= SO_TEAM_MIN;
+            nteam += team[h];
+        }
+        free(ax);
+    }
+    if (nteam && !failed) {
+        fk_so_prof *w = calloc(1, sizeof *w);
+        search *sr = malloc(sizeof *sr);
+        failed = !w || !sr;
+        for (uint64_t h = 0; h < nh && !failed; h++) {
+            if (!team[h]) continue;
+            const double *c = centre + 3 * h;
+            double limit = search_limit(grid, c), r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell;
+            if (one_centre(grid, c, r, limit, how, first, nt, rho, low, 1, w, sr, R + nt * h, M + nt * h)) failed = 1;
+        }
+        if (w) fk_so_prof_free(w);
+        free(w), free(sr);
+    }
 #pragma omp parallel
     {
         fk_so_prof *w = calloc(1, sizeof *w);
-        axis *ax = malloc(3 * sizeof *ax);
-        if (!w || !ax) {
+        search *sr = malloc(sizeof *sr);
+        if (!w || !sr) {
 #pragma omp atomic write
             failed = 1;
         }
 #pragma omp for schedule(dynamic, 1)
         for (uint64_t h = 0; h < nh; h++) {
-            if (failed) continue;
+            if (failed || team[h]) continue;
             const double *c = centre + 3 * h;
-            double limit = search_limit(grid, c);
-            double r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell, rin2 = -1;
-            size_t n = 0;
-            for (;;) {
-                if (r > limit) r = limit;
-                /* the full sort gathers the whole sphere again (the reference); otherwise what
-                 * w->sh has is kept and the shell beyond added */
-                int keep = rin2 >= 0 && method != FK_SO_SORT;
-                n = gather(grid, c, r, keep ? rin2 : -1, w, keep ? n : 0, ax);
-                if (n == (size_t)-1) {
+            double limit = search_limit(grid, c), r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell;
+            if (one_centre(grid, c, r, limit, how, first, nt, rho, low, 0, w, sr, R + nt * h, M + nt * h)) {
 #pragma omp atomic write
-                    failed = 1;
-                    break;
-                }
-                int st = fk_so_profile(w, n, r, method, first, nt, rho, low, !(r < limit), R + nt * h, M + nt * h);
-                if (st == 0) break;
-                rin2 = r * r;
-                r *= 2;
+                failed = 1;
             }
         }
         if (w) fk_so_prof_free(w);
-        free(w), free(ax);
+        free(w), free(sr);
     }
+    free(team);
     if (failed) return fk_fail(err, FK_ENOMEM, "out of memory for the SO profiles");
     return FK_OK;
 }

@@ -111,9 +111,11 @@ int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, con
 
 /* fk_so_measure reading each profile by method (so_profile.h): FK_SO_AUTO
  * (what fk_so_measure does), FK_SO_SORT (every gathered particle sorted:
- * the reference) or FK_SO_BINS (radial bins, only those that can hold a
+ * the reference), FK_SO_BINS (radial bins, only those that can hold a
  * crossing sorted: the same crossings, the cumulative masses rounded in
- * another order). */
+ * another order) or FK_SO_TEAM (FK_SO_BINS with every centre searched by
+ * all threads together, as FK_SO_AUTO and FK_SO_BINS do for the centres
+ * whose first search holds 2^19 particles or more). */
 int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
                          const double *rho, size_t minpart, int method, double *R, double *M, fk_error *err);
 

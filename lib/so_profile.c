@@ -1,6 +1,7 @@
 /* so_profile.c - the first threshold crossings of a sphere's cumulative profile: every particle sorted, or radial bins of which only those that can hold a crossing are sorted. */
 #include "so_profile.h"
 #include "so.h"
+#include "error.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -148,21 +149,37 @@ static uint64_t key_of(double r, int bits)
  * 2^bits bins a factor 2 in radius, fewer for fewer particles: from
  * FK_SO_BIN_BITS at 2^17 particles on down to 2 below 2^12, so that the
  * bins stay cheap to walk beside the particles. */
-static void make_bins(fk_so_prof *w, size_t n, double rmax)
+static int bin_bits(size_t n)
 {
     int bits = FK_SO_BIN_BITS;
     while (bits > 2 && n < ((size_t)1 << (bits + 10))) bits--;
-    uint64_t k0 = key_of(ldexp(rmax, -FK_SO_BIN_SPAN), bits);
-    size_t nb = (size_t)(key_of(rmax, bits) - k0) + 2; /* + 1: a rounded sqrt(r^2) may pass rmax */
-    if (nb > FK_SO_NBIN) nb = FK_SO_NBIN;
-    w->nb = nb;
+    return bits;
+}
+
+static size_t bin_count(double rmax, int bits, uint64_t *k0)
+{
+    *k0 = key_of(ldexp(rmax, -FK_SO_BIN_SPAN), bits);
+    size_t nb = (size_t)(key_of(rmax, bits) - *k0) + 2; /* + 1: a rounded sqrt(r^2) may pass rmax */
+    return nb > FK_SO_NBIN ? FK_SO_NBIN : nb;
+}
+
+static size_t bin_of(double r, int bits, uint64_t k0, size_t nb)
+{
+    uint64_t k = key_of(r, bits);
+    return k <= k0 ? 0 : k - k0 >= nb ? nb - 1 : (size_t)(k - k0);
+}
+
+static void make_bins(fk_so_prof *w, size_t n, double rmax)
+{
+    int bits = bin_bits(n);
+    uint64_t k0;
+    size_t nb = w->nb = bin_count(rmax, bits, &k0);
     memset(w->cnt, 0, nb * sizeof *w->cnt);
     memset(w->sorted, 0, nb * sizeof *w->sorted);
     for (size_t b = 0; b < nb; b++) w->msum[b] = 0, w->rmax[b] = 0;
     for (size_t i = 0; i < n; i++) {
         double r = sqrt(w->sh[i].r2);
-        uint64_t k = key_of(r, bits);
-        size_t b = k <= k0 ? 0 : k - k0 >= nb ? nb - 1 : (size_t)(k - k0);
+        size_t b = bin_of(r, bits, k0, nb);
         w->bin[i] = (uint32_t)b;
         w->cnt[b]++;
         w->msum[b] += w->sh[i].m;
@@ -174,6 +191,57 @@ static void make_bins(fk_so_prof *w, size_t n, double rmax)
     for (size_t i = 0; i < n; i++) w->tmp[w->off[w->bin[i]]++] = w->sh[i];
     for (size_t b = nb; b-- > 0;) w->off[b + 1] = w->off[b];
     w->off[0] = 0;
+}
+
+/* make_bins by every thread: each piece of FK_SO_PIECE particles counted,
+ * summed and placed on its own, the pieces' sums added in order. 0 or -1
+ * when out of memory. */
+static int make_bins_team(fk_so_prof *w, size_t n, double rmax)
+{
+    int bits = bin_bits(n);
+    uint64_t k0;
+    size_t nb = w->nb = bin_count(rmax, bits, &k0), np = (n + FK_SO_PIECE - 1) / FK_SO_PIECE;
+    uint32_t *pc = calloc(np * nb, sizeof *pc); /* per piece: counts, then where each bin goes */
+    double *pm = calloc(np * nb, sizeof *pm), *pr = calloc(np * nb, sizeof *pr);
+    if (!pc || !pm || !pr) {
+        free(pc), free(pm), free(pr);
+        return -1;
+    }
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t q = 0; q < np; q++) {
+        uint32_t *c = pc + q * nb;
+        double *m = pm + q * nb, *rm = pr + q * nb;
+        for (size_t i = q * FK_SO_PIECE; i < n && i < (q + 1) * FK_SO_PIECE; i++) {
+            double r = sqrt(w->sh[i].r2);
+            size_t b = bin_of(r, bits, k0, nb);
+            w->bin[i] = (uint32_t)b;
+            c[b]++;
+            m[b] += w->sh[i].m;
+            if (r > rm[b]) rm[b] = r;
+        }
+    }
+    memset(w->sorted, 0, nb * sizeof *w->sorted);
+    size_t off = 0;
+    for (size_t b = 0; b < nb; b++) {
+        w->off[b] = off;
+        w->cnt[b] = 0, w->msum[b] = 0, w->rmax[b] = 0;
+        for (size_t q = 0; q < np; q++) {
+            uint32_t c = pc[q * nb + b];
+            pc[q * nb + b] = (uint32_t)off;
+            off += c;
+            w->cnt[b] += c;
+            w->msum[b] += pm[q * nb + b];
+            if (pr[q * nb + b] > w->rmax[b]) w->rmax[b] = pr[q * nb + b];
+        }
+    }
+    w->off[nb] = off;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t q = 0; q < np; q++) {
+        uint32_t *c = pc + q * nb;
+        for (size_t i = q * FK_SO_PIECE; i < n && i < (q + 1) * FK_SO_PIECE; i++) w->tmp[c[w->bin[i]]++] = w->sh[i];
+    }
+    free(pc), free(pm), free(pr);
+    return 0;
 }
 
 /* One threshold's crossing from the bins: a bin after the profile's start
@@ -219,9 +287,12 @@ static int walk_bins(fk_so_prof *w, size_t first, double rho_t, double *R, doubl
 }
 
 static int profile_bins(fk_so_prof *w, size_t n, double rmax, size_t first, size_t nt, const double *rho, size_t low,
-                        int final, double *R, double *M)
+                        int final, int team, double *R, double *M)
 {
-    make_bins(w, n, rmax);
+    if (!team)
+        make_bins(w, n, rmax);
+    else if (make_bins_team(w, n, rmax))
+        return FK_ENOMEM;
     double Rl, Ml;
     if (walk_bins(w, first, rho[low], &Rl, &Ml) == -1 && !final) {
         fk_shell *t = w->sh; /* the particles back in w->sh, for the caller to add to */
@@ -233,9 +304,9 @@ static int profile_bins(fk_so_prof *w, size_t n, double rmax, size_t first, size
 }
 
 int fk_so_profile(fk_so_prof *w, size_t n, double rmax, int method, size_t first, size_t nt, const double *rho,
-                  size_t low, int final, double *R, double *M)
+                  size_t low, int final, int team, double *R, double *M)
 {
     int bins = method == FK_SO_BINS || (method == FK_SO_AUTO && n >= FK_SO_BINS_MIN);
-    if (bins && rmax > 0 && isfinite(rmax)) return profile_bins(w, n, rmax, first, nt, rho, low, final, R, M);
+    if (bins && rmax > 0 && isfinite(rmax)) return profile_bins(w, n, rmax, first, nt, rho, low, final, team, R, M);
     return profile_sorted(w, n, first, nt, rho, low, final, R, M);
 }

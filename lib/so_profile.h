@@ -15,7 +15,8 @@ extern "C" {
 enum {
     FK_SO_AUTO = 0, /* bins from FK_SO_BINS_MIN particles on, else a full sort */
     FK_SO_SORT = 1, /* every particle sorted (the reference)                  */
-    FK_SO_BINS = 2  /* radial bins, whatever the number of particles          */
+    FK_SO_BINS = 2, /* radial bins, whatever the number of particles          */
+    FK_SO_TEAM = 3  /* radial bins, every centre searched by all threads      */
 };
 
 /*
@@ -32,6 +33,8 @@ enum {
 #ifndef FK_SO_BINS_MIN
 #define FK_SO_BINS_MIN 64
 #endif
+
+#define FK_SO_PIECE (1u << 16)
 
 /* One thread's buffers (zero-initialise; fk_so_prof_free). */
 typedef struct fk_so_prof {
@@ -68,10 +71,13 @@ void fk_so_prof_free(fk_so_prof *w);
  * cross a threshold: the same crossings as the full sort, the cumulative
  * masses rounded in another order (identical when the masses are equal,
  * as integer multiples of one float below 2^29 particles). Overwrites
- * w->sh. Can't fail.
+ * w->sh. team: called outside a parallel region, the bins are made by
+ * every thread, in pieces of FK_SO_PIECE particles whose sums are added in
+ * order (the same on any number of threads). 0 or -1 as above, or
+ * FK_ENOMEM (team only).
  */
 int fk_so_profile(fk_so_prof *w, size_t n, double rmax, int method, size_t first, size_t nt, const double *rho,
-                  size_t low, int final, double *R, double *M);
+                  size_t low, int final, int team, double *R, double *M);
 
 #ifdef __cplusplus
 }

@@ -147,7 +147,8 @@ static void drop(setup *s)
     free(s->pos), free(s->mass), free(s->c), free(s->r0);
 }
 
-/* Every method and 1 and 2 threads on p about s's centres: with equal masses the bins
+/* Every method and 1 and 2 threads on p about s's centres (the team's bins in pieces of
+ * FK_SO_PIECE, several for the big halo): with equal masses the bins
  * give the full sort's radii and masses to the bit; with unequal ones to 1e-12 (the
  * cumulative masses summed in another order). Then brute force on the first nb centres.
  * Returns the radii reached. */
@@ -157,18 +158,25 @@ static int compare(const char *what, const fk_so_particles *p, const setup *s, i
     fk_so_grid *g;
     CHECK(fk_so_grid_build(p, &g, &err) == FK_OK);
     size_t k = NT * s->nc;
-    double *R[4], *M[4];
-    for (int i = 0; i < 4; i++) R[i] = malloc(k * sizeof **R), M[i] = malloc(k * sizeof **M);
+    double *R[6], *M[6];
+    for (int i = 0; i < 6; i++) R[i] = malloc(k * sizeof **R), M[i] = malloc(k * sizeof **M);
     threads(2);
     CHECK(fk_so_measure_method(g, s->nc, s->c, s->r0, NT, rho, FK_SO_MINPART, FK_SO_SORT, R[0], M[0], &err) == FK_OK);
     CHECK(fk_so_measure_method(g, s->nc, s->c, s->r0, NT, rho, FK_SO_MINPART, FK_SO_BINS, R[1], M[1], &err) == FK_OK);
     CHECK(fk_so_measure(g, s->nc, s->c, s->r0, NT, rho, FK_SO_MINPART, R[2], M[2], &err) == FK_OK);
+    /* the first centres (the largest halos) by both threads together: the bins made in pieces */
+    uint64_t nteam = s->nc < 16 ? s->nc : 16;
+    for (int i = 4; i < 6; i++) memcpy(R[i], R[0], k * sizeof **R), memcpy(M[i], M[0], k * sizeof **M);
+    CHECK(fk_so_measure_method(g, nteam, s->c, s->r0, NT, rho, FK_SO_MINPART, FK_SO_TEAM, R[4], M[4], &err) == FK_OK);
     threads(1);
     CHECK(fk_so_measure_method(g, s->nc, s->c, s->r0, NT, rho, FK_SO_MINPART, FK_SO_BINS, R[3], M[3], &err) == FK_OK);
+    CHECK(fk_so_measure_method(g, nteam, s->c, s->r0, NT, rho, FK_SO_MINPART, FK_SO_TEAM, R[5], M[5], &err) == FK_OK);
     threads(2);
     CHECK_MSG(same(R[1], R[3], k) && same(M[1], M[3], k), "%s: bins on 1 and 2 threads differ", what);
+    CHECK_MSG(same(R[4], R[5], k) && same(M[4], M[5], k), "%s: a team of 1 and 2 threads differ", what);
     double worst = 0;
-    for (int i = 1; i < 3; i++) {
+    for (int i = 1; i < 5; i++) {
+        if (i == 3) continue;
         if (equal)
             CHECK_MSG(same(R[0], R[i], k) && same(M[0], M[i], k), "%s: method %d differs from the full sort", what, i);
         else
@@ -186,7 +194,7 @@ static int compare(const char *what, const fk_so_particles *p, const setup *s, i
         CHECK_MSG(close(Rb, R[1] + NT * h, NT, &w) && close(Mb, M[1] + NT * h, NT, &w),
                   "%s: centre %d differs from brute force by %g", what, (int)h, w);
     }
-    for (int i = 0; i < 4; i++) free(R[i]), free(M[i]);
+    for (int i = 0; i < 6; i++) free(R[i]), free(M[i]);
     fk_so_grid_free(g);
     return reached;
 }
@@ -195,7 +203,7 @@ static void test_mock(void)
 {
     setup s;
     /* the big halo: more than 2^17 particles in its sphere, the finest bins */
-    make(&s, UINT64_C(1) << 18, 140000, 120, 30);
+    make(&s, UINT64_C(1) << 18, 140000, 60, 20);
     fk_so_particles per = {s.n, s.pos, s.mass, 1, 1, -0.5};
     int reached = compare("periodic", &per, &s, 1, 2);
     CHECK_MSG(reached > (int)s.nc, "periodic: %d radii reached", reached);
