@@ -76,8 +76,11 @@ int fk_so_thresholds(const fk_cosmo *c, double rho[FK_SO_N], double *delta_vir, 
  * binned by radius and only the bins where the mean density can cross a
  * threshold are sorted (so_profile.h); the masses within each radius are
  * then summed bin by bin, so that with unequal particle masses they (and
- * R, M) can differ from a full sort's by rounding (relative 1e-16 times
- * the particles summed); with equal masses they are identical.
+ * R, M) can differ from a full sort's by rounding (relative 1.1e-16 times
+ * the particles summed); with equal masses they are identical. Centres
+ * whose first search holds 2^19 particles or more (the largest halos) are
+ * searched one at a time by every thread, the others a thread each; no
+ * result depends on the number of threads.
  */
 
 /* All the particles of a stream. */

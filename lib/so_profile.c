@@ -147,7 +147,7 @@ static uint64_t key_of(double r, int bits)
 /* Bins w->sh[0..n) (within rmax) into w->tmp, bin by bin in w->sh's order,
  * with each bin's count, mass (summed in that order) and largest radius.
  * 2^bits bins a factor 2 in radius, fewer for fewer particles: from
- * FK_SO_BIN_BITS at 2^17 particles on down to 2 below 2^12, so that the
+ * FK_SO_BIN_BITS at 2^17 particles on down to 2 below 2^13, so that the
  * bins stay cheap to walk beside the particles. */
 static int bin_bits(size_t n)
 {

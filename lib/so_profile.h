@@ -20,20 +20,23 @@ enum {
 };
 
 /*
- * Radial bins: 2^FK_SO_BIN_BITS a factor 2 in radius (each 0.54% to 1.1%
- * wide), from the search radius down FK_SO_BIN_SPAN factors of 2 (closer
- * particles share the first bin). A bin's key is the top bits of the
- * binary64 radius, so particles at equal radii share a bin.
- * FK_SO_BINS_MIN: below it sorting everything is about as fast (measured
- * on the 16.7M mock: see bench/RESULTS.md "Halo masses").
+ * Radial bins: up to 2^FK_SO_BIN_BITS a factor 2 in radius (each 0.54%
+ * to 1.1% wide; fewer for fewer particles, see so_profile.c), from the
+ * search radius down FK_SO_BIN_SPAN factors of 2 (closer particles share
+ * the first bin). A bin's key is the top bits of the binary64 radius, so
+ * particles at equal radii share a bin.
+ * FK_SO_BINS_MIN: spheres of fewer particles are sorted whole. Bins pay
+ * from a few dozen particles on: bench/sobench on the 16.7M mock, 1
+ * thread (a loaded 2-core machine), the masses took 1.47 s of CPU with
+ * bins from 8192 particles on, 1.23 s from 4096, 1.04 s from 1024, 0.99 s
+ * from 256 and 0.80 to 0.89 s with bins for every sphere.
+ * FK_SO_PIECE: a team's bins are made in pieces of this many particles
+ * (fk_so_profile), hundreds for the largest halos of a 134M snapshot.
  */
 #define FK_SO_BIN_BITS 7
 #define FK_SO_BIN_SPAN 12
 #define FK_SO_NBIN (FK_SO_BIN_SPAN * (1 << FK_SO_BIN_BITS) + 2)
-#ifndef FK_SO_BINS_MIN
 #define FK_SO_BINS_MIN 64
-#endif
-
 #define FK_SO_PIECE (1u << 16)
 
 /* One thread's buffers (zero-initialise; fk_so_prof_free). */

@@ -203,12 +203,12 @@ static void test_mock(void)
 {
     setup s;
     /* the big halo: more than 2^17 particles in its sphere, the finest bins */
-    make(&s, UINT64_C(1) << 18, 140000, 60, 20);
+    make(&s, UINT64_C(1) << 18, 140000, 40, 10);
     fk_so_particles per = {s.n, s.pos, s.mass, 1, 1, -0.5};
     int reached = compare("periodic", &per, &s, 1, 2);
     CHECK_MSG(reached > (int)s.nc, "periodic: %d radii reached", reached);
     drop(&s);
-    make(&s, UINT64_C(1) << 16, 20000, 120, 30);
+    make(&s, UINT64_C(1) << 16, 20000, 80, 20);
     fk_so_particles iso = {s.n, s.pos, s.mass, 0, 0, 0};
     reached = compare("isolated", &iso, &s, 1, 4);
     CHECK_MSG(reached > (int)s.nc, "isolated: %d radii reached", reached);
