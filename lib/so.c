@@ -51,20 +51,19 @@ struct fk_so_grid {
 
 static int cell_of(const fk_so_grid *g, double q, int k)
 {
-    long c = (long)floor((q - g->lo[k]) / g->cell);
-    if (c < 0) c = 0;
-    if (c >= g->side) c = g->side - 1;
-    return (int)c;
+    double t = (q - g->lo[k]) / g->cell;
+    if (t >= 0 && t < g->side) return (int)t; /* floor(t): t >= 0 (a cast, not a call to floor) */
+    return t >= g->side ? g->side - 1 : 0;    /* clamped; NaN to 0 */
 }
 
 /* cell_of, and *out set when q lies off the grid (clamped into it): a
  * position outside the periodic box, or not finite. */
 static int cell_chk(const fk_so_grid *g, double q, int k, int *out)
 {
-    double t = floor((q - g->lo[k]) / g->cell);
+    double t = (q - g->lo[k]) / g->cell;
     if (t >= 0 && t < g->side) return (int)t;
     *out = 1;
-    return cell_of(g, q, k);
+    return t >= g->side ? g->side - 1 : 0;
 }
 
 int fk_so_grid_build(const fk_so_particles *p, fk_so_grid **grid, fk_error *err)
