@@ -107,6 +107,23 @@ static int shell_cmp(const void *a, const void *b)
     return (p->m > q->m) - (p->m < q->m);
 }
 
+/* Sorts a[0..n) as fk_shells_sort with shell_cmp (scratch: n shells), a
+ * few by insertion: shell_cmp is a total order on the values, so every
+ * sort gives the same array. */
+static void sort_shells(fk_shell *a, size_t n, fk_shell *scratch)
+{
+    if (n > 24) {
+        fk_shells_sort(a, n, scratch, shell_cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        fk_shell v = a[i];
+        size_t j = i;
+        for (; j > 0 && shell_cmp(&a[j - 1], &v) > 0; j--) a[j] = a[j - 1];
+        a[j] = v;
+    }
+}
+
 /* Sorts sh[0..n) (scratch: n shells) and fills r and cm: the radii and the
  * mass within each, from m0 on, summed outward; equal radii share their
  * total. */
@@ -269,7 +286,7 @@ static int walk_bins(fk_so_prof *w, size_t first, double rho_t, double *R, doubl
         } else {
             fk_shell *a = w->tmp + k0;
             /* sorted_profile needs scratch of c shells: w->sh is free once binned */
-            if (!w->sorted[b]) fk_shells_sort(a, c, w->sh, shell_cmp), w->sorted[b] = 1;
+            if (!w->sorted[b]) sort_shells(a, c, w->sh), w->sorted[b] = 1;
             double sum = ma;
             for (size_t k = 0; k < c; k++) {
                 sum += a[k].m;
