@@ -1,14 +1,18 @@
 /* so.c - spherical-overdensity radii and masses: reference densities, a cell grid over every particle, profile crossings. */
 #include "so.h"
-#include "shells.h"
+#include "bigmem.h"
+#include "so_profile.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #define SO_PER_CELL 8      /* particles per grid cell on average */
 #define SO_MAX_SIDE 1024   /* cells per side, at most (2^30 cells) */
+#define SO_TEAM_MIN (1u << 19) /* particles about a centre that every thread searches together */
 
 int fk_so_thresholds(const fk_cosmo *c, double rho[FK_SO_N], double *delta_vir, fk_error *err)
 {
@@ -34,29 +38,6 @@ int fk_so_thresholds(const fk_cosmo *c, double rho[FK_SO_N], double *delta_vir, 
     return FK_OK;
 }
 
-int fk_so_crossing(const double *r, const double *cm, size_t n, size_t first, double rho_t, double *R, double *M)
-{
-    *R = *M = NAN;
-    size_t k = first;
-    while (k < n && r[k] == 0) k++;
-    const double v = 4.0 / 3.0 * M_PI;
-    double lr0 = 0, lrho0 = 0;
-    for (size_t start = k; k < n; k++) {
-        if (k > start && r[k] == r[k - 1]) continue; /* the same sphere: cm holds all of them */
-        double rho = cm[k] / (v * r[k] * r[k] * r[k]);
-        if (rho < rho_t) {
-            if (k == start) return 0; /* the first sphere is not dense enough */
-            double lr1 = log(r[k]), lrho1 = log(rho);
-            double lR = lr0 + (log(rho_t) - lrho0) * (lr1 - lr0) / (lrho1 - lrho0);
-            *R = exp(lR);
-            *M = v * *R * *R * *R * rho_t;
-            return 1;
-        }
-        lr0 = log(r[k]), lrho0 = log(rho);
-    }
-    return -1;
-}
-
 /* ---- the grid -------------------------------------------------------------- */
 
 struct fk_so_grid {
@@ -70,10 +51,19 @@ struct fk_so_grid {
 
 static int cell_of(const fk_so_grid *g, double q, int k)
 {
-    long c = (long)floor((q - g->lo[k]) / g->cell);
-    if (c < 0) c = 0;
-    if (c >= g->side) c = g->side - 1;
-    return (int)c;
+    double t = (q - g->lo[k]) / g->cell;
+    if (t >= 0 && t < g->side) return (int)t; /* floor(t): t >= 0 (a cast, not a call to floor) */
+    return t >= g->side ? g->side - 1 : 0;    /* clamped; NaN to 0 */
+}
+
+/* cell_of, and *out set when q lies off the grid (clamped into it): a
+ * position outside the periodic box, or not finite. */
+static int cell_chk(const fk_so_grid *g, double q, int k, int *out)
+{
+    double t = (q - g->lo[k]) / g->cell;
+    if (t >= 0 && t < g->side) return (int)t;
+    *out = 1;
+    return t >= g->side ? g->side - 1 : 0;
 }
 
 int fk_so_grid_build(const fk_so_particles *p, fk_so_grid **grid, fk_error *err)
@@ -84,57 +74,121 @@ int fk_so_grid_build(const fk_so_particles *p, fk_so_grid **grid, fk_error *err)
     fk_so_grid *g = calloc(1, sizeof *g);
     if (!g) return fk_fail(err, FK_ENOMEM, "out of memory for the SO grid");
     g->p = p;
+    const uint64_t n = p->n;
     double ext = 0;
     if (p->periodic) {
         for (int k = 0; k < 3; k++) g->lo[k] = p->origin, g->hi[k] = p->origin + p->box;
         ext = p->box;
     } else {
-        for (int k = 0; k < 3; k++) g->lo[k] = INFINITY, g->hi[k] = -INFINITY;
-        for (uint64_t i = 0; i < p->n; i++)
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+#pragma omp parallel for schedule(static) reduction(min : lo[:3]) reduction(max : hi[:3])
+        for (uint64_t i = 0; i < n; i++)
             for (int k = 0; k < 3; k++) {
                 double q = p->pos[3 * i + k];
-                if (q < g->lo[k]) g->lo[k] = q;
-                if (q > g->hi[k]) g->hi[k] = q;
+                if (q < lo[k]) lo[k] = q;
+                if (q > hi[k]) hi[k] = q;
             }
-        if (p->n == 0)
-            for (int k = 0; k < 3; k++) g->lo[k] = g->hi[k] = 0;
+        for (int k = 0; k < 3; k++) g->lo[k] = n ? lo[k] : 0, g->hi[k] = n ? hi[k] : 0;
         for (int k = 0; k < 3; k++)
             if (g->hi[k] - g->lo[k] > ext) ext = g->hi[k] - g->lo[k];
     }
-    double s = cbrt((double)p->n / SO_PER_CELL);
+    double s = cbrt((double)n / SO_PER_CELL);
     g->side = s < 1 ? 1 : s > SO_MAX_SIDE ? SO_MAX_SIDE : (int)s;
     g->cell = ext > 0 ? ext / g->side : 1;
     if (!p->periodic) g->cell *= 1 + 1e-9; /* the top particles fall inside the last cell */
     uint64_t ncell = (uint64_t)g->side * g->side * g->side;
-    uint32_t *cid = malloc((p->n ? p->n : 1) * sizeof *cid);
-    g->start = calloc(ncell + 1, sizeof *g->start);
-    g->x = malloc((p->n ? p->n : 1) * 4 * sizeof *g->x);
-    if (!cid || !g->start || !g->x) {
-        free(cid);
+    /* A stable counting sort by cell, in two passes so that the counters stay few: by x slab
+     * (each thread counting and placing a contiguous run of the stream), then each slab by
+     * cell. The cells' particles come in stream order: the layout, and every sum over it, is
+     * the same on any number of threads. */
+    const uint64_t side = (uint64_t)g->side, plane = side * side;
+    int nthr = omp_get_max_threads(), out = 0, failed = 0;
+    uint64_t *count = calloc((size_t)nthr * side + side + 1, sizeof *count), *slab = count + (size_t)nthr * side;
+    /* large arrays on huge pages, faulted in on every core (bigmem.h) */
+    uint64_t *pair = fk_big_alloc((n ? n : 1) * sizeof *pair); /* cell << 32 | stream index */
+    g->start = fk_big_alloc((ncell + 1) * sizeof *g->start);
+    g->x = fk_big_alloc((n ? n : 1) * 4 * sizeof *g->x);
+    if (!count || !pair || !g->start || !g->x) {
+        free(count), free(pair);
         fk_so_grid_free(g);
-        return fk_fail(err, FK_ENOMEM, "out of memory for the SO grid of %" PRIu64 " particles", p->n);
+        return fk_fail(err, FK_ENOMEM, "out of memory for the SO grid of %" PRIu64 " particles", n);
     }
-    for (uint64_t i = 0; i < p->n; i++) {
-        const float *q = p->pos + 3 * i;
-        uint64_t c = ((uint64_t)cell_of(g, q[0], 0) * g->side + cell_of(g, q[1], 1)) * g->side + cell_of(g, q[2], 2);
-        cid[i] = (uint32_t)c;
-        g->start[c + 1]++;
+#pragma omp parallel num_threads(nthr) reduction(| : out)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        uint64_t i0 = n * (uint64_t)t / (uint64_t)nt, i1 = n * (uint64_t)(t + 1) / (uint64_t)nt;
+        uint64_t *cnt = count + (size_t)t * side;
+        for (uint64_t i = i0; i < i1; i++) {
+            cnt[cell_chk(g, p->pos[3 * i], 0, &out)]++;
+        }
+#pragma omp barrier
+#pragma omp single
+        {
+            uint64_t off = 0;
+            for (uint64_t x = 0; x < side; x++) {
+                slab[x] = off;
+                for (int u = 0; u < nt; u++) {
+                    uint64_t v = count[(size_t)u * side + x];
+                    count[(size_t)u * side + x] = off;
+                    off += v;
+                }
+            }
+            slab[side] = off;
+        }
+        for (uint64_t i = i0; i < i1; i++) {
+            const float *q = p->pos + 3 * i;
+            int x = cell_of(g, q[0], 0);
+            uint64_t c = ((uint64_t)x * side + (uint64_t)cell_chk(g, q[1], 1, &out)) * side + (uint64_t)cell_chk(g, q[2], 2, &out);
+            pair[cnt[x]++] = c << 32 | i;
+        }
     }
-    for (uint64_t c = 0; c < ncell; c++) g->start[c + 1] += g->start[c];
-    /* fill in stream order, so the layout (and every sum) is fixed */
-    uint64_t *cursor = malloc(ncell * sizeof *cursor);
-    if (!cursor) {
-        free(cid);
+    if (out) { /* rare: find the first, to name it */
+        for (uint64_t i = 0; i < n; i++) {
+            const float *q = p->pos + 3 * i;
+            int o = 0;
+            for (int k = 0; k < 3; k++) cell_chk(g, q[k], k, &o);
+            if (!o) continue;
+            free(count), free(pair);
+            fk_so_grid_free(g);
+            if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2]))
+                return fk_fail(err, FK_EINVAL, "particle %" PRIu64 " has no finite position", i);
+            return fk_fail(err, FK_EINVAL, "particle %" PRIu64 " at (%g, %g, %g) lies outside the periodic box [%g, %g)", i,
+                           q[0], q[1], q[2], p->origin, p->origin + p->box);
+        }
+    }
+#pragma omp parallel
+    {
+        uint64_t *fc = malloc(plane * sizeof *fc);
+        if (!fc) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t x = 0; x < side; x++) {
+            if (!fc) continue;
+            uint64_t a = slab[x], b = slab[x + 1], base = x * plane;
+            memset(fc, 0, plane * sizeof *fc);
+            for (uint64_t q = a; q < b; q++) fc[(pair[q] >> 32) - base]++;
+            uint64_t off = a;
+            for (uint64_t c = 0; c < plane; c++) {
+                uint64_t v = fc[c];
+                g->start[base + c] = fc[c] = off;
+                off += v;
+            }
+            for (uint64_t q = a; q < b; q++) {
+                uint64_t i = pair[q] & 0xffffffffu;
+                float *d = g->x + 4 * fc[(pair[q] >> 32) - base]++;
+                d[0] = p->pos[3 * i], d[1] = p->pos[3 * i + 1], d[2] = p->pos[3 * i + 2], d[3] = p->mass[i];
+            }
+        }
+        free(fc);
+    }
+    g->start[ncell] = n;
+    free(count), free(pair);
+    if (failed) {
         fk_so_grid_free(g);
-        return fk_fail(err, FK_ENOMEM, "out of memory for the SO grid of %" PRIu64 " particles", p->n);
+        return fk_fail(err, FK_ENOMEM, "out of memory for the SO grid of %" PRIu64 " particles", n);
     }
-    memcpy(cursor, g->start, ncell * sizeof *cursor);
-    for (uint64_t i = 0; i < p->n; i++) {
-        float *d = g->x + 4 * cursor[cid[i]]++;
-        d[0] = p->pos[3 * i], d[1] = p->pos[3 * i + 1], d[2] = p->pos[3 * i + 2], d[3] = p->mass[i];
-    }
-    free(cursor);
-    free(cid);
     *grid = g;
     return FK_OK;
 }
@@ -145,42 +199,6 @@ void fk_so_grid_free(fk_so_grid *g)
     free(g->start);
     free(g->x);
     free(g);
-}
-
-/* A particle's squared distance from the centre and its mass. */
-typedef fk_shell shell;
-
-static int shell_cmp(const void *a, const void *b)
-{
-    const shell *p = a, *q = b;
-    if (p->r2 != q->r2) return (p->r2 > q->r2) - (p->r2 < q->r2);
-    return (p->m > q->m) - (p->m < q->m);
-}
-
-
-/* A thread's growing buffers. */
-typedef struct work {
-    shell *sh, *tmp;
-    double *r, *cm;
-    size_t cap;
-} work;
-
-static int work_reserve(work *w, size_t n)
-{
-    if (n <= w->cap) return 0;
-    size_t cap = w->cap ? w->cap : 1024;
-    while (cap < n) cap *= 2;
-    shell *a = realloc(w->sh, cap * sizeof *a);
-    if (a) w->sh = a;
-    shell *b = realloc(w->tmp, cap * sizeof *b);
-    if (b) w->tmp = b;
-    double *c = realloc(w->r, cap * sizeof *c);
-    if (c) w->r = c;
-    double *d = realloc(w->cm, cap * sizeof *d);
-    if (d) w->cm = d;
-    if (!a || !b || !c || !d) return -1;
-    w->cap = cap;
-    return 0;
 }
 
 /* Cell index range on one axis for [c - r, c + r]: *n cells from *first
@@ -198,39 +216,206 @@ static void axis_range(const fk_so_grid *g, double c, double r, int k, long *fir
     *n = b >= a ? b - a + 1 : 0;
 }
 
-/* The particles within r of c into w->sh; their number, or (size_t)-1 when
- * out of memory. */
-static size_t gather(const fk_so_grid *g, const double c[3], double r, work *w)
+/* One axis of a search box: for each of its cells (unwrapped index first
+ * + i), the wrapped index and, where every particle of the cell lies
+ * within box/2 (less a margin) of the centre on this axis, the periodic
+ * shift that the minimum image subtracts (box * nearbyint(d / box), the
+ * same for all of them) and the cell's nearest and farthest offsets from
+ * the centre; NaN shift elsewhere (each particle's own image then). */
+typedef struct axis {
+    long first, n;
+    long ci[SO_MAX_SIDE];
+    double shift[SO_MAX_SIDE], near[SO_MAX_SIDE], far[SO_MAX_SIDE];
+} axis;
+
+static void axis_cells(const fk_so_grid *g, double c, double r, int k, axis *ax)
+{
+    axis_range(g, c, r, k, &ax->first, &ax->n);
+    const double box = g->p->box;
+    /* particles lie in their cells up to the rounding of cell_of's division: far below 1e-6 box */
+    const double half = g->p->periodic ? 0.5 * box - 1e-6 * box : INFINITY;
+    for (long i = 0; i < ax->n; i++) {
+        long u = ax->first + i, ci = u;
+        if (g->p->periodic) ci = ((u % g->side) + g->side) % g->side;
+        double e0 = g->lo[k] + (double)u * g->cell - c, e1 = e0 + g->cell;
+        ax->ci[i] = ci;
+        if (fmax(fabs(e0), fabs(e1)) < half) {
+            /* |d + s box| < box/2 for every particle: nearbyint(d / box) is -s */
+            ax->shift[i] = g->p->periodic ? box * (double)(-((u - ci) / g->side)) : 0;
+            ax->near[i] = e0 > 0 ? e0 : e1 < 0 ? -e1 : 0;
+            ax->far[i] = fmax(fabs(e0), fabs(e1));
+        } else {
+            ax->shift[i] = NAN, ax->near[i] = 0, ax->far[i] = INFINITY;
+        }
+    }
+}
+
+/* A search: the centre, the sphere (rin2 < d^2 <= r2max) and its cells. */
+typedef struct search {
+    const double *c;
+    double r2max, rin2, out2, in2;
+    axis ax[3];
+} search;
+
+/* Sets up the search of the particles at rin2 < d^2 <= r^2 from c (rin2 < 0:
+ * all within r). Cells that lie wholly beyond r, or wholly within the sphere
+ * of rin2, are passed over (with margins far above rounding). */
+static void search_init(const fk_so_grid *g, const double c[3], double r, double rin2, search *s)
+{
+    for (int k = 0; k < 3; k++) axis_cells(g, c[k], r, k, &s->ax[k]);
+    s->c = c, s->r2max = r * r, s->rin2 = rin2;
+    s->out2 = r * (1 + 1e-6) * r * (1 + 1e-6) + 1e-6 * g->cell * g->cell;
+    s->in2 = rin2 > 0 ? rin2 * (1 - 1e-6) - 1e-6 * g->cell * g->cell : -1;
+}
+
+/* Appends to w->sh[n..) the particles of the search in the cells of slice i
+ * of its first axis, in the grid's order, and returns the new count, or
+ * (size_t)-1 when out of memory. d^2 is the same sum, operation for
+ * operation, whichever cell a particle is reached from, so that successive
+ * shells partition the sphere exactly. */
+static size_t gather_slice(const fk_so_grid *g, const search *sr, long i, fk_so_prof *w, size_t n)
 {
     const fk_so_particles *p = g->p;
-    long f[3], m[3];
-    for (int k = 0; k < 3; k++) axis_range(g, c[k], r, k, &f[k], &m[k]);
-    const double r2max = r * r, box = p->box;
-    size_t n = 0;
-    for (long i = 0; i < m[0]; i++)
-        for (long j = 0; j < m[1]; j++)
-            for (long l = 0; l < m[2]; l++) {
-                long ci = f[0] + i, cj = f[1] + j, cl = f[2] + l;
-                if (p->periodic) {
-                    ci = ((ci % g->side) + g->side) % g->side;
-                    cj = ((cj % g->side) + g->side) % g->side;
-                    cl = ((cl % g->side) + g->side) % g->side;
-                }
-                uint64_t cell = ((uint64_t)ci * g->side + (uint64_t)cj) * g->side + (uint64_t)cl;
-                uint64_t a = g->start[cell], b = g->start[cell + 1];
-                if (work_reserve(w, n + (b - a))) return (size_t)-1;
+    const axis *ax = sr->ax;
+    const double *c = sr->c, r2max = sr->r2max, rin2 = sr->rin2, box = p->box;
+    for (long j = 0; j < ax[1].n; j++)
+        for (long l = 0; l < ax[2].n; l++) {
+            double nr = ax[0].near[i] * ax[0].near[i] + ax[1].near[j] * ax[1].near[j] + ax[2].near[l] * ax[2].near[l];
+            double fr = ax[0].far[i] * ax[0].far[i] + ax[1].far[j] * ax[1].far[j] + ax[2].far[l] * ax[2].far[l];
+            if (nr > sr->out2 || fr < sr->in2) continue;
+            uint64_t cell = ((uint64_t)ax[0].ci[i] * g->side + (uint64_t)ax[1].ci[j]) * g->side + (uint64_t)ax[2].ci[l];
+            uint64_t a = g->start[cell], b = g->start[cell + 1];
+            if (fk_so_prof_reserve(w, n + (b - a))) return (size_t)-1;
+            const double s[3] = {ax[0].shift[i], ax[1].shift[j], ax[2].shift[l]};
+            if (!isnan(s[0]) && !isnan(s[1]) && !isnan(s[2])) {
                 for (uint64_t q = a; q < b; q++) {
                     const float *x = g->x + 4 * q;
-                    double d2 = 0;
-                    for (int k = 0; k < 3; k++) {
-                        double d = (double)x[k] - c[k];
-                        if (p->periodic) d -= box * nearbyint(d / box);
-                        d2 += d * d;
-                    }
-                    if (d2 <= r2max) w->sh[n++] = (shell){d2, x[3]};
+                    double d0 = (double)x[0] - c[0], d1 = (double)x[1] - c[1], d2 = (double)x[2] - c[2];
+                    d0 -= s[0], d1 -= s[1], d2 -= s[2];
+                    double rr = 0;
+                    rr += d0 * d0, rr += d1 * d1, rr += d2 * d2;
+                    if (rr <= r2max && rr > rin2) w->sh[n++] = (fk_shell){rr, x[3]};
                 }
+                continue;
             }
+            for (uint64_t q = a; q < b; q++) {
+                const float *x = g->x + 4 * q;
+                double rr = 0;
+                for (int k = 0; k < 3; k++) {
+                    double d = (double)x[k] - c[k];
+                    if (p->periodic) d -= isnan(s[k]) ? box * nearbyint(d / box) : s[k];
+                    rr += d * d;
+                }
+                if (rr <= r2max && rr > rin2) w->sh[n++] = (fk_shell){rr, x[3]};
+            }
+        }
     return n;
+}
+
+/* The search's particles appended to w->sh[n..): the new count, or
+ * (size_t)-1 when out of memory. */
+static size_t gather(const fk_so_grid *g, const search *sr, fk_so_prof *w, size_t n)
+{
+    for (long i = 0; i < sr->ax[0].n && n != (size_t)-1; i++) n = gather_slice(g, sr, i, w, n);
+    return n;
+}
+
+/* gather with every thread (called outside a parallel region): each slice
+ * into its thread's buffer, then the slices put together in order, so that
+ * w->sh is the same as gather's. */
+static size_t gather_team(const fk_so_grid *g, const search *sr, fk_so_prof *w, size_t n)
+{
+    const long ns = sr->ax[0].n;
+    /* per slice: where in its thread's buffer, how many, which thread */
+    size_t *at = malloc((3 * (size_t)ns + 1) * sizeof *at), *len = at + ns, *off = len + ns;
+    int nthr = omp_get_max_threads(), failed = !at;
+    fk_so_prof **tw = calloc((size_t)nthr, sizeof *tw);
+    if (!tw || failed) {
+        free(at), free(tw);
+        return (size_t)-1;
+    }
+#pragma omp parallel num_threads(nthr)
+    {
+        int t = omp_get_thread_num();
+        fk_so_prof *mine = tw[t] = calloc(1, sizeof *mine);
+        size_t m = 0;
+        if (!mine) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (long i = 0; i < ns; i++) {
+            if (!mine || failed) continue;
+            size_t e = gather_slice(g, sr, i, mine, m);
+            if (e == (size_t)-1) {
+#pragma omp atomic write
+                failed = 1;
+                continue;
+            }
+            at[i] = m, len[i] = e - m, off[i] = (size_t)t;
+            m = e;
+        }
+    }
+    size_t total = n;
+    for (long i = 0; i < ns && !failed; i++) total += len[i];
+    if (!failed && fk_so_prof_reserve(w, total)) failed = 1;
+    if (!failed) {
+        size_t *dst = malloc(((size_t)ns + 1) * sizeof *dst);
+        if (!dst) failed = 1;
+        for (long i = 0; dst && i < ns; i++) dst[i] = (i ? dst[i - 1] + len[i - 1] : n); /* its place in w->sh */
+#pragma omp parallel for schedule(dynamic, 1)
+        for (long i = 0; i < (dst ? ns : 0); i++) memcpy(w->sh + dst[i], tw[off[i]]->sh + at[i], len[i] * sizeof *w->sh);
+        free(dst);
+    }
+    for (int t = 0; t < nthr; t++)
+        if (tw[t]) fk_so_prof_free(tw[t]), free(tw[t]);
+    free(tw), free(at);
+    return failed ? (size_t)-1 : total;
+}
+
+/* One centre's radii into R, M (nt each): gather from r (rin2 < 0), doubling
+ * until the lowest threshold is crossed or the limit reached. team: every
+ * thread on it (outside a parallel region). 0, or -1 when out of memory. */
+static int one_centre(const fk_so_grid *g, const double c[3], double r, double limit, int method, size_t first,
+                      size_t nt, const double *rho, size_t low, int team, fk_so_prof *w, search *sr, double *R,
+                      double *M)
+{
+    double rin2 = -1;
+    size_t n = 0;
+    for (;;) {
+        if (r > limit) r = limit;
+        /* the full sort gathers the whole sphere again (the reference); otherwise what w->sh
+         * has is kept and the shell beyond added */
+        int keep = rin2 >= 0 && method != FK_SO_SORT;
+        search_init(g, c, r, keep ? rin2 : -1, sr);
+        n = team ? gather_team(g, sr, w, keep ? n : 0) : gather(g, sr, w, keep ? n : 0);
+        if (n == (size_t)-1) return -1;
+        int st = fk_so_profile(w, n, r, method, first, nt, rho, low, !(r < limit), team, R, M);
+        if (st == 0) return 0;
+        if (st != -1) return -1;
+        rin2 = r * r;
+        r *= 2;
+    }
+}
+
+/* The particles in the cells of c's first search: what the search will
+ * gather, about. */
+static uint64_t cube_count(const fk_so_grid *g, const double c[3], double r, axis *ax)
+{
+    for (int k = 0; k < 3; k++) axis_range(g, c[k], r, k, &ax[k].first, &ax[k].n);
+    uint64_t sum = 0;
+    for (long i = 0; i < ax[0].n; i++)
+        for (long j = 0; j < ax[1].n; j++) {
+            long ci = ax[0].first + i, cj = ax[1].first + j, l0 = ax[2].first, l1 = l0 + ax[2].n - 1;
+            ci = ((ci % g->side) + g->side) % g->side, cj = ((cj % g->side) + g->side) % g->side;
+            l0 = ((l0 % g->side) + g->side) % g->side, l1 = ((l1 % g->side) + g->side) % g->side;
+            uint64_t row = ((uint64_t)ci * g->side + (uint64_t)cj) * g->side;
+            if (l0 <= l1)
+                sum += g->start[row + l1 + 1] - g->start[row + l0];
+            else /* wrapped */
+                sum += g->start[row + g->side] - g->start[row + l0] + g->start[row + l1 + 1] - g->start[row];
+        }
+    return sum;
 }
 
 /* The largest radius worth searching about c. */
@@ -245,58 +430,83 @@ static double search_limit(const fk_so_grid *g, const double c[3])
     return sqrt(s) * (1 + 1e-9) + g->cell;
 }
 
-int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
-                  const double *rho, size_t minpart, double *R, double *M, fk_error *err)
+int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
+                         const double *rho, size_t minpart, int method, double *R, double *M, fk_error *err)
 {
     const size_t first = minpart ? minpart - 1 : 0;
+    const int how = method == FK_SO_TEAM ? FK_SO_BINS : method; /* the profiles' method */
     size_t low = 0;
     for (size_t t = 0; t < nt; t++) {
         if (!(rho[t] > 0) || !isfinite(rho[t]))
             return fk_fail(err, FK_EINVAL, "SO threshold %zu is %g: thresholds must be positive", t, rho[t]);
         if (rho[t] < rho[low]) low = t;
     }
-    int failed = 0;
+    /* Spheres that start with SO_TEAM_MIN particles or more in their cells (a rough
+     * count, the same on any number of threads) are searched one at a time by every thread,
+     * the largest halos of a big snapshot, which alone would outlast the rest; then the
+     * others, a thread each. */
+    unsigned char *team = malloc(nh ? nh : 1);
+    int failed = !team;
+    uint64_t nteam = 0;
+#pragma omp parallel reduction(+ : nteam)
+    {
+        axis *ax = malloc(sizeof *ax * 3);
+        if (!ax) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 64)
+        for (uint64_t h = 0; h < nh; h++) {
+            if (!ax) continue;
+            double r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell, limit = search_limit(grid, centre + 3 * h);
+            team[h] = method == FK_SO_TEAM || cube_count(grid, centre + 3 * h, r < limit ? r : limit, ax) >= SO_TEAM_MIN;
+            nteam += team[h];
+        }
+        free(ax);
+    }
+    if (nteam && !failed) {
+        fk_so_prof *w = calloc(1, sizeof *w);
+        search *sr = malloc(sizeof *sr);
+        failed = !w || !sr;
+        for (uint64_t h = 0; h < nh && !failed; h++) {
+            if (!team[h]) continue;
+            const double *c = centre + 3 * h;
+            double limit = search_limit(grid, c), r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell;
+            if (one_centre(grid, c, r, limit, how, first, nt, rho, low, 1, w, sr, R + nt * h, M + nt * h)) failed = 1;
+        }
+        if (w) fk_so_prof_free(w);
+        free(w), free(sr);
+    }
 #pragma omp parallel
     {
-        work w = {0};
+        fk_so_prof *w = calloc(1, sizeof *w);
+        search *sr = malloc(sizeof *sr);
+        if (!w || !sr) {
+#pragma omp atomic write
+            failed = 1;
+        }
 #pragma omp for schedule(dynamic, 1)
         for (uint64_t h = 0; h < nh; h++) {
-            if (failed) continue;
+            if (failed || team[h]) continue;
             const double *c = centre + 3 * h;
-            double limit = search_limit(grid, c);
-            double r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell;
-            for (;;) {
-                if (r > limit) r = limit;
-                size_t n = gather(grid, c, r, &w);
-                if (n == (size_t)-1) {
+            double limit = search_limit(grid, c), r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell;
+            if (one_centre(grid, c, r, limit, how, first, nt, rho, low, 0, w, sr, R + nt * h, M + nt * h)) {
 #pragma omp atomic write
-                    failed = 1;
-                    break;
-                }
-                fk_shells_sort(w.sh, n, w.tmp, shell_cmp); /* equal r2: by mass when short, else in the grid's order */
-                double sum = 0;
-                for (size_t k = 0; k < n; k++) {
-                    sum += w.sh[k].m;
-                    w.r[k] = sqrt(w.sh[k].r2);
-                    w.cm[k] = sum;
-                }
-                for (size_t k = n; k-- > 1;) /* M(<= r): equal radii share their total */
-                    if (w.r[k - 1] == w.r[k]) w.cm[k - 1] = w.cm[k];
-                double Rl, Ml;
-                int st = fk_so_crossing(w.r, w.cm, n, first, rho[low], &Rl, &Ml);
-                if (st == -1 && r < limit) {
-                    r *= 2;
-                    continue;
-                }
-                for (size_t t = 0; t < nt; t++)
-                    fk_so_crossing(w.r, w.cm, n, first, rho[t], &R[nt * h + t], &M[nt * h + t]);
-                break;
+                failed = 1;
             }
         }
-        free(w.sh), free(w.tmp), free(w.r), free(w.cm);
+        if (w) fk_so_prof_free(w);
+        free(w), free(sr);
     }
+    free(team);
     if (failed) return fk_fail(err, FK_ENOMEM, "out of memory for the SO profiles");
     return FK_OK;
+}
+
+int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
+                  const double *rho, size_t minpart, double *R, double *M, fk_error *err)
+{
+    return fk_so_measure_method(grid, nh, centre, r0, nt, rho, minpart, FK_SO_AUTO, R, M, err);
 }
 
 int fk_halostats_so(const fk_so_grid *grid, uint64_t ng, fk_halo *halos, const double rho[FK_SO_N], size_t minpart,

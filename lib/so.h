@@ -72,7 +72,15 @@ int fk_so_thresholds(const fk_cosmo *c, double rho[FK_SO_N], double *delta_vir, 
  * for each centre, the particles within r of it, starting from r = the
  * halo's start radius (its members' extent) and doubling until the lowest
  * threshold's crossing is found, then every threshold's crossing is read
- * off the same sorted profile.
+ * off the same profile. Spheres of FK_SO_BINS_MIN particles or more are
+ * binned by radius and only the bins where the mean density can cross a
+ * threshold are sorted (so_profile.h); the masses within each radius are
+ * then summed bin by bin, so that with unequal particle masses they (and
+ * R, M) can differ from a full sort's by rounding (relative 1.1e-16 times
+ * the particles summed); with equal masses they are identical. Centres
+ * whose first search holds 2^19 particles or more (the largest halos) are
+ * searched one at a time by every thread, the others a thread each; no
+ * result depends on the number of threads.
  */
 
 /* All the particles of a stream. */
@@ -86,9 +94,11 @@ typedef struct fk_so_particles {
 
 typedef struct fk_so_grid fk_so_grid;
 
-/* Builds the grid over p (which must outlive it): O(n), 4 floats and an
- * index per particle. FK_EINVAL (a periodic box of side <= 0, n at or
- * above 2^32), FK_ENOMEM. */
+/* Builds the grid over p (which must outlive it): O(n), in parallel
+ * (OpenMP), 4 floats a particle (and 8 bytes more while it is built); its
+ * layout does not depend on the number of threads. FK_EINVAL (a periodic
+ * box of side <= 0, n at or above 2^32, a position not finite or, when
+ * periodic, outside [origin, origin + box): naming the first), FK_ENOMEM. */
 int fk_so_grid_build(const fk_so_particles *p, fk_so_grid **grid, fk_error *err);
 
 void fk_so_grid_free(fk_so_grid *grid);
@@ -102,6 +112,16 @@ void fk_so_grid_free(fk_so_grid *grid);
 int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
                   const double *rho, size_t minpart, double *R, double *M, fk_error *err);
 
+/* fk_so_measure reading each profile by method (so_profile.h): FK_SO_AUTO
+ * (what fk_so_measure does), FK_SO_SORT (every gathered particle sorted:
+ * the reference), FK_SO_BINS (radial bins, only those that can hold a
+ * crossing sorted: the same crossings, the cumulative masses rounded in
+ * another order) or FK_SO_TEAM (FK_SO_BINS with every centre searched by
+ * all threads together, as FK_SO_AUTO and FK_SO_BINS do for the centres
+ * whose first search holds 2^19 particles or more). */
+int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
+                         const double *rho, size_t minpart, int method, double *R, double *M, fk_error *err);
+
 /* Fills r200c, m200c, ..., rvir, mvir of halos[0..ng) (after
  * fk_halostats_centres: about the centres xc, starting from the radii
  * rc_max) with the thresholds rho of fk_so_thresholds. FK_EINVAL,
@@ -114,7 +134,7 @@ int fk_halostats_so(const fk_so_grid *grid, uint64_t ng, fk_halo *halos, const d
  * profile starting at index first, the threshold rho_t. Sets *R and *M as
  * above; returns 1 when found, 0 when the profile's first sphere is
  * already below rho_t (R, M NaN), and -1 when every rho_k is >= rho_t (R,
- * M NaN: search farther). Can't fail. */
+ * M NaN: search farther). Can't fail. (In so_profile.c.) */
 int fk_so_crossing(const double *r, const double *cm, size_t n, size_t first, double rho_t, double *R, double *M);
 
 #ifdef __cplusplus
