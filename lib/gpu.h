@@ -100,6 +100,10 @@ int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi
 int fk_gpu_unbind_update(const fk_pot_members *stay, double *phi, const fk_pot_members *leave, double G, double eps,
                          fk_error *err);
 
+/* Device bytes the unbinding's hooks (fk_gpu_pot_tree, fk_gpu_unbind_update)
+ * hold at once for a group of n members: the larger of the two. */
+uint64_t fk_gpu_unbind_bytes(uint64_t n);
+
 /* Builds the tree on the GPU by sorting Hilbert keys (CUB radix sort):
  * particles are quantised in [lo, lo + span) on each axis (a periodic box:
  * lo = origin, span = box; else pass span 0 to use the particles' bounds).

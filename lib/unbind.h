@@ -85,8 +85,9 @@ typedef struct fk_unbind_params {
     fk_pot_params pot;
     uint64_t minbound; /* >= 1 */
     fk_pot_phi_fn tree; /* NULL: fk_pot_tree; fk_unbind_halos calls it for its
-                           groups of more than FK_POT_ALONE members only, one
-                           at a time, and fk_pot_tree for the others */
+                           groups of more than FK_POT_ALONE members only, and
+                           fk_pot_tree for the others; from several threads
+                           at once (one group each) */
     fk_unbind_update_fn update; /* NULL: the CPU's; for tree groups only, and
                                    like tree, for fk_unbind_halos' groups of
                                    more than FK_POT_ALONE members only */
@@ -108,11 +109,37 @@ typedef struct fk_unbind_result {
     uint32_t passes; /* potential evaluations                   */
     uint32_t sums;   /* of them, summed afresh (exact or tree)   */
     uint32_t ltrees; /* leavers' shares taken off by their tree  */
+    double t_sums;   /* seconds: potentials summed afresh         */
+    double t_updates; /* leavers' terms taken off (one by one, tree) */
+    double t_rest;   /* energies, bulk velocity, compaction       */
 } fk_unbind_result;
 
+/* Where fk_unbind_halos_run's time went. The big groups are those of more
+ * than FK_POT_ALONE members; their seconds are summed over the threads that
+ * unbound them, the walls run from the call's start. */
+typedef struct fk_unbind_stats {
+    uint64_t nbig;            /* big groups                                  */
+    uint64_t passes, sums;    /* their passes, and full sums among them      */
+    double t_sums, t_updates, t_rest; /* their fk_unbind_result times, summed */
+    double t_largest;         /* the largest group's own seconds             */
+    double wall_big;          /* until the last big group was done           */
+    double wall_small;        /* until the last of the others was done       */
+    double wall;              /* the whole call                              */
+} fk_unbind_stats;
+
+/* Fixed chunks of a group's passes: a group of more members than this has its
+ * loops (bulk velocity, energies, compaction) split into chunks of this many,
+ * run in parallel and combined in chunk order, so that its result does not
+ * depend on the number of threads; a group of at most this many is one chunk,
+ * summed in member order. */
+#define FK_UNBIND_CHUNK 65536
+
 /* Unbinds one group: bound[i] (n entries) is 1 for the members of its
- * bound part, 0 for the others; *res. Sequential except for the tree's own
- * threads (fk_pot_tree). FK_EINVAL (parameters), FK_ENOMEM. */
+ * bound part, 0 for the others; *res. Groups of more than FK_UNBIND_CHUNK
+ * members use every thread (outside a parallel region) or the team's idle
+ * threads (inside one, as tasks), as do the tree's own threads
+ * (fk_pot_tree); the result does not depend on their number. FK_EINVAL
+ * (parameters), FK_ENOMEM. */
 int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char *bound, fk_unbind_result *res,
               fk_error *err);
 
@@ -121,9 +148,10 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
  * .mass_bound (0 when the group is not bound), and when bound is not NULL, bound[i] = 1 for each stream particle i in the bound part
  * of its group, else 0 (n entries). Groups of more than FK_POT_ALONE
  * members one after another with every thread, the others a thread each;
- * with p's hooks (a GPU's), the large groups go to them from one thread
- * while the other threads unbind the rest. The result does not depend on the
- * number of threads. FK_EINVAL, FK_ENOMEM. */
+ * with p's hooks (a GPU's), the large groups go to them from every thread,
+ * largest first, several at once (as many as fk_unbind_halos_run's budget holds), then the
+ * threads take the rest. The result does not depend on the number of
+ * threads. FK_EINVAL, FK_ENOMEM. */
 int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                     unsigned char *bound, fk_error *err);
 
@@ -133,6 +161,24 @@ int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const 
  * so that the first pass sums nothing. */
 int fk_unbind_halos_phi(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                         const double *phi, unsigned char *bound, fk_error *err);
+
+/* The device bytes the hooks hold at once for a group of n members. */
+typedef uint64_t (*fk_unbind_bytes_fn)(uint64_t n);
+
+/* What fk_unbind_halos_run takes beyond fk_unbind_halos' arguments; zero
+ * (all NULL) is fk_unbind_halos. */
+typedef struct fk_unbind_run {
+    const double *phi;        /* NULL, or the first pass's potentials (fk_unbind_halos_phi) */
+    fk_unbind_bytes_fn bytes; /* NULL, or with hooks: the device bytes a group holds,
+                                 so that the groups unbound at once fit in budget */
+    uint64_t budget;          /* with bytes: what they may hold at once */
+    fk_unbind_stats *stats;   /* NULL, or where the time went */
+} fk_unbind_run;
+
+/* fk_unbind_halos_phi with a device budget for the hooks' groups, saying
+ * where its time went. */
+int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
+                        const fk_unbind_run *run, unsigned char *bound, fk_error *err);
 
 #ifdef __cplusplus
 }

@@ -68,3 +68,12 @@ extern "C" int fk_gpu_unbind_update(const fk_pot_members *stay, double *phi, con
     FK_CU(cudaMemcpy(phi, dphi, ns * 8, cudaMemcpyDeviceToHost), err);
     return FK_OK;
 }
+
+extern "C" uint64_t fk_gpu_unbind_bytes(uint64_t n)
+{
+    /* fk_gpu_pot_tree's reservation (its exact sums' jobs: 24 bytes a block
+     * of 256), or the update's stayers and at most FK_UNBIND_GPU_PAIRS
+     * leavers (unbind.h), 4 doubles each */
+    const uint64_t tree = fk_gpu_pot_bytes(n, 1, n) + (n / 256 + 1) * 24, update = 32 * n + 32 * 8192;
+    return tree > update ? tree : update;
+}
