@@ -176,6 +176,12 @@ static void chunk_compact(void *ctx, size_t c)
 int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char *bound, fk_unbind_result *res,
               fk_error *err)
 {
+    return fk_unbind_dev(g, p, NULL, bound, res, err);
+}
+
+int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_unbind_device *dev,
+                  unsigned char *bound, fk_unbind_result *res, fk_error *err)
+{
     int st = fk_pot_check(&p->pot, err);
     if (st) return st;
     if (p->minbound < 1) return fk_fail(err, FK_EINVAL, "the least bound group size must be at least 1");
@@ -185,6 +191,8 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
     if (n == 0) return FK_OK;
     const double t_start = now();
     int side = 0; /* which copy of S's arrays holds S */
+    void *ctx = NULL; /* dev's */
+    uint64_t *kl = NULL; /* the leavers' places for dev */
     const size_t nchunks = (n + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK;
     /* S's arrays twice (idx, x y z m phi: the compaction writes the other
      * copy), 4 n scratch doubles, the energies, per-chunk partial sums */
@@ -193,7 +201,8 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
     energy *unb = malloc(n * sizeof *unb);
     double(*part)[7] = malloc(nchunks * sizeof *part);
     size_t *cnt = malloc(nchunks * sizeof *cnt);
-    if (!idx || !buf || !unb || !part || !cnt) {
+    if (dev) kl = malloc(n * sizeof *kl);
+    if (!idx || !buf || !unb || !part || !cnt || (dev && !kl)) {
         st = fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %zu members", n);
         goto done;
     }
@@ -206,6 +215,12 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
     size_t ns = n;
     int full = !g->phi; /* phi must be summed afresh */
     if (g->phi) memcpy(phi, g->phi, n * sizeof *phi);
+    if (dev) {
+        double t = now();
+        fk_pot_members all = {n, x, y, z, m};
+        if ((st = dev->open(&ctx, &all, g->phi ? phi : NULL, err)) != FK_OK) goto done;
+        res->t_updates += now() - t;
+    }
     fk_unbind_update_fn upd = p->update ? p->update : update_cpu;
     pass ps = {.g = g, .part = part, .cnt = cnt, .unb = unb};
     while (ns >= p->minbound) {
@@ -215,6 +230,9 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
             fk_pot_members pm = {ns, x, y, z, m};
             if (ns <= p->pot.nexact) {
                 fk_pot_exact(&pm, p->pot.G, p->pot.eps, phi);
+                if (dev && (st = dev->load(ctx, phi, err)) != FK_OK) goto done;
+            } else if (dev) {
+                if ((st = dev->sum(ctx, &p->pot, phi, err)) != FK_OK) goto done;
             } else if ((st = p->tree ? p->tree(&pm, &p->pot, phi, err) : fk_pot_tree(&pm, &p->pot, phi, NULL, err)) !=
                        FK_OK) {
                 goto done;
@@ -263,7 +281,7 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
             full = 0;
         } else if (ns <= p->pot.nexact) {
             full = nu > ns / 4;
-        } else if (p->update) {
+        } else if (p->update || dev) {
             full = nu > FK_UNBIND_GPU_PAIRS;
         } else {
             full = 0;
@@ -281,7 +299,7 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
         }
         const int one_by_one = needed && !full && !ltree;
         double *l[4] = {scratch, scratch + n, scratch + 2 * n, scratch + 3 * n};
-        if (one_by_one)
+        if (one_by_one && !dev)
             for (size_t q = 0; q < nu; q++) {
                 size_t k = unb[q].k;
                 l[0][q] = x[k], l[1][q] = y[k], l[2][q] = z[k], l[3][q] = m[k];
@@ -304,7 +322,12 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
         idx = ps.didx;
         x = to, y = to + n, z = to + 2 * n, m = to + 3 * n, phi = to + 4 * n;
         ns = w;
-        if (one_by_one) {
+        if (dev && needed) { /* S on the device loses them too, and with their terms taken off, phi comes back */
+            double t = now();
+            for (size_t q = 0; q < nu; q++) kl[q] = unb[q].k;
+            if ((st = dev->drop(ctx, kl, nu, one_by_one, p->pot.G, p->pot.eps, phi, err)) != FK_OK) goto done;
+            res->t_updates += now() - t;
+        } else if (one_by_one) {
             double t = now();
             fk_pot_members stay = {ns, x, y, z, m}, leave = {nu, l[0], l[1], l[2], l[3]};
             if ((st = upd(&stay, phi, &leave, p->pot.G, p->pot.eps, err)) != FK_OK) goto done;
@@ -321,6 +344,8 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
     st = FK_OK;
 done:
     if (side) idx -= n; /* the allocation's start */
+    if (dev && ctx) dev->close(ctx);
+    free(kl);
     res->t_rest = now() - t_start - res->t_sums - res->t_updates;
     free(idx), free(buf), free(unb), free(part), free(cnt);
     return st;
@@ -338,8 +363,8 @@ static inline double offset(const fk_halo_input *in, uint64_t i, uint64_t ref, i
  * flags) with scratch arrays of 8 n doubles; phi0: NULL, or the first
  * pass's potentials by stream index; *res. */
 static int unbind_one(const fk_halo_input *in, fk_halo *h, const uint64_t *index, size_t n,
-                      const fk_unbind_params *p, const double *phi0, double *s, unsigned char *flags,
-                      fk_unbind_result *res, fk_error *err)
+                      const fk_unbind_params *p, const fk_unbind_device *dev, const double *phi0, double *s,
+                      unsigned char *flags, fk_unbind_result *res, fk_error *err)
 {
     double *c[8];
     for (int k = 0; k < 8; k++) c[k] = s + (size_t)k * n;
@@ -353,7 +378,7 @@ static int unbind_one(const fk_halo_input *in, fk_halo *h, const uint64_t *index
         if (phi0) c[7][k] = phi0[i];
     }
     fk_unbind_group grp = {n, c[0], c[1], c[2], c[3], c[4], c[5], c[6], phi0 ? c[7] : NULL};
-    int st = fk_unbind(&grp, p, flags, res, err);
+    int st = fk_unbind_dev(&grp, p, dev, flags, res, err);
     h->n_bound = res->nbound;
     h->mass_bound = res->mbound;
     return st;
@@ -381,7 +406,7 @@ static int unbind_big(const fk_halo_input *in, uint64_t ng, fk_halo *halos, cons
             return fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %" PRIu64 " members", largest);
         fk_unbind_result r;
         double t = now();
-        st = unbind_one(in, &halos[g], index + first[g], halos[g].n, p, phi, big, flags + first[g], &r, err);
+        st = unbind_one(in, &halos[g], index + first[g], halos[g].n, p, NULL, phi, big, flags + first[g], &r, err);
         int first_largest = halos[g].n == largest && !seen;
         seen |= first_largest;
         count_big(stats, &r, now() - t, first_largest);
@@ -436,7 +461,7 @@ int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const 
 int fk_unbind_halos_phi(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                         const double *phi, unsigned char *bound, fk_error *err)
 {
-    fk_unbind_run run = {phi, NULL, 0, NULL};
+    fk_unbind_run run = {phi, NULL, 0, NULL, NULL};
     return fk_unbind_halos_run(in, ng, halos, p, &run, bound, err);
 }
 
@@ -473,7 +498,7 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
      * thread, largest first, each feeding the device (the largest is the
      * critical path: it starts first, and its passes' chunks go to the
      * threads that have run out of groups), then the threads take the rest */
-    const int device = p->tree || p->update;
+    const int device = p->tree || p->update || run->device;
     for (uint64_t g = 0, j = 0; g < ng; g++)
         if (halos[g].n > FK_POT_ALONE) order[j++] = g;
     qsort_r(order, nbig, sizeof *order, by_size, halos);
@@ -509,7 +534,7 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
                 rc = fk_fail(&e, FK_ENOMEM, "out of memory to unbind a group of %" PRIu64 " members", n);
             } else {
                 if (need) budget_take(&bud, need);
-                rc = unbind_one(in, &halos[g], index + first[g], n, p, phi, s, flags + first[g], &r, &e);
+                rc = unbind_one(in, &halos[g], index + first[g], n, p, run->device, phi, s, flags + first[g], &r, &e);
                 if (need) budget_give(&bud, need);
                 count_big(&mine, &r, now() - t, j == 0);
             }
@@ -529,7 +554,7 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
             stop = failed;
             if (halos[g].n > FK_POT_ALONE || stop) continue;
             fk_unbind_result r;
-            int rc = s ? unbind_one(in, &halos[g], index + first[g], halos[g].n, &cpu, phi, s, flags + first[g], &r, &e)
+            int rc = s ? unbind_one(in, &halos[g], index + first[g], halos[g].n, &cpu, NULL, phi, s, flags + first[g], &r, &e)
                        : fk_fail(&e, FK_ENOMEM, "out of memory to unbind groups of %zu members", cap);
             my_small = now() - t0;
             if (rc) {

@@ -93,6 +93,27 @@ typedef struct fk_unbind_params {
                                    more than FK_POT_ALONE members only */
 } fk_unbind_params;
 
+/* A device that holds one group's S between its passes (a GPU's): the
+ * positions, masses and potentials of S stay there, so that a pass moves
+ * only the leavers' places up and, when their terms are taken off, the
+ * stayers' potentials down. Its sums and updates are those of the hooks
+ * (fk_unbind_params' tree and update), on the same members. */
+typedef struct fk_unbind_device {
+    /* Copies S (s->n members) and, when phi is not NULL, their potentials;
+     * *ctx is the handle of the others. */
+    int (*open)(void **ctx, const fk_pot_members *s, const double *phi, fk_error *err);
+    /* Every member's potential afresh, as the tree hook would: on the device and in phi. */
+    int (*sum)(void *ctx, const fk_pot_params *p, double *phi, fk_error *err);
+    /* The potentials of S from phi (summed elsewhere). */
+    int (*load)(void *ctx, const double *phi, fk_error *err);
+    /* Removes the members at places k[0] < .. < k[nu - 1] of S, keeping the
+     * others' order; with update, their terms are taken off the stayers'
+     * potentials as fk_unbind_update_fn does, and phi gets the stayers'. */
+    int (*drop)(void *ctx, const uint64_t *k, size_t nu, int update, double G, double eps, double *phi,
+                fk_error *err);
+    void (*close)(void *ctx); /* frees it all; ctx may be NULL */
+} fk_unbind_device;
+
 /* One group's members, structure of arrays, positions in one frame. */
 typedef struct fk_unbind_group {
     size_t n;
@@ -143,6 +164,14 @@ typedef struct fk_unbind_stats {
 int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char *bound, fk_unbind_result *res,
               fk_error *err);
 
+/* fk_unbind with S held by dev (NULL: fk_unbind) from the first pass to the
+ * last: its sums take the place of the tree hook's, its drops of the update
+ * hook's, with the hooks' thresholds (up to FK_UNBIND_GPU_PAIRS leavers taken
+ * off one by one). Exact sums (at most pot.nexact members) stay on the CPU.
+ * Also dev's failures. */
+int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_unbind_device *dev,
+                  unsigned char *bound, fk_unbind_result *res, fk_error *err);
+
 /* Unbinds every group g = 1..ng of in (after fk_halostats_compute, whose
  * reference members halos[g-1].ref unwrap them): halos[g-1].n_bound and
  * .mass_bound (0 when the group is not bound), and when bound is not NULL, bound[i] = 1 for each stream particle i in the bound part
@@ -173,6 +202,8 @@ typedef struct fk_unbind_run {
                                  so that the groups unbound at once fit in budget */
     uint64_t budget;          /* with bytes: what they may hold at once */
     fk_unbind_stats *stats;   /* NULL, or where the time went */
+    const fk_unbind_device *device; /* NULL, or the device that holds each big group's S
+                                       (fk_unbind_dev), from several threads at once */
 } fk_unbind_run;
 
 /* fk_unbind_halos_phi with a device budget for the hooks' groups, saying

@@ -448,6 +448,23 @@ extern "C" int fk_gpu_pot_exact(const fk_pot_members *g, double G, double eps, d
     return FK_OK;
 }
 
+int fk_gpu_pot_phi_dev(uint64_t n, const double *d_x, const double *d_y, const double *d_z, const double *d_m,
+                       const fk_pot_params *p, double *d_phi, fk_error *err)
+{
+    if (n == 0) return FK_OK;
+    if (n > FK_GPU_POT_EXACT) return tree_phi(0, n, d_x, d_y, d_z, d_m, p, d_phi, err);
+    std::vector<xjob> jobs;
+    for (uint64_t t0 = 0; t0 < n; t0 += TPB) jobs.push_back(xjob{0, n, t0});
+    dbuf<xjob> d_jobs;
+    int st = d_jobs.alloc(jobs.size(), err);
+    if (st) return st;
+    FK_CU(cudaMemcpy(d_jobs.p, jobs.data(), jobs.size() * sizeof(xjob), cudaMemcpyHostToDevice), err);
+    k_exact<<<(unsigned)jobs.size(), TPB>>>(d_jobs.p, d_x, d_y, d_z, d_m, p->G, p->eps * p->eps, d_phi);
+    FK_LAUNCHED("k_exact", err);
+    FK_CU(cudaStreamSynchronize(cudaStreamPerThread), err); /* d_jobs is freed on return */
+    return FK_OK;
+}
+
 extern "C" int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_gputimes *times,
                                fk_error *err)
 {
@@ -471,18 +488,7 @@ extern "C" int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, 
     FK_CU(cudaMemcpy(d_z.p, g->z, n * 8, cudaMemcpyHostToDevice), err);
     FK_CU(cudaMemcpy(d_m.p, g->m, n * 8, cudaMemcpyHostToDevice), err);
     if ((st = tm.mark(err))) return st;
-    if (n && exact) {
-        std::vector<xjob> jobs;
-        for (uint64_t t0 = 0; t0 < n; t0 += TPB) jobs.push_back(xjob{0, n, t0});
-        dbuf<xjob> d_jobs;
-        if ((st = d_jobs.alloc(jobs.size(), err))) return st;
-        FK_CU(cudaMemcpy(d_jobs.p, jobs.data(), jobs.size() * sizeof(xjob), cudaMemcpyHostToDevice), err);
-        k_exact<<<(unsigned)jobs.size(), TPB>>>(d_jobs.p, d_x.p, d_y.p, d_z.p, d_m.p, p->G, p->eps * p->eps, d_phi.p);
-        FK_LAUNCHED("k_exact", err);
-        FK_CU(cudaStreamSynchronize(cudaStreamPerThread), err); /* d_jobs is freed at the end of this block */
-    } else if (n && (st = tree_phi(0, n, d_x.p, d_y.p, d_z.p, d_m.p, p, d_phi.p, err))) {
-        return st;
-    }
+    if ((st = fk_gpu_pot_phi_dev(n, d_x.p, d_y.p, d_z.p, d_m.p, p, d_phi.p, err))) return st;
     if ((st = tm.mark(err))) return st;
     FK_CU(cudaMemcpy(phi, d_phi.p, n * 8, cudaMemcpyDeviceToHost), err);
     if ((st = tm.mark(err))) return st;

@@ -1,4 +1,4 @@
-/* test_unbind_many.c - several big groups unbound at once through hooks (CPU stand-ins for a GPU's) equal one at a time, a device budget, chunked passes on any number of threads, the time statistics. */
+/* test_unbind_many.c - several big groups unbound at once through hooks or a device holding S (CPU stand-ins for a GPU's) equal one at a time, a device budget, chunked passes on any number of threads, the time statistics. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -75,6 +75,88 @@ static int update_hook(const fk_pot_members *stay, double *phi, const fk_pot_mem
     }
     return FK_OK;
 }
+
+/* A device on the CPU (a GPU's stand-in): S's copy, its sums by the tree
+ * hook, its drops compacting S and updating as the update hook does. */
+typedef struct cdev {
+    size_t ns;
+    double *a[5]; /* x y z m phi */
+} cdev;
+
+static int dev_calls = 0;
+
+static int cdev_open(void **ctx, const fk_pot_members *s, const double *phi, fk_error *err)
+{
+    (void)err;
+    cdev *d = calloc(1, sizeof *d);
+    const double *h[5] = {s->x, s->y, s->z, s->m, phi};
+    d->ns = s->n;
+    for (int f = 0; f < 5; f++) {
+        d->a[f] = malloc((s->n ? s->n : 1) * sizeof(double));
+        if (h[f]) memcpy(d->a[f], h[f], s->n * sizeof(double));
+    }
+    *ctx = d;
+#pragma omp atomic
+    dev_calls++;
+    return FK_OK;
+}
+
+static int cdev_sum(void *ctx, const fk_pot_params *p, double *phi, fk_error *err)
+{
+    cdev *d = ctx;
+    fk_pot_members g = {d->ns, d->a[0], d->a[1], d->a[2], d->a[3]};
+    int st = tree_hook(&g, p, d->a[4], err);
+    memcpy(phi, d->a[4], d->ns * sizeof(double));
+    return st;
+}
+
+static int load_calls = 0;
+
+static int cdev_load(void *ctx, const double *phi, fk_error *err)
+{
+    (void)err;
+    cdev *d = ctx;
+    load_calls++;
+    memcpy(d->a[4], phi, d->ns * sizeof(double));
+    return FK_OK;
+}
+
+static int cdev_drop(void *ctx, const uint64_t *k, size_t nu, int update, double G, double eps, double *phi,
+                     fk_error *err)
+{
+    cdev *d = ctx;
+    double *l = malloc(4 * (nu ? nu : 1) * sizeof(double));
+    for (size_t q = 0; q < nu; q++) {
+        if (q && k[q] <= k[q - 1]) return fk_fail(err, FK_EINVAL, "leavers' places not ascending");
+        for (int f = 0; f < 4; f++) l[f * nu + q] = d->a[f][k[q]];
+    }
+    size_t w = 0, q = 0;
+    for (size_t i = 0; i < d->ns; i++) {
+        if (q < nu && k[q] == i) {
+            q++;
+            continue;
+        }
+        for (int f = 0; f < 5; f++) d->a[f][w] = d->a[f][i];
+        w++;
+    }
+    d->ns = w;
+    if (update) {
+        fk_pot_members stay = {w, d->a[0], d->a[1], d->a[2], d->a[3]}, leave = {nu, l, l + nu, l + 2 * nu, l + 3 * nu};
+        update_hook(&stay, d->a[4], &leave, G, eps, err);
+        memcpy(phi, d->a[4], w * sizeof(double));
+    }
+    free(l);
+    return FK_OK;
+}
+
+static void cdev_close(void *ctx)
+{
+    cdev *d = ctx;
+    for (int f = 0; f < 5; f++) free(d->a[f]);
+    free(d);
+}
+
+static const fk_unbind_device cpu_device = {cdev_open, cdev_sum, cdev_load, cdev_drop, cdev_close};
 
 static uint64_t bytes_of(uint64_t n)
 {
@@ -159,22 +241,23 @@ static void test_many(void)
     }
     CHECK(nbound[3] > 0 && nbound[4] > 0);
 
-    /* all at once: one thread, two threads with a budget for all, two with one for a group */
-    for (int run_k = 0; run_k < 3; run_k++) {
-        const int th = run_k ? 2 : 1, tight = run_k != 1;
+    /* all at once: one thread, two threads with a budget for all, two with one
+     * for a group; the last two with S held by the device's stand-in */
+    for (int run_k = 0; run_k < 5; run_k++) {
+        const int th = run_k ? 2 : 1, tight = run_k % 2 == 0, on_dev = run_k >= 3;
         omp_set_num_threads(th);
         fk_halo hh[5];
         memcpy(hh, h, sizeof h);
         unsigned char *b = malloc(n);
         fk_unbind_stats st;
-        fk_unbind_run run = {NULL, bytes_of, tight ? nc : 10 * n, &st};
-        tree_calls = update_calls = 0;
+        fk_unbind_run run = {NULL, bytes_of, tight ? nc : 10 * n, &st, on_dev ? &cpu_device : NULL};
+        tree_calls = update_calls = dev_calls = 0;
         CHECK(fk_unbind_halos_run(&in, 5, hh, &p, &run, b, &err) == FK_OK);
         CHECK_MSG(memcmp(b, want, n) == 0, "%d threads, budget %s: other bound members", th, tight ? "tight" : "large");
         for (int g = 0; g < 5; g++)
             CHECK_MSG(hh[g].n_bound == nbound[g], "%d threads: group %d: %llu bound, one at a time %llu", th, g + 1,
                       (unsigned long long)hh[g].n_bound, (unsigned long long)nbound[g]);
-        CHECK(tree_calls >= 4 && update_calls >= 2);
+        CHECK(tree_calls >= 4 && update_calls >= 2 && dev_calls == (on_dev ? 3 : 0));
         CHECK(st.nbig == 3 && st.passes >= 6 && st.sums >= 4 && st.t_largest > 0 && st.t_updates > 0);
         CHECK(st.wall_big > 0 && st.wall_big <= st.wall && st.wall_small <= st.wall);
         free(b);
@@ -228,8 +311,43 @@ static void test_chunks(void)
     free(s.pos), free(s.vel), free(s.mass), free(s.grp);
 }
 
+/* A group summed exactly (at most nexact members) with a device: the sums
+ * stay on the CPU and are loaded into the device, whose updates then give
+ * what the update hook gives. */
+static void test_dev_exact(void)
+{
+    fk_error err = {0};
+    const size_t n = 3000;
+    stream s = {n, malloc(12 * n), malloc(12 * n), malloc(4 * n), malloc(4 * n)};
+    const double o[3] = {0, 0, 0};
+    cluster(&s, 0, n, 1, o, 0.05, 1, 0.3);
+    double *c[7];
+    for (int k = 0; k < 7; k++) c[k] = malloc(n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        for (int e = 0; e < 3; e++) c[e][i] = s.pos[3 * i + e], c[3 + e][i] = s.vel[3 * i + e], c[6][i] = s.mass[i];
+    fk_unbind_group g = {n, c[0], c[1], c[2], c[3], c[4], c[5], c[6], NULL};
+    fk_unbind_params p = {0};
+    fk_pot_defaults(&p.pot);
+    p.pot.eps = 0.002, p.pot.nexact = 4000;
+    p.minbound = FK_UNBIND_MINBOUND;
+    p.tree = tree_hook, p.update = update_hook;
+    unsigned char *b[2] = {malloc(n), malloc(n)};
+    fk_unbind_result r[2];
+    CHECK(fk_unbind(&g, &p, b[0], &r[0], &err) == FK_OK);
+    load_calls = 0;
+    CHECK(fk_unbind_dev(&g, &p, &cpu_device, b[1], &r[1], &err) == FK_OK);
+    CHECK_MSG(load_calls >= 1 && r[1].sums == (uint32_t)load_calls, "%d loads, %u sums", load_calls, r[1].sums);
+    CHECK(memcmp(b[0], b[1], n) == 0 && r[0].nbound == r[1].nbound && r[0].passes == r[1].passes);
+    CHECK_MSG(r[0].nbound > n / 2 && r[0].nbound < n && r[0].passes >= 2, "%llu of %zu bound in %u passes",
+              (unsigned long long)r[0].nbound, n, r[0].passes);
+    free(b[0]), free(b[1]);
+    for (int k = 0; k < 7; k++) free(c[k]);
+    free(s.pos), free(s.vel), free(s.mass), free(s.grp);
+}
+
 int main(void)
 {
+    test_dev_exact();
     test_chunks();
     test_many();
     CHECK_DONE();
