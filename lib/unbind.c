@@ -173,6 +173,20 @@ static void chunk_compact(void *ctx, size_t c)
         }
 }
 
+/* Chunk c of the group into S's first copy: idx, x y z m, phi when given. */
+static void chunk_start(void *ctx, size_t c)
+{
+    const pass *ps = ctx;
+    const fk_unbind_group *g = ps->g;
+    size_t lo, hi;
+    chunk_range(ps, c, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
+        ps->didx[i] = i;
+        ps->dst[0][i] = g->x[i], ps->dst[1][i] = g->y[i], ps->dst[2][i] = g->z[i], ps->dst[3][i] = g->m[i];
+        if (g->phi) ps->dst[4][i] = g->phi[i];
+    }
+}
+
 int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char *bound, fk_unbind_result *res,
               fk_error *err)
 {
@@ -208,13 +222,10 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
     }
     double *x = buf, *y = buf + n, *z = buf + 2 * n, *m = buf + 3 * n, *phi = buf + 4 * n;
     double *scratch = buf + 10 * n;
-    for (size_t i = 0; i < n; i++) {
-        idx[i] = i;
-        x[i] = g->x[i], y[i] = g->y[i], z[i] = g->z[i], m[i] = g->m[i];
-    }
     size_t ns = n;
+    pass ps = {.g = g, .ns = n, .part = part, .cnt = cnt, .unb = unb, .didx = idx, .dst = {x, y, z, m, phi}};
+    each_chunk(nchunks, chunk_start, &ps);
     int full = !g->phi; /* phi must be summed afresh */
-    if (g->phi) memcpy(phi, g->phi, n * sizeof *phi);
     if (dev) {
         double t = now();
         fk_pot_members all = {n, x, y, z, m};
@@ -222,7 +233,6 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
         res->t_updates += now() - t;
     }
     fk_unbind_update_fn upd = p->update ? p->update : update_cpu;
-    pass ps = {.g = g, .part = part, .cnt = cnt, .unb = unb};
     while (ns >= p->minbound) {
         if (full) {
             double t = now();
@@ -359,6 +369,32 @@ static inline double offset(const fk_halo_input *in, uint64_t i, uint64_t ref, i
     return d;
 }
 
+/* A group's members from the stream: c[0..8) (x y z from ref, v, m, phi0). */
+typedef struct gather {
+    const fk_halo_input *in;
+    uint64_t ref;
+    const uint64_t *index;
+    size_t n;
+    const double *phi0;
+    double **c;
+} gather;
+
+static void chunk_gather(void *ctx, size_t ch)
+{
+    const gather *gt = ctx;
+    const size_t lo = ch * FK_UNBIND_CHUNK, hi = gt->n - lo < FK_UNBIND_CHUNK ? gt->n : lo + FK_UNBIND_CHUNK;
+    double **c = gt->c;
+    for (size_t k = lo; k < hi; k++) {
+        uint64_t i = gt->index[k];
+        for (int e = 0; e < 3; e++) {
+            c[e][k] = offset(gt->in, i, gt->ref, e);
+            c[3 + e][k] = gt->in->vel[3 * i + e];
+        }
+        c[6][k] = gt->in->mass[i];
+        if (gt->phi0) c[7][k] = gt->phi0[i];
+    }
+}
+
 /* Unbinds group g, whose stream indices are index[0..n), into bound (n
  * flags) with scratch arrays of 8 n doubles; phi0: NULL, or the first
  * pass's potentials by stream index; *res. */
@@ -368,15 +404,8 @@ static int unbind_one(const fk_halo_input *in, fk_halo *h, const uint64_t *index
 {
     double *c[8];
     for (int k = 0; k < 8; k++) c[k] = s + (size_t)k * n;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t i = index[k];
-        for (int e = 0; e < 3; e++) {
-            c[e][k] = offset(in, i, h->ref, e);
-            c[3 + e][k] = in->vel[3 * i + e];
-        }
-        c[6][k] = in->mass[i];
-        if (phi0) c[7][k] = phi0[i];
-    }
+    gather gt = {in, h->ref, index, n, phi0, c};
+    each_chunk((n + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK, chunk_gather, &gt);
     fk_unbind_group grp = {n, c[0], c[1], c[2], c[3], c[4], c[5], c[6], phi0 ? c[7] : NULL};
     int st = fk_unbind_dev(&grp, p, dev, flags, res, err);
     h->n_bound = res->nbound;
