@@ -177,10 +177,11 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
  * .mass_bound (0 when the group is not bound), and when bound is not NULL, bound[i] = 1 for each stream particle i in the bound part
  * of its group, else 0 (n entries). Groups of more than FK_POT_ALONE
  * members one after another with every thread, the others a thread each;
- * with p's hooks (a GPU's), the large groups go to them from every thread,
- * largest first, several at once (as many as fk_unbind_halos_run's budget holds), then the
- * threads take the rest. The result does not depend on the number of
- * threads. FK_EINVAL, FK_ENOMEM. */
+ * with p's hooks (a GPU's) or fk_unbind_halos_run's device, the large
+ * groups go to them from every thread, largest first, several at once (as
+ * many as fk_unbind_halos_run's budget holds), then the threads take the
+ * rest. The result does not depend on the number of threads. FK_EINVAL,
+ * FK_ENOMEM. */
 int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                     unsigned char *bound, fk_error *err);
 
@@ -198,7 +199,7 @@ typedef uint64_t (*fk_unbind_bytes_fn)(uint64_t n);
  * (all NULL) is fk_unbind_halos. */
 typedef struct fk_unbind_run {
     const double *phi;        /* NULL, or the first pass's potentials (fk_unbind_halos_phi) */
-    fk_unbind_bytes_fn bytes; /* NULL, or with hooks: the device bytes a group holds,
+    fk_unbind_bytes_fn bytes; /* NULL, or with a device: the bytes a group holds there,
                                  so that the groups unbound at once fit in budget */
     uint64_t budget;          /* with bytes: what they may hold at once */
     fk_unbind_stats *stats;   /* NULL, or where the time went */
@@ -206,8 +207,9 @@ typedef struct fk_unbind_run {
                                        (fk_unbind_dev), from several threads at once */
 } fk_unbind_run;
 
-/* fk_unbind_halos_phi with a device budget for the hooks' groups, saying
- * where its time went. */
+/* fk_unbind_halos_phi with a device budget for the large groups, a device
+ * that holds each of them (else p's hooks), saying where its time went.
+ * Also the device's failures. */
 int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                         const fk_unbind_run *run, unsigned char *bound, fk_error *err);
 
