@@ -116,6 +116,10 @@ void fk_gpu_unbind_close(void *ctx);
  * group of n members. */
 uint64_t fk_gpu_unbind_bytes(uint64_t n);
 
+/* Device bytes the unbinding's groups may hold at once: 90% of the free
+ * memory (FOFKIT_GPU_MEMORY lowers it, as for every GPU call); 0 on failure. */
+uint64_t fk_gpu_unbind_budget(void);
+
 /* Builds the tree on the GPU by sorting Hilbert keys (CUB radix sort):
  * particles are quantised in [lo, lo + span) on each axis (a periodic box:
  * lo = origin, span = box; else pass span 0 to use the particles' bounds).

@@ -145,3 +145,8 @@ uint64_t fk_gpu_unbind_bytes(uint64_t n)
     (void)n;
     return 0;
 }
+
+uint64_t fk_gpu_unbind_budget(void)
+{
+    return 0;
+}

@@ -81,6 +81,15 @@ extern "C" uint64_t fk_gpu_unbind_bytes(uint64_t n)
     return 80 * n + 8 * n + 32 * 8192 + fk_gpu_pot_bytes(n, 1, n) + (n / 256 + 1) * 24;
 }
 
+extern "C" uint64_t fk_gpu_unbind_budget(void)
+{
+    size_t fr = 0, tot = 0;
+    fk_error err;
+    memset(&err, 0, sizeof err);
+    if (fk_gpu_free_bytes(&fr, &tot, &err)) return 0;
+    return fr / 10 * 9; /* a margin for the allocator and the driver */
+}
+
 /* ---- a group's S held on the device between passes (fk_unbind_device) ---- */
 
 /* S on the device: x y z m phi, n doubles each, in two copies (a drop

@@ -172,8 +172,8 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
                                           fk_gpu_unbind_drop, fk_gpu_unbind_close};
     fk_unbind_run run = {m->phi, NULL, 0, &us, NULL};
     fk_gpuinfo gi;
-    if (gpu && fk_gpu_probe(&gi, &err) == FK_OK && gi.present) /* the big groups at once hold at most 90% of it */
-        run.bytes = fk_gpu_unbind_bytes, run.budget = gi.mem_free / 10 * 9, run.device = &gdev;
+    if (gpu && fk_gpu_probe(&gi, &err) == FK_OK && gi.present)
+        run.bytes = fk_gpu_unbind_bytes, run.budget = fk_gpu_unbind_budget(), run.device = &gdev;
     if (fk_unbind_halos_run(hin, ng, h, &up, &run, m->bound, &err)) prog_fail(&err);
     uint32_t *b = calloc(nsource ? nsource : 1, sizeof *b);
     if (!b) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", nsource);
