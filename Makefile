@@ -17,6 +17,8 @@ NVFLAGS ?= -O3
 ALL_CFLAGS  = $(CFLAGS) -std=c11 -Wall -Wextra -ffp-contract=off -fopenmp -D_DEFAULT_SOURCE -Ilib -Itools/common
 ALL_NVFLAGS = $(NVFLAGS) -std=c++17 --fmad=$(NV_FMAD) $(CUDA_ARCH) -Ilib -Xcompiler -Wall,-Wextra,-ffp-contract=off
 NV_FMAD = false
+# Each host thread its own default stream: the unbinding feeds the GPU from several threads at once.
+ALL_NVFLAGS += --default-stream per-thread
 LDLIBS  = -lz -lm
 ifeq ($(CUDA),1)
 LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread

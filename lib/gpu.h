@@ -100,6 +100,26 @@ int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi
 int fk_gpu_unbind_update(const fk_pot_members *stay, double *phi, const fk_pot_members *leave, double G, double eps,
                          fk_error *err);
 
+/* A group's S held on the GPU between the unbinding's passes: the
+ * operations of unbind.h's fk_unbind_device (open, sum, load, drop,
+ * close). Its sums are fk_gpu_pot_tree's, its updates
+ * fk_gpu_unbind_update's, on the same members: the same potentials.
+ * FK_EDEVICE, FK_EUNSUP (more than 2^31 members), FK_ENOMEM. */
+int fk_gpu_unbind_open(void **ctx, const fk_pot_members *s, const double *phi, fk_error *err);
+int fk_gpu_unbind_sum(void *ctx, const fk_pot_params *p, double *phi, fk_error *err);
+int fk_gpu_unbind_load(void *ctx, const double *phi, fk_error *err);
+int fk_gpu_unbind_drop(void *ctx, const uint64_t *k, size_t nu, int update, double G, double eps, double *phi,
+                       fk_error *err);
+void fk_gpu_unbind_close(void *ctx);
+
+/* Device bytes fk_gpu_unbind_open and the calls on its S hold at once for a
+ * group of n members. */
+uint64_t fk_gpu_unbind_bytes(uint64_t n);
+
+/* Device bytes the unbinding's groups may hold at once: 90% of the free
+ * memory (FOFKIT_GPU_MEMORY lowers it, as for every GPU call); 0 on failure. */
+uint64_t fk_gpu_unbind_budget(void);
+
 /* Builds the tree on the GPU by sorting Hilbert keys (CUB radix sort):
  * particles are quantised in [lo, lo + span) on each axis (a periodic box:
  * lo = origin, span = box; else pass span 0 to use the particles' bounds).

@@ -108,3 +108,45 @@ int fk_gpu_unbind_update(const fk_pot_members *stay, double *phi, const fk_pot_m
     (void)stay, (void)phi, (void)leave, (void)G, (void)eps;
     return none(err);
 }
+
+int fk_gpu_unbind_open(void **ctx, const fk_pot_members *s, const double *phi, fk_error *err)
+{
+    (void)s, (void)phi;
+    *ctx = NULL;
+    return none(err);
+}
+
+int fk_gpu_unbind_sum(void *ctx, const fk_pot_params *p, double *phi, fk_error *err)
+{
+    (void)ctx, (void)p, (void)phi;
+    return none(err);
+}
+
+int fk_gpu_unbind_load(void *ctx, const double *phi, fk_error *err)
+{
+    (void)ctx, (void)phi;
+    return none(err);
+}
+
+int fk_gpu_unbind_drop(void *ctx, const uint64_t *k, size_t nu, int update, double G, double eps, double *phi,
+                       fk_error *err)
+{
+    (void)ctx, (void)k, (void)nu, (void)update, (void)G, (void)eps, (void)phi;
+    return none(err);
+}
+
+void fk_gpu_unbind_close(void *ctx)
+{
+    (void)ctx;
+}
+
+uint64_t fk_gpu_unbind_bytes(uint64_t n)
+{
+    (void)n;
+    return 0;
+}
+
+uint64_t fk_gpu_unbind_budget(void)
+{
+    return 0;
+}

@@ -1,12 +1,17 @@
 /* unbind.c - the self-bound part of each group: passes of softened potentials and energies that remove unbound members. */
+#define _GNU_SOURCE /* qsort_r */
 #include "unbind.h"
 
 #include "potential_kernel.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* An unbound member's energy and its index in S. */
 typedef struct energy {
@@ -59,65 +64,214 @@ static int leavers_tree(const double *x, const double *y, const double *z, const
     return FK_OK;
 }
 
+/* Seconds on a monotonic clock. */
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* f(ctx, c) for every chunk c < nc: in parallel, outside a parallel region
+ * by a team of every thread, inside one as tasks that the team's idle
+ * threads take (those waiting at its barrier); one chunk runs here. */
+static void each_chunk(size_t nc, void (*f)(void *, size_t), void *ctx)
+{
+    if (nc <= 1) {
+        if (nc) f(ctx, 0);
+        return;
+    }
+    if (omp_in_parallel()) {
+#pragma omp taskloop grainsize(1)
+        for (size_t c = 0; c < nc; c++) f(ctx, c);
+        return;
+    }
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t c = 0; c < nc; c++) f(ctx, c);
+}
+
+/* One pass's view of S for the chunked loops: members [c FK_UNBIND_CHUNK,
+ * (c + 1) FK_UNBIND_CHUNK) of S are chunk c. */
+typedef struct pass {
+    const fk_unbind_group *g;
+    size_t ns;
+    const size_t *idx;
+    const double *m, *phi;
+    double v[3]; /* the bulk velocity of S */
+    int massive; /* S has mass: weights m, else 1 */
+    double (*part)[7]; /* per chunk: the sums below */
+    size_t *cnt;       /* per chunk: unbound members, then the first stayer's place */
+    energy *unb;       /* chunk c's unbound from unb + c FK_UNBIND_CHUNK */
+    /* the compaction: S's arrays, from src to dst */
+    size_t *didx;
+    const double *src[5];
+    double *dst[5];
+} pass;
+
+static void chunk_range(const pass *ps, size_t c, size_t *lo, size_t *hi)
+{
+    *lo = c * FK_UNBIND_CHUNK;
+    *hi = ps->ns - *lo < FK_UNBIND_CHUNK ? ps->ns : *lo + FK_UNBIND_CHUNK;
+}
+
+/* part[c]: sum m, sum m v (3), sum v (3) over chunk c. */
+static void chunk_sums(void *ctx, size_t c)
+{
+    const pass *ps = ctx;
+    size_t lo, hi;
+    chunk_range(ps, c, &lo, &hi);
+    double M = 0, mv[3] = {0, 0, 0}, uv[3] = {0, 0, 0};
+    for (size_t k = lo; k < hi; k++) M += ps->m[k];
+    for (size_t k = lo; k < hi; k++) {
+        size_t i = ps->idx[k];
+        double w = ps->m[k], u0 = ps->g->vx[i], u1 = ps->g->vy[i], u2 = ps->g->vz[i];
+        mv[0] += w * u0, mv[1] += w * u1, mv[2] += w * u2;
+        uv[0] += u0, uv[1] += u1, uv[2] += u2;
+    }
+    double *o = ps->part[c];
+    o[0] = M, o[1] = mv[0], o[2] = mv[1], o[3] = mv[2], o[4] = uv[0], o[5] = uv[1], o[6] = uv[2];
+}
+
+/* Chunk c's energies: its unbound members to unb + lo (cnt[c] of them),
+ * part[c] = s2, mu, pu (3), emax. */
+static void chunk_energies(void *ctx, size_t c)
+{
+    const pass *ps = ctx;
+    size_t lo, hi, nu = 0;
+    chunk_range(ps, c, &lo, &hi);
+    double emax = 0, mu = 0, pu[3] = {0, 0, 0}, s2 = 0;
+    const double *v = ps->v;
+    energy *unb = ps->unb + lo;
+    for (size_t k = lo; k < hi; k++) {
+        size_t i = ps->idx[k];
+        double u0 = ps->g->vx[i] - v[0], u1 = ps->g->vy[i] - v[1], u2 = ps->g->vz[i] - v[2];
+        double w = ps->massive ? ps->m[k] : 1.0;
+        double e = 0.5 * (u0 * u0 + u1 * u1 + u2 * u2) + ps->phi[k];
+        s2 += w * (u0 * u0 + u1 * u1 + u2 * u2);
+        if (e >= 0) {
+            unb[nu++] = (energy){e, k};
+            if (e > emax) emax = e;
+            mu += w, pu[0] += w * u0, pu[1] += w * u1, pu[2] += w * u2;
+        }
+    }
+    double *o = ps->part[c];
+    o[0] = s2, o[1] = mu, o[2] = pu[0], o[3] = pu[1], o[4] = pu[2], o[5] = emax;
+    ps->cnt[c] = nu;
+}
+
+/* Chunk c's stayers (idx != SIZE_MAX) from src to dst from place cnt[c] on. */
+static void chunk_compact(void *ctx, size_t c)
+{
+    const pass *ps = ctx;
+    size_t lo, hi, w = ps->cnt[c];
+    chunk_range(ps, c, &lo, &hi);
+    for (size_t k = lo; k < hi; k++)
+        if (ps->idx[k] != SIZE_MAX) {
+            ps->didx[w] = ps->idx[k];
+            for (int a = 0; a < 5; a++) ps->dst[a][w] = ps->src[a][k];
+            w++;
+        }
+}
+
+/* Chunk c of the group into S's first copy: idx, x y z m, phi when given. */
+static void chunk_start(void *ctx, size_t c)
+{
+    const pass *ps = ctx;
+    const fk_unbind_group *g = ps->g;
+    size_t lo, hi;
+    chunk_range(ps, c, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
+        ps->didx[i] = i;
+        ps->dst[0][i] = g->x[i], ps->dst[1][i] = g->y[i], ps->dst[2][i] = g->z[i], ps->dst[3][i] = g->m[i];
+        if (g->phi) ps->dst[4][i] = g->phi[i];
+    }
+}
+
 int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char *bound, fk_unbind_result *res,
               fk_error *err)
+{
+    return fk_unbind_dev(g, p, NULL, bound, res, err);
+}
+
+int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_unbind_device *dev,
+                  unsigned char *bound, fk_unbind_result *res, fk_error *err)
 {
     int st = fk_pot_check(&p->pot, err);
     if (st) return st;
     if (p->minbound < 1) return fk_fail(err, FK_EINVAL, "the least bound group size must be at least 1");
-    *res = (fk_unbind_result){0, 0, 0, 0, 0};
+    *res = (fk_unbind_result){0, 0, 0, 0, 0, 0, 0, 0};
     const size_t n = g->n;
     memset(bound, 0, n);
     if (n == 0) return FK_OK;
-    size_t *idx = malloc(n * sizeof *idx);
-    double *buf = malloc(9 * n * sizeof *buf);
+    const double t_start = now();
+    int side = 0; /* which copy of S's arrays holds S */
+    void *ctx = NULL; /* dev's */
+    uint64_t *kl = NULL; /* the leavers' places for dev */
+    const size_t nchunks = (n + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK;
+    /* S's arrays twice (idx, x y z m phi: the compaction writes the other
+     * copy), 4 n scratch doubles, the energies, per-chunk partial sums */
+    size_t *idx = malloc(2 * n * sizeof *idx);
+    double *buf = malloc(14 * n * sizeof *buf);
     energy *unb = malloc(n * sizeof *unb);
-    if (!idx || !buf || !unb) {
+    double(*part)[7] = malloc(nchunks * sizeof *part);
+    size_t *cnt = malloc(nchunks * sizeof *cnt);
+    if (dev) kl = malloc(n * sizeof *kl);
+    if (!idx || !buf || !unb || !part || !cnt || (dev && !kl)) {
         st = fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %zu members", n);
         goto done;
     }
     double *x = buf, *y = buf + n, *z = buf + 2 * n, *m = buf + 3 * n, *phi = buf + 4 * n;
-    for (size_t i = 0; i < n; i++) {
-        idx[i] = i;
-        x[i] = g->x[i], y[i] = g->y[i], z[i] = g->z[i], m[i] = g->m[i];
-    }
+    double *scratch = buf + 10 * n;
     size_t ns = n;
+    pass ps = {.g = g, .ns = n, .part = part, .cnt = cnt, .unb = unb, .didx = idx, .dst = {x, y, z, m, phi}};
+    each_chunk(nchunks, chunk_start, &ps);
     int full = !g->phi; /* phi must be summed afresh */
-    if (g->phi) memcpy(phi, g->phi, n * sizeof *phi);
+    if (dev) {
+        double t = now();
+        fk_pot_members all = {n, x, y, z, m};
+        if ((st = dev->open(&ctx, &all, g->phi ? phi : NULL, err)) != FK_OK) goto done;
+        res->t_updates += now() - t;
+    }
     fk_unbind_update_fn upd = p->update ? p->update : update_cpu;
     while (ns >= p->minbound) {
         if (full) {
+            double t = now();
             res->sums++;
             fk_pot_members pm = {ns, x, y, z, m};
             if (ns <= p->pot.nexact) {
                 fk_pot_exact(&pm, p->pot.G, p->pot.eps, phi);
+                if (dev && (st = dev->load(ctx, phi, err)) != FK_OK) goto done;
+            } else if (dev) {
+                if ((st = dev->sum(ctx, &p->pot, phi, err)) != FK_OK) goto done;
             } else if ((st = p->tree ? p->tree(&pm, &p->pot, phi, err) : fk_pot_tree(&pm, &p->pot, phi, NULL, err)) !=
                        FK_OK) {
                 goto done;
             }
+            res->t_sums += now() - t;
         }
         res->passes++;
-        double M = 0, v[3] = {0, 0, 0};
-        for (size_t k = 0; k < ns; k++) M += m[k];
-        for (size_t k = 0; k < ns; k++) {
-            size_t i = idx[k];
-            double w = M > 0 ? m[k] : 1.0;
-            v[0] += w * g->vx[i], v[1] += w * g->vy[i], v[2] += w * g->vz[i];
+        /* chunk sums combined in chunk order: one chunk sums in member order */
+        const size_t nc = (ns + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK;
+        ps.ns = ns, ps.idx = idx, ps.m = m, ps.phi = phi;
+        each_chunk(nc, chunk_sums, &ps);
+        double M = 0, mv[3] = {0, 0, 0}, uv[3] = {0, 0, 0};
+        for (size_t c = 0; c < nc; c++) {
+            M += part[c][0];
+            for (int e = 0; e < 3; e++) mv[e] += part[c][1 + e], uv[e] += part[c][4 + e];
         }
-        double W = M > 0 ? M : (double)ns;
-        for (int e = 0; e < 3; e++) v[e] /= W;
+        double W = M > 0 ? M : (double)ns, v[3];
+        for (int e = 0; e < 3; e++) v[e] = (M > 0 ? mv[e] : uv[e]) / W;
+        memcpy(ps.v, v, sizeof v);
+        ps.massive = M > 0;
+        each_chunk(nc, chunk_energies, &ps);
         size_t nu = 0;
         double emax = 0, mu = 0, pu[3] = {0, 0, 0}, s2 = 0;
-        for (size_t k = 0; k < ns; k++) {
-            size_t i = idx[k];
-            double u0 = g->vx[i] - v[0], u1 = g->vy[i] - v[1], u2 = g->vz[i] - v[2], w = M > 0 ? m[k] : 1.0;
-            double e = 0.5 * (u0 * u0 + u1 * u1 + u2 * u2) + phi[k];
-            s2 += w * (u0 * u0 + u1 * u1 + u2 * u2);
-            if (e >= 0) {
-                unb[nu++] = (energy){e, k};
-                if (e > emax) emax = e;
-                mu += w, pu[0] += w * u0, pu[1] += w * u1, pu[2] += w * u2;
-            }
+        for (size_t c = 0; c < nc; c++) {
+            s2 += part[c][0], mu += part[c][1];
+            for (int e = 0; e < 3; e++) pu[e] += part[c][2 + e];
+            if (part[c][5] > emax) emax = part[c][5];
+            if (nu != c * FK_UNBIND_CHUNK) memmove(unb + nu, unb + c * FK_UNBIND_CHUNK, cnt[c] * sizeof *unb);
+            nu += cnt[c];
         }
         if (nu == 0) break;
         /* the frame change if every unbound member left: their momentum over what stays */
@@ -137,7 +291,7 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
             full = 0;
         } else if (ns <= p->pot.nexact) {
             full = nu > ns / 4;
-        } else if (p->update) {
+        } else if (p->update || dev) {
             full = nu > FK_UNBIND_GPU_PAIRS;
         } else {
             full = 0;
@@ -146,29 +300,48 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
         }
         for (size_t q = 0; q < nu; q++) idx[unb[q].k] = SIZE_MAX;
         if (ltree) {
+            double t = now();
             res->ltrees++;
-            double *mm = buf + 5 * n, *out = buf + 6 * n;
+            double *mm = scratch, *out = scratch + n;
             for (size_t k = 0; k < ns; k++) mm[k] = idx[k] == SIZE_MAX ? m[k] : 0;
             if ((st = leavers_tree(x, y, z, mm, phi, idx, ns, &p->pot, out, err)) != FK_OK) goto done;
+            res->t_updates += now() - t;
         }
         const int one_by_one = needed && !full && !ltree;
-        double *l[4] = {buf + 5 * n, buf + 6 * n, buf + 7 * n, buf + 8 * n};
-        if (one_by_one)
+        double *l[4] = {scratch, scratch + n, scratch + 2 * n, scratch + 3 * n};
+        if (one_by_one && !dev)
             for (size_t q = 0; q < nu; q++) {
                 size_t k = unb[q].k;
                 l[0][q] = x[k], l[1][q] = y[k], l[2][q] = z[k], l[3][q] = m[k];
             }
-        /* drop the leavers from S, keeping S in member order */
-        size_t w = 0;
-        for (size_t k = 0; k < ns; k++)
-            if (idx[k] != SIZE_MAX) {
-                idx[w] = idx[k], x[w] = x[k], y[w] = y[k], z[w] = z[k], m[w] = m[k], phi[w] = phi[k];
-                w++;
-            }
+        /* drop the leavers from S, keeping S in member order: each chunk's
+         * stayers to the other copy from the place its first one takes */
+        size_t w = 0, q = 0;
+        for (size_t c = 0; c < nc; c++) {
+            size_t lo = c * FK_UNBIND_CHUNK, hi = ns - lo < FK_UNBIND_CHUNK ? ns : lo + FK_UNBIND_CHUNK, left = 0;
+            while (q < nu && unb[q].k < hi) left++, q++;
+            cnt[c] = w;
+            w += hi - lo - left;
+        }
+        side ^= 1;
+        double *to = buf + (side ? 5 * n : 0);
+        ps.didx = side ? idx + n : idx - n;
+        ps.src[0] = x, ps.src[1] = y, ps.src[2] = z, ps.src[3] = m, ps.src[4] = phi;
+        for (int a = 0; a < 5; a++) ps.dst[a] = to + (size_t)a * n;
+        each_chunk(nc, chunk_compact, &ps);
+        idx = ps.didx;
+        x = to, y = to + n, z = to + 2 * n, m = to + 3 * n, phi = to + 4 * n;
         ns = w;
-        if (one_by_one) {
+        if (dev && needed) { /* S on the device loses them too, and with their terms taken off, phi comes back */
+            double t = now();
+            for (size_t q = 0; q < nu; q++) kl[q] = unb[q].k;
+            if ((st = dev->drop(ctx, kl, nu, one_by_one, p->pot.G, p->pot.eps, phi, err)) != FK_OK) goto done;
+            res->t_updates += now() - t;
+        } else if (one_by_one) {
+            double t = now();
             fk_pot_members stay = {ns, x, y, z, m}, leave = {nu, l[0], l[1], l[2], l[3]};
             if ((st = upd(&stay, phi, &leave, p->pot.G, p->pot.eps, err)) != FK_OK) goto done;
+            res->t_updates += now() - t;
         }
     }
     if (ns >= p->minbound) {
@@ -180,7 +353,11 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
     }
     st = FK_OK;
 done:
-    free(idx), free(buf), free(unb);
+    if (side) idx -= n; /* the allocation's start */
+    if (dev && ctx) dev->close(ctx);
+    free(kl);
+    res->t_rest = now() - t_start - res->t_sums - res->t_updates;
+    free(idx), free(buf), free(unb), free(part), free(cnt);
     return st;
 }
 
@@ -192,69 +369,151 @@ static inline double offset(const fk_halo_input *in, uint64_t i, uint64_t ref, i
     return d;
 }
 
+/* A group's members from the stream: c[0..8) (x y z from ref, v, m, phi0). */
+typedef struct gather {
+    const fk_halo_input *in;
+    uint64_t ref;
+    const uint64_t *index;
+    size_t n;
+    const double *phi0;
+    double **c;
+} gather;
+
+static void chunk_gather(void *ctx, size_t ch)
+{
+    const gather *gt = ctx;
+    const size_t lo = ch * FK_UNBIND_CHUNK, hi = gt->n - lo < FK_UNBIND_CHUNK ? gt->n : lo + FK_UNBIND_CHUNK;
+    double **c = gt->c;
+    for (size_t k = lo; k < hi; k++) {
+        uint64_t i = gt->index[k];
+        for (int e = 0; e < 3; e++) {
+            c[e][k] = offset(gt->in, i, gt->ref, e);
+            c[3 + e][k] = gt->in->vel[3 * i + e];
+        }
+        c[6][k] = gt->in->mass[i];
+        if (gt->phi0) c[7][k] = gt->phi0[i];
+    }
+}
+
 /* Unbinds group g, whose stream indices are index[0..n), into bound (n
  * flags) with scratch arrays of 8 n doubles; phi0: NULL, or the first
- * pass's potentials by stream index. */
+ * pass's potentials by stream index; *res. */
 static int unbind_one(const fk_halo_input *in, fk_halo *h, const uint64_t *index, size_t n,
-                      const fk_unbind_params *p, const double *phi0, double *s, unsigned char *flags, fk_error *err)
+                      const fk_unbind_params *p, const fk_unbind_device *dev, const double *phi0, double *s,
+                      unsigned char *flags, fk_unbind_result *res, fk_error *err)
 {
     double *c[8];
     for (int k = 0; k < 8; k++) c[k] = s + (size_t)k * n;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t i = index[k];
-        for (int e = 0; e < 3; e++) {
-            c[e][k] = offset(in, i, h->ref, e);
-            c[3 + e][k] = in->vel[3 * i + e];
-        }
-        c[6][k] = in->mass[i];
-        if (phi0) c[7][k] = phi0[i];
-    }
+    gather gt = {in, h->ref, index, n, phi0, c};
+    each_chunk((n + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK, chunk_gather, &gt);
     fk_unbind_group grp = {n, c[0], c[1], c[2], c[3], c[4], c[5], c[6], phi0 ? c[7] : NULL};
-    fk_unbind_result res;
-    int st = fk_unbind(&grp, p, flags, &res, err);
-    h->n_bound = res.nbound;
-    h->mass_bound = res.mbound;
+    int st = fk_unbind_dev(&grp, p, dev, flags, res, err);
+    h->n_bound = res->nbound;
+    h->mass_bound = res->mbound;
     return st;
+}
+
+/* One big group's result added to the statistics (t: its seconds). */
+static void count_big(fk_unbind_stats *s, const fk_unbind_result *r, double t, int largest)
+{
+    s->nbig++;
+    s->passes += r->passes, s->sums += r->sums;
+    s->t_sums += r->t_sums, s->t_updates += r->t_updates, s->t_rest += t - r->t_sums - r->t_updates;
+    if (largest) s->t_largest = t;
 }
 
 /* The groups of more than FK_POT_ALONE members, one after another, with p. */
 static int unbind_big(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                       const double *phi, const uint64_t *index, const uint64_t *first, unsigned char *flags,
-                      uint64_t largest, fk_error *err)
+                      uint64_t largest, fk_unbind_stats *stats, fk_error *err)
 {
-    int st = FK_OK;
+    int st = FK_OK, seen = 0;
     double *big = NULL;
     for (uint64_t g = 0; g < ng && st == FK_OK; g++) {
         if (halos[g].n <= FK_POT_ALONE) continue;
         if (!big && !(big = malloc(8 * largest * sizeof *big)))
             return fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %" PRIu64 " members", largest);
-        st = unbind_one(in, &halos[g], index + first[g], halos[g].n, p, phi, big, flags + first[g], err);
+        fk_unbind_result r;
+        double t = now();
+        st = unbind_one(in, &halos[g], index + first[g], halos[g].n, p, NULL, phi, big, flags + first[g], &r, err);
+        int first_largest = halos[g].n == largest && !seen;
+        seen |= first_largest;
+        count_big(stats, &r, now() - t, first_largest);
     }
     free(big);
     return st;
 }
 
+/* The device memory the hooks' groups hold at once: a thread takes a
+ * group's bytes before it starts it and waits while they do not fit beside
+ * the others' (a group alone always starts: the hooks then say whether it
+ * fits). */
+typedef struct budget {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t cap, held;
+    unsigned users;
+} budget;
+
+static void budget_take(budget *b, uint64_t need)
+{
+    pthread_mutex_lock(&b->mu);
+    while (b->users > 0 && b->held + need > b->cap) pthread_cond_wait(&b->cv, &b->mu);
+    b->held += need, b->users++;
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void budget_give(budget *b, uint64_t need)
+{
+    pthread_mutex_lock(&b->mu);
+    b->held -= need, b->users--;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Big groups by size, largest first (then by number). */
+static int by_size(const void *a, const void *b, void *ctx)
+{
+    const fk_halo *h = ctx;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    if (h[x].n != h[y].n) return h[x].n > h[y].n ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
 int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                     unsigned char *bound, fk_error *err)
 {
-    return fk_unbind_halos_phi(in, ng, halos, p, NULL, bound, err);
+    fk_unbind_run run = {0};
+    return fk_unbind_halos_run(in, ng, halos, p, &run, bound, err);
 }
 
 int fk_unbind_halos_phi(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                         const double *phi, unsigned char *bound, fk_error *err)
 {
+    fk_unbind_run run = {phi, NULL, 0, NULL, NULL};
+    return fk_unbind_halos_run(in, ng, halos, p, &run, bound, err);
+}
+
+int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
+                        const fk_unbind_run *run, unsigned char *bound, fk_error *err)
+{
+    const double *phi = run->phi;
+    const double t0 = now();
+    fk_unbind_stats sum = {0};
     int st = fk_pot_check(&p->pot, err);
     if (st) return st;
     if (p->minbound < 1) return fk_fail(err, FK_EINVAL, "the least bound group size must be at least 1");
-    uint64_t total = 0, largest = 0;
+    uint64_t total = 0, largest = 0, nbig = 0;
     for (uint64_t g = 0; g < ng; g++) {
         total += halos[g].n;
         if (halos[g].n > largest) largest = halos[g].n;
+        nbig += halos[g].n > FK_POT_ALONE;
     }
     uint64_t *first = malloc((ng + 1) * sizeof *first), *index = malloc((total ? total : 1) * sizeof *index);
+    uint64_t *order = malloc((nbig ? nbig : 1) * sizeof *order);
     unsigned char *flags = malloc(total ? total : 1);
-    if (!first || !index || !flags) {
-        st = fk_fail(err, FK_ENOMEM, "out of memory for the %" PRIu64 " members of %" PRIu64 " groups", total, ng);
+    if (!first || !index || !flags || !order) {
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the members of %" PRIu64 " groups", ng);
         goto done;
     }
     first[0] = 0;
@@ -263,45 +522,84 @@ int fk_unbind_halos_phi(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
         st = fk_fail(err, FK_ENOMEM, "out of memory for the members of %" PRIu64 " groups", ng);
         goto done;
     }
-    /* The largest groups one at a time: on the CPU before the others, every
-     * thread in their trees; with a device's hooks, by one thread that feeds
-     * the device while the others take the rest */
-    const int device = p->tree || p->update;
+    /* The big groups: on the CPU one at a time before the others, every
+     * thread in their trees and passes; with a device's hooks, by every
+     * thread, largest first, each feeding the device (the largest is the
+     * critical path: it starts first, and its passes' chunks go to the
+     * threads that have run out of groups), then the threads take the rest */
+    const int device = p->tree || p->update || run->device;
+    for (uint64_t g = 0, j = 0; g < ng; g++)
+        if (halos[g].n > FK_POT_ALONE) order[j++] = g;
+    qsort_r(order, nbig, sizeof *order, by_size, halos);
+    budget bud = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, run->budget, 0, 0};
     int failed = 0;
+    uint64_t next = 0;
+    double end_big = 0, end_small = 0;
     fk_error first_err = {0};
     fk_unbind_params cpu = *p; /* the threads' groups: the CPU's tree and updates */
     cpu.tree = NULL, cpu.update = NULL;
-    if (!device && (st = unbind_big(in, ng, halos, p, phi, index, first, flags, largest, err)) != FK_OK) goto done;
+    if (!device) {
+        if ((st = unbind_big(in, ng, halos, p, phi, index, first, flags, largest, &sum, err)) != FK_OK) goto done;
+        end_big = now() - t0;
+    }
 #pragma omp parallel
     {
-        if (device) {
-#pragma omp single nowait
-            {
-                fk_error e = {0};
-                int r = unbind_big(in, ng, halos, p, phi, index, first, flags, largest, &e);
-                if (r) {
+        fk_unbind_stats mine = {0};
+        double my_big = 0, my_small = 0;
+        fk_error e = {0};
+        while (device) {
+            uint64_t j;
+#pragma omp atomic capture
+            j = next++;
+            int stop;
+#pragma omp atomic read
+            stop = failed;
+            if (j >= nbig || stop) break;
+            const uint64_t g = order[j], n = halos[g].n, need = run->bytes ? run->bytes(n) : 0;
+            double *s = malloc(8 * n * sizeof *s), t = now();
+            fk_unbind_result r;
+            int rc;
+            if (!s) {
+                rc = fk_fail(&e, FK_ENOMEM, "out of memory to unbind a group of %" PRIu64 " members", n);
+            } else {
+                if (need) budget_take(&bud, need);
+                rc = unbind_one(in, &halos[g], index + first[g], n, p, run->device, phi, s, flags + first[g], &r, &e);
+                if (need) budget_give(&bud, need);
+                count_big(&mine, &r, now() - t, j == 0);
+            }
+            free(s);
+            my_big = now() - t0;
+            if (rc) {
 #pragma omp critical(fk_unbind_fail)
-                    if (!failed) failed = r, first_err = e;
-                }
+                if (!failed) failed = rc, first_err = e;
             }
         }
         size_t cap = largest < FK_POT_ALONE ? largest : FK_POT_ALONE;
         double *s = malloc(8 * (cap ? cap : 1) * sizeof *s);
-        fk_error e = {0};
 #pragma omp for schedule(dynamic, 1) nowait
         for (uint64_t g = 0; g < ng; g++) {
             int stop;
 #pragma omp atomic read
             stop = failed;
             if (halos[g].n > FK_POT_ALONE || stop) continue;
-            int r = s ? unbind_one(in, &halos[g], index + first[g], halos[g].n, &cpu, phi, s, flags + first[g], &e)
-                      : fk_fail(&e, FK_ENOMEM, "out of memory to unbind groups of %zu members", cap);
-            if (r) {
+            fk_unbind_result r;
+            int rc = s ? unbind_one(in, &halos[g], index + first[g], halos[g].n, &cpu, NULL, phi, s, flags + first[g], &r, &e)
+                       : fk_fail(&e, FK_ENOMEM, "out of memory to unbind groups of %zu members", cap);
+            my_small = now() - t0;
+            if (rc) {
 #pragma omp critical(fk_unbind_fail)
-                if (!failed) failed = r, first_err = e;
+                if (!failed) failed = rc, first_err = e;
             }
         }
         free(s);
+#pragma omp critical(fk_unbind_stats)
+        {
+            sum.nbig += mine.nbig, sum.passes += mine.passes, sum.sums += mine.sums;
+            sum.t_sums += mine.t_sums, sum.t_updates += mine.t_updates, sum.t_rest += mine.t_rest;
+            if (mine.t_largest > 0) sum.t_largest = mine.t_largest;
+            if (my_big > end_big) end_big = my_big;
+            if (my_small > end_small) end_small = my_small;
+        }
     }
     if (failed) {
         *err = first_err;
@@ -313,8 +611,11 @@ int fk_unbind_halos_phi(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
 #pragma omp parallel for schedule(static)
         for (uint64_t k = 0; k < total; k++) bound[index[k]] = flags[k];
     }
+    sum.wall_big = end_big, sum.wall_small = end_small;
+    sum.wall = now() - t0;
+    if (run->stats) *run->stats = sum;
     st = FK_OK;
 done:
-    free(first), free(index), free(flags);
+    free(first), free(index), free(flags), free(order);
     return st;
 }

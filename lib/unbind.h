@@ -85,12 +85,34 @@ typedef struct fk_unbind_params {
     fk_pot_params pot;
     uint64_t minbound; /* >= 1 */
     fk_pot_phi_fn tree; /* NULL: fk_pot_tree; fk_unbind_halos calls it for its
-                           groups of more than FK_POT_ALONE members only, one
-                           at a time, and fk_pot_tree for the others */
+                           groups of more than FK_POT_ALONE members only, and
+                           fk_pot_tree for the others; from several threads
+                           at once (one group each) */
     fk_unbind_update_fn update; /* NULL: the CPU's; for tree groups only, and
                                    like tree, for fk_unbind_halos' groups of
                                    more than FK_POT_ALONE members only */
 } fk_unbind_params;
+
+/* A device that holds one group's S between its passes (a GPU's): the
+ * positions, masses and potentials of S stay there, so that a pass moves
+ * only the leavers' places up and, when their terms are taken off, the
+ * stayers' potentials down. Its sums and updates are those of the hooks
+ * (fk_unbind_params' tree and update), on the same members. */
+typedef struct fk_unbind_device {
+    /* Copies S (s->n members) and, when phi is not NULL, their potentials;
+     * *ctx is the handle of the others. */
+    int (*open)(void **ctx, const fk_pot_members *s, const double *phi, fk_error *err);
+    /* Every member's potential afresh, as the tree hook would: on the device and in phi. */
+    int (*sum)(void *ctx, const fk_pot_params *p, double *phi, fk_error *err);
+    /* The potentials of S from phi (summed elsewhere). */
+    int (*load)(void *ctx, const double *phi, fk_error *err);
+    /* Removes the members at places k[0] < .. < k[nu - 1] of S, keeping the
+     * others' order; with update, their terms are taken off the stayers'
+     * potentials as fk_unbind_update_fn does, and phi gets the stayers'. */
+    int (*drop)(void *ctx, const uint64_t *k, size_t nu, int update, double G, double eps, double *phi,
+                fk_error *err);
+    void (*close)(void *ctx); /* frees it all; ctx may be NULL */
+} fk_unbind_device;
 
 /* One group's members, structure of arrays, positions in one frame. */
 typedef struct fk_unbind_group {
@@ -108,22 +130,58 @@ typedef struct fk_unbind_result {
     uint32_t passes; /* potential evaluations                   */
     uint32_t sums;   /* of them, summed afresh (exact or tree)   */
     uint32_t ltrees; /* leavers' shares taken off by their tree  */
+    double t_sums;   /* seconds: potentials summed afresh         */
+    double t_updates; /* leavers' terms taken off (one by one, tree) */
+    double t_rest;   /* energies, bulk velocity, compaction       */
 } fk_unbind_result;
 
+/* Where fk_unbind_halos_run's time went. The big groups are those of more
+ * than FK_POT_ALONE members; their seconds are summed over the threads that
+ * unbound them, the walls run from the call's start. */
+typedef struct fk_unbind_stats {
+    uint64_t nbig;            /* big groups                                  */
+    uint64_t passes, sums;    /* their passes, and full sums among them      */
+    double t_sums, t_updates, t_rest; /* their fk_unbind_result times, summed */
+    double t_largest;         /* the largest group's own seconds             */
+    double wall_big;          /* until the last big group was done           */
+    double wall_small;        /* until the last of the others was done       */
+    double wall;              /* the whole call                              */
+} fk_unbind_stats;
+
+/* Fixed chunks of a group's passes: a group of more members than this has its
+ * loops (bulk velocity, energies, compaction) split into chunks of this many,
+ * run in parallel and combined in chunk order, so that its result does not
+ * depend on the number of threads; a group of at most this many is one chunk,
+ * summed in member order. */
+#define FK_UNBIND_CHUNK 65536
+
 /* Unbinds one group: bound[i] (n entries) is 1 for the members of its
- * bound part, 0 for the others; *res. Sequential except for the tree's own
- * threads (fk_pot_tree). FK_EINVAL (parameters), FK_ENOMEM. */
+ * bound part, 0 for the others; *res. Groups of more than FK_UNBIND_CHUNK
+ * members use every thread (outside a parallel region) or the team's idle
+ * threads (inside one, as tasks), as do the tree's own threads
+ * (fk_pot_tree); the result does not depend on their number. FK_EINVAL
+ * (parameters), FK_ENOMEM. */
 int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char *bound, fk_unbind_result *res,
               fk_error *err);
+
+/* fk_unbind with S held by dev (NULL: fk_unbind) from the first pass to the
+ * last: its sums take the place of the tree hook's, its drops of the update
+ * hook's, with the hooks' thresholds (up to FK_UNBIND_GPU_PAIRS leavers taken
+ * off one by one). Exact sums (at most pot.nexact members) stay on the CPU.
+ * Also dev's failures. */
+int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_unbind_device *dev,
+                  unsigned char *bound, fk_unbind_result *res, fk_error *err);
 
 /* Unbinds every group g = 1..ng of in (after fk_halostats_compute, whose
  * reference members halos[g-1].ref unwrap them): halos[g-1].n_bound and
  * .mass_bound (0 when the group is not bound), and when bound is not NULL, bound[i] = 1 for each stream particle i in the bound part
  * of its group, else 0 (n entries). Groups of more than FK_POT_ALONE
  * members one after another with every thread, the others a thread each;
- * with p's hooks (a GPU's), the large groups go to them from one thread
- * while the other threads unbind the rest. The result does not depend on the
- * number of threads. FK_EINVAL, FK_ENOMEM. */
+ * with p's hooks (a GPU's) or fk_unbind_halos_run's device, the large
+ * groups go to them from every thread, largest first, several at once (as
+ * many as fk_unbind_halos_run's budget holds), then the threads take the
+ * rest. The result does not depend on the number of threads. FK_EINVAL,
+ * FK_ENOMEM. */
 int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                     unsigned char *bound, fk_error *err);
 
@@ -133,6 +191,27 @@ int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const 
  * so that the first pass sums nothing. */
 int fk_unbind_halos_phi(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                         const double *phi, unsigned char *bound, fk_error *err);
+
+/* The device bytes the hooks hold at once for a group of n members. */
+typedef uint64_t (*fk_unbind_bytes_fn)(uint64_t n);
+
+/* What fk_unbind_halos_run takes beyond fk_unbind_halos' arguments; zero
+ * (all NULL) is fk_unbind_halos. */
+typedef struct fk_unbind_run {
+    const double *phi;        /* NULL, or the first pass's potentials (fk_unbind_halos_phi) */
+    fk_unbind_bytes_fn bytes; /* NULL, or with a device: the bytes a group holds there,
+                                 so that the groups unbound at once fit in budget */
+    uint64_t budget;          /* with bytes: what they may hold at once */
+    fk_unbind_stats *stats;   /* NULL, or where the time went */
+    const fk_unbind_device *device; /* NULL, or the device that holds each big group's S
+                                       (fk_unbind_dev), from several threads at once */
+} fk_unbind_run;
+
+/* fk_unbind_halos_phi with a device budget for the large groups, a device
+ * that holds each of them (else p's hooks), saying where its time went.
+ * Also the device's failures. */
+int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
+                        const fk_unbind_run *run, unsigned char *bound, fk_error *err);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #include "common.cuh"
 #include "kdtree.h"
 #include "link.h"
+#include "potential.h"
 
 /* Builds the tree over d_pos (n x 3, stream order) on the device: t's
  * layout must be set (fk_tree_alloc); writes the particles in tree order
@@ -34,5 +35,12 @@ int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, co
 /* Device bytes fk_gpu_link_dev allocates for itself (beyond its inputs and
  * the sink array). */
 uint64_t fk_gpu_link_scratch(uint64_t n, uint64_t nnodes, int sixd);
+
+/* Every member's potential from the others, the n members on the device
+ * (d_x d_y d_z d_m), into d_phi, as fk_gpu_pot_tree computes it: exact
+ * double sums up to 32768 members, the tree walk above; on the calling
+ * thread's default stream. */
+int fk_gpu_pot_phi_dev(uint64_t n, const double *d_x, const double *d_y, const double *d_z, const double *d_m,
+                       const fk_pot_params *p, double *d_phi, fk_error *err);
 
 #endif

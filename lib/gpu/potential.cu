@@ -166,6 +166,14 @@ __global__ void k_relative(const double *__restrict__ x, const double *__restric
     }
 }
 
+/* The masses in tree order, binary32 for the walk: mt[i] = m[a + perm[i]]. */
+__global__ void k_tree_masses(const double *__restrict__ m, uint64_t a, const uint32_t *__restrict__ perm, uint64_t n,
+                              float *__restrict__ mt)
+{
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        mt[i] = (float)m[a + perm[i]];
+}
+
 /* Moments of a node in double, kept for the merge: centre, mass, second moments, radius. */
 struct dmom {
     double c[3], M, q[6], b;
@@ -337,14 +345,8 @@ static int tree_phi(uint64_t a, uint64_t n, const double *d_x, const double *d_y
     k_relative<<<grid_for(n, 256), 256>>>(d_x, d_y, d_z, a, n, d_rel.p);
     FK_LAUNCHED("k_relative", err);
     if ((st = fk_gpu_build_dev(d_rel.p, &t, 0, 0, d_sorted.p, d_perm.p, d_box.p, err))) return st;
-    /* masses in tree order (binary32 for the walk) */
-    std::vector<double> hm(n);
-    FK_CU(cudaMemcpy(hm.data(), d_m + a, n * sizeof(double), cudaMemcpyDeviceToHost), err);
-    std::vector<uint32_t> hp(n);
-    FK_CU(cudaMemcpy(hp.data(), d_perm.p, n * sizeof(uint32_t), cudaMemcpyDeviceToHost), err);
-    std::vector<float> hmt(n);
-    for (uint64_t i = 0; i < n; i++) hmt[i] = (float)hm[hp[i]];
-    FK_CU(cudaMemcpy(d_mt.p, hmt.data(), n * sizeof(float), cudaMemcpyHostToDevice), err);
+    k_tree_masses<<<grid_for(n, 256), 256>>>(d_m, a, d_perm.p, n, d_mt.p);
+    FK_LAUNCHED("k_tree_masses", err);
     k_leaf_moments<<<grid_for(UINT64_C(1) << t.depth, 128), 128>>>(d_sorted.p, d_mt.p, n, t.depth, d_mom.p);
     FK_LAUNCHED("k_leaf_moments", err);
     for (int d = (int)t.depth - 1; d >= 0; d--) {
@@ -446,6 +448,23 @@ extern "C" int fk_gpu_pot_exact(const fk_pot_members *g, double G, double eps, d
     return FK_OK;
 }
 
+int fk_gpu_pot_phi_dev(uint64_t n, const double *d_x, const double *d_y, const double *d_z, const double *d_m,
+                       const fk_pot_params *p, double *d_phi, fk_error *err)
+{
+    if (n == 0) return FK_OK;
+    if (n > FK_GPU_POT_EXACT) return tree_phi(0, n, d_x, d_y, d_z, d_m, p, d_phi, err);
+    std::vector<xjob> jobs;
+    for (uint64_t t0 = 0; t0 < n; t0 += TPB) jobs.push_back(xjob{0, n, t0});
+    dbuf<xjob> d_jobs;
+    int st = d_jobs.alloc(jobs.size(), err);
+    if (st) return st;
+    FK_CU(cudaMemcpy(d_jobs.p, jobs.data(), jobs.size() * sizeof(xjob), cudaMemcpyHostToDevice), err);
+    k_exact<<<(unsigned)jobs.size(), TPB>>>(d_jobs.p, d_x, d_y, d_z, d_m, p->G, p->eps * p->eps, d_phi);
+    FK_LAUNCHED("k_exact", err);
+    FK_CU(cudaStreamSynchronize(cudaStreamPerThread), err); /* d_jobs is freed on return */
+    return FK_OK;
+}
+
 extern "C" int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_gputimes *times,
                                fk_error *err)
 {
@@ -469,22 +488,12 @@ extern "C" int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, 
     FK_CU(cudaMemcpy(d_z.p, g->z, n * 8, cudaMemcpyHostToDevice), err);
     FK_CU(cudaMemcpy(d_m.p, g->m, n * 8, cudaMemcpyHostToDevice), err);
     if ((st = tm.mark(err))) return st;
-    if (n && exact) {
-        std::vector<xjob> jobs;
-        for (uint64_t t0 = 0; t0 < n; t0 += TPB) jobs.push_back(xjob{0, n, t0});
-        dbuf<xjob> d_jobs;
-        if ((st = d_jobs.alloc(jobs.size(), err))) return st;
-        FK_CU(cudaMemcpy(d_jobs.p, jobs.data(), jobs.size() * sizeof(xjob), cudaMemcpyHostToDevice), err);
-        k_exact<<<(unsigned)jobs.size(), TPB>>>(d_jobs.p, d_x.p, d_y.p, d_z.p, d_m.p, p->G, p->eps * p->eps, d_phi.p);
-        FK_LAUNCHED("k_exact", err);
-        FK_CU(cudaDeviceSynchronize(), err); /* d_jobs is freed at the end of this block */
-    } else if (n && (st = tree_phi(0, n, d_x.p, d_y.p, d_z.p, d_m.p, p, d_phi.p, err))) {
-        return st;
-    }
+    if ((st = fk_gpu_pot_phi_dev(n, d_x.p, d_y.p, d_z.p, d_m.p, p, d_phi.p, err))) return st;
     if ((st = tm.mark(err))) return st;
     FK_CU(cudaMemcpy(phi, d_phi.p, n * 8, cudaMemcpyDeviceToHost), err);
     if ((st = tm.mark(err))) return st;
-    FK_CU(cudaDeviceSynchronize(), err);
+    /* this thread's work only: the unbinding calls from several threads at once */
+    FK_CU(cudaStreamSynchronize(cudaStreamPerThread), err);
     tz.upload = tm.secs(0, 1);
     tz.link = tm.secs(1, 2);
     tz.download = tm.secs(2, 3);

@@ -167,7 +167,14 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
         prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", hin->n);
     fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, gpu ? gpu_tree : NULL,
                            gpu ? fk_gpu_unbind_update : NULL};
-    if (fk_unbind_halos_phi(hin, ng, h, &up, m->phi, m->bound, &err)) prog_fail(&err);
+    fk_unbind_stats us;
+    static const fk_unbind_device gdev = {fk_gpu_unbind_open, fk_gpu_unbind_sum, fk_gpu_unbind_load,
+                                          fk_gpu_unbind_drop, fk_gpu_unbind_close};
+    fk_unbind_run run = {m->phi, NULL, 0, &us, NULL};
+    fk_gpuinfo gi;
+    if (gpu && fk_gpu_probe(&gi, &err) == FK_OK && gi.present)
+        run.bytes = fk_gpu_unbind_bytes, run.budget = fk_gpu_unbind_budget(), run.device = &gdev;
+    if (fk_unbind_halos_run(hin, ng, h, &up, &run, m->bound, &err)) prog_fail(&err);
     uint32_t *b = calloc(nsource ? nsource : 1, sizeof *b);
     if (!b) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", nsource);
 #pragma omp parallel for schedule(static)
@@ -179,6 +186,11 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
     for (uint64_t g = 0; g < ng; g++) nb += h[g].n_bound > 0, nbound += h[g].n_bound;
     prog_info("level %d: %" PRIu64 " of %" PRIu64 " groups bound, %" PRIu64 " bound members; unbinding %.3f s", k, nb,
               ng, nbound, prog_now() - t1);
+    prog_info("level %d: unbinding's %" PRIu64 " groups of more than %d members (%" PRIu64 " passes, %" PRIu64
+              " full sums) done at %.3f s, the largest in %.3f s; their thread seconds: sums %.3f, updates %.3f, "
+              "the rest %.3f; the other groups done at %.3f s",
+              k, us.nbig, FK_POT_ALONE, us.passes, us.sums, us.wall_big, us.t_largest, us.t_sums, us.t_updates,
+              us.t_rest, us.wall_small);
 }
 
 void hs_masses_header(FILE *f, const hs_masses *m, const fk_halo_units *u)

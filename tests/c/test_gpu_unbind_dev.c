@@ -1,0 +1,159 @@
+/* test_gpu_unbind_dev.c - a group's S held on the GPU between passes (fk_gpu_unbind_open..close) against the GPU hooks on the same members and against the CPU's drop and update; several groups at once; skips without a GPU. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "check.h"
+#include "gpu.h"
+#include "halostats.h"
+#include "needgpu.h"
+#include "unbind.h"
+
+static uint64_t rng = 0x6a09e667f3bcc909ull;
+
+static double urand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static void direction(double d[3])
+{
+    double z = 2 * urand() - 1, t = 2 * M_PI * urand(), s = sqrt(1 - z * z);
+    d[0] = s * cos(t), d[1] = s * sin(t), d[2] = z;
+}
+
+/* Members [from, from + n) of c (x y z vx vy vz m): a Plummer sphere (G = 1,
+ * a = 0.05, mass M) about ctr, at 0.3 times the escape speed, a fraction hot
+ * at 3 times the central escape speed. */
+static void cluster(double *c[7], size_t from, size_t n, const double ctr[3], double M, double hot)
+{
+    const double a = 0.05;
+    for (size_t i = from; i < from + n; i++) {
+        double u = urand() * 0.97, r = a / sqrt(pow(u, -2.0 / 3.0) - 1), d[3], e[3];
+        direction(d), direction(e);
+        double sp = urand() < hot ? 3 * sqrt(2 * M / a) : 0.3 * sqrt(2 * M / sqrt(r * r + a * a));
+        for (int k = 0; k < 3; k++) c[k][i] = ctr[k] + r * d[k], c[3 + k][i] = sp * e[k];
+        c[6][i] = M / n;
+    }
+}
+
+static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_error *err)
+{
+    return fk_gpu_pot_tree(g, p, phi, NULL, err);
+}
+
+static const fk_unbind_device gdev = {fk_gpu_unbind_open, fk_gpu_unbind_sum, fk_gpu_unbind_load, fk_gpu_unbind_drop,
+                                      fk_gpu_unbind_close};
+
+/* drop: the stayers' order and, with update, their potentials as the CPU's
+ * double loop gives them (to rounding); sum: fk_gpu_pot_tree's. */
+static void test_ops(void)
+{
+    fk_error err = {0};
+    const size_t n = 50000, nu = 3000;
+    double *c[7];
+    for (int k = 0; k < 7; k++) c[k] = malloc(n * sizeof(double));
+    const double o[3] = {0, 0, 0};
+    cluster(c, 0, n, o, 1, 0);
+    fk_pot_params pp;
+    fk_pot_defaults(&pp);
+    pp.eps = 0.002;
+    fk_pot_members s = {n, c[0], c[1], c[2], c[6]};
+    double *phi = malloc(n * 8), *want = malloc(n * 8);
+    void *ctx = NULL;
+    CHECK(fk_gpu_unbind_open(&ctx, &s, NULL, &err) == FK_OK);
+    CHECK(fk_gpu_unbind_sum(ctx, &pp, phi, &err) == FK_OK);
+    CHECK(fk_gpu_pot_tree(&s, &pp, want, NULL, &err) == FK_OK);
+    CHECK(memcmp(phi, want, n * 8) == 0);
+    /* every 16th member leaves, up to nu */
+    uint64_t *k = malloc(nu * sizeof *k);
+    for (size_t q = 0; q < nu; q++) k[q] = 16 * q + 3;
+    CHECK(fk_gpu_unbind_drop(ctx, k, nu, 1, pp.G, pp.eps, phi, &err) == FK_OK);
+    size_t w = 0;
+    double worst = 0;
+    for (size_t i = 0, q = 0; i < n; i++) {
+        if (q < nu && k[q] == i) {
+            q++;
+            continue;
+        }
+        double sum = 0;
+        for (size_t j = 0; j < nu; j++) {
+            size_t l = k[j];
+            double dx = c[0][i] - c[0][l], dy = c[1][i] - c[1][l], dz = c[2][i] - c[2][l];
+            sum += c[6][l] / sqrt(dx * dx + dy * dy + dz * dz + pp.eps * pp.eps);
+        }
+        worst = fmax(worst, fabs(phi[w] - (want[i] + pp.G * sum)) / fabs(want[i]));
+        w++;
+    }
+    CHECK_MSG(worst < 1e-12, "updated potentials differ by %g relative", worst);
+    fk_gpu_unbind_close(ctx);
+    free(k), free(phi), free(want);
+    for (int j = 0; j < 7; j++) free(c[j]);
+}
+
+/* fk_unbind with S on the GPU gives the members fk_unbind with the GPU
+ * hooks gives (the same sums and updates on the same members), one group
+ * and, through fk_unbind_halos_run, three at once. */
+static void test_unbind(void)
+{
+    fk_error err = {0};
+    const size_t na = 150000, nb = 80000, nc = 70000, n = na + nb + nc;
+    double *c[7];
+    for (int k = 0; k < 7; k++) c[k] = malloc(n * sizeof(double));
+    const double ca[3] = {0, 0, 0}, cb[3] = {1, 0, 0}, cc[3] = {0, 1, 0};
+    cluster(c, 0, na, ca, 1, 0.1);
+    cluster(c, na, nb, cb, 1, 0.01);
+    cluster(c, na + nb, nc, cc, 1, 0.02);
+    fk_unbind_params p;
+    fk_pot_defaults(&p.pot);
+    p.pot.eps = 0.002;
+    p.minbound = FK_UNBIND_MINBOUND;
+    p.tree = gpu_tree, p.update = fk_gpu_unbind_update;
+    fk_unbind_group g = {na, c[0], c[1], c[2], c[3], c[4], c[5], c[6], NULL};
+    unsigned char *bh = malloc(n), *bd = malloc(n);
+    fk_unbind_result rh, rd;
+    CHECK(fk_unbind(&g, &p, bh, &rh, &err) == FK_OK);
+    CHECK(fk_unbind_dev(&g, &p, &gdev, bd, &rd, &err) == FK_OK);
+    CHECK_MSG(memcmp(bh, bd, na) == 0 && rh.nbound == rd.nbound && rh.passes == rd.passes,
+              "hooks %llu bound in %u passes, device %llu in %u", (unsigned long long)rh.nbound, rh.passes,
+              (unsigned long long)rd.nbound, rd.passes);
+    CHECK(rd.sums >= 2 && rd.passes >= 3);
+
+    /* three groups of a stream at once */
+    float *pos = malloc(n * 12), *vel = malloc(n * 12), *mass = malloc(n * 4);
+    uint32_t *grp = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++) pos[3 * i + k] = (float)c[k][i], vel[3 * i + k] = (float)c[3 + k][i];
+        mass[i] = (float)c[6][i];
+        grp[i] = i < na ? 1 : i < na + nb ? 2 : 3;
+    }
+    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 0, 0, 0};
+    fk_halo h[3], hh[3], hd[3];
+    CHECK(fk_halostats_compute(&in, 3, h, "test", &err) == FK_OK);
+    memcpy(hh, h, sizeof h), memcpy(hd, h, sizeof h);
+    fk_unbind_stats st;
+    fk_unbind_run hooks = {NULL, NULL, 0, NULL, NULL}, dev = {NULL, fk_gpu_unbind_bytes, UINT64_MAX, &st, &gdev};
+    omp_set_num_threads(4);
+    CHECK(fk_unbind_halos_run(&in, 3, hh, &p, &hooks, bh, &err) == FK_OK);
+    CHECK(fk_unbind_halos_run(&in, 3, hd, &p, &dev, bd, &err) == FK_OK);
+    CHECK(memcmp(bh, bd, n) == 0);
+    for (int k = 0; k < 3; k++) CHECK(hh[k].n_bound == hd[k].n_bound && hh[k].n_bound > 0);
+    CHECK(st.nbig == 3);
+    free(pos), free(vel), free(mass), free(grp), free(bh), free(bd);
+    for (int k = 0; k < 7; k++) free(c[k]);
+}
+
+int main(void)
+{
+    int skip;
+    if (!need_gpu(__FILE__, &skip)) return skip;
+    test_ops();
+    test_unbind();
+    CHECK_DONE();
+}
