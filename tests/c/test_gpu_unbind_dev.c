@@ -12,21 +12,8 @@
 #include "needgpu.h"
 #include "unbind.h"
 
-static uint64_t rng = 0x6a09e667f3bcc909ull;
-
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static void direction(double d[3])
-{
-    double z = 2 * urand() - 1, t = 2 * M_PI * urand(), s = sqrt(1 - z * z);
-    d[0] = s * cos(t), d[1] = s * sin(t), d[2] = z;
-}
+#define TESTRAND_SEED 0x6a09e667f3bcc909ull
+#include "testrand.h"
 
 /* Members [from, from + n) of c (x y z vx vy vz m): a Plummer sphere (G = 1,
  * a = 0.05, mass M) about ctr, at 0.3 times the escape speed, a fraction hot

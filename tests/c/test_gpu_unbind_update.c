@@ -10,21 +10,8 @@
 #include "needgpu.h"
 #include "unbind.h"
 
-static uint64_t rng = 0x7a3c5e1f2b4d6987ull;
-
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static void direction(double d[3])
-{
-    double z = 2 * urand() - 1, t = 2 * M_PI * urand(), s = sqrt(1 - z * z);
-    d[0] = s * cos(t), d[1] = s * sin(t), d[2] = z;
-}
+#define TESTRAND_SEED 0x7a3c5e1f2b4d6987ull
+#include "testrand.h"
 
 /* A Plummer cluster of nc members (G = 1, a = 0.05, mass 1) at up to 1.1
  * times the escape speed, in a box of side 1 of nb background members (mass

@@ -13,6 +13,9 @@
 #include "halostats.h"
 #include "mock.h"
 
+#define TESTRAND_SEED 0x2545f4914f6cdd1dull
+#include "testrand.h"
+
 #define MAXP 16
 
 /* A small hand-built stream: particles in stream order. */
@@ -308,17 +311,8 @@ static int measure(const stream *s, uint64_t ng, fk_centre c, const fk_pot_param
     return st ? st : fk_halostats_centres(&in, ng, c, p, NULL, h, NULL, err);
 }
 
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static void direction(double r, double x[3])
+/* A point at distance r from the origin, in a uniform direction. */
+static void on_sphere(double r, double x[3])
 {
     double ct = 2 * urand() - 1, ph = 6.283185307179586 * urand(), st = sqrt(1 - ct * ct);
     x[0] = r * st * cos(ph), x[1] = r * st * sin(ph), x[2] = r * ct;
@@ -488,7 +482,7 @@ static void test_against_brute(void)
         for (int g = 0; g < ng; g++) {
             if (k >= sizes[g]) continue;
             double x[3], v[3];
-            direction(0.1 * pow(urand(), 1.5), x);
+            on_sphere(0.1 * pow(urand(), 1.5), x);
             for (int e = 0; e < 3; e++) {
                 x[e] += centres[g][e];
                 x[e] -= 2 * floor((x[e] + 1) / 2);
@@ -525,7 +519,7 @@ static void test_periodic_shift(void)
     stream a = {.periodic = 1, .box = 1, .origin = -0.5}, b = a;
     for (int k = 0; k < 400; k++) {
         double x[3], v[3] = {urand(), urand(), urand()}, y[3];
-        direction(0.08 * pow(urand(), 2), x);
+        on_sphere(0.08 * pow(urand(), 2), x);
         for (int e = 0; e < 3; e++) {
             x[e] = floor(x[e] * 4096) / 4096; /* exact after the shift too */
             y[e] = x[e] + 0.5;
@@ -574,7 +568,7 @@ static void test_plummer(void)
         double u, x[3], v[3] = {0, 0, 0};
         do u = urand();
         while (!(u > 0 && u < 0.99997));
-        direction(a / sqrt(pow(u, -2.0 / 3.0) - 1), x);
+        on_sphere(a / sqrt(pow(u, -2.0 / 3.0) - 1), x);
         push(&s, 1, x, v, 1.0 / n);
     }
     fk_halo h;

@@ -11,15 +11,8 @@
 #include "check.h"
 #include "so.h"
 
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
+#define TESTRAND_SEED 0x2545f4914f6cdd1dull
+#include "testrand.h"
 
 /* A random isotropic direction times r, added to c, into p[0..3). */
 static void place(float *p, const double c[3], double r)

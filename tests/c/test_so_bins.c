@@ -13,15 +13,8 @@
 #include "so.h"
 #include "so_profile.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
+#define TESTRAND_SEED 0x9e3779b97f4a7c15ull
+#include "testrand.h"
 
 static void threads(int n)
 {

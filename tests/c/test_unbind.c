@@ -11,15 +11,8 @@
 #include "check.h"
 #include "unbind.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
+#define TESTRAND_SEED 0x9e3779b97f4a7c15ull
+#include "testrand.h"
 
 typedef struct sample {
     size_t n;
@@ -41,12 +34,6 @@ static void free_sample(sample *s)
 static fk_unbind_group view(const sample *s)
 {
     return (fk_unbind_group){s->n, s->x, s->y, s->z, s->vx, s->vy, s->vz, s->m, NULL};
-}
-
-static void direction(double d[3])
-{
-    double z = 2 * urand() - 1, t = 2 * M_PI * urand(), s = sqrt(1 - z * z);
-    d[0] = s * cos(t), d[1] = s * sin(t), d[2] = z;
 }
 
 /* Members [from, from + n) of s: a Plummer sphere (G = 1) of scale a and mass M

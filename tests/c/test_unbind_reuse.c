@@ -8,21 +8,8 @@
 #include "halostats.h"
 #include "unbind.h"
 
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static void direction(double d[3])
-{
-    double z = 2 * urand() - 1, t = 2 * M_PI * urand(), s = sqrt(1 - z * z);
-    d[0] = s * cos(t), d[1] = s * sin(t), d[2] = z;
-}
+#define TESTRAND_SEED 0x2545f4914f6cdd1dull
+#include "testrand.h"
 
 /* Member i of c[7] (x y z vx vy vz m): a Plummer sphere (G = 1) of scale a and
  * mass M about ctr, at f times the local escape speed in a random direction. */
