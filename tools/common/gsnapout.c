@@ -2,6 +2,7 @@
 #include "gsnapout.h"
 
 #include <float.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,11 +87,23 @@ int gsnapout_distributed(const prog_std *std)
     return fk_dist_wanted((const char *const[]){std->output}, 1);
 }
 
-void gsnapout_ranks_done(int st, const fk_gsnap_ranks *run, const fk_error *err)
+int gsnapout_run_ranks(const char *in, const prog_std *std, const fk_gsnap_opts *opts, gsnapout_convert_fn convert,
+                       fk_gsnap_reader read, void *info)
 {
-    if (st == FK_OK) return;
-    if (run->rank == 0) prog_fail(err);
-    exit(err->code == FK_ENOMEM ? EXIT_RESOURCE : EXIT_DATA); /* prog_fail's status */
+    fk_error err = {0};
+    fk_gsnap s;
+    fk_gsnap_ranks run;
+    const char *name = strcmp(in, "-") ? in : "stdin";
+    int st = convert(in, name, std->output, std->force, std->zlevel, opts, read, info, &s, &run, &err);
+    if (st) {
+        if (run.rank == 0) prog_fail(&err);
+        exit(err.code == FK_ENOMEM ? EXIT_RESOURCE : EXIT_DATA); /* prog_fail's status */
+    }
+    if (run.rank == 0)
+        prog_info("%s: %d ranks: %" PRIu64 " particles kept of %" PRIu64 "; rank 0 read %" PRIu64 " in %.3f s, wrote %.3f s",
+                  name, run.size, run.n_all, s.nsource, s.n, run.read_s, run.write_s);
+    fk_gsnap_free(&s);
+    return EXIT_OK;
 }
 
 void gsnapout_write(const fk_gsnap *s, const char *source, fk_output *out, int zlevel)

@@ -36,23 +36,6 @@ static int reader(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, void *i
     return fk_gadget_read(path, o, s, info, err);
 }
 
-/* Under mpirun: rank r of R converts slice r of R into its own stream. */
-static int run_ranks(const char *in, const prog_std *std, const fk_gsnap_opts *opts)
-{
-    fk_error err = {0};
-    fk_gsnap s;
-    fk_gadget_info info;
-    fk_gsnap_ranks run;
-    const char *name = strcmp(in, "-") ? in : "stdin";
-    int st = fk_gsnap_convert_ranks(in, name, std->output, std->force, std->zlevel, opts, reader, &info, &s, &run, &err);
-    gsnapout_ranks_done(st, &run, &err);
-    if (run.rank == 0)
-        prog_info("%s: %d ranks: %" PRIu64 " particles kept of %" PRIu64 "; rank 0 read %" PRIu64 " in %.3f s, wrote %.3f s",
-                  name, run.size, run.n_all, s.nsource, s.n, run.read_s, run.write_s);
-    fk_gsnap_free(&s);
-    return EXIT_OK;
-}
-
 int main(int argc, char **argv)
 {
     prog_init("gadget2bin");
@@ -60,7 +43,10 @@ int main(int argc, char **argv)
     fk_gsnap_opts opts;
     const char *in = gsnapout_options(argc, argv, &std, &opts, help);
     if (!strcmp(in, "-") && !std.force && isatty(0)) prog_die(EXIT_USAGE, "stdin is a terminal (use -f to read it anyway)");
-    if (gsnapout_distributed(&std)) return run_ranks(in, &std, &opts);
+    if (gsnapout_distributed(&std)) {
+        fk_gadget_info info;
+        return gsnapout_run_ranks(in, &std, &opts, fk_gsnap_convert_ranks, reader, &info);
+    }
     fk_output *out = prog_open_output(&std, 1);
     fk_error err = {0};
     double t0 = prog_now();

@@ -35,22 +35,6 @@ static int reader(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, void *i
     return fk_hdf5_read(path, o, s, info, err);
 }
 
-/* Under mpirun: rank r of R converts slice r of R into its own stream. */
-static int run_ranks(const char *in, const prog_std *std, const fk_gsnap_opts *opts)
-{
-    fk_error err = {0};
-    fk_gsnap s;
-    fk_hdf5_info info;
-    fk_gsnap_ranks run;
-    int st = fk_gsnap_convert_ranks(in, in, std->output, std->force, std->zlevel, opts, reader, &info, &s, &run, &err);
-    gsnapout_ranks_done(st, &run, &err);
-    if (run.rank == 0)
-        prog_info("%s: %d ranks: %" PRIu64 " particles kept of %" PRIu64 "; rank 0 read %" PRIu64 " in %.3f s, wrote %.3f s",
-                  in, run.size, run.n_all, s.nsource, s.n, run.read_s, run.write_s);
-    fk_gsnap_free(&s);
-    return EXIT_OK;
-}
-
 int main(int argc, char **argv)
 {
     prog_init("hdf52bin");
@@ -58,7 +42,10 @@ int main(int argc, char **argv)
     fk_gsnap_opts opts;
     const char *in = gsnapout_options(argc, argv, &std, &opts, help);
     if (!strcmp(in, "-")) prog_usage("HDF5 cannot be read from stdin: name the snapshot's file");
-    if (gsnapout_distributed(&std)) return run_ranks(in, &std, &opts);
+    if (gsnapout_distributed(&std)) {
+        fk_hdf5_info info;
+        return gsnapout_run_ranks(in, &std, &opts, fk_gsnap_convert_ranks, reader, &info);
+    }
     fk_output *out = prog_open_output(&std, 1);
     fk_error err = {0};
     double t0 = prog_now();
