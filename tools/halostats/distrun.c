@@ -75,31 +75,6 @@ static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi
     return fk_gpu_pot_tree(g, p, phi, NULL, err);
 }
 
-/* The linking lengths of every level from the LINK record, as halostats
- * reads them in one process. */
-static int parse_link(input *in, const char *text, const char *name, fk_error *err)
-{
-    char what[300], key[32];
-    snprintf(what, sizeof what, "%s: LINK chunk", name);
-    for (int k = 0; k < FK_LEVELS_MAX; k++) {
-        level *L = &in->lv[k];
-        const char *names[3] = {"l", "b", "psi"};
-        double *vals[3] = {&L->l, &L->b, &L->psi};
-        int *have[3] = {&L->have_l, &L->have_b, NULL};
-        for (int q = 0; q < 3; q++) {
-            if (k == 0)
-                snprintf(key, sizeof key, "%s", names[q]);
-            else
-                snprintf(key, sizeof key, "%s_%d", names[q], k);
-            if (!fk_kv_has(text, key)) continue;
-            if (fk_kv_get_dbl(text, key, vals[q], what, err)) return err->code;
-            if (have[q]) *have[q] = 1;
-        }
-    }
-    in->have_link = 1;
-    return FK_OK;
-}
-
 enum { W_POS, W_VEL, W_MASS, W_ID, W_GIDL, W_GRPS, W_GPAR, W_LINK, NW };
 
 /* Checks this rank's levels: GIDL and GRPS of every level up to the
@@ -210,7 +185,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     if (!st) st = fk_filter_start(&flt, f, name, NULL, 0, &err);
     if (!st) st = fk_filter_read(&flt, want, NW, &err);
     if (!st) st = read_levels(want, &in, name, &err);
-    if (!st && want[W_LINK].data[0]) st = parse_link(&in, want[W_LINK].data[0], name, &err);
+    if (!st && want[W_LINK].data[0]) st = hs_parse_link(&in, want[W_LINK].data[0], name, &err);
     const fk_snap snap = flt.snap;
     if (!st && !(ids = malloc((snap.n ? snap.n : 1) * sizeof *ids)))
         st = fk_fail(&err, FK_ENOMEM, "out of memory for the IDs of %" PRIu64 " particles", snap.n);

@@ -61,6 +61,11 @@ void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char s
 /* After the stream is read (in->snap.n the particles of the whole run): the
  * output units and G, the default softening, the device of the potentials.
  * Exits on a bad combination (usage) or a missing GPU. */
+/* The LINK record's linking lengths of every level into in->lv (foflink
+ * writes l, b, psi for level 0 and l_K, b_K, psi_K for the levels after);
+ * name for messages. */
+int hs_parse_link(input *in, const char *text, const char *name, fk_error *err);
+
 void hs_setup(input *in, options *o);
 
 #endif

@@ -107,13 +107,10 @@ static void load_u32(fk_reader *r, const input *in, const fk_chunk *c, uint64_t 
     *dest = *raw;
 }
 
-/* Reads the LINK record: the linking lengths of every level (foflink
- * writes l, b, psi for level 0 and l_K, b_K, psi_K when there are more). */
-static void parse_link(input *in, const char *text)
+int hs_parse_link(input *in, const char *text, const char *name, fk_error *err)
 {
-    fk_error err = {0};
     char what[300], key[32];
-    snprintf(what, sizeof what, "%s: LINK chunk", in->name);
+    snprintf(what, sizeof what, "%s: LINK chunk", name);
     for (int k = 0; k < MAX_LEVELS; k++) {
         level *L = &in->lv[k];
         const char *names[3] = {"l", "b", "psi"};
@@ -125,11 +122,12 @@ static void parse_link(input *in, const char *text)
             else
                 snprintf(key, sizeof key, "%s_%d", names[q], k);
             if (!fk_kv_has(text, key)) continue;
-            if (fk_kv_get_dbl(text, key, vals[q], what, &err)) prog_fail(&err);
+            if (fk_kv_get_dbl(text, key, vals[q], what, err)) return err->code;
             if (have[q]) *have[q] = 1;
         }
     }
     in->have_link = 1;
+    return FK_OK;
 }
 
 /* Reads the stream; with w, writes it on as it goes (every chunk but the
@@ -191,7 +189,7 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
                 L->have_grps = 1;
                 if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
             } else {
-                parse_link(in, text);
+                if (hs_parse_link(in, text, in->name, &err)) prog_fail(&err);
             }
             free(text);
         } else if (strcmp(c.tag, "HALO") == 0 || strcmp(c.tag, "HCOL") == 0) {
