@@ -68,6 +68,9 @@ else
 LIB_OBJ := $(LIB_C:%.c=$(B)/%.o)
 endif
 COMMON_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard tools/common/*.c))
+# The programs' shared code as an archive: each program links only the files it calls (so
+# that the MPI calls of one reach only the programs in MPI_PROGS).
+COMMON_LIB := $(B)/libprog.a
 TOOLS   := $(filter-out common,$(notdir $(wildcard tools/*)))
 BINS    := $(TOOLS:%=$(B)/bin/%)
 CTESTS  := $(patsubst tests/c/%.c,$(B)/tests/%,$(wildcard tests/c/test_*.c))
@@ -111,24 +114,28 @@ $(B)/libfofkit.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(COMMON_LIB): $(COMMON_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 # One link rule per program: every .c file of tools/NAME, the shared program code, the library.
 define TOOL_LINK
-$(B)/bin/$(1): $(patsubst %.c,$(B)/%.o,$(wildcard tools/$(1)/*.c)) $(COMMON_OBJ) $(B)/libfofkit.a
+$(B)/bin/$(1): $(patsubst %.c,$(B)/%.o,$(wildcard tools/$(1)/*.c)) $(COMMON_LIB) $(B)/libfofkit.a
 	@mkdir -p $$(dir $$@)
 	@$$(if $$(Q),echo "  LD      $$@")
 	$$(Q)$$(CC) $$(ALL_CFLAGS) $$^ -o $$@ $$(LDLIBS)
 endef
 $(foreach t,$(TOOLS),$(eval $(call TOOL_LINK,$(t))))
 
-$(B)/tests/%: tests/c/%.c $(COMMON_OBJ) $(B)/libfofkit.a
+$(B)/tests/%: tests/c/%.c $(COMMON_LIB) $(B)/libfofkit.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/c $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/c $< $(COMMON_LIB) $(B)/libfofkit.a -o $@ $(LDLIBS)
 
-$(B)/bench/%: bench/%.c $(COMMON_OBJ) $(B)/libfofkit.a
+$(B)/bench/%: bench/%.c $(COMMON_LIB) $(B)/libfofkit.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/c $< $(COMMON_OBJ) $(B)/libfofkit.a -o $@ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/c $< $(COMMON_LIB) $(B)/libfofkit.a -o $@ $(LDLIBS)
 
 # Fuzz harnesses (tests/fuzz/fuzz_*.c): `make test` replays their committed corpus and past crash
 # inputs through a plain main() (tests/fuzz/replay.c), built with $(CC) against the library with

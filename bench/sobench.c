@@ -8,11 +8,11 @@
 #include <omp.h>
 #endif
 
+#include "filter.h"
 #include "prog.h"
 #include "snap.h"
 #include "so.h"
 #include "so_profile.h"
-#include "stream.h"
 
 #include <time.h>
 
@@ -42,23 +42,17 @@ static void load(const char *path, fk_snap *snap, float **pos, float **mass)
 {
     fk_error err = {0};
     FILE *f = prog_open_input(path, 1, 0);
-    fk_reader *r;
-    fk_chunk c;
-    char *text;
-    if (fk_reader_open(&r, f, path, &err) || fk_snap_read(r, &c, snap, &text, path, &err)) prog_fail(&err);
-    free(text);
-    int st;
-    while ((st = fk_reader_next(r, &c, &err)) == 1) {
-        void *raw = NULL;
-        if (strcmp(c.tag, "POS") == 0 || strcmp(c.tag, "MASS") == 0) {
-            if (fk_reader_load(r, &raw, &err)) prog_fail(&err);
-            *(c.tag[0] == 'P' ? pos : mass) = raw;
-        }
-    }
-    if (st < 0) prog_fail(&err);
-    fk_reader_close(r);
+    fk_filter fl;
+    enum { W_POS, W_MASS, NW };
+    fk_want want[NW] = {
+        [W_POS] = {"POS", FK_W_PARTICLE | FK_W_REQUIRED, "<f4", 3},
+        [W_MASS] = {"MASS", FK_W_PARTICLE | FK_W_REQUIRED, "<f4", 1},
+    };
+    if (fk_filter_start(&fl, f, path, NULL, 0, &err) || fk_filter_read(&fl, want, NW, &err)) prog_fail(&err);
+    *snap = fl.snap;
+    *pos = want[W_POS].data[0], *mass = want[W_MASS].data[0];
+    fk_filter_free(&fl);
     fk_input_close(f);
-    if (!*pos || !*mass) prog_die(EXIT_DATA, "%s: needs POS and MASS", path);
 }
 
 /* The 1-minute load average, or -1. */

@@ -1,5 +1,6 @@
 /* dist_groups.c - groups under mpirun: per-rank GMIN chunks numbered globally, one .grp file or per-rank streams. */
 #include "dist_groups.h"
+#include "clock.h"
 
 #ifdef FK_HAVE_MPI
 
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dist.h"
@@ -66,13 +66,6 @@ static inline int owner(const ctx *c, uint64_t k)
     while (q > 0 && c->start[q] > k) q--;
     while (q + 1 < c->R && c->start[q + 1] <= k) q++;
     return q;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* ---- exchanges ----------------------------------------------------------- */
@@ -793,7 +786,7 @@ static int write_level(const ctx *c, input *d, int k, const fk_groups *info, con
 
 int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *err)
 {
-    double t0 = now();
+    double t0 = fk_now();
     memset(info, 0, sizeof *info);
     ctx c = {0};
     MPI_Comm_rank(COMM, &c.rank);
@@ -818,7 +811,7 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
         st = fk_fail(err, FK_EINVAL, "with %d ranks, --format=stream needs -o NAME with %%r (a stream per rank)", c.R);
     if (!st) st = read_input(&c, o, &d, err);
     if ((st = fk_dist_agree(st, err, NULL))) goto done;
-    double t = now();
+    double t = fk_now();
     info->t_read = t - t0;
     /* What the ranks must agree on. */
     uint64_t mn[2] = {d.snap.nsource, (uint64_t)d.nlev}, mx[2] = {d.snap.nsource, (uint64_t)d.nlev};
@@ -843,7 +836,7 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
     c.hi = c.start[c.rank + 1];
     info->nlev = d.nlev;
     if ((st = route_ids(&c, &d, &rt, err))) goto done;
-    info->t_route = now() - t;
+    info->t_route = fk_now() - t;
     gidr = malloc((c.hi - c.lo ? c.hi - c.lo : 1) * sizeof *gidr);
     st = gidr ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory");
     for (int k = 0; k < d.nlev && !st; k++) {
@@ -854,21 +847,21 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
     if ((st = fk_dist_agree(st, err, NULL))) goto done;
     for (int k = 0; k < d.nlev; k++) {
         if (!pgid[k]) continue;
-        t = now();
+        t = fk_now();
         if ((st = number_level(&c, &d, d.gmin[k], o->minsize, pgid[k], gidr, &info->lev[k], err))) goto done;
         info->lev[k].level = (uint32_t)k;
-        info->t_number += now() - t;
-        t = now();
+        info->t_number += fk_now() - t;
+        t = fk_now();
         if ((st = route_u32(&c, &rt, pgid[k], d.snap.n, &pr, err))) goto done;
         st = check_level(&c, &rt, pr, gidr, k, o->format == FK_DGROUPS_GRP ? &rows : NULL, err);
         free(pr);
         pr = NULL;
         if ((st = fk_dist_agree(st, err, NULL))) goto done;
-        info->t_check += now() - t;
-        t = now();
+        info->t_check += fk_now() - t;
+        t = fk_now();
         if (o->format == FK_DGROUPS_GRP) {
             if ((st = write_grp(&c, rows, o->output, err))) goto done;
-            info->t_write += now() - t;
+            info->t_write += fk_now() - t;
             continue;
         }
         if (k > 0 && (st = parents(&c, pgid[k - 1], pgid[k], d.snap.n, info->lev[k].ngroups, k, &par, err)))
@@ -877,7 +870,7 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
         free(par);
         par = NULL;
         if ((st = fk_dist_agree(st, err, NULL))) goto done;
-        info->t_write += now() - t;
+        info->t_write += fk_now() - t;
     }
     if (d.w) {
         /* every rank's stream complete before any is renamed into place */
@@ -913,7 +906,7 @@ done:
     fk_dist_sum(&sent[1], 1);
     info->sent_max = sent[0];
     info->sent_sum = sent[1];
-    info->seconds = now() - t0;
+    info->seconds = fk_now() - t0;
     return st;
 }
 

@@ -1,5 +1,6 @@
 /* dist_halos.c - halostats under mpirun: members to their group's owner rank, rows computed there, gathered on rank 0 (see dist_halos.h). */
 #include "dist_halos.h"
+#include "clock.h"
 
 #ifdef FK_HAVE_MPI
 
@@ -9,7 +10,6 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dist.h"
 
@@ -29,13 +29,6 @@ typedef struct owned {
     uint64_t *ids;
     uint32_t *grp;
 } owned;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void owned_free(owned *w)
 {
@@ -335,7 +328,7 @@ int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **row
     uint64_t sent = 0, members = 0;
     double t_compute = 0;
     for (int k = 0; k < in->nlevels && !st; k++) {
-        double t0 = now();
+        double t0 = fk_now();
         owned w;
         plan p;
         st = make_plan(in, k, rank, R, &p, &sent, err);
@@ -345,7 +338,7 @@ int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **row
             plan_free(&p);
             break;
         }
-        double t1 = now();
+        double t1 = fk_now();
         uint64_t ngl = p.ngl[rank];
         fk_halo *h = malloc((ngl ? ngl : 1) * sizeof *h);
         st = h ? compute(in, o, &p, &w, rank, h, err)
@@ -356,7 +349,7 @@ int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **row
             info->ntree[k] += h[j].method == FK_POT_BY_TREE;
         }
         owned_free(&w);
-        double t2 = now();
+        double t2 = fk_now();
         t_compute += t2 - t1;
         st = fk_dist_agree(st, err, NULL);
         if (!st) st = gather(h, &p, rank, R, &rows[k], &sent, err);
@@ -364,7 +357,7 @@ int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **row
         plan_free(&p);
         info->t_route += t1 - t0;
         info->t_compute += t2 - t1;
-        info->t_gather += now() - t2;
+        info->t_gather += fk_now() - t2;
     }
     if (st) {
         for (int k = 0; k < FK_LEVELS_MAX; k++) free(rows[k]), rows[k] = NULL;

@@ -136,20 +136,28 @@ static int reaches(const run *r, int d, float x)
     return near(r, lo, hi, x);
 }
 
-/* Sends counts[d] records of stride bytes from sbuf (grouped by destination)
- * to every rank d; *rbuf (malloc'd) gets what came, grouped by source, with
- * rcounts[s] records from rank s (dist_alltoall.h: any number, in rounds
- * where MPI's int counts need them). Collective; failures agreed on. */
-static int exchange(run *r, const void *sbuf, const uint64_t *counts, size_t stride, void **rbuf, uint64_t *rcounts,
+/* After every rank agreed on st (this rank's status so far): sends
+ * counts[d] records of stride bytes from sbuf (grouped by destination) to
+ * every rank d; *rbuf (malloc'd, else NULL) gets what came, grouped by
+ * source, *nrecv records of which rcounts[s] from rank s (dist_alltoall.h:
+ * any number, in rounds where MPI's int counts need them). Frees sbuf and
+ * counts in every case. Collective; failures agreed on. */
+static int exchange(run *r, int st, void *sbuf, uint64_t *counts, size_t stride, void **rbuf, uint64_t *rcounts,
                     uint64_t *nrecv, fk_error *err)
 {
-    int st = fk_dist_alltoall(sbuf, counts, stride, rbuf, rcounts, nrecv, err);
-    if (st) return st;
-    uint64_t ns = 0;
-    for (int d = 0; d < r->size; d++) ns += counts[d];
-    r->rep->bytes_sent += (ns - counts[r->rank]) * stride;
-    r->rep->bytes_recv += (*nrecv - rcounts[r->rank]) * stride;
-    return FK_OK;
+    *rbuf = NULL;
+    *nrecv = 0;
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) st = fk_dist_alltoall(sbuf, counts, stride, rbuf, rcounts, nrecv, err);
+    if (!st) {
+        uint64_t ns = 0;
+        for (int d = 0; d < r->size; d++) ns += counts[d];
+        r->rep->bytes_sent += (ns - counts[r->rank]) * stride;
+        r->rep->bytes_recv += (*nrecv - rcounts[r->rank]) * stride;
+    }
+    free(sbuf);
+    free(counts);
+    return st;
 }
 
 static int nthreads(void)
@@ -305,12 +313,9 @@ static int send_owned(run *r, fk_error *err)
         }
         cnt[me] = 0;
     }
-    st = fk_dist_agree(st, err, NULL);
-    void *rb = NULL;
-    uint64_t nr = 0;
-    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
-    free(sb);
-    free(cnt);
+    void *rb;
+    uint64_t nr;
+    st = exchange(r, st, sb, cnt, stride, &rb, rcnt, &nr, err);
     if (st) {
         free(rcnt), free(at), free(dest);
         return st;
@@ -390,12 +395,9 @@ static int send_ghosts(run *r, fk_error *err)
         }
     }
     free(at);
-    st = fk_dist_agree(st, err, NULL);
-    void *rb = NULL;
-    uint64_t nr = 0;
-    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
-    free(sb);
-    free(cnt);
+    void *rb;
+    uint64_t nr;
+    st = exchange(r, st, sb, cnt, stride, &rb, rcnt, &nr, err);
     if (st) {
         free(rcnt);
         return st;
@@ -740,12 +742,11 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
     }
     free(at);
     double tc = now(); /* the part across ranks starts */
-    st = fk_dist_agree(st, err, NULL);
-    void *rb = NULL;
-    uint64_t nr = 0;
-    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
-    free(sb);
+    void *rb;
+    uint64_t nr;
+    st = exchange(r, st, sb, cnt, stride, &rb, rcnt, &nr, err);
     sb = NULL;
+    cnt = NULL;
     /* This rank's part of the merge: its nodes (key, lowest ID) and its
      * edges (own key, other key) */
     node *nodes = NULL;
@@ -891,12 +892,9 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
     }
     free(dest);
     free(at);
-    st = fk_dist_agree(st, err, NULL);
-    void *rb = NULL;
-    uint64_t nr = 0;
-    if (!st) st = exchange(r, sb, cnt, stride, &rb, rcnt, &nr, err);
-    free(sb);
-    free(cnt);
+    void *rb;
+    uint64_t nr;
+    st = exchange(r, st, sb, cnt, stride, &rb, rcnt, &nr, err);
     free(rcnt);
     if (st) return st;
     uint64_t base = r->off[r->rank], n = r->in->n;

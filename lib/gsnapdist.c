@@ -1,21 +1,14 @@
 /* gsnapdist.c - Gadget-family snapshots converted under mpirun: rank r's slice into a stream of its own, all committed or none. */
 #include "gsnapdist.h"
+#include "clock.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dist.h"
 #include "fileio.h"
 #include "gsnapwrite.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 int fk_gsnap_convert_ranks(const char *path, const char *source, const char *output, int force, int zlevel,
                            const fk_gsnap_opts *o, fk_gsnap_reader read, void *info, fk_gsnap *s, fk_gsnap_ranks *run,
@@ -35,14 +28,14 @@ int fk_gsnap_convert_ranks(const char *path, const char *source, const char *out
     mine.nslices = (uint32_t)run->size;
     char *oname = NULL;
     fk_output *out = NULL;
-    double t0 = now(), t1 = t0;
+    double t0 = fk_now(), t1 = t0;
     st = fk_dist_expand(output, run->rank, &oname, err);
     if (!st) st = fk_output_open(&out, oname, 1, force, err);
     if (!st) st = read(path, &mine, s, info, err);
-    t1 = now();
+    t1 = fk_now();
     if (!st) st = fk_gsnap_write(s, source, fk_output_file(out), zlevel, err);
     run->read_s = t1 - t0;
-    run->write_s = now() - t1;
+    run->write_s = fk_now() - t1;
     if ((st = fk_dist_agree(st, err, NULL)) == FK_OK) {
         int committed = fk_output_commit(out, err);
         out = NULL;

@@ -1,19 +1,12 @@
 /* linkrun.c - one foflink run: every level linked on the CPU or the GPU, by the tree or all pairs, and the LINK record it leaves. */
 #include "linkrun.h"
+#include "clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kv.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 uint64_t fk_link_gpu_bytes(const fk_link_job *job)
 {
@@ -27,7 +20,7 @@ int fk_link_run(const fk_link_job *job, uint32_t *const *sinks, fk_link_report *
     memset(rep, 0, sizeof *rep);
     int st = fk_levels_check(job->lo, job->nlevels, err);
     if (st) return st;
-    double t0 = now();
+    double t0 = fk_now();
     if (!job->gpu && !job->brute) {
         st = fk_levels_link_cpu(job->tree, job->pos, job->vel, job->lo, job->nlevels, sinks, rep->stats,
                                 rep->seconds, err);
@@ -41,18 +34,18 @@ int fk_link_run(const fk_link_job *job, uint32_t *const *sinks, fk_link_report *
     } else {
         /* All pairs, every level whole. */
         for (int k = 0; k < job->nlevels && !st; k++) {
-            double tk = now();
+            double tk = fk_now();
             fk_gputimes g;
             memset(&g, 0, sizeof g);
             if (job->gpu)
                 st = fk_gpu_link_brute(job->n, job->pos, job->vel, &job->lo[k], sinks[k], &rep->stats[k], &g, err);
             else
                 st = fk_link_brute_cpu(job->n, job->pos, job->vel, &job->lo[k], sinks[k], &rep->stats[k], err);
-            rep->seconds[k] = now() - tk;
+            rep->seconds[k] = fk_now() - tk;
             if (k == 0) rep->gpu = g;
         }
     }
-    rep->total = now() - t0;
+    rep->total = fk_now() - t0;
     return st;
 }
 

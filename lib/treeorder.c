@@ -1,19 +1,12 @@
 /* treeorder.c - a stream put into tree order: the tree built over its positions, every per-particle chunk permuted, the rest passed on. */
 #include "treeorder.h"
+#include "clock.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bigmem.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* A per-particle chunk that arrived before POS, held until the order is known. */
 typedef struct held {
@@ -51,9 +44,9 @@ static int put_permuted(fk_writer *w, const fk_chunk *c, const void *data, const
                         fk_error *err)
 {
     size_t rowsize = c->ncols * fk_dtype_size(c->dtype);
-    double t0 = now();
+    double t0 = fk_now();
     void *out = permute(data, perm, c->nrows, rowsize);
-    *secs += now() - t0;
+    *secs += fk_now() - t0;
     if (!out) return fk_fail(err, FK_ENOMEM, "out of memory reordering chunk %s", c->tag);
     return fk_writer_give(w, c, out, err);
 }

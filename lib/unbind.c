@@ -1,6 +1,7 @@
 /* unbind.c - the self-bound part of each group: passes of softened potentials and energies that remove unbound members. */
 #define _GNU_SOURCE /* qsort_r */
 #include "unbind.h"
+#include "clock.h"
 
 #include "potential_kernel.h"
 
@@ -11,7 +12,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* An unbound member's energy and its index in S. */
 typedef struct energy {
@@ -62,14 +62,6 @@ static int leavers_tree(const double *x, const double *y, const double *z, const
     for (size_t k = 0; k < ns; k++)
         if (keep[k] != SIZE_MAX) phi[k] -= out[k];
     return FK_OK;
-}
-
-/* Seconds on a monotonic clock. */
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* f(ctx, c) for every chunk c < nc: in parallel, outside a parallel region
@@ -203,7 +195,7 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
     const size_t n = g->n;
     memset(bound, 0, n);
     if (n == 0) return FK_OK;
-    const double t_start = now();
+    const double t_start = fk_now();
     int side = 0; /* which copy of S's arrays holds S */
     void *ctx = NULL; /* dev's */
     uint64_t *kl = NULL; /* the leavers' places for dev */
@@ -227,15 +219,15 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
     each_chunk(nchunks, chunk_start, &ps);
     int full = !g->phi; /* phi must be summed afresh */
     if (dev) {
-        double t = now();
+        double t = fk_now();
         fk_pot_members all = {n, x, y, z, m};
         if ((st = dev->open(&ctx, &all, g->phi ? phi : NULL, err)) != FK_OK) goto done;
-        res->t_updates += now() - t;
+        res->t_updates += fk_now() - t;
     }
     fk_unbind_update_fn upd = p->update ? p->update : update_cpu;
     while (ns >= p->minbound) {
         if (full) {
-            double t = now();
+            double t = fk_now();
             res->sums++;
             fk_pot_members pm = {ns, x, y, z, m};
             if (ns <= p->pot.nexact) {
@@ -247,7 +239,7 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
                        FK_OK) {
                 goto done;
             }
-            res->t_sums += now() - t;
+            res->t_sums += fk_now() - t;
         }
         res->passes++;
         /* chunk sums combined in chunk order: one chunk sums in member order */
@@ -300,12 +292,12 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
         }
         for (size_t q = 0; q < nu; q++) idx[unb[q].k] = SIZE_MAX;
         if (ltree) {
-            double t = now();
+            double t = fk_now();
             res->ltrees++;
             double *mm = scratch, *out = scratch + n;
             for (size_t k = 0; k < ns; k++) mm[k] = idx[k] == SIZE_MAX ? m[k] : 0;
             if ((st = leavers_tree(x, y, z, mm, phi, idx, ns, &p->pot, out, err)) != FK_OK) goto done;
-            res->t_updates += now() - t;
+            res->t_updates += fk_now() - t;
         }
         const int one_by_one = needed && !full && !ltree;
         double *l[4] = {scratch, scratch + n, scratch + 2 * n, scratch + 3 * n};
@@ -333,15 +325,15 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
         x = to, y = to + n, z = to + 2 * n, m = to + 3 * n, phi = to + 4 * n;
         ns = w;
         if (dev && needed) { /* S on the device loses them too, and with their terms taken off, phi comes back */
-            double t = now();
+            double t = fk_now();
             for (size_t q = 0; q < nu; q++) kl[q] = unb[q].k;
             if ((st = dev->drop(ctx, kl, nu, one_by_one, p->pot.G, p->pot.eps, phi, err)) != FK_OK) goto done;
-            res->t_updates += now() - t;
+            res->t_updates += fk_now() - t;
         } else if (one_by_one) {
-            double t = now();
+            double t = fk_now();
             fk_pot_members stay = {ns, x, y, z, m}, leave = {nu, l[0], l[1], l[2], l[3]};
             if ((st = upd(&stay, phi, &leave, p->pot.G, p->pot.eps, err)) != FK_OK) goto done;
-            res->t_updates += now() - t;
+            res->t_updates += fk_now() - t;
         }
     }
     if (ns >= p->minbound) {
@@ -356,7 +348,7 @@ done:
     if (side) idx -= n; /* the allocation's start */
     if (dev && ctx) dev->close(ctx);
     free(kl);
-    res->t_rest = now() - t_start - res->t_sums - res->t_updates;
+    res->t_rest = fk_now() - t_start - res->t_sums - res->t_updates;
     free(idx), free(buf), free(unb), free(part), free(cnt);
     return st;
 }
@@ -434,11 +426,11 @@ static int unbind_big(const fk_halo_input *in, uint64_t ng, fk_halo *halos, cons
         if (!big && !(big = malloc(8 * largest * sizeof *big)))
             return fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %" PRIu64 " members", largest);
         fk_unbind_result r;
-        double t = now();
+        double t = fk_now();
         st = unbind_one(in, &halos[g], index + first[g], halos[g].n, p, NULL, phi, big, flags + first[g], &r, err);
         int first_largest = halos[g].n == largest && !seen;
         seen |= first_largest;
-        count_big(stats, &r, now() - t, first_largest);
+        count_big(stats, &r, fk_now() - t, first_largest);
     }
     free(big);
     return st;
@@ -498,7 +490,7 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
                         const fk_unbind_run *run, unsigned char *bound, fk_error *err)
 {
     const double *phi = run->phi;
-    const double t0 = now();
+    const double t0 = fk_now();
     fk_unbind_stats sum = {0};
     int st = fk_pot_check(&p->pot, err);
     if (st) return st;
@@ -540,7 +532,7 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
     cpu.tree = NULL, cpu.update = NULL;
     if (!device) {
         if ((st = unbind_big(in, ng, halos, p, phi, index, first, flags, largest, &sum, err)) != FK_OK) goto done;
-        end_big = now() - t0;
+        end_big = fk_now() - t0;
     }
 #pragma omp parallel
     {
@@ -556,7 +548,7 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
             stop = failed;
             if (j >= nbig || stop) break;
             const uint64_t g = order[j], n = halos[g].n, need = run->bytes ? run->bytes(n) : 0;
-            double *s = malloc(8 * n * sizeof *s), t = now();
+            double *s = malloc(8 * n * sizeof *s), t = fk_now();
             fk_unbind_result r;
             int rc;
             if (!s) {
@@ -565,10 +557,10 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
                 if (need) budget_take(&bud, need);
                 rc = unbind_one(in, &halos[g], index + first[g], n, p, run->device, phi, s, flags + first[g], &r, &e);
                 if (need) budget_give(&bud, need);
-                count_big(&mine, &r, now() - t, j == 0);
+                count_big(&mine, &r, fk_now() - t, j == 0);
             }
             free(s);
-            my_big = now() - t0;
+            my_big = fk_now() - t0;
             if (rc) {
 #pragma omp critical(fk_unbind_fail)
                 if (!failed) failed = rc, first_err = e;
@@ -585,7 +577,7 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
             fk_unbind_result r;
             int rc = s ? unbind_one(in, &halos[g], index + first[g], halos[g].n, &cpu, NULL, phi, s, flags + first[g], &r, &e)
                        : fk_fail(&e, FK_ENOMEM, "out of memory to unbind groups of %zu members", cap);
-            my_small = now() - t0;
+            my_small = fk_now() - t0;
             if (rc) {
 #pragma omp critical(fk_unbind_fail)
                 if (!failed) failed = rc, first_err = e;
@@ -612,7 +604,7 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
         for (uint64_t k = 0; k < total; k++) bound[index[k]] = flags[k];
     }
     sum.wall_big = end_big, sum.wall_small = end_small;
-    sum.wall = now() - t0;
+    sum.wall = fk_now() - t0;
     if (run->stats) *run->stats = sum;
     st = FK_OK;
 done:

@@ -3,24 +3,12 @@
 
 bats_require_minimum_version 1.5.0
 load snap_helpers
-
-# As in mpi_groups.bats: mpirun as root (CI), oversubscribed, no single-copy mechanism.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
+load mpi_helpers
+export OMP_NUM_THREADS=1
 
 setup_file() {
     cd "$BATS_FILE_TMPDIR" || return 1
-    if [ -z "${ASAN_OPTIONS:-}" ] && command -v mpirun >/dev/null; then
-        mpirun -n 1 true 2>mpirun.err && touch mpirun.ok
-    fi
-}
-
-# Skips unless this build has MPI and mpirun starts (as mpi_groups.bats does).
-need_mpi() {
-    [ -z "${ASAN_OPTIONS:-}" ] || skip "Open MPI under the sanitizers"
-    command -v mpirun >/dev/null || skip "mpirun is missing (Debian: openmpi-bin)"
-    ldd "$(command -v gadget2bin)" | grep -q libmpi || skip "this build has no MPI (libopenmpi-dev)"
-    [ -f "$BATS_FILE_TMPDIR/mpirun.ok" ] || skip "mpirun -n 1 true fails here: $(head -n 1 "$BATS_FILE_TMPDIR/mpirun.err")"
+    mpi_probe
 }
 
 need_ics() {
@@ -110,7 +98,7 @@ with h5py.File("split.1.hdf5", "r+") as f: f["PartType1/Coordinates"][5, 1] = nu
 }
 
 @test "hdf52bin and gadget2bin under mpirun: rank r writes slice r of R, a stream per rank" {
-    need_mpi
+    need_mpi gadget2bin
     need_ics
     snapcopy --files=2 "$ICS" ics
     mpirun -n 3 gadget2bin --box=50000 ics.0 -o part.%r.fof
@@ -144,7 +132,7 @@ pipeline_agrees() {
 }
 
 @test "the distributed pipeline from an HDF5 snapshot in 3 files writes the single-process .grp (1 to 4 ranks)" {
-    need_mpi
+    need_mpi gadget2bin
     need_hdf5
     snapcopy --to=hdf5 --files=3 "$G4" split
     pipeline_agrees "1 2 3 4" "hdf52bin --types=dark split.0.hdf5" "-b 0.2" 20
@@ -153,7 +141,7 @@ pipeline_agrees() {
 }
 
 @test "the distributed pipeline from a Gadget-2 snapshot in 3 files, 6D, writes the single-process .grp (3 ranks)" {
-    need_mpi
+    need_mpi gadget2bin
     need_ics
     snapcopy --format=2 --files=3 "$ICS" ics
     pipeline_agrees 3 "gadget2bin --box=50000 ics.0" "-l 1406.25 --psi=0.5" 1
@@ -174,7 +162,7 @@ mpi_fails() {
 }
 
 @test "bad input under mpirun: one message, a non-zero exit on every rank, no stream left" {
-    need_mpi
+    need_mpi gadget2bin
     need_ics
     snapcopy --files=3 "$ICS" ics
     mv ics.2 gone

@@ -3,21 +3,7 @@
 
 bats_require_minimum_version 1.5.0
 load ref_helpers
-
-# mpirun as root (CI), ranks beyond the cores, and no single-copy mechanism (containers lack
-# the ptrace permission Open MPI's default one needs).
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-
-# Skips unless this build has MPI and mpirun is there. Under the sanitizers (make check-asan
-# sets ASAN_OPTIONS) Open MPI's own leaks and uninstrumented code would be reported: the MPI
-# runs are left out there (docs/TESTING.md); the tests of tipsy2bin --slice run everywhere.
-need_mpi() {
-    [ -z "${ASAN_OPTIONS:-}" ] || skip "Open MPI under the sanitizers"
-    command -v mpirun >/dev/null || skip "mpirun is missing (Debian: openmpi-bin)"
-    ldd "$(command -v groups)" | grep -q libmpi || skip "this build has no MPI (libopenmpi-dev)"
-    [ -f "$BATS_FILE_TMPDIR/mpirun.ok" ] || skip "mpirun -n 1 true fails here: $(head -n 1 "$BATS_FILE_TMPDIR/mpirun.err")"
-}
+load mpi_helpers
 
 mpi() {
     mpirun -n "$@"
@@ -27,9 +13,7 @@ mpi() {
 # it needs), tried once.
 setup_file() {
     cd "$BATS_FILE_TMPDIR" || return 1
-    if [ -z "${ASAN_OPTIONS:-}" ] && command -v mpirun >/dev/null; then
-        mpirun -n 1 true 2>mpirun.err && touch mpirun.ok
-    fi
+    mpi_probe
     mkuniverse -n 20000 -s 7 -o mock.std
     tipsy2bin mock.std | kdbuild | foflink -b 0.2,0.1,0.05 -o link.fof
 }
@@ -45,7 +29,7 @@ same_grp() {
 }
 
 @test "mock, 3 levels: the .grp of 1, 2, 3, 4 and 8 ranks is the single-process one (-m 1, 5, 20; stream and ID order)" {
-    need_mpi
+    need_mpi groups
     cp "$BATS_FILE_TMPDIR/link.fof" .
     mkgmin 1 link.fof a.%r.fof
     same_grp 1 20 0 link.fof a.%r.fof
@@ -64,7 +48,7 @@ same_grp() {
 }
 
 @test "mock, 3 levels, --format=stream: per-rank GIDL and GPAR are the single-process GID and GPAR" {
-    need_mpi
+    need_mpi groups
     cp "$BATS_FILE_TMPDIR/link.fof" .
     mkgmin 3 link.fof l.%r.fof
     groups -m 5 -o ref.fof link.fof
@@ -96,7 +80,7 @@ snapshot_agrees() {
 }
 
 @test "real snapshots: the distributed .grp is the single-process one (2 to 8 ranks)" {
-    need_mpi
+    need_mpi groups
     [ -d "$DATA" ] || skip "$DATA is missing"
     snapshot_agrees skid-dark 2 8 "" "-b 0.2"
     snapshot_agrees lambs-30k 3 1 "" "-b 0.2" --by-id
@@ -137,7 +121,7 @@ snapshot_agrees() {
 }
 
 @test "tipsy2bin under mpirun: rank r writes slice r of R, a stream per rank" {
-    need_mpi
+    need_mpi groups
     local f=$DATA/skid-dark.std k t
     [ -f "$f" ] || skip "$f is missing"
     mpi 3 tipsy2bin "$f" -o part.%r.fof
@@ -167,7 +151,7 @@ mpi_fails() {
 }
 
 @test "bad input under mpirun: one message, a non-zero exit on every rank, nothing written" {
-    need_mpi
+    need_mpi groups
     cp "$BATS_FILE_TMPDIR/link.fof" .
     mkgmin 3 link.fof l.%r.fof
     mv l.1.fof gone.fof

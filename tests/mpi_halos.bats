@@ -3,25 +3,15 @@
 
 bats_require_minimum_version 1.5.0
 
-# As in mpi_groups.bats: mpirun as root (CI), oversubscribed, no single-copy mechanism.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
+load mpi_helpers
+export OMP_NUM_THREADS=1
 
 DATA=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
-
-need_mpi() {
-    [ -z "${ASAN_OPTIONS:-}" ] || skip "Open MPI under the sanitizers"
-    command -v mpirun >/dev/null || skip "mpirun is missing (Debian: openmpi-bin)"
-    ldd "$(command -v halostats)" | grep -q libmpi || skip "this build has no MPI (libopenmpi-dev)"
-    [ -f "$BATS_FILE_TMPDIR/mpirun.ok" ] || skip "mpirun -n 1 true fails here: $(head -n 1 "$BATS_FILE_TMPDIR/mpirun.err")"
-}
 
 # A 2-level mock linked in one process (kd-tree order), made once.
 setup_file() {
     cd "$BATS_FILE_TMPDIR" || return 1
-    if [ -z "${ASAN_OPTIONS:-}" ] && command -v mpirun >/dev/null; then
-        mpirun -n 1 true 2>mpirun.err && touch mpirun.ok
-    fi
+    mpi_probe
     mkuniverse -n 20000 -s 7 -o mock.std
     tipsy2bin mock.std | kdbuild | foflink -b 0.2,0.1 -o link.fof
 }
@@ -49,7 +39,7 @@ same() {
 }
 
 @test "mock, 2 levels: the catalogue of 1, 2, 3, 4 and 8 ranks is the single-process one (text, CSV)" {
-    need_mpi
+    need_mpi halostats
     groups -m 20 link.fof -o grp.fof
     halostats grp.fof -o ref.txt
     for R in 1 2 3 4 8; do same "$R" 20 link.fof; done
@@ -61,7 +51,7 @@ same() {
 }
 
 @test "mock: --unbind on 2, 3 and 8 ranks, and with --centre=com, is the single-process catalogue" {
-    need_mpi
+    need_mpi halostats
     groups -m 10 link.fof | halostats --unbind -o ref.txt
     grep -q n_bound ref.txt
     for R in 3 8; do same "$R" 10 link.fof --unbind; done
@@ -70,7 +60,7 @@ same() {
 }
 
 @test "mock: the whole pipeline under mpirun (tipsy2bin, foflink, groups, halostats) on 2 and 4 ranks writes the single-process catalogue" {
-    need_mpi
+    need_mpi halostats
     tipsy2bin mock.std | kdbuild | foflink -b 0.2,0.1 | groups -m 20 | halostats --unbind -o ref.txt
     for R in 2 4; do
         mpirun -n "$R" tipsy2bin mock.std -o "p$R.%r.fof"
@@ -82,7 +72,7 @@ same() {
 }
 
 @test "GPU: 2 ranks computing their potentials on the GPU write the single-process CPU catalogue (skips without a GPU)" {
-    need_mpi
+    need_mpi halostats
     groups -m 20 link.fof -o grp.fof
     halostats --device=gpu grp.fof -o /dev/null 2>/dev/null || skip "no usable GPU"
     halostats --device=cpu grp.fof -o ref.txt
@@ -94,7 +84,7 @@ same() {
 }
 
 @test "real snapshots: the catalogue of 3 ranks is the single-process one (isolated; Gadget-4 units)" {
-    need_mpi
+    need_mpi halostats
     [ -f "$DATA/run581-dark-star.std" ] && [ -f "$DATA/g4-lcdm-gas-z0.hdf5" ] || skip "no snapshots in $DATA"
     tipsy2bin --no-periodic "$DATA/run581-dark-star.std" | kdbuild | foflink -b 0.2 -o real.fof
     groups -m 10 real.fof | halostats --unbind -o ref.txt
@@ -120,7 +110,7 @@ fails() {
 }
 
 @test "bad input: a rank's stream missing, no group ids, wrong rank count, --so, --format=stream, no GPU: one message, every rank fails, no output" {
-    need_mpi
+    need_mpi halostats
     mkgmin 3 link.fof l.%r.fof
     mpirun -n 3 groups -m 20 --format=stream l.%r.fof -o g.%r.fof
     mv g.1.fof away.fof

@@ -3,25 +3,15 @@
 
 bats_require_minimum_version 1.5.0
 
-# As in mpi_groups.bats: mpirun as root (CI), oversubscribed, no single-copy mechanism.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
+load mpi_helpers
+export OMP_NUM_THREADS=1
 
 DATA=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
 
 setup_file() {
     cd "$BATS_FILE_TMPDIR" || return 1
-    if [ -z "${ASAN_OPTIONS:-}" ] && command -v mpirun >/dev/null; then
-        mpirun -n 1 true 2>mpirun.err && touch mpirun.ok
-    fi
+    mpi_probe
     mkuniverse -n 30000 -s 11 -o mock.std
-}
-
-need_mpi() {
-    [ -z "${ASAN_OPTIONS:-}" ] || skip "Open MPI under the sanitizers"
-    command -v mpirun >/dev/null || skip "mpirun is missing (Debian: openmpi-bin)"
-    ldd "$(command -v foflink)" | grep -q libmpi || skip "this build has no MPI (libopenmpi-dev)"
-    [ -f "$BATS_FILE_TMPDIR/mpirun.ok" ] || skip "mpirun -n 1 true fails here"
 }
 
 # The pipeline on R ranks against one process (tipsy2bin options in $TIPSY).

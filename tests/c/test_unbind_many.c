@@ -255,6 +255,20 @@ static void test_many(void)
     free(s.pos), free(s.vel), free(s.mass), free(s.grp);
 }
 
+/* One cluster of n members (a = 0.05, mass 1, a fraction hot unbound) about
+ * the origin as a group's seven arrays c (x y z vx vy vz m; caller frees). */
+static fk_unbind_group cluster_group(size_t n, double hot, double *c[7])
+{
+    stream s = {n, malloc(12 * n), malloc(12 * n), malloc(4 * n), malloc(4 * n)};
+    const double o[3] = {0, 0, 0};
+    cluster(&s, 0, n, 1, o, 0.05, 1, hot);
+    for (int k = 0; k < 7; k++) c[k] = malloc(n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        for (int e = 0; e < 3; e++) c[e][i] = s.pos[3 * i + e], c[3 + e][i] = s.vel[3 * i + e], c[6][i] = s.mass[i];
+    free(s.pos), free(s.vel), free(s.mass), free(s.grp);
+    return (fk_unbind_group){n, c[0], c[1], c[2], c[3], c[4], c[5], c[6], NULL};
+}
+
 /* A group of more than two chunks without hooks (the CPU's tree and
  * updates): the same result on one thread, on two, and inside a parallel
  * region (its chunks then run as tasks). */
@@ -262,14 +276,8 @@ static void test_chunks(void)
 {
     fk_error err = {0};
     const size_t n = 2 * FK_UNBIND_CHUNK + 777;
-    stream s = {n, malloc(12 * n), malloc(12 * n), malloc(4 * n), malloc(4 * n)};
-    const double o[3] = {0, 0, 0};
-    cluster(&s, 0, n, 1, o, 0.05, 1, 0.02);
     double *c[7];
-    for (int k = 0; k < 7; k++) c[k] = malloc(n * sizeof(double));
-    for (size_t i = 0; i < n; i++)
-        for (int e = 0; e < 3; e++) c[e][i] = s.pos[3 * i + e], c[3 + e][i] = s.vel[3 * i + e], c[6][i] = s.mass[i];
-    fk_unbind_group g = {n, c[0], c[1], c[2], c[3], c[4], c[5], c[6], NULL};
+    fk_unbind_group g = cluster_group(n, 0.02, c);
     fk_unbind_params p = {0};
     fk_pot_defaults(&p.pot);
     p.pot.eps = 0.002, p.pot.theta = 1;
@@ -295,7 +303,6 @@ static void test_chunks(void)
               (unsigned long long)r[0].nbound, n, r[0].passes);
     for (int k = 0; k < 3; k++) free(b[k]);
     for (int k = 0; k < 7; k++) free(c[k]);
-    free(s.pos), free(s.vel), free(s.mass), free(s.grp);
 }
 
 /* A group summed exactly (at most nexact members) with a device: the sums
@@ -305,14 +312,8 @@ static void test_dev_exact(void)
 {
     fk_error err = {0};
     const size_t n = 3000;
-    stream s = {n, malloc(12 * n), malloc(12 * n), malloc(4 * n), malloc(4 * n)};
-    const double o[3] = {0, 0, 0};
-    cluster(&s, 0, n, 1, o, 0.05, 1, 0.3);
     double *c[7];
-    for (int k = 0; k < 7; k++) c[k] = malloc(n * sizeof(double));
-    for (size_t i = 0; i < n; i++)
-        for (int e = 0; e < 3; e++) c[e][i] = s.pos[3 * i + e], c[3 + e][i] = s.vel[3 * i + e], c[6][i] = s.mass[i];
-    fk_unbind_group g = {n, c[0], c[1], c[2], c[3], c[4], c[5], c[6], NULL};
+    fk_unbind_group g = cluster_group(n, 0.3, c);
     fk_unbind_params p = {0};
     fk_pot_defaults(&p.pot);
     p.pot.eps = 0.002, p.pot.nexact = 4000;
@@ -329,7 +330,6 @@ static void test_dev_exact(void)
               (unsigned long long)r[0].nbound, n, r[0].passes);
     free(b[0]), free(b[1]);
     for (int k = 0; k < 7; k++) free(c[k]);
-    free(s.pos), free(s.vel), free(s.mass), free(s.grp);
 }
 
 int main(void)

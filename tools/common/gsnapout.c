@@ -87,14 +87,14 @@ int gsnapout_distributed(const prog_std *std)
     return fk_dist_wanted((const char *const[]){std->output}, 1);
 }
 
-int gsnapout_run_ranks(const char *in, const prog_std *std, const fk_gsnap_opts *opts, gsnapout_convert_fn convert,
-                       fk_gsnap_reader read, void *info)
+int gsnapout_run_ranks(const char *in, const prog_std *std, const fk_gsnap_opts *opts, fk_gsnap_reader read,
+                       void *info)
 {
     fk_error err = {0};
     fk_gsnap s;
     fk_gsnap_ranks run;
     const char *name = strcmp(in, "-") ? in : "stdin";
-    int st = convert(in, name, std->output, std->force, std->zlevel, opts, read, info, &s, &run, &err);
+    int st = fk_gsnap_convert_ranks(in, name, std->output, std->force, std->zlevel, opts, read, info, &s, &run, &err);
     if (st) {
         if (run.rank == 0) prog_fail(&err);
         exit(err.code == FK_ENOMEM ? EXIT_RESOURCE : EXIT_DATA); /* prog_fail's status */

@@ -41,18 +41,12 @@ const char *gsnapout_options(int argc, char **argv, prog_std *std, fk_gsnap_opts
 /* Whether the converter runs distributed (under mpirun, or -o holding %r). */
 int gsnapout_distributed(const prog_std *std);
 
-/* fk_gsnap_convert_ranks, passed in by the programs that run under MPI (every
- * program links tools/common; only those link MPI). */
-typedef int (*gsnapout_convert_fn)(const char *path, const char *source, const char *output, int force, int zlevel,
-                                   const fk_gsnap_opts *o, fk_gsnap_reader read, void *info, fk_gsnap *s,
-                                   fk_gsnap_ranks *run, fk_error *err);
-
 /* Under mpirun: rank r of R converts slice r of R of in (read by read, its
- * format's details in info) into its own stream with convert; rank 0
- * reports with -v. On failure rank 0 says the message and every rank exits
- * with the status it means; else returns EXIT_OK. */
-int gsnapout_run_ranks(const char *in, const prog_std *std, const fk_gsnap_opts *opts, gsnapout_convert_fn convert,
-                       fk_gsnap_reader read, void *info);
+ * format's details in info) into its own stream (fk_gsnap_convert_ranks);
+ * rank 0 reports with -v. On failure rank 0 says the message and every rank
+ * exits with the status it means; else returns EXIT_OK. */
+int gsnapout_run_ranks(const char *in, const prog_std *std, const fk_gsnap_opts *opts, fk_gsnap_reader read,
+                       void *info);
 
 /* Writes s as the stream (SNAP POS VEL MASS TYPE ID) to out (opened with
  * prog_open_output) and commits it; source names the input in SNAP. Exits

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     if (!strcmp(in, "-") && !std.force && isatty(0)) prog_die(EXIT_USAGE, "stdin is a terminal (use -f to read it anyway)");
     if (gsnapout_distributed(&std)) {
         fk_gadget_info info;
-        return gsnapout_run_ranks(in, &std, &opts, fk_gsnap_convert_ranks, reader, &info);
+        return gsnapout_run_ranks(in, &std, &opts, reader, &info);
     }
     fk_output *out = prog_open_output(&std, 1);
     fk_error err = {0};

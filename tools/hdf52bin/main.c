@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     if (!strcmp(in, "-")) prog_usage("HDF5 cannot be read from stdin: name the snapshot's file");
     if (gsnapout_distributed(&std)) {
         fk_hdf5_info info;
-        return gsnapout_run_ranks(in, &std, &opts, fk_gsnap_convert_ranks, reader, &info);
+        return gsnapout_run_ranks(in, &std, &opts, reader, &info);
     }
     fk_output *out = prog_open_output(&std, 1);
     fk_error err = {0};
