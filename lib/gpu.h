@@ -8,6 +8,7 @@
 #include "kdtree.h"
 #include "link.h"
 #include "potential.h"
+#include "unbind.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,16 +101,20 @@ int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi
 int fk_gpu_unbind_update(const fk_pot_members *stay, double *phi, const fk_pot_members *leave, double G, double eps,
                          fk_error *err);
 
-/* A group's S held on the GPU between the unbinding's passes: the
- * operations of unbind.h's fk_unbind_device (open, sum, load, drop,
- * close). Its sums are fk_gpu_pot_tree's, its updates
- * fk_gpu_unbind_update's, on the same members: the same potentials.
- * FK_EDEVICE, FK_EUNSUP (more than 2^31 members), FK_ENOMEM. */
-int fk_gpu_unbind_open(void **ctx, const fk_pot_members *s, const double *phi, fk_error *err);
-int fk_gpu_unbind_sum(void *ctx, const fk_pot_params *p, double *phi, fk_error *err);
+/* A group's S held on the GPU from the unbinding's first pass to its last,
+ * the passes run there: the operations of unbind.h's fk_unbind_device. Its
+ * sums are fk_gpu_pot_tree's, its updates fk_gpu_unbind_update's, its chunk
+ * sums fk_unbind_lane_sums' and fk_unbind_lane_energies' (the same bits), on
+ * the same members. FK_EDEVICE, FK_EUNSUP (more than 2^31 members),
+ * FK_ENOMEM. */
+int fk_gpu_unbind_open(void **ctx, const fk_unbind_group *g, fk_error *err);
+int fk_gpu_unbind_sum(void *ctx, const fk_pot_params *p, fk_error *err);
+int fk_gpu_unbind_get(void *ctx, double *x, double *y, double *z, double *m, double *phi, fk_error *err);
 int fk_gpu_unbind_load(void *ctx, const double *phi, fk_error *err);
-int fk_gpu_unbind_drop(void *ctx, const uint64_t *k, size_t nu, int update, double G, double eps, double *phi,
-                       fk_error *err);
+int fk_gpu_unbind_sums(void *ctx, double (*part)[7], fk_error *err);
+int fk_gpu_unbind_energies(void *ctx, const double v[3], int massive, double (*part)[7], fk_error *err);
+int fk_gpu_unbind_drop(void *ctx, double emin, size_t maxupd, double G, double eps, size_t *nu, fk_error *err);
+int fk_gpu_unbind_members(void *ctx, size_t *idx, fk_error *err);
 void fk_gpu_unbind_close(void *ctx);
 
 /* Device bytes fk_gpu_unbind_open and the calls on its S hold at once for a

@@ -109,16 +109,22 @@ int fk_gpu_unbind_update(const fk_pot_members *stay, double *phi, const fk_pot_m
     return none(err);
 }
 
-int fk_gpu_unbind_open(void **ctx, const fk_pot_members *s, const double *phi, fk_error *err)
+int fk_gpu_unbind_open(void **ctx, const fk_unbind_group *g, fk_error *err)
 {
-    (void)s, (void)phi;
+    (void)g;
     *ctx = NULL;
     return none(err);
 }
 
-int fk_gpu_unbind_sum(void *ctx, const fk_pot_params *p, double *phi, fk_error *err)
+int fk_gpu_unbind_sum(void *ctx, const fk_pot_params *p, fk_error *err)
 {
-    (void)ctx, (void)p, (void)phi;
+    (void)ctx, (void)p;
+    return none(err);
+}
+
+int fk_gpu_unbind_get(void *ctx, double *x, double *y, double *z, double *m, double *phi, fk_error *err)
+{
+    (void)ctx, (void)x, (void)y, (void)z, (void)m, (void)phi;
     return none(err);
 }
 
@@ -128,10 +134,28 @@ int fk_gpu_unbind_load(void *ctx, const double *phi, fk_error *err)
     return none(err);
 }
 
-int fk_gpu_unbind_drop(void *ctx, const uint64_t *k, size_t nu, int update, double G, double eps, double *phi,
-                       fk_error *err)
+int fk_gpu_unbind_sums(void *ctx, double (*part)[7], fk_error *err)
 {
-    (void)ctx, (void)k, (void)nu, (void)update, (void)G, (void)eps, (void)phi;
+    (void)ctx, (void)part;
+    return none(err);
+}
+
+int fk_gpu_unbind_energies(void *ctx, const double v[3], int massive, double (*part)[7], fk_error *err)
+{
+    (void)ctx, (void)v, (void)massive, (void)part;
+    return none(err);
+}
+
+int fk_gpu_unbind_drop(void *ctx, double emin, size_t maxupd, double G, double eps, size_t *nu, fk_error *err)
+{
+    (void)ctx, (void)emin, (void)maxupd, (void)G, (void)eps;
+    *nu = 0;
+    return none(err);
+}
+
+int fk_gpu_unbind_members(void *ctx, size_t *idx, fk_error *err)
+{
+    (void)ctx, (void)idx;
     return none(err);
 }
 

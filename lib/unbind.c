@@ -91,7 +91,8 @@ typedef struct pass {
     const double *m, *phi;
     double v[3]; /* the bulk velocity of S */
     int massive; /* S has mass: weights m, else 1 */
-    double (*part)[7]; /* per chunk: the sums below */
+    double (*part)[7]; /* per chunk: the lanes' sums (unbind.h) */
+    double *e;         /* the energies of S */
     size_t *cnt;       /* per chunk: unbound members, then the first stayer's place */
     energy *unb;       /* chunk c's unbound from unb + c FK_UNBIND_CHUNK */
     /* the compaction: S's arrays, from src to dst */
@@ -106,48 +107,88 @@ static void chunk_range(const pass *ps, size_t c, size_t *lo, size_t *hi)
     *hi = ps->ns - *lo < FK_UNBIND_CHUNK ? ps->ns : *lo + FK_UNBIND_CHUNK;
 }
 
-/* part[c]: sum m, sum m v (3), sum v (3) over chunk c. */
+/* The lanes combined pairwise into lane 0 (unbind.h). */
+static void lanes_add(double *a)
+{
+    for (int h = FK_UNBIND_LANES / 2; h > 0; h /= 2)
+        for (int j = 0; j < h; j++) a[j] += a[j + h];
+}
+
+static void lanes_max(double *a)
+{
+    for (int h = FK_UNBIND_LANES / 2; h > 0; h /= 2)
+        for (int j = 0; j < h; j++)
+            if (a[j + h] > a[j]) a[j] = a[j + h];
+}
+
+void fk_unbind_lane_sums(size_t n, const size_t *idx, const double *m, const double *vx, const double *vy,
+                         const double *vz, double out[7])
+{
+    enum { L = FK_UNBIND_LANES };
+    double a[7][L];
+    memset(a, 0, sizeof a);
+    for (size_t b = 0; b < n; b += L) {
+        const int nl = n - b < L ? (int)(n - b) : L;
+        for (int j = 0; j < nl; j++) {
+            const size_t k = b + j, i = idx[k];
+            const double w = m[k], u0 = vx[i], u1 = vy[i], u2 = vz[i];
+            a[0][j] += w;
+            a[1][j] += w * u0, a[2][j] += w * u1, a[3][j] += w * u2;
+            a[4][j] += u0, a[5][j] += u1, a[6][j] += u2;
+        }
+    }
+    for (int q = 0; q < 7; q++) lanes_add(a[q]), out[q] = a[q][0];
+}
+
+void fk_unbind_lane_energies(size_t n, const size_t *idx, const double *m, const double *phi, const double *vx,
+                             const double *vy, const double *vz, const double v[3], int massive, double *e,
+                             double out[7])
+{
+    enum { L = FK_UNBIND_LANES };
+    double a[7][L];
+    memset(a, 0, sizeof a);
+    for (size_t b = 0; b < n; b += L) {
+        const int nl = n - b < L ? (int)(n - b) : L;
+        for (int j = 0; j < nl; j++) {
+            const size_t k = b + j, i = idx[k];
+            const double u0 = vx[i] - v[0], u1 = vy[i] - v[1], u2 = vz[i] - v[2];
+            const double w = massive ? m[k] : 1.0, u2s = u0 * u0 + u1 * u1 + u2 * u2, ek = 0.5 * u2s + phi[k];
+            e[k] = ek;
+            a[0][j] += w * u2s;
+            if (ek >= 0) {
+                a[1][j] += w;
+                a[2][j] += w * u0, a[3][j] += w * u1, a[4][j] += w * u2;
+                if (ek > a[5][j]) a[5][j] = ek;
+                a[6][j] += 1;
+            }
+        }
+    }
+    for (int q = 0; q < 7; q++) q == 5 ? lanes_max(a[q]) : lanes_add(a[q]), out[q] = a[q][0];
+}
+
+/* part[c]: fk_unbind_lane_sums of chunk c. */
 static void chunk_sums(void *ctx, size_t c)
 {
     const pass *ps = ctx;
     size_t lo, hi;
     chunk_range(ps, c, &lo, &hi);
-    double M = 0, mv[3] = {0, 0, 0}, uv[3] = {0, 0, 0};
-    for (size_t k = lo; k < hi; k++) M += ps->m[k];
-    for (size_t k = lo; k < hi; k++) {
-        size_t i = ps->idx[k];
-        double w = ps->m[k], u0 = ps->g->vx[i], u1 = ps->g->vy[i], u2 = ps->g->vz[i];
-        mv[0] += w * u0, mv[1] += w * u1, mv[2] += w * u2;
-        uv[0] += u0, uv[1] += u1, uv[2] += u2;
-    }
-    double *o = ps->part[c];
-    o[0] = M, o[1] = mv[0], o[2] = mv[1], o[3] = mv[2], o[4] = uv[0], o[5] = uv[1], o[6] = uv[2];
+    const fk_unbind_group *g = ps->g;
+    fk_unbind_lane_sums(hi - lo, ps->idx + lo, ps->m + lo, g->vx, g->vy, g->vz, ps->part[c]);
 }
 
-/* Chunk c's energies: its unbound members to unb + lo (cnt[c] of them),
- * part[c] = s2, mu, pu (3), emax. */
+/* Chunk c's energies (fk_unbind_lane_energies into part[c], e in ps->e):
+ * its unbound members to unb + lo, cnt[c] of them. */
 static void chunk_energies(void *ctx, size_t c)
 {
     const pass *ps = ctx;
     size_t lo, hi, nu = 0;
     chunk_range(ps, c, &lo, &hi);
-    double emax = 0, mu = 0, pu[3] = {0, 0, 0}, s2 = 0;
-    const double *v = ps->v;
+    const fk_unbind_group *g = ps->g;
+    fk_unbind_lane_energies(hi - lo, ps->idx + lo, ps->m + lo, ps->phi + lo, g->vx, g->vy, g->vz, ps->v, ps->massive,
+                            ps->e + lo, ps->part[c]);
     energy *unb = ps->unb + lo;
-    for (size_t k = lo; k < hi; k++) {
-        size_t i = ps->idx[k];
-        double u0 = ps->g->vx[i] - v[0], u1 = ps->g->vy[i] - v[1], u2 = ps->g->vz[i] - v[2];
-        double w = ps->massive ? ps->m[k] : 1.0;
-        double e = 0.5 * (u0 * u0 + u1 * u1 + u2 * u2) + ps->phi[k];
-        s2 += w * (u0 * u0 + u1 * u1 + u2 * u2);
-        if (e >= 0) {
-            unb[nu++] = (energy){e, k};
-            if (e > emax) emax = e;
-            mu += w, pu[0] += w * u0, pu[1] += w * u1, pu[2] += w * u2;
-        }
-    }
-    double *o = ps->part[c];
-    o[0] = s2, o[1] = mu, o[2] = pu[0], o[3] = pu[1], o[4] = pu[2], o[5] = emax;
+    for (size_t k = lo; k < hi; k++)
+        if (ps->e[k] >= 0) unb[nu++] = (energy){ps->e[k], k};
     ps->cnt[c] = nu;
 }
 
@@ -179,6 +220,113 @@ static void chunk_start(void *ctx, size_t c)
     }
 }
 
+/* The bulk velocity v of S from its chunks' sums (part[0..nc), in chunk
+ * order); the weight W (its mass, or its number when it has no mass). */
+static int frame(double (*part)[7], size_t nc, size_t ns, double v[3], double *W)
+{
+    double M = 0, mv[3] = {0, 0, 0}, uv[3] = {0, 0, 0};
+    for (size_t c = 0; c < nc; c++) {
+        M += part[c][0];
+        for (int e = 0; e < 3; e++) mv[e] += part[c][1 + e], uv[e] += part[c][4 + e];
+    }
+    *W = M > 0 ? M : (double)ns;
+    for (int e = 0; e < 3; e++) v[e] = (M > 0 ? mv[e] : uv[e]) / *W;
+    return M > 0;
+}
+
+/* The least energy that leaves this pass, from the chunks' energies (part,
+ * in chunk order) and S's weight W: 0 (every unbound member), or e_max / 2
+ * when their leaving would drag the frame (unbind.h); *nu: the unbound. */
+static double leave_above(double (*part)[7], size_t nc, double W, uint32_t passes, size_t *nu)
+{
+    double emax = 0, mu = 0, pu[3] = {0, 0, 0}, s2 = 0, cnt = 0;
+    for (size_t c = 0; c < nc; c++) {
+        s2 += part[c][0], mu += part[c][1], cnt += part[c][6];
+        for (int e = 0; e < 3; e++) pu[e] += part[c][2 + e];
+        if (part[c][5] > emax) emax = part[c][5];
+    }
+    *nu = (size_t)cnt;
+    /* the frame change if every unbound member left: their momentum over what stays */
+    double dv2 = W > mu ? (pu[0] * pu[0] + pu[1] * pu[1] + pu[2] * pu[2]) / ((W - mu) * (W - mu)) : INFINITY;
+    return dv2 > FK_UNBIND_DRAG * FK_UNBIND_DRAG * s2 / W && passes <= FK_UNBIND_HALVINGS ? emax / 2 : 0;
+}
+
+/* fk_unbind_dev's passes with S held by dev: the CPU loop's decisions on
+ * the device's chunk sums. */
+static int unbind_held(const fk_unbind_group *g, const fk_unbind_params *p, const fk_unbind_device *dev,
+                       unsigned char *bound, fk_unbind_result *res, fk_error *err)
+{
+    const size_t n = g->n, nchunks = (n + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK;
+    const double t_start = fk_now();
+    void *ctx = NULL;
+    double *ex = NULL; /* an exact sum's members and potentials */
+    size_t *idx = NULL;
+    double(*part)[7] = malloc(nchunks * sizeof *part);
+    int st = FK_OK;
+    if (!part) {
+        st = fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %zu members", n);
+        goto done;
+    }
+    double t = fk_now();
+    if ((st = dev->open(&ctx, g, err)) != FK_OK) goto done;
+    res->t_updates += fk_now() - t;
+    size_t ns = n;
+    int full = !g->phi; /* phi must be summed afresh */
+    while (ns >= p->minbound) {
+        if (full) {
+            t = fk_now();
+            res->sums++;
+            if (ns <= p->pot.nexact) {
+                if (!ex && !(ex = malloc(5 * ns * sizeof *ex))) {
+                    st = fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %zu members", n);
+                    goto done;
+                }
+                fk_pot_members pm = {ns, ex, ex + ns, ex + 2 * ns, ex + 3 * ns};
+                if ((st = dev->get(ctx, ex, ex + ns, ex + 2 * ns, ex + 3 * ns, NULL, err)) != FK_OK) goto done;
+                fk_pot_exact(&pm, p->pot.G, p->pot.eps, ex + 4 * ns);
+                if ((st = dev->load(ctx, ex + 4 * ns, err)) != FK_OK) goto done;
+            } else if ((st = dev->sum(ctx, &p->pot, err)) != FK_OK) {
+                goto done;
+            }
+            res->t_sums += fk_now() - t;
+        }
+        res->passes++;
+        const size_t nc = (ns + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK;
+        double v[3], W;
+        if ((st = dev->sums(ctx, part, err)) != FK_OK) goto done;
+        int massive = frame(part, nc, ns, v, &W);
+        if ((st = dev->energies(ctx, v, massive, part, err)) != FK_OK) goto done;
+        size_t nu;
+        const double emin = leave_above(part, nc, W, res->passes, &nu);
+        if (nu == 0) break;
+        /* as the CPU's loop with hooks: an exact sum again when more than a
+         * quarter leave, a tree sum when more than FK_UNBIND_GPU_PAIRS */
+        size_t maxupd = ns <= p->pot.nexact ? ns / 4 : FK_UNBIND_GPU_PAIRS;
+        t = fk_now();
+        if ((st = dev->drop(ctx, emin, maxupd, p->pot.G, p->pot.eps, &nu, err)) != FK_OK) goto done;
+        res->t_updates += fk_now() - t;
+        full = nu > maxupd;
+        ns -= nu;
+    }
+    if (ns >= p->minbound) {
+        if (!(idx = malloc(ns * sizeof *idx))) {
+            st = fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %zu members", n);
+            goto done;
+        }
+        if ((st = dev->members(ctx, idx, err)) != FK_OK) goto done;
+        res->nbound = ns;
+        for (size_t k = 0; k < ns; k++) {
+            bound[idx[k]] = 1;
+            res->mbound += g->m[idx[k]];
+        }
+    }
+done:
+    if (ctx) dev->close(ctx);
+    res->t_rest = fk_now() - t_start - res->t_sums - res->t_updates;
+    free(part), free(ex), free(idx);
+    return st;
+}
+
 int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char *bound, fk_unbind_result *res,
               fk_error *err)
 {
@@ -195,10 +343,9 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
     const size_t n = g->n;
     memset(bound, 0, n);
     if (n == 0) return FK_OK;
+    if (dev) return unbind_held(g, p, dev, bound, res, err);
     const double t_start = fk_now();
     int side = 0; /* which copy of S's arrays holds S */
-    void *ctx = NULL; /* dev's */
-    uint64_t *kl = NULL; /* the leavers' places for dev */
     const size_t nchunks = (n + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK;
     /* S's arrays twice (idx, x y z m phi: the compaction writes the other
      * copy), 4 n scratch doubles, the energies, per-chunk partial sums */
@@ -207,8 +354,7 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
     energy *unb = malloc(n * sizeof *unb);
     double(*part)[7] = malloc(nchunks * sizeof *part);
     size_t *cnt = malloc(nchunks * sizeof *cnt);
-    if (dev) kl = malloc(n * sizeof *kl);
-    if (!idx || !buf || !unb || !part || !cnt || (dev && !kl)) {
+    if (!idx || !buf || !unb || !part || !cnt) {
         st = fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %zu members", n);
         goto done;
     }
@@ -218,12 +364,7 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
     pass ps = {.g = g, .ns = n, .part = part, .cnt = cnt, .unb = unb, .didx = idx, .dst = {x, y, z, m, phi}};
     each_chunk(nchunks, chunk_start, &ps);
     int full = !g->phi; /* phi must be summed afresh */
-    if (dev) {
-        double t = fk_now();
-        fk_pot_members all = {n, x, y, z, m};
-        if ((st = dev->open(&ctx, &all, g->phi ? phi : NULL, err)) != FK_OK) goto done;
-        res->t_updates += fk_now() - t;
-    }
+    ps.e = scratch;
     fk_unbind_update_fn upd = p->update ? p->update : update_cpu;
     while (ns >= p->minbound) {
         if (full) {
@@ -232,9 +373,6 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
             fk_pot_members pm = {ns, x, y, z, m};
             if (ns <= p->pot.nexact) {
                 fk_pot_exact(&pm, p->pot.G, p->pot.eps, phi);
-                if (dev && (st = dev->load(ctx, phi, err)) != FK_OK) goto done;
-            } else if (dev) {
-                if ((st = dev->sum(ctx, &p->pot, phi, err)) != FK_OK) goto done;
             } else if ((st = p->tree ? p->tree(&pm, &p->pot, phi, err) : fk_pot_tree(&pm, &p->pot, phi, NULL, err)) !=
                        FK_OK) {
                 goto done;
@@ -246,34 +384,18 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
         const size_t nc = (ns + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK;
         ps.ns = ns, ps.idx = idx, ps.m = m, ps.phi = phi;
         each_chunk(nc, chunk_sums, &ps);
-        double M = 0, mv[3] = {0, 0, 0}, uv[3] = {0, 0, 0};
-        for (size_t c = 0; c < nc; c++) {
-            M += part[c][0];
-            for (int e = 0; e < 3; e++) mv[e] += part[c][1 + e], uv[e] += part[c][4 + e];
-        }
-        double W = M > 0 ? M : (double)ns, v[3];
-        for (int e = 0; e < 3; e++) v[e] = (M > 0 ? mv[e] : uv[e]) / W;
-        memcpy(ps.v, v, sizeof v);
-        ps.massive = M > 0;
+        double W;
+        ps.massive = frame(part, nc, ns, ps.v, &W);
         each_chunk(nc, chunk_energies, &ps);
         size_t nu = 0;
-        double emax = 0, mu = 0, pu[3] = {0, 0, 0}, s2 = 0;
-        for (size_t c = 0; c < nc; c++) {
-            s2 += part[c][0], mu += part[c][1];
-            for (int e = 0; e < 3; e++) pu[e] += part[c][2 + e];
-            if (part[c][5] > emax) emax = part[c][5];
-            if (nu != c * FK_UNBIND_CHUNK) memmove(unb + nu, unb + c * FK_UNBIND_CHUNK, cnt[c] * sizeof *unb);
-            nu += cnt[c];
-        }
+        const double emin = leave_above(part, nc, W, res->passes, &nu);
         if (nu == 0) break;
-        /* the frame change if every unbound member left: their momentum over what stays */
-        double dv2 = W > mu ? (pu[0] * pu[0] + pu[1] * pu[1] + pu[2] * pu[2]) / ((W - mu) * (W - mu)) : INFINITY;
-        if (dv2 > FK_UNBIND_DRAG * FK_UNBIND_DRAG * s2 / W && res->passes <= FK_UNBIND_HALVINGS) {
-            size_t w = 0; /* only the most unbound: e >= emax / 2 */
-            for (size_t q = 0; q < nu; q++)
-                if (unb[q].e >= emax / 2) unb[w++] = unb[q];
-            nu = w;
-        }
+        nu = 0; /* the unbound in member order, those with e >= emin */
+        for (size_t c = 0; c < nc; c++)
+            for (size_t q = 0; q < cnt[c]; q++) {
+                const energy u = unb[c * FK_UNBIND_CHUNK + q];
+                if (u.e >= emin) unb[nu++] = u;
+            }
         /* How phi loses the leavers' share: summed again (full), their terms taken off one
          * by one (O(nu ns): exact), or their potential by a tree over S in which only they
          * have mass (ltree), whichever costs least (unbind.h) */
@@ -283,7 +405,7 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
             full = 0;
         } else if (ns <= p->pot.nexact) {
             full = nu > ns / 4;
-        } else if (p->update || dev) {
+        } else if (p->update) {
             full = nu > FK_UNBIND_GPU_PAIRS;
         } else {
             full = 0;
@@ -301,7 +423,7 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
         }
         const int one_by_one = needed && !full && !ltree;
         double *l[4] = {scratch, scratch + n, scratch + 2 * n, scratch + 3 * n};
-        if (one_by_one && !dev)
+        if (one_by_one)
             for (size_t q = 0; q < nu; q++) {
                 size_t k = unb[q].k;
                 l[0][q] = x[k], l[1][q] = y[k], l[2][q] = z[k], l[3][q] = m[k];
@@ -324,12 +446,7 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
         idx = ps.didx;
         x = to, y = to + n, z = to + 2 * n, m = to + 3 * n, phi = to + 4 * n;
         ns = w;
-        if (dev && needed) { /* S on the device loses them too, and with their terms taken off, phi comes back */
-            double t = fk_now();
-            for (size_t q = 0; q < nu; q++) kl[q] = unb[q].k;
-            if ((st = dev->drop(ctx, kl, nu, one_by_one, p->pot.G, p->pot.eps, phi, err)) != FK_OK) goto done;
-            res->t_updates += fk_now() - t;
-        } else if (one_by_one) {
+        if (one_by_one) {
             double t = fk_now();
             fk_pot_members stay = {ns, x, y, z, m}, leave = {nu, l[0], l[1], l[2], l[3]};
             if ((st = upd(&stay, phi, &leave, p->pot.G, p->pot.eps, err)) != FK_OK) goto done;
@@ -346,8 +463,6 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
     st = FK_OK;
 done:
     if (side) idx -= n; /* the allocation's start */
-    if (dev && ctx) dev->close(ctx);
-    free(kl);
     res->t_rest = fk_now() - t_start - res->t_sums - res->t_updates;
     free(idx), free(buf), free(unb), free(part), free(cnt);
     return st;
@@ -411,7 +526,7 @@ static void count_big(fk_unbind_stats *s, const fk_unbind_result *r, double t, i
     s->nbig++;
     s->passes += r->passes, s->sums += r->sums;
     s->t_sums += r->t_sums, s->t_updates += r->t_updates, s->t_rest += t - r->t_sums - r->t_updates;
-    if (largest) s->t_largest = t;
+    if (largest) s->t_largest = t, s->largest = *r;
 }
 
 /* The groups of more than FK_POT_ALONE members, one after another, with p. */
@@ -588,7 +703,7 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
         {
             sum.nbig += mine.nbig, sum.passes += mine.passes, sum.sums += mine.sums;
             sum.t_sums += mine.t_sums, sum.t_updates += mine.t_updates, sum.t_rest += mine.t_rest;
-            if (mine.t_largest > 0) sum.t_largest = mine.t_largest;
+            if (mine.t_largest > 0) sum.t_largest = mine.t_largest, sum.largest = mine.largest;
             if (my_big > end_big) end_big = my_big;
             if (my_small > end_small) end_small = my_small;
         }

@@ -93,27 +93,6 @@ typedef struct fk_unbind_params {
                                    more than FK_POT_ALONE members only */
 } fk_unbind_params;
 
-/* A device that holds one group's S between its passes (a GPU's): the
- * positions, masses and potentials of S stay there, so that a pass moves
- * only the leavers' places up and, when their terms are taken off, the
- * stayers' potentials down. Its sums and updates are those of the hooks
- * (fk_unbind_params' tree and update), on the same members. */
-typedef struct fk_unbind_device {
-    /* Copies S (s->n members) and, when phi is not NULL, their potentials;
-     * *ctx is the handle of the others. */
-    int (*open)(void **ctx, const fk_pot_members *s, const double *phi, fk_error *err);
-    /* Every member's potential afresh, as the tree hook would: on the device and in phi. */
-    int (*sum)(void *ctx, const fk_pot_params *p, double *phi, fk_error *err);
-    /* The potentials of S from phi (summed elsewhere). */
-    int (*load)(void *ctx, const double *phi, fk_error *err);
-    /* Removes the members at places k[0] < .. < k[nu - 1] of S, keeping the
-     * others' order; with update, their terms are taken off the stayers'
-     * potentials as fk_unbind_update_fn does, and phi gets the stayers'. */
-    int (*drop)(void *ctx, const uint64_t *k, size_t nu, int update, double G, double eps, double *phi,
-                fk_error *err);
-    void (*close)(void *ctx); /* frees it all; ctx may be NULL */
-} fk_unbind_device;
-
 /* One group's members, structure of arrays, positions in one frame. */
 typedef struct fk_unbind_group {
     size_t n;
@@ -123,6 +102,38 @@ typedef struct fk_unbind_group {
     const double *phi; /* NULL, or n: phi_i of every member from the others, for
                           the first pass (exact sums or a tree's, as above) */
 } fk_unbind_group;
+
+/* A device that holds one group's S from its first pass to its last (a
+ * GPU's) and runs the passes there: the host sees per-chunk sums and the
+ * number of leavers, and decides as the CPU's loop does. Chunk c of S is its
+ * members [c FK_UNBIND_CHUNK, (c + 1) FK_UNBIND_CHUNK), summed in the order of
+ * fk_unbind_lane_sums and fk_unbind_lane_energies (the same bits as the
+ * CPU's loop given the same potentials). Its sums are those of the tree
+ * hook, its updates those of the update hook, on the same members. */
+typedef struct fk_unbind_device {
+    /* Copies the group (members, velocities and, when g->phi, potentials);
+     * S is every member; *ctx is the handle of the others. */
+    int (*open)(void **ctx, const fk_unbind_group *g, fk_error *err);
+    /* Every member's potential afresh, as the tree hook would. */
+    int (*sum)(void *ctx, const fk_pot_params *p, fk_error *err);
+    /* S's x y z m and phi, into the arrays given (NULL: not wanted). */
+    int (*get)(void *ctx, double *x, double *y, double *z, double *m, double *phi, fk_error *err);
+    /* The potentials of S from phi (summed elsewhere). */
+    int (*load)(void *ctx, const double *phi, fk_error *err);
+    /* part[c] = fk_unbind_lane_sums of chunk c of S. */
+    int (*sums)(void *ctx, double (*part)[7], fk_error *err);
+    /* part[c] = fk_unbind_lane_energies of chunk c of S in the frame v (weights
+     * m when massive, else 1); the energies stay for drop. */
+    int (*energies)(void *ctx, const double v[3], int massive, double (*part)[7], fk_error *err);
+    /* Removes the members of S with e >= emin, keeping the others' order; *nu
+     * of them. When 0 < *nu <= maxupd their terms are taken off the stayers'
+     * potentials as the update hook does. */
+    int (*drop)(void *ctx, double emin, size_t maxupd, double G, double eps, size_t *nu, fk_error *err);
+    /* The members of S (their places in the group, ascending). */
+    int (*members)(void *ctx, size_t *idx, fk_error *err);
+    void (*close)(void *ctx); /* frees it all; ctx may be NULL */
+} fk_unbind_device;
+
 
 typedef struct fk_unbind_result {
     uint64_t nbound; /* members of the bound part (0: not bound) */
@@ -143,6 +154,7 @@ typedef struct fk_unbind_stats {
     uint64_t passes, sums;    /* their passes, and full sums among them      */
     double t_sums, t_updates, t_rest; /* their fk_unbind_result times, summed */
     double t_largest;         /* the largest group's own seconds             */
+    fk_unbind_result largest; /* its passes, sums and times                  */
     double wall_big;          /* until the last big group was done           */
     double wall_small;        /* until the last of the others was done       */
     double wall;              /* the whole call                              */
@@ -155,6 +167,25 @@ typedef struct fk_unbind_stats {
  * summed in member order. */
 #define FK_UNBIND_CHUNK 65536
 
+/* A chunk's sums: lane j (j < FK_UNBIND_LANES) adds its members j, j +
+ * FK_UNBIND_LANES, ... in order, then the lanes combine pairwise (lane j
+ * takes lane j + h for h = FK_UNBIND_LANES / 2, .., 1): an order a GPU block
+ * keeps too, so that both give the same bits. No product is fused. */
+#define FK_UNBIND_LANES 256
+
+/* Chunk sums of n members of S (place k: member idx[k] of the group, mass
+ * m[k]; velocities by member): out = sum m, sum m v (3), sum v (3). */
+void fk_unbind_lane_sums(size_t n, const size_t *idx, const double *m, const double *vx, const double *vy,
+                         const double *vz, double out[7]);
+
+/* Chunk energies of n members of S in the frame v: e[k] = |v_k - v|^2 / 2 +
+ * phi[k]; with w = m[k] when massive, else 1, out = sum w |u|^2, then over the
+ * unbound (e >= 0): sum w, sum w u (3), the largest e (0 when none), their
+ * number. */
+void fk_unbind_lane_energies(size_t n, const size_t *idx, const double *m, const double *phi, const double *vx,
+                             const double *vy, const double *vz, const double v[3], int massive, double *e,
+                             double out[7]);
+
 /* Unbinds one group: bound[i] (n entries) is 1 for the members of its
  * bound part, 0 for the others; *res. Groups of more than FK_UNBIND_CHUNK
  * members use every thread (outside a parallel region) or the team's idle
@@ -165,10 +196,11 @@ int fk_unbind(const fk_unbind_group *g, const fk_unbind_params *p, unsigned char
               fk_error *err);
 
 /* fk_unbind with S held by dev (NULL: fk_unbind) from the first pass to the
- * last: its sums take the place of the tree hook's, its drops of the update
- * hook's, with the hooks' thresholds (up to FK_UNBIND_GPU_PAIRS leavers taken
- * off one by one). Exact sums (at most pot.nexact members) stay on the CPU.
- * Also dev's failures. */
+ * last, its passes run there: its sums take the place of the tree hook's,
+ * its drops of the update hook's, with the hooks' thresholds (up to
+ * FK_UNBIND_GPU_PAIRS leavers taken off one by one), and the result is the
+ * hooks'. Exact sums (at most pot.nexact members) stay on the CPU. Also
+ * dev's failures. */
 int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_unbind_device *dev,
                   unsigned char *bound, fk_unbind_result *res, fk_error *err);
 

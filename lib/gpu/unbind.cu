@@ -1,13 +1,17 @@
-/* unbind.cu - the unbinding's incremental update on the GPU: the leavers' terms taken off the stayers' potentials, in double. */
+/* unbind.cu - the unbinding on the GPU: the leavers' terms taken off the stayers' potentials, in double, and a group's passes with its S held there. */
 #include <stdint.h>
 
 #include <memory>
 #include <new>
+#include <vector>
+
+#include <cub/cub.cuh>
 
 #include "common.cuh"
 #include "gpu.h"
 #include "internal.cuh"
 #include "potential.h"
+#include "unbind.h"
 
 /*
  * fk_gpu_unbind_update: for every stayer k, phi[k] += G sum_q m_q /
@@ -72,13 +76,160 @@ extern "C" int fk_gpu_unbind_update(const fk_pot_members *stay, double *phi, con
     return FK_OK;
 }
 
+/* ---- a group's S held on the device, its passes run there (fk_unbind_device) ---- */
+
+#define LANES FK_UNBIND_LANES
+
+/* S on the device: x y z m phi (n doubles each, stride n) and the members'
+ * places in the group, in two copies (a drop compacts one into the other);
+ * the group's velocities by member; the energies of S; a drop's flags, their
+ * scan, the leavers' places and, for an update, their x y z m; the chunks'
+ * sums; CUB's scratch. */
+struct udev {
+    uint64_t n = 0, ns = 0;
+    int side = 0;
+    dbuf<double> s[2], v, e, l, part;
+    dbuf<uint32_t> idx[2], f, pos, L;
+    dbuf<unsigned char> temp;
+    size_t temp_bytes = 0;
+    double *a(int f) { return s[side].p + (uint64_t)f * n; } /* field f of S: 0 x, 1 y, 2 z, 3 m, 4 phi */
+};
+
+static unsigned ublocks(uint64_t items)
+{
+    uint64_t b = (items + UTPB - 1) / UTPB;
+    return b == 0 ? 1u : b > 0x7fffffffu ? 0x7fffffffu : (unsigned)b;
+}
+
+static unsigned uchunks(uint64_t ns)
+{
+    return (unsigned)((ns + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK);
+}
+
+/* The lanes of a[0..LANES) combined pairwise into a[0] as unbind.c's
+ * lanes_add (max: lanes_max); every thread of the block calls it. */
+template <bool MAX> __device__ void lanes_tree(double *a)
+{
+    for (int h = LANES / 2; h > 0; h /= 2) {
+        __syncthreads();
+        const int j = threadIdx.x;
+        if (j < h) {
+            if (MAX)
+                a[j] = a[j + h] > a[j] ? a[j + h] : a[j];
+            else
+                a[j] += a[j + h];
+        }
+    }
+    __syncthreads();
+}
+
+__global__ void k_iota(uint32_t *idx, uint64_t n)
+{
+    for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < n; k += (uint64_t)gridDim.x * blockDim.x)
+        idx[k] = (uint32_t)k;
+}
+
+/* Block c: fk_unbind_lane_sums of chunk c of S (m: S's masses, v: the
+ * velocities by member, stride n) into part[7 c ..). */
+__global__ void __launch_bounds__(LANES) k_usums(const double *__restrict__ m, const uint32_t *__restrict__ idx,
+                                                 const double *__restrict__ v, uint64_t n, uint64_t ns,
+                                                 double *__restrict__ part)
+{
+    __shared__ double a[7][LANES];
+    const uint64_t lo = blockIdx.x * (uint64_t)FK_UNBIND_CHUNK, hi = ns - lo < FK_UNBIND_CHUNK ? ns : lo + FK_UNBIND_CHUNK;
+    const int j = threadIdx.x;
+    double c[7] = {0, 0, 0, 0, 0, 0, 0};
+    for (uint64_t k = lo + j; k < hi; k += LANES) {
+        const uint32_t i = idx[k];
+        const double w = m[k], u0 = v[i], u1 = v[n + i], u2 = v[2 * n + i];
+        c[0] += w;
+        c[1] += w * u0, c[2] += w * u1, c[3] += w * u2;
+        c[4] += u0, c[5] += u1, c[6] += u2;
+    }
+    for (int q = 0; q < 7; q++) {
+        a[q][j] = c[q];
+        lanes_tree<false>(a[q]);
+    }
+    if (j < 7) part[7 * (uint64_t)blockIdx.x + j] = a[j][0];
+}
+
+/* Block c: fk_unbind_lane_energies of chunk c of S in the frame (f0, f1,
+ * f2) into part[7 c ..), the energies into e. */
+__global__ void __launch_bounds__(LANES) k_uenergies(const double *__restrict__ m, const double *__restrict__ phi,
+                                                     const uint32_t *__restrict__ idx, const double *__restrict__ v,
+                                                     uint64_t n, uint64_t ns, double f0, double f1, double f2,
+                                                     int massive, double *__restrict__ e, double *__restrict__ part)
+{
+    __shared__ double a[7][LANES];
+    const uint64_t lo = blockIdx.x * (uint64_t)FK_UNBIND_CHUNK, hi = ns - lo < FK_UNBIND_CHUNK ? ns : lo + FK_UNBIND_CHUNK;
+    const int j = threadIdx.x;
+    double c[7] = {0, 0, 0, 0, 0, 0, 0};
+    for (uint64_t k = lo + j; k < hi; k += LANES) {
+        const uint32_t i = idx[k];
+        const double u0 = v[i] - f0, u1 = v[n + i] - f1, u2 = v[2 * n + i] - f2;
+        const double w = massive ? m[k] : 1.0, u2s = u0 * u0 + u1 * u1 + u2 * u2, ek = 0.5 * u2s + phi[k];
+        e[k] = ek;
+        c[0] += w * u2s;
+        if (ek >= 0) {
+            c[1] += w;
+            c[2] += w * u0, c[3] += w * u1, c[4] += w * u2;
+            if (ek > c[5]) c[5] = ek;
+            c[6] += 1;
+        }
+    }
+    for (int q = 0; q < 7; q++) {
+        a[q][j] = c[q];
+        if (q == 5)
+            lanes_tree<true>(a[q]);
+        else
+            lanes_tree<false>(a[q]);
+    }
+    if (j < 7) part[7 * (uint64_t)blockIdx.x + j] = a[j][0];
+}
+
+/* f[k] = 1 for the leavers of S (e >= emin), k < ns; f[ns] = 0. */
+__global__ void k_uflag(const double *__restrict__ e, uint64_t ns, double emin, uint32_t *__restrict__ f)
+{
+    for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k <= ns; k += (uint64_t)gridDim.x * blockDim.x)
+        f[k] = k < ns && e[k] >= emin;
+}
+
+/* With pos the exclusive scan of f: leaver k to L[pos[k]], stayer k (5
+ * fields of stride n and its place) to k - pos[k] in dst. */
+__global__ void k_usplit(const double *__restrict__ src, const uint32_t *__restrict__ sidx, uint64_t n, uint64_t ns,
+                         const uint32_t *__restrict__ f, const uint32_t *__restrict__ pos, uint32_t *__restrict__ L,
+                         double *__restrict__ dst, uint32_t *__restrict__ didx)
+{
+    for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < ns; k += (uint64_t)gridDim.x * blockDim.x) {
+        const uint32_t r = pos[k];
+        if (f[k]) {
+            L[r] = (uint32_t)k;
+            continue;
+        }
+        const uint64_t d = k - r;
+        for (int q = 0; q < 5; q++) dst[(uint64_t)q * n + d] = src[(uint64_t)q * n + k];
+        didx[d] = sidx[k];
+    }
+}
+
+/* The leavers' x y z m (4 arrays of nu) from S (stride n). */
+__global__ void k_ugather(const double *__restrict__ src, uint64_t n, const uint32_t *__restrict__ L, uint64_t nu,
+                          double *__restrict__ l)
+{
+    for (uint64_t q = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; q < nu; q += (uint64_t)gridDim.x * blockDim.x)
+        for (int f = 0; f < 4; f++) l[(uint64_t)f * nu + q] = src[(uint64_t)f * n + L[q]];
+}
+
 extern "C" uint64_t fk_gpu_unbind_bytes(uint64_t n)
 {
-    /* S twice (x y z m phi), the leavers' places and, for an update, at
-     * most FK_UNBIND_GPU_PAIRS leavers (unbind.h) of 4 doubles; then a sum:
-     * fk_gpu_pot_tree's reservation (its exact sums' jobs: 24 bytes a block
-     * of 256), which also counts S once more: a margin */
-    return 80 * n + 8 * n + 32 * 8192 + fk_gpu_pot_bytes(n, 1, n) + (n / 256 + 1) * 24;
+    /* S twice (x y z m phi, places), the velocities, the energies, the flags
+     * and their scan, the leavers' places and, for an update, at most
+     * FK_UNBIND_GPU_PAIRS leavers (unbind.h) of 4 doubles, the chunks' sums,
+     * CUB's scratch (a margin); then a sum: fk_gpu_pot_tree's reservation
+     * (its exact sums' jobs: 24 bytes a block of 256), which also counts S
+     * once more: a margin */
+    return 88 * n + 24 * n + 8 * n + 8 * (n + 1) + 4 * n + 32 * 8192 + 56 * (n / FK_UNBIND_CHUNK + 1) + n / 16 +
+           (1 << 20) + fk_gpu_pot_bytes(n, 1, n) + (n / 256 + 1) * 24;
 }
 
 extern "C" uint64_t fk_gpu_unbind_budget(void)
@@ -90,87 +241,48 @@ extern "C" uint64_t fk_gpu_unbind_budget(void)
     return fr / 10 * 9; /* a margin for the allocator and the driver */
 }
 
-/* ---- a group's S held on the device between passes (fk_unbind_device) ---- */
-
-/* S on the device: x y z m phi, n doubles each, in two copies (a drop
- * compacts one into the other); the leavers' places and, for an update,
- * their x y z m. */
-struct udev {
-    uint64_t n = 0, ns = 0;
-    int side = 0;
-    dbuf<double> s[2];
-    dbuf<uint64_t> k;
-    dbuf<double> l;
-    double *a(int f) { return s[side].p + (uint64_t)f * n; } /* field f of S: 0 x, 1 y, 2 z, 3 m, 4 phi */
-};
-
-/* The place of k in the ascending leavers' places L[0..nu): the number of
- * those below it, and whether it is one of them. */
-__device__ __forceinline__ uint64_t rank_of(const uint64_t *__restrict__ L, uint64_t nu, uint64_t k, bool *is)
-{
-    uint64_t lo = 0, hi = nu;
-    while (lo < hi) {
-        const uint64_t mid = lo + (hi - lo) / 2;
-        if (L[mid] < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *is = lo < nu && L[lo] == k;
-    return lo;
-}
-
-/* Every stayer k < ns of src (5 fields of stride n) to place k - rank in dst. */
-__global__ void k_udrop(const double *__restrict__ src, uint64_t n, uint64_t ns, const uint64_t *__restrict__ L,
-                        uint64_t nu, double *__restrict__ dst)
-{
-    for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < ns; k += (uint64_t)gridDim.x * blockDim.x) {
-        bool is;
-        const uint64_t r = rank_of(L, nu, k, &is);
-        if (is) continue;
-        for (int f = 0; f < 5; f++) dst[(uint64_t)f * n + k - r] = src[(uint64_t)f * n + k];
-    }
-}
-
-/* The leavers' x y z m (4 arrays of nu) from S (stride n). */
-__global__ void k_ugather(const double *__restrict__ src, uint64_t n, const uint64_t *__restrict__ L, uint64_t nu,
-                          double *__restrict__ l)
-{
-    for (uint64_t q = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; q < nu; q += (uint64_t)gridDim.x * blockDim.x)
-        for (int f = 0; f < 4; f++) l[(uint64_t)f * nu + q] = src[(uint64_t)f * n + L[q]];
-}
-
-static unsigned ublocks(uint64_t items)
-{
-    uint64_t b = (items + UTPB - 1) / UTPB;
-    return b == 0 ? 1u : b > 0x7fffffffu ? 0x7fffffffu : (unsigned)b;
-}
-
-extern "C" int fk_gpu_unbind_open(void **ctx, const fk_pot_members *s, const double *phi, fk_error *err)
+extern "C" int fk_gpu_unbind_open(void **ctx, const fk_unbind_group *g, fk_error *err)
 {
     *ctx = NULL;
-    const uint64_t n = s->n;
-    if (n > (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "a group of more than 2^31 members");
+    const uint64_t n = g->n;
+    if (n >= (UINT64_C(1) << 31) - 1) return fk_fail(err, FK_EUNSUP, "a group of 2^31 - 1 members or more");
     int st = fk_gpu_reserve(fk_gpu_unbind_bytes(n), err);
     if (st) return st;
     std::unique_ptr<udev> d(new (std::nothrow) udev);
     if (!d) return fk_fail(err, FK_ENOMEM, "out of memory for a group's device state");
     d->n = d->ns = n;
-    if ((st = d->s[0].alloc(5 * n, err)) || (st = d->s[1].alloc(5 * n, err))) return st;
-    const double *h[5] = {s->x, s->y, s->z, s->m, phi};
+    if ((st = d->s[0].alloc(5 * n, err)) || (st = d->s[1].alloc(5 * n, err)) || (st = d->idx[0].alloc(n, err)) ||
+        (st = d->idx[1].alloc(n, err)) || (st = d->v.alloc(3 * n, err)) || (st = d->e.alloc(n, err)) ||
+        (st = d->f.alloc(n + 1, err)) || (st = d->pos.alloc(n + 1, err)) || (st = d->L.alloc(n, err)) ||
+        (st = d->part.alloc(7 * (n / FK_UNBIND_CHUNK + 1), err)))
+        return st;
+    FK_CU(cub::DeviceScan::ExclusiveSum(nullptr, d->temp_bytes, d->f.p, d->pos.p, (int)(n + 1)), err);
+    if ((st = d->temp.alloc(d->temp_bytes, err))) return st;
+    const double *h[5] = {g->x, g->y, g->z, g->m, g->phi}, *hv[3] = {g->vx, g->vy, g->vz};
     for (int f = 0; f < 5; f++)
         if (n && h[f]) FK_CU(cudaMemcpy(d->a(f), h[f], n * 8, cudaMemcpyHostToDevice), err);
+    for (int f = 0; f < 3; f++)
+        if (n) FK_CU(cudaMemcpy(d->v.p + (uint64_t)f * n, hv[f], n * 8, cudaMemcpyHostToDevice), err);
+    k_iota<<<ublocks(n), UTPB>>>(d->idx[0].p, n);
+    FK_LAUNCHED("k_iota", err);
     *ctx = d.release();
     return FK_OK;
 }
 
-extern "C" int fk_gpu_unbind_sum(void *ctx, const fk_pot_params *p, double *phi, fk_error *err)
+extern "C" int fk_gpu_unbind_sum(void *ctx, const fk_pot_params *p, fk_error *err)
 {
     udev *d = (udev *)ctx;
     int st = fk_pot_check(p, err);
     if (st) return st;
-    if ((st = fk_gpu_pot_phi_dev(d->ns, d->a(0), d->a(1), d->a(2), d->a(3), p, d->a(4), err))) return st;
-    if (d->ns) FK_CU(cudaMemcpy(phi, d->a(4), d->ns * 8, cudaMemcpyDeviceToHost), err);
+    return fk_gpu_pot_phi_dev(d->ns, d->a(0), d->a(1), d->a(2), d->a(3), p, d->a(4), err);
+}
+
+extern "C" int fk_gpu_unbind_get(void *ctx, double *x, double *y, double *z, double *m, double *phi, fk_error *err)
+{
+    udev *d = (udev *)ctx;
+    double *h[5] = {x, y, z, m, phi};
+    for (int f = 0; f < 5; f++)
+        if (d->ns && h[f]) FK_CU(cudaMemcpy(h[f], d->a(f), d->ns * 8, cudaMemcpyDeviceToHost), err);
     return FK_OK;
 }
 
@@ -181,36 +293,71 @@ extern "C" int fk_gpu_unbind_load(void *ctx, const double *phi, fk_error *err)
     return FK_OK;
 }
 
-extern "C" int fk_gpu_unbind_drop(void *ctx, const uint64_t *k, size_t nu, int update, double G, double eps,
-                                  double *phi, fk_error *err)
+extern "C" int fk_gpu_unbind_sums(void *ctx, double (*part)[7], fk_error *err)
 {
     udev *d = (udev *)ctx;
-    if (nu > d->ns) return fk_fail(err, FK_EINVAL, "%zu leavers of %llu members", nu, (unsigned long long)d->ns);
+    if (d->ns == 0) return FK_OK;
+    const unsigned nc = uchunks(d->ns);
+    k_usums<<<nc, LANES>>>(d->a(3), d->idx[d->side].p, d->v.p, d->n, d->ns, d->part.p);
+    FK_LAUNCHED("k_usums", err);
+    FK_CU(cudaMemcpy(part, d->part.p, nc * 7 * sizeof(double), cudaMemcpyDeviceToHost), err);
+    return FK_OK;
+}
+
+extern "C" int fk_gpu_unbind_energies(void *ctx, const double v[3], int massive, double (*part)[7], fk_error *err)
+{
+    udev *d = (udev *)ctx;
+    if (d->ns == 0) return FK_OK;
+    const unsigned nc = uchunks(d->ns);
+    k_uenergies<<<nc, LANES>>>(d->a(3), d->a(4), d->idx[d->side].p, d->v.p, d->n, d->ns, v[0], v[1], v[2], massive,
+                               d->e.p, d->part.p);
+    FK_LAUNCHED("k_uenergies", err);
+    FK_CU(cudaMemcpy(part, d->part.p, nc * 7 * sizeof(double), cudaMemcpyDeviceToHost), err);
+    return FK_OK;
+}
+
+extern "C" int fk_gpu_unbind_drop(void *ctx, double emin, size_t maxupd, double G, double eps, size_t *nu,
+                                  fk_error *err)
+{
+    udev *d = (udev *)ctx;
+    *nu = 0;
+    const uint64_t ns = d->ns;
+    if (ns == 0) return FK_OK;
+    k_uflag<<<ublocks(ns + 1), UTPB>>>(d->e.p, ns, emin, d->f.p);
+    FK_LAUNCHED("k_uflag", err);
+    size_t tb = d->temp_bytes;
+    FK_CU(cub::DeviceScan::ExclusiveSum(d->temp.p, tb, d->f.p, d->pos.p, (int)(ns + 1)), err);
+    const int from = d->side, to = 1 - from;
+    k_usplit<<<ublocks(ns), UTPB>>>(d->s[from].p, d->idx[from].p, d->n, ns, d->f.p, d->pos.p, d->L.p, d->s[to].p,
+                                    d->idx[to].p);
+    FK_LAUNCHED("k_usplit", err);
+    uint32_t left = 0;
+    FK_CU(cudaMemcpy(&left, d->pos.p + ns, sizeof left, cudaMemcpyDeviceToHost), err);
+    *nu = left;
+    d->side = to;
+    d->ns = ns - left;
+    if (left == 0 || left > maxupd || d->ns == 0) return FK_OK;
     int st;
-    if (nu > d->k.count) {
-        d->k.release();
-        if ((st = d->k.alloc(nu, err))) return st;
+    if (4 * (uint64_t)left > d->l.count) {
+        d->l.release();
+        if ((st = d->l.alloc(4 * (uint64_t)left, err))) return st;
     }
-    if (nu) FK_CU(cudaMemcpy(d->k.p, k, nu * sizeof(uint64_t), cudaMemcpyHostToDevice), err);
-    if (update && nu) {
-        if (4 * nu > d->l.count) {
-            d->l.release();
-            if ((st = d->l.alloc(4 * nu, err))) return st;
-        }
-        k_ugather<<<ublocks(nu), UTPB>>>(d->s[d->side].p, d->n, d->k.p, nu, d->l.p);
-        FK_LAUNCHED("k_ugather", err);
-    }
-    k_udrop<<<ublocks(d->ns), UTPB>>>(d->s[d->side].p, d->n, d->ns, d->k.p, nu, d->s[1 - d->side].p);
-    FK_LAUNCHED("k_udrop", err);
-    d->side = 1 - d->side;
-    d->ns -= nu;
-    if (update && nu && d->ns) {
-        const double *lx = d->l.p, *ly = lx + nu, *lz = ly + nu, *lm = lz + nu;
-        k_unbind_update<<<ublocks(d->ns), UTPB>>>(d->a(0), d->a(1), d->a(2), d->ns, lx, ly, lz, lm, nu, G, eps * eps,
-                                                  d->a(4));
-        FK_LAUNCHED("k_unbind_update", err);
-    }
-    if (update && d->ns) FK_CU(cudaMemcpy(phi, d->a(4), d->ns * 8, cudaMemcpyDeviceToHost), err);
+    k_ugather<<<ublocks(left), UTPB>>>(d->s[from].p, d->n, d->L.p, left, d->l.p);
+    FK_LAUNCHED("k_ugather", err);
+    const double *lx = d->l.p, *ly = lx + left, *lz = ly + left, *lm = lz + left;
+    k_unbind_update<<<ublocks(d->ns), UTPB>>>(d->a(0), d->a(1), d->a(2), d->ns, lx, ly, lz, lm, left, G, eps * eps,
+                                              d->a(4));
+    FK_LAUNCHED("k_unbind_update", err);
+    return FK_OK;
+}
+
+extern "C" int fk_gpu_unbind_members(void *ctx, size_t *idx, fk_error *err)
+{
+    udev *d = (udev *)ctx;
+    if (d->ns == 0) return FK_OK;
+    std::vector<uint32_t> h(d->ns);
+    FK_CU(cudaMemcpy(h.data(), d->idx[d->side].p, d->ns * sizeof(uint32_t), cudaMemcpyDeviceToHost), err);
+    for (uint64_t k = 0; k < d->ns; k++) idx[k] = h[k];
     return FK_OK;
 }
 

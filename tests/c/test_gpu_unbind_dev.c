@@ -36,52 +36,81 @@ static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi
     return fk_gpu_pot_tree(g, p, phi, NULL, err);
 }
 
-static const fk_unbind_device gdev = {fk_gpu_unbind_open, fk_gpu_unbind_sum, fk_gpu_unbind_load, fk_gpu_unbind_drop,
-                                      fk_gpu_unbind_close};
+static const fk_unbind_device gdev = {fk_gpu_unbind_open,     fk_gpu_unbind_sum,     fk_gpu_unbind_get,
+                                      fk_gpu_unbind_load,     fk_gpu_unbind_sums,    fk_gpu_unbind_energies,
+                                      fk_gpu_unbind_drop,     fk_gpu_unbind_members, fk_gpu_unbind_close};
 
-/* drop: the stayers' order and, with update, their potentials as the CPU's
- * double loop gives them (to rounding); sum: fk_gpu_pot_tree's. */
+/* sum: fk_gpu_pot_tree's; the chunk sums and energies: the CPU's lanes'
+ * bits; drop: the leavers (e >= emin) out, the stayers in order and, with an
+ * update, their potentials as the CPU's double loop gives them (to
+ * rounding); members: the stayers' places; a drop of more than maxupd
+ * updates nothing. Three chunks and a bit. */
 static void test_ops(void)
 {
     fk_error err = {0};
-    const size_t n = 50000, nu = 3000;
+    const size_t n = 3 * FK_UNBIND_CHUNK + 5000, nc = 4;
     double *c[7];
     for (int k = 0; k < 7; k++) c[k] = malloc(n * sizeof(double));
     const double o[3] = {0, 0, 0};
-    cluster(c, 0, n, o, 1, 0);
+    cluster(c, 0, n, o, 1, 0.01);
     fk_pot_params pp;
     fk_pot_defaults(&pp);
     pp.eps = 0.002;
+    fk_unbind_group g = {n, c[0], c[1], c[2], c[3], c[4], c[5], c[6], NULL};
     fk_pot_members s = {n, c[0], c[1], c[2], c[6]};
-    double *phi = malloc(n * 8), *want = malloc(n * 8);
+    double *phi = malloc(n * 8), *want = malloc(n * 8), *e = malloc(n * 8), part[4][7], ref[4][7];
+    size_t *idx = malloc(n * sizeof *idx), *got = malloc(n * sizeof *got);
     void *ctx = NULL;
-    CHECK(fk_gpu_unbind_open(&ctx, &s, NULL, &err) == FK_OK);
-    CHECK(fk_gpu_unbind_sum(ctx, &pp, phi, &err) == FK_OK);
+    CHECK(fk_gpu_unbind_open(&ctx, &g, &err) == FK_OK);
+    CHECK(fk_gpu_unbind_sum(ctx, &pp, &err) == FK_OK);
+    CHECK(fk_gpu_unbind_get(ctx, NULL, NULL, NULL, NULL, phi, &err) == FK_OK);
     CHECK(fk_gpu_pot_tree(&s, &pp, want, NULL, &err) == FK_OK);
     CHECK(memcmp(phi, want, n * 8) == 0);
-    /* every 16th member leaves, up to nu */
-    uint64_t *k = malloc(nu * sizeof *k);
-    for (size_t q = 0; q < nu; q++) k[q] = 16 * q + 3;
-    CHECK(fk_gpu_unbind_drop(ctx, k, nu, 1, pp.G, pp.eps, phi, &err) == FK_OK);
-    size_t w = 0;
+    for (size_t k = 0; k < n; k++) idx[k] = k;
+    CHECK(fk_gpu_unbind_sums(ctx, part, &err) == FK_OK);
+    for (size_t q = 0; q < nc; q++) {
+        size_t lo = q * FK_UNBIND_CHUNK, hi = lo + FK_UNBIND_CHUNK < n ? lo + FK_UNBIND_CHUNK : n;
+        fk_unbind_lane_sums(hi - lo, idx + lo, c[6] + lo, c[3], c[4], c[5], ref[q]);
+    }
+    CHECK(memcmp(part, ref, sizeof ref) == 0);
+    const double v[3] = {ref[0][1] / ref[0][0], ref[1][2] / ref[1][0], 0.01};
+    CHECK(fk_gpu_unbind_energies(ctx, v, 1, part, &err) == FK_OK);
+    for (size_t q = 0; q < nc; q++) {
+        size_t lo = q * FK_UNBIND_CHUNK, hi = lo + FK_UNBIND_CHUNK < n ? lo + FK_UNBIND_CHUNK : n;
+        fk_unbind_lane_energies(hi - lo, idx + lo, c[6] + lo, phi + lo, c[3], c[4], c[5], v, 1, e + lo, ref[q]);
+    }
+    CHECK(memcmp(part, ref, sizeof ref) == 0);
+    double nun = 0, emin = 0;
+    for (size_t q = 0; q < nc; q++) nun += ref[q][6], emin = fmax(emin, ref[q][5] / 4);
+    CHECK_MSG(nun > 100, "%g unbound: the cluster does not test the drop", nun);
+    /* the most unbound leave, their terms taken off */
+    size_t nu = 0, w = 0, bad = 0, left = 0;
+    CHECK(fk_gpu_unbind_drop(ctx, emin, SIZE_MAX, pp.G, pp.eps, &nu, &err) == FK_OK);
+    CHECK(fk_gpu_unbind_get(ctx, NULL, NULL, NULL, NULL, phi, &err) == FK_OK);
+    CHECK(fk_gpu_unbind_members(ctx, got, &err) == FK_OK);
     double worst = 0;
-    for (size_t i = 0, q = 0; i < n; i++) {
-        if (q < nu && k[q] == i) {
-            q++;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i] >= emin) {
+            left++;
             continue;
         }
         double sum = 0;
-        for (size_t j = 0; j < nu; j++) {
-            size_t l = k[j];
-            double dx = c[0][i] - c[0][l], dy = c[1][i] - c[1][l], dz = c[2][i] - c[2][l];
-            sum += c[6][l] / sqrt(dx * dx + dy * dy + dz * dz + pp.eps * pp.eps);
+        for (size_t j = 0; j < n; j++) {
+            if (e[j] < emin) continue;
+            double dx = c[0][i] - c[0][j], dy = c[1][i] - c[1][j], dz = c[2][i] - c[2][j];
+            sum += c[6][j] / sqrt(dx * dx + dy * dy + dz * dz + pp.eps * pp.eps);
         }
         worst = fmax(worst, fabs(phi[w] - (want[i] + pp.G * sum)) / fabs(want[i]));
+        bad += got[w] != i;
         w++;
     }
+    CHECK_MSG(nu == left && left > 10 && bad == 0, "%zu left (want %zu), %zu stayers out of place", nu, left, bad);
     CHECK_MSG(worst < 1e-12, "updated potentials differ by %g relative", worst);
+    /* every e >= -inf leaves (the energies of the last call, before the drop's compaction: w of them) */
+    CHECK(fk_gpu_unbind_energies(ctx, v, 1, part, &err) == FK_OK);
+    CHECK(fk_gpu_unbind_drop(ctx, -INFINITY, 0, pp.G, pp.eps, &nu, &err) == FK_OK && nu == w);
     fk_gpu_unbind_close(ctx);
-    free(k), free(phi), free(want);
+    free(idx), free(got), free(e), free(phi), free(want);
     for (int j = 0; j < 7; j++) free(c[j]);
 }
 

@@ -64,37 +64,53 @@ static int update_hook(const fk_pot_members *stay, double *phi, const fk_pot_mem
 }
 
 /* A device on the CPU (a GPU's stand-in): S's copy, its sums by the tree
- * hook, its drops compacting S and updating as the update hook does. */
+ * hook, its chunk sums by the lanes (as a GPU's blocks), its drops
+ * compacting S and updating as the update hook does. */
 typedef struct cdev {
     size_t ns;
-    double *a[5]; /* x y z m phi */
+    double *a[5];       /* x y z m phi */
+    size_t *idx;        /* the members' places in the group */
+    const double *v[3]; /* the group's velocities */
+    double *e;          /* the energies */
 } cdev;
 
 static int dev_calls = 0;
 
-static int cdev_open(void **ctx, const fk_pot_members *s, const double *phi, fk_error *err)
+static int cdev_open(void **ctx, const fk_unbind_group *g, fk_error *err)
 {
     (void)err;
     cdev *d = calloc(1, sizeof *d);
-    const double *h[5] = {s->x, s->y, s->z, s->m, phi};
-    d->ns = s->n;
+    const double *h[5] = {g->x, g->y, g->z, g->m, g->phi};
+    const size_t n = g->n ? g->n : 1;
+    d->ns = g->n;
     for (int f = 0; f < 5; f++) {
-        d->a[f] = malloc((s->n ? s->n : 1) * sizeof(double));
-        if (h[f]) memcpy(d->a[f], h[f], s->n * sizeof(double));
+        d->a[f] = malloc(n * sizeof(double));
+        if (h[f]) memcpy(d->a[f], h[f], g->n * sizeof(double));
     }
+    d->idx = malloc(n * sizeof *d->idx), d->e = malloc(n * sizeof *d->e);
+    for (size_t k = 0; k < g->n; k++) d->idx[k] = k;
+    d->v[0] = g->vx, d->v[1] = g->vy, d->v[2] = g->vz;
     *ctx = d;
 #pragma omp atomic
     dev_calls++;
     return FK_OK;
 }
 
-static int cdev_sum(void *ctx, const fk_pot_params *p, double *phi, fk_error *err)
+static int cdev_sum(void *ctx, const fk_pot_params *p, fk_error *err)
 {
     cdev *d = ctx;
     fk_pot_members g = {d->ns, d->a[0], d->a[1], d->a[2], d->a[3]};
-    int st = tree_hook(&g, p, d->a[4], err);
-    memcpy(phi, d->a[4], d->ns * sizeof(double));
-    return st;
+    return tree_hook(&g, p, d->a[4], err);
+}
+
+static int cdev_get(void *ctx, double *x, double *y, double *z, double *m, double *phi, fk_error *err)
+{
+    (void)err;
+    cdev *d = ctx;
+    double *h[5] = {x, y, z, m, phi};
+    for (int f = 0; f < 5; f++)
+        if (h[f]) memcpy(h[f], d->a[f], d->ns * sizeof(double));
+    return FK_OK;
 }
 
 static int load_calls = 0;
@@ -108,31 +124,60 @@ static int cdev_load(void *ctx, const double *phi, fk_error *err)
     return FK_OK;
 }
 
-static int cdev_drop(void *ctx, const uint64_t *k, size_t nu, int update, double G, double eps, double *phi,
-                     fk_error *err)
+static int cdev_sums(void *ctx, double (*part)[7], fk_error *err)
+{
+    (void)err;
+    cdev *d = ctx;
+    for (size_t lo = 0, c = 0; lo < d->ns; lo += FK_UNBIND_CHUNK, c++) {
+        size_t hi = d->ns - lo < FK_UNBIND_CHUNK ? d->ns : lo + FK_UNBIND_CHUNK;
+        fk_unbind_lane_sums(hi - lo, d->idx + lo, d->a[3] + lo, d->v[0], d->v[1], d->v[2], part[c]);
+    }
+    return FK_OK;
+}
+
+static int cdev_energies(void *ctx, const double v[3], int massive, double (*part)[7], fk_error *err)
+{
+    (void)err;
+    cdev *d = ctx;
+    for (size_t lo = 0, c = 0; lo < d->ns; lo += FK_UNBIND_CHUNK, c++) {
+        size_t hi = d->ns - lo < FK_UNBIND_CHUNK ? d->ns : lo + FK_UNBIND_CHUNK;
+        fk_unbind_lane_energies(hi - lo, d->idx + lo, d->a[3] + lo, d->a[4] + lo, d->v[0], d->v[1], d->v[2], v,
+                                massive, d->e + lo, part[c]);
+    }
+    return FK_OK;
+}
+
+static int cdev_drop(void *ctx, double emin, size_t maxupd, double G, double eps, size_t *nu, fk_error *err)
 {
     cdev *d = ctx;
-    double *l = malloc(4 * (nu ? nu : 1) * sizeof(double));
-    for (size_t q = 0; q < nu; q++) {
-        if (q && k[q] <= k[q - 1]) return fk_fail(err, FK_EINVAL, "leavers' places not ascending");
-        for (int f = 0; f < 4; f++) l[f * nu + q] = d->a[f][k[q]];
-    }
+    double *l = malloc(4 * (d->ns ? d->ns : 1) * sizeof(double));
     size_t w = 0, q = 0;
     for (size_t i = 0; i < d->ns; i++) {
-        if (q < nu && k[q] == i) {
+        if (d->e[i] >= emin) {
+            for (int f = 0; f < 4; f++) l[f * d->ns + q] = d->a[f][i];
             q++;
             continue;
         }
         for (int f = 0; f < 5; f++) d->a[f][w] = d->a[f][i];
-        w++;
+        d->idx[w++] = d->idx[i];
     }
-    d->ns = w;
-    if (update) {
-        fk_pot_members stay = {w, d->a[0], d->a[1], d->a[2], d->a[3]}, leave = {nu, l, l + nu, l + 2 * nu, l + 3 * nu};
-        update_hook(&stay, d->a[4], &leave, G, eps, err);
-        memcpy(phi, d->a[4], w * sizeof(double));
+    const size_t ns = d->ns;
+    d->ns = w, *nu = q;
+    int st = FK_OK;
+    if (q && q <= maxupd && w) {
+        fk_pot_members stay = {w, d->a[0], d->a[1], d->a[2], d->a[3]};
+        fk_pot_members leave = {q, l, l + ns, l + 2 * ns, l + 3 * ns};
+        st = update_hook(&stay, d->a[4], &leave, G, eps, err);
     }
     free(l);
+    return st;
+}
+
+static int cdev_members(void *ctx, size_t *idx, fk_error *err)
+{
+    (void)err;
+    cdev *d = ctx;
+    memcpy(idx, d->idx, d->ns * sizeof *idx);
     return FK_OK;
 }
 
@@ -140,10 +185,12 @@ static void cdev_close(void *ctx)
 {
     cdev *d = ctx;
     for (int f = 0; f < 5; f++) free(d->a[f]);
+    free(d->idx), free(d->e);
     free(d);
 }
 
-static const fk_unbind_device cpu_device = {cdev_open, cdev_sum, cdev_load, cdev_drop, cdev_close};
+static const fk_unbind_device cpu_device = {cdev_open,     cdev_sum,  cdev_get,     cdev_load, cdev_sums,
+                                            cdev_energies, cdev_drop, cdev_members, cdev_close};
 
 static uint64_t bytes_of(uint64_t n)
 {

@@ -168,8 +168,9 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
     fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, gpu ? gpu_tree : NULL,
                            gpu ? fk_gpu_unbind_update : NULL};
     fk_unbind_stats us;
-    static const fk_unbind_device gdev = {fk_gpu_unbind_open, fk_gpu_unbind_sum, fk_gpu_unbind_load,
-                                          fk_gpu_unbind_drop, fk_gpu_unbind_close};
+    static const fk_unbind_device gdev = {fk_gpu_unbind_open,     fk_gpu_unbind_sum,      fk_gpu_unbind_get,
+                                          fk_gpu_unbind_load,     fk_gpu_unbind_sums,     fk_gpu_unbind_energies,
+                                          fk_gpu_unbind_drop,     fk_gpu_unbind_members,  fk_gpu_unbind_close};
     fk_unbind_run run = {m->phi, NULL, 0, &us, NULL};
     fk_gpuinfo gi;
     if (gpu && fk_gpu_probe(&gi, &err) == FK_OK && gi.present)
@@ -187,9 +188,11 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
     prog_info("level %d: %" PRIu64 " of %" PRIu64 " groups bound, %" PRIu64 " bound members; unbinding %.3f s", k, nb,
               ng, nbound, prog_now() - t1);
     prog_info("level %d: unbinding's %" PRIu64 " groups of more than %d members (%" PRIu64 " passes, %" PRIu64
-              " full sums) done at %.3f s, the largest in %.3f s; their thread seconds: sums %.3f, updates %.3f, "
-              "the rest %.3f; the other groups done at %.3f s",
-              k, us.nbig, FK_POT_ALONE, us.passes, us.sums, us.wall_big, us.t_largest, us.t_sums, us.t_updates,
+              " full sums) done at %.3f s, the largest in %.3f s (%u passes, %u full sums: sums %.3f s, updates %.3f s, "
+              "the rest %.3f s); their thread seconds: sums %.3f, updates %.3f, the rest %.3f; the other groups done "
+              "at %.3f s",
+              k, us.nbig, FK_POT_ALONE, us.passes, us.sums, us.wall_big, us.t_largest, us.largest.passes,
+              us.largest.sums, us.largest.t_sums, us.largest.t_updates, us.largest.t_rest, us.t_sums, us.t_updates,
               us.t_rest, us.wall_small);
 }
 
