@@ -22,7 +22,16 @@
 /* After a launch: a bad configuration shows at once, a fault at the next sync. */
 #define FK_LAUNCHED(what, err) FK_CU(cudaPeekAtLastError(), err)
 
-/* A device allocation freed when it goes out of scope. */
+/* The device's default memory pool keeps what is freed (no release to the
+ * driver), so that allocating and freeing on a thread's stream never waits
+ * for the other threads' work as cudaMalloc and cudaFree do; when the pool
+ * cannot grow, fk_gpu_pool_trim gives its unused memory back. Called by dbuf. */
+void fk_gpu_pool_init(void);
+void fk_gpu_pool_trim(void);
+
+/* A device allocation freed when it goes out of scope: stream-ordered, on
+ * the calling thread's default stream (the project builds with
+ * --default-stream per-thread, and a buffer lives on one thread). */
 template <typename T> struct dbuf {
     T *p = nullptr;
     size_t count = 0;
@@ -32,14 +41,21 @@ template <typename T> struct dbuf {
     ~dbuf() { release(); }
     void release()
     {
-        if (p) cudaFree(p);
+        if (p) cudaFreeAsync(p, cudaStreamPerThread);
         p = nullptr;
     }
     /* FK_EDEVICE with the size when the allocation fails. */
     int alloc(size_t n, fk_error *err)
     {
         count = n;
-        cudaError_t e = cudaMalloc((void **)&p, (n ? n : 1) * sizeof(T));
+        fk_gpu_pool_init();
+        const size_t bytes = (n ? n : 1) * sizeof(T);
+        cudaError_t e = cudaMallocAsync((void **)&p, bytes, cudaStreamPerThread);
+        if (e == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            fk_gpu_pool_trim();
+            e = cudaMallocAsync((void **)&p, bytes, cudaStreamPerThread);
+        }
         if (e != cudaSuccess) {
             p = nullptr;
             cudaGetLastError();

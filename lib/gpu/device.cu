@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdint.h>
 
 #include "common.cuh"
 #include "gpu.h"
@@ -41,9 +42,54 @@ extern "C" int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
     return FK_OK;
 }
 
+static cudaMemPool_t pool_of_device(void)
+{
+    int dev = 0;
+    cudaMemPool_t pool = nullptr;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return nullptr;
+    }
+    return pool;
+}
+
+void fk_gpu_pool_init(void)
+{
+    static const bool done = [] {
+        cudaMemPool_t pool = pool_of_device();
+        uint64_t keep = UINT64_MAX;
+        if (pool && cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
+            cudaGetLastError();
+        return true;
+    }();
+    (void)done;
+}
+
+void fk_gpu_pool_trim(void)
+{
+    cudaMemPool_t pool = pool_of_device();
+    cudaStreamSynchronize(cudaStreamPerThread); /* this thread's frees done */
+    if (pool) cudaMemPoolTrimTo(pool, 0);
+    cudaGetLastError();
+}
+
+/* Bytes the default pool holds and no allocation uses (free for dbuf). */
+static size_t pool_unused(void)
+{
+    cudaMemPool_t pool = pool_of_device();
+    uint64_t held = 0, used = 0;
+    if (!pool || cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &held) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return held > used ? (size_t)(held - used) : 0;
+}
+
 int fk_gpu_free_bytes(size_t *fr, size_t *tot, fk_error *err)
 {
     FK_CU(cudaMemGetInfo(fr, tot), err);
+    *fr += pool_unused();
     const char *e = getenv("FOFKIT_GPU_MEMORY"); /* a smaller GPU, for tests: bytes */
     if (e && *e) {
         char *end;
