@@ -502,17 +502,28 @@ static void chunk_gather(void *ctx, size_t ch)
     }
 }
 
-/* Unbinds group g, whose stream indices are index[0..n), into bound (n
- * flags) with scratch arrays of 8 n doubles; phi0: NULL, or the first
- * pass's potentials by stream index; *res. */
-static int unbind_one(const fk_halo_input *in, fk_halo *h, const uint64_t *index, size_t n,
-                      const fk_unbind_params *p, const fk_unbind_device *dev, const double *phi0, double *s,
-                      unsigned char *flags, fk_unbind_result *res, fk_error *err)
+/* Group h's members, whose stream indices are index[0..n), into s (8 n
+ * doubles: x y z from the reference member, v, m, phi0 when given). */
+static void gather_one(const fk_halo_input *in, const fk_halo *h, const uint64_t *index, size_t n,
+                       const double *phi0, double *s)
 {
     double *c[8];
     for (int k = 0; k < 8; k++) c[k] = s + (size_t)k * n;
     gather gt = {in, h->ref, index, n, phi0, c};
     each_chunk((n + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK, chunk_gather, &gt);
+}
+
+/* Unbinds group g, whose stream indices are index[0..n), into bound (n
+ * flags) with scratch arrays of 8 n doubles (gathered: s already holds its
+ * members); phi0: NULL, or the first pass's potentials by stream index;
+ * *res. */
+static int unbind_one(const fk_halo_input *in, fk_halo *h, const uint64_t *index, size_t n,
+                      const fk_unbind_params *p, const fk_unbind_device *dev, const double *phi0, double *s,
+                      int gathered, unsigned char *flags, fk_unbind_result *res, fk_error *err)
+{
+    double *c[8];
+    for (int k = 0; k < 8; k++) c[k] = s + (size_t)k * n;
+    if (!gathered) gather_one(in, h, index, n, phi0, s);
     fk_unbind_group grp = {n, c[0], c[1], c[2], c[3], c[4], c[5], c[6], phi0 ? c[7] : NULL};
     int st = fk_unbind_dev(&grp, p, dev, flags, res, err);
     h->n_bound = res->nbound;
@@ -542,7 +553,7 @@ static int unbind_big(const fk_halo_input *in, uint64_t ng, fk_halo *halos, cons
             return fk_fail(err, FK_ENOMEM, "out of memory to unbind a group of %" PRIu64 " members", largest);
         fk_unbind_result r;
         double t = fk_now();
-        st = unbind_one(in, &halos[g], index + first[g], halos[g].n, p, NULL, phi, big, flags + first[g], &r, err);
+        st = unbind_one(in, &halos[g], index + first[g], halos[g].n, p, NULL, phi, big, 0, flags + first[g], &r, err);
         int first_largest = halos[g].n == largest && !seen;
         seen |= first_largest;
         count_big(stats, &r, fk_now() - t, first_largest);
@@ -597,7 +608,7 @@ int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const 
 int fk_unbind_halos_phi(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                         const double *phi, unsigned char *bound, fk_error *err)
 {
-    fk_unbind_run run = {phi, NULL, 0, NULL, NULL};
+    fk_unbind_run run = {phi, NULL, 0, NULL, NULL, 0, 0};
     return fk_unbind_halos_run(in, ng, halos, p, &run, bound, err);
 }
 
@@ -610,12 +621,15 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
     int st = fk_pot_check(&p->pot, err);
     if (st) return st;
     if (p->minbound < 1) return fk_fail(err, FK_EINVAL, "the least bound group size must be at least 1");
+    /* the big groups: more than FK_POT_ALONE members, or with a device than its threshold */
+    const uint64_t above = run->device && run->big_above ? run->big_above : FK_POT_ALONE;
     uint64_t total = 0, largest = 0, nbig = 0;
     for (uint64_t g = 0; g < ng; g++) {
         total += halos[g].n;
         if (halos[g].n > largest) largest = halos[g].n;
-        nbig += halos[g].n > FK_POT_ALONE;
+        nbig += halos[g].n > above;
     }
+    double *pre = NULL; /* the largest big group's members */
     uint64_t *first = malloc((ng + 1) * sizeof *first), *index = malloc((total ? total : 1) * sizeof *index);
     uint64_t *order = malloc((nbig ? nbig : 1) * sizeof *order);
     unsigned char *flags = malloc(total ? total : 1);
@@ -636,7 +650,7 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
      * threads that have run out of groups), then the threads take the rest */
     const int device = p->tree || p->update || run->device;
     for (uint64_t g = 0, j = 0; g < ng; g++)
-        if (halos[g].n > FK_POT_ALONE) order[j++] = g;
+        if (halos[g].n > above) order[j++] = g;
     qsort_r(order, nbig, sizeof *order, by_size, halos);
     budget bud = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, run->budget, 0, 0};
     int failed = 0;
@@ -645,6 +659,10 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
     fk_error first_err = {0};
     fk_unbind_params cpu = *p; /* the threads' groups: the CPU's tree and updates */
     cpu.tree = NULL, cpu.update = NULL;
+    /* The largest group, the critical path, gathered by every thread before
+     * the threads part (inside, its gather would be one thread's) */
+    if (device && nbig && (pre = malloc(8 * halos[order[0]].n * sizeof *pre)))
+        gather_one(in, &halos[order[0]], index + first[order[0]], halos[order[0]].n, phi, pre);
     if (!device) {
         if ((st = unbind_big(in, ng, halos, p, phi, index, first, flags, largest, &sum, err)) != FK_OK) goto done;
         end_big = fk_now() - t0;
@@ -654,7 +672,8 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
         fk_unbind_stats mine = {0};
         double my_big = 0, my_small = 0;
         fk_error e = {0};
-        while (device) {
+        const int feeder = !run->feeders || omp_get_thread_num() < run->feeders;
+        while (device && feeder) {
             uint64_t j;
 #pragma omp atomic capture
             j = next++;
@@ -663,35 +682,41 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
             stop = failed;
             if (j >= nbig || stop) break;
             const uint64_t g = order[j], n = halos[g].n, need = run->bytes ? run->bytes(n) : 0;
-            double *s = malloc(8 * n * sizeof *s), t = fk_now();
+            double *s = j == 0 && pre ? pre : malloc(8 * n * sizeof *s), t = fk_now();
             fk_unbind_result r;
             int rc;
             if (!s) {
                 rc = fk_fail(&e, FK_ENOMEM, "out of memory to unbind a group of %" PRIu64 " members", n);
             } else {
                 if (need) budget_take(&bud, need);
-                rc = unbind_one(in, &halos[g], index + first[g], n, p, run->device, phi, s, flags + first[g], &r, &e);
+                rc = unbind_one(in, &halos[g], index + first[g], n, p, run->device, phi, s, s == pre, flags + first[g],
+                                &r, &e);
                 if (need) budget_give(&bud, need);
                 count_big(&mine, &r, fk_now() - t, j == 0);
             }
-            free(s);
+            if (s != pre) free(s);
             my_big = fk_now() - t0;
             if (rc) {
 #pragma omp critical(fk_unbind_fail)
                 if (!failed) failed = rc, first_err = e;
             }
         }
-        size_t cap = largest < FK_POT_ALONE ? largest : FK_POT_ALONE;
+        size_t cap = largest < above ? largest : above;
         double *s = malloc(8 * (cap ? cap : 1) * sizeof *s);
 #pragma omp for schedule(dynamic, 1) nowait
         for (uint64_t g = 0; g < ng; g++) {
             int stop;
 #pragma omp atomic read
             stop = failed;
-            if (halos[g].n > FK_POT_ALONE || stop) continue;
+            if (halos[g].n > above || stop) continue;
             fk_unbind_result r;
-            int rc = s ? unbind_one(in, &halos[g], index + first[g], halos[g].n, &cpu, NULL, phi, s, flags + first[g], &r, &e)
+            int rc = s ? unbind_one(in, &halos[g], index + first[g], halos[g].n, &cpu, NULL, phi, s, 0, flags + first[g], &r,
+                                    &e)
                        : fk_fail(&e, FK_ENOMEM, "out of memory to unbind groups of %zu members", cap);
+            if (rc == FK_OK) {
+                mine.nsmall++, mine.small_passes += r.passes, mine.small_sums += r.sums;
+                mine.small_t_sums += r.t_sums, mine.small_t_updates += r.t_updates, mine.small_t_rest += r.t_rest;
+            }
             my_small = fk_now() - t0;
             if (rc) {
 #pragma omp critical(fk_unbind_fail)
@@ -704,6 +729,9 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
             sum.nbig += mine.nbig, sum.passes += mine.passes, sum.sums += mine.sums;
             sum.t_sums += mine.t_sums, sum.t_updates += mine.t_updates, sum.t_rest += mine.t_rest;
             if (mine.t_largest > 0) sum.t_largest = mine.t_largest, sum.largest = mine.largest;
+            sum.nsmall += mine.nsmall, sum.small_passes += mine.small_passes, sum.small_sums += mine.small_sums;
+            sum.small_t_sums += mine.small_t_sums, sum.small_t_updates += mine.small_t_updates;
+            sum.small_t_rest += mine.small_t_rest;
             if (my_big > end_big) end_big = my_big;
             if (my_small > end_small) end_small = my_small;
         }
@@ -718,11 +746,12 @@ int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, co
 #pragma omp parallel for schedule(static)
         for (uint64_t k = 0; k < total; k++) bound[index[k]] = flags[k];
     }
-    sum.wall_big = end_big, sum.wall_small = end_small;
+    sum.wall_big = end_big, sum.wall_small = end_small, sum.big_above = above;
     sum.wall = fk_now() - t0;
     if (run->stats) *run->stats = sum;
     st = FK_OK;
 done:
+    free(pre);
     free(first), free(index), free(flags), free(order);
     return st;
 }

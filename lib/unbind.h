@@ -70,6 +70,12 @@ extern "C" {
  * hook sums phi afresh). A GPU sums a double term in about 1 ps and walks its
  * tree in about a microsecond a member: the break-even is some thousands. */
 #define FK_UNBIND_GPU_PAIRS 8192
+/* With a device that runs the passes (halostats --device=gpu): the groups of
+ * more members than this go to it, fed by 3/8 of the threads while the others
+ * unbind the rest on the CPU. Measured on the 134M mock (an H100 and 16 host
+ * cores, bench/RESULTS.md): unbinding 1.96 s with 8192 and 6 threads, 1.98 s
+ * with 65536 and 4, 2.11 s with 2000 and 8, 2.06 s with 2000 and 12. */
+#define FK_UNBIND_GPU_ABOVE 8192
 
 /* Every member's potential by a tree, with fk_pot_tree's contract (stats
  * aside): a GPU's can stand in for it. */
@@ -155,6 +161,9 @@ typedef struct fk_unbind_stats {
     double t_sums, t_updates, t_rest; /* their fk_unbind_result times, summed */
     double t_largest;         /* the largest group's own seconds             */
     fk_unbind_result largest; /* its passes, sums and times                  */
+    uint64_t big_above;       /* the big groups' least size, less one        */
+    uint64_t nsmall, small_passes, small_sums;      /* the other groups, as above */
+    double small_t_sums, small_t_updates, small_t_rest;
     double wall_big;          /* until the last big group was done           */
     double wall_small;        /* until the last of the others was done       */
     double wall;              /* the whole call                              */
@@ -237,6 +246,10 @@ typedef struct fk_unbind_run {
     fk_unbind_stats *stats;   /* NULL, or where the time went */
     const fk_unbind_device *device; /* NULL, or the device that holds each big group's S
                                        (fk_unbind_dev), from several threads at once */
+    int feeders;              /* with hooks or a device: how many threads take the big
+                                 groups while the others start on the rest (0: all) */
+    uint64_t big_above;       /* with a device: the groups of more members than this go to
+                                 it (0: FK_POT_ALONE) */
 } fk_unbind_run;
 
 /* fk_unbind_halos_phi with a device budget for the large groups, a device

@@ -156,7 +156,7 @@ static void test_unbind(void)
     CHECK(fk_halostats_compute(&in, 3, h, "test", &err) == FK_OK);
     memcpy(hh, h, sizeof h), memcpy(hd, h, sizeof h);
     fk_unbind_stats st;
-    fk_unbind_run hooks = {NULL, NULL, 0, NULL, NULL}, dev = {NULL, fk_gpu_unbind_bytes, UINT64_MAX, &st, &gdev};
+    fk_unbind_run hooks = {NULL, NULL, 0, NULL, NULL, 0, 0}, dev = {NULL, fk_gpu_unbind_bytes, UINT64_MAX, &st, &gdev, 2, 0};
     omp_set_num_threads(4);
     CHECK(fk_unbind_halos_run(&in, 3, hh, &p, &hooks, bh, &err) == FK_OK);
     CHECK(fk_unbind_halos_run(&in, 3, hd, &p, &dev, bd, &err) == FK_OK);

@@ -276,7 +276,8 @@ static void test_many(void)
     CHECK(nbound[3] > 0 && nbound[4] > 0);
 
     /* all at once: one thread, two threads with a budget for all, two with one
-     * for a group; the last two with S held by the device's stand-in */
+     * for a group; the last two with S held by the device's stand-in, the
+     * last with one thread taking the big groups */
     for (int run_k = 0; run_k < 5; run_k++) {
         const int th = run_k ? 2 : 1, tight = run_k % 2 == 0, on_dev = run_k >= 3;
         omp_set_num_threads(th);
@@ -284,7 +285,7 @@ static void test_many(void)
         memcpy(hh, h, sizeof h);
         unsigned char *b = malloc(n);
         fk_unbind_stats st;
-        fk_unbind_run run = {NULL, bytes_of, tight ? nc : 10 * n, &st, on_dev ? &cpu_device : NULL};
+        fk_unbind_run run = {NULL, bytes_of, tight ? nc : 10 * n, &st, on_dev ? &cpu_device : NULL, run_k == 4, 0};
         tree_calls = update_calls = dev_calls = 0;
         CHECK(fk_unbind_halos_run(&in, 5, hh, &p, &run, b, &err) == FK_OK);
         CHECK_MSG(memcmp(b, want, n) == 0, "%d threads, budget %s: other bound members", th, tight ? "tight" : "large");
@@ -294,7 +295,23 @@ static void test_many(void)
         CHECK(tree_calls >= 4 && update_calls >= 2 && dev_calls == (on_dev ? 3 : 0));
         CHECK(st.nbig == 3 && st.passes >= 6 && st.sums >= 4 && st.t_largest > 0 && st.t_updates > 0);
         CHECK(st.wall_big > 0 && st.wall_big <= st.wall && st.wall_small <= st.wall);
+        CHECK_MSG(st.nsmall == 2 && st.small_passes >= 2 && st.small_t_rest > 0, "%llu small groups, %llu passes",
+                  (unsigned long long)st.nsmall, (unsigned long long)st.small_passes);
         free(b);
+    }
+    /* a lower threshold with the device: group 4 (3000 members) goes to it too */
+    {
+        omp_set_num_threads(2);
+        fk_halo hh[5];
+        memcpy(hh, h, sizeof h);
+        fk_unbind_stats st;
+        fk_unbind_run run = {NULL, bytes_of, 10 * n, &st, &cpu_device, 1, 2500};
+        dev_calls = 0;
+        CHECK(fk_unbind_halos_run(&in, 5, hh, &p, &run, NULL, &err) == FK_OK);
+        CHECK_MSG(st.nbig == 4 && st.big_above == 2500 && st.nsmall == 1 && dev_calls == 4, "%llu big, %d on the device",
+                  (unsigned long long)st.nbig, dev_calls);
+        for (int g = 0; g < 3; g++) CHECK(hh[g].n_bound == nbound[g]);
+        CHECK(hh[3].n_bound > 0 && hh[4].n_bound == nbound[4]);
     }
     omp_set_num_threads(2);
     for (int k = 0; k < 7; k++) free(c[k]);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "gpu.h"
 #include "prog.h"
 
@@ -171,10 +173,14 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
     static const fk_unbind_device gdev = {fk_gpu_unbind_open,     fk_gpu_unbind_sum,      fk_gpu_unbind_get,
                                           fk_gpu_unbind_load,     fk_gpu_unbind_sums,     fk_gpu_unbind_energies,
                                           fk_gpu_unbind_drop,     fk_gpu_unbind_members,  fk_gpu_unbind_close};
-    fk_unbind_run run = {m->phi, NULL, 0, &us, NULL};
+    fk_unbind_run run = {m->phi, NULL, 0, &us, NULL, 0, 0};
     fk_gpuinfo gi;
     if (gpu && fk_gpu_probe(&gi, &err) == FK_OK && gi.present)
         run.bytes = fk_gpu_unbind_bytes, run.budget = fk_gpu_unbind_budget(), run.device = &gdev;
+    if (run.device) {
+        int th = omp_get_max_threads() * 3 / 8;
+        run.feeders = th > 1 ? th : 1, run.big_above = FK_UNBIND_GPU_ABOVE;
+    }
     if (fk_unbind_halos_run(hin, ng, h, &up, &run, m->bound, &err)) prog_fail(&err);
     uint32_t *b = calloc(nsource ? nsource : 1, sizeof *b);
     if (!b) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", nsource);
@@ -187,13 +193,15 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
     for (uint64_t g = 0; g < ng; g++) nb += h[g].n_bound > 0, nbound += h[g].n_bound;
     prog_info("level %d: %" PRIu64 " of %" PRIu64 " groups bound, %" PRIu64 " bound members; unbinding %.3f s", k, nb,
               ng, nbound, prog_now() - t1);
-    prog_info("level %d: unbinding's %" PRIu64 " groups of more than %d members (%" PRIu64 " passes, %" PRIu64
+    prog_info("level %d: unbinding's %" PRIu64 " groups of more than %" PRIu64 " members (%" PRIu64 " passes, %" PRIu64
               " full sums) done at %.3f s, the largest in %.3f s (%u passes, %u full sums: sums %.3f s, updates %.3f s, "
-              "the rest %.3f s); their thread seconds: sums %.3f, updates %.3f, the rest %.3f; the other groups done "
-              "at %.3f s",
-              k, us.nbig, FK_POT_ALONE, us.passes, us.sums, us.wall_big, us.t_largest, us.largest.passes,
+              "the rest %.3f s); their thread seconds: sums %.3f, updates %.3f, the rest %.3f; the other %" PRIu64
+              " groups (%" PRIu64 " passes, %" PRIu64 " full sums) done at %.3f s, their thread seconds: sums %.3f, "
+              "updates %.3f, the rest %.3f",
+              k, us.nbig, us.big_above, us.passes, us.sums, us.wall_big, us.t_largest, us.largest.passes,
               us.largest.sums, us.largest.t_sums, us.largest.t_updates, us.largest.t_rest, us.t_sums, us.t_updates,
-              us.t_rest, us.wall_small);
+              us.t_rest, us.nsmall, us.small_passes, us.small_sums, us.wall_small, us.small_t_sums, us.small_t_updates,
+              us.small_t_rest);
 }
 
 void hs_masses_header(FILE *f, const hs_masses *m, const fk_halo_units *u)
