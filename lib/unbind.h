@@ -219,10 +219,10 @@ int fk_unbind_dev(const fk_unbind_group *g, const fk_unbind_params *p, const fk_
  * of its group, else 0 (n entries). Groups of more than FK_POT_ALONE
  * members one after another with every thread, the others a thread each;
  * with p's hooks (a GPU's) or fk_unbind_halos_run's device, the large
- * groups go to them from every thread, largest first, several at once (as
- * many as fk_unbind_halos_run's budget holds), then the threads take the
- * rest. The result does not depend on the number of threads. FK_EINVAL,
- * FK_ENOMEM. */
+ * groups go to them from every thread (or fk_unbind_halos_run's feeders),
+ * largest first, several at once (as many as fk_unbind_halos_run's budget
+ * holds), while the other threads take the rest. The result does not depend
+ * on the number of threads. FK_EINVAL, FK_ENOMEM. */
 int fk_unbind_halos(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                     unsigned char *bound, fk_error *err);
 
@@ -253,8 +253,9 @@ typedef struct fk_unbind_run {
 } fk_unbind_run;
 
 /* fk_unbind_halos_phi with a device budget for the large groups, a device
- * that holds each of them (else p's hooks), saying where its time went.
- * Also the device's failures. */
+ * that holds each of them and runs their passes (else p's hooks), which
+ * groups are large and how many threads feed them, saying where its time
+ * went. Also the device's failures. */
 int fk_unbind_halos_run(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const fk_unbind_params *p,
                         const fk_unbind_run *run, unsigned char *bound, fk_error *err);
 
