@@ -89,14 +89,13 @@ static void test_ops(void)
     CHECK(fk_gpu_unbind_get(ctx, NULL, NULL, NULL, NULL, phi, &err) == FK_OK);
     CHECK(fk_gpu_unbind_members(ctx, got, &err) == FK_OK);
     double worst = 0;
+    for (size_t i = 0; i < n; i++)
+        if (e[i] >= emin) idx[left++] = i; /* the leavers, in order */
     for (size_t i = 0; i < n; i++) {
-        if (e[i] >= emin) {
-            left++;
-            continue;
-        }
+        if (e[i] >= emin) continue;
         double sum = 0;
-        for (size_t j = 0; j < n; j++) {
-            if (e[j] < emin) continue;
+        for (size_t q = 0; q < left; q++) {
+            const size_t j = idx[q];
             double dx = c[0][i] - c[0][j], dy = c[1][i] - c[1][j], dz = c[2][i] - c[2][j];
             sum += c[6][j] / sqrt(dx * dx + dy * dy + dz * dz + pp.eps * pp.eps);
         }

@@ -134,11 +134,7 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
     m->cosmo = (fk_cosmo){m->omega_m, m->omega_l, m->a, rho_c0};
     fk_error err = {0};
     if (fk_so_thresholds(&m->cosmo, m->rho, &m->delta_vir, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
-    double t = prog_now();
     m->parts = (fk_so_particles){s->n, pos, mass, s->periodic, s->box, s->origin};
-    if (fk_so_grid_build(&m->parts, &m->grid, &err)) prog_fail(&err);
-    m->t_grid = prog_now() - t;
-    prog_info("SO: a grid over the %" PRIu64 " particles in %.3f s", s->n, m->t_grid);
 }
 
 double *hs_masses_phi(hs_masses *m, uint64_t n, int mbp)
@@ -155,18 +151,34 @@ static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi
     return fk_gpu_pot_tree(g, p, phi, NULL, err);
 }
 
+/* Level k's SO masses (the grid first, at the first level). */
+static int level_so(hs_masses *m, uint64_t ng, fk_halo *h, fk_error *err)
+{
+    double t = prog_now();
+    if (!m->grid) {
+        int st = fk_so_grid_build(&m->parts, &m->grid, err);
+        if (st) return st;
+        m->t_grid = prog_now() - t;
+    }
+    int st = fk_halostats_so(m->grid, ng, h, m->rho, m->so_min ? m->so_min : FK_SO_MINPART, err);
+    m->t_level_so = prog_now() - t;
+    return st;
+}
+
+/* fk_unbind_halos_run into m->bound, with its time. */
+static int level_unbind(hs_masses *m, const fk_halo_input *hin, uint64_t ng, fk_halo *h, const fk_unbind_params *up,
+                        const fk_unbind_run *run, fk_error *err)
+{
+    double t = prog_now();
+    int st = fk_unbind_halos_run(hin, ng, h, up, run, m->bound, err);
+    m->t_level_unbind = prog_now() - t;
+    return st;
+}
+
 void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, uint64_t ng, const fk_pot_params *pot,
                      uint64_t nsource, int gpu)
 {
-    fk_error err = {0};
-    double t = prog_now();
-    if (m->so && fk_halostats_so(m->grid, ng, h, m->rho, m->so_min ? m->so_min : FK_SO_MINPART, &err)) prog_fail(&err);
-    double t1 = prog_now();
-    m->t_so += t1 - t;
-    if (m->so) prog_info("level %d: SO masses in %.3f s", k, t1 - t);
-    if (!m->unbind) return;
-    if (!m->bound && !(m->bound = malloc(hin->n ? hin->n : 1)))
-        prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", hin->n);
+    fk_error err = {0}, uerr = {0};
     fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, gpu ? gpu_tree : NULL,
                            gpu ? fk_gpu_unbind_update : NULL};
     fk_unbind_stats us;
@@ -175,24 +187,65 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
                                           fk_gpu_unbind_drop,     fk_gpu_unbind_members,  fk_gpu_unbind_close};
     fk_unbind_run run = {m->phi, NULL, 0, &us, NULL, 0, 0};
     fk_gpuinfo gi;
-    if (gpu && fk_gpu_probe(&gi, &err) == FK_OK && gi.present)
-        run.bytes = fk_gpu_unbind_bytes, run.budget = fk_gpu_unbind_budget(), run.device = &gdev;
-    if (run.device) {
+    if (m->unbind && gpu && fk_gpu_probe(&gi, &err) == FK_OK && gi.present) {
         int th = omp_get_max_threads() * 3 / 8;
+        run.bytes = fk_gpu_unbind_bytes, run.budget = fk_gpu_unbind_budget(), run.device = &gdev;
         run.feeders = th > 1 ? th : 1, run.big_above = FK_UNBIND_GPU_ABOVE;
     }
-    if (fk_unbind_halos_run(hin, ng, h, &up, &run, m->bound, &err)) prog_fail(&err);
+    if (m->unbind && !m->bound && !(m->bound = malloc(hin->n ? hin->n : 1)))
+        prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", hin->n);
+    double t = prog_now();
+    int grid = !m->grid, so_rc = 0, unbind_rc = 0, side = m->so && run.device;
+    const int nt = omp_get_max_threads();
+    const int so_threads = nt > run.feeders ? nt - run.feeders : 1;
+    m->t_level_so = m->t_level_unbind = 0;
+    if (side) {
+        /* Side by side, each in a team of its own (nested): the unbinding's
+         * critical path is the GPU's groups, and once its other threads have
+         * done the small groups the cores would idle; the SO searches take
+         * as many threads as do not feed the GPU */
+        const int levels = omp_get_max_active_levels();
+        omp_set_max_active_levels(2);
+#pragma omp parallel sections num_threads(2)
+        {
+#pragma omp section
+            {
+                omp_set_num_threads(nt);
+                unbind_rc = level_unbind(m, hin, ng, h, &up, &run, &uerr);
+            }
+#pragma omp section
+            {
+                omp_set_num_threads(so_threads);
+                so_rc = level_so(m, ng, h, &err);
+            }
+        }
+        omp_set_max_active_levels(levels);
+        omp_set_num_threads(nt);
+    } else {
+        if (m->so) so_rc = level_so(m, ng, h, &err);
+        if (!so_rc && m->unbind) unbind_rc = level_unbind(m, hin, ng, h, &up, &run, &uerr);
+    }
+    if (so_rc) prog_fail(&err);
+    if (unbind_rc) prog_fail(&uerr);
+    const double both = prog_now() - t;
+    m->t_so += m->t_level_so, m->t_unbind += m->t_level_unbind;
+    if (m->so && grid) prog_info("SO: a grid over the %" PRIu64 " particles in %.3f s", m->parts.n, m->t_grid);
+    if (m->so) prog_info("level %d: SO masses in %.3f s", k, m->t_level_so - (grid ? m->t_grid : 0));
+    if (!m->unbind) return;
     uint32_t *b = calloc(nsource ? nsource : 1, sizeof *b);
     if (!b) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", nsource);
 #pragma omp parallel for schedule(static)
     for (uint64_t i = 0; i < hin->n; i++)
         if (m->bound[i]) b[hin->ids ? hin->ids[i] : i] = hin->grp[i];
     m->bgid[k] = b;
-    m->t_unbind += prog_now() - t1;
     uint64_t nb = 0, nbound = 0;
     for (uint64_t g = 0; g < ng; g++) nb += h[g].n_bound > 0, nbound += h[g].n_bound;
     prog_info("level %d: %" PRIu64 " of %" PRIu64 " groups bound, %" PRIu64 " bound members; unbinding %.3f s", k, nb,
-              ng, nbound, prog_now() - t1);
+              ng, nbound, m->t_level_unbind);
+    if (side)
+        prog_info("level %d: SO masses (%d threads) and unbinding (%d threads, %d feeding the GPU) side by side: both "
+                  "done in %.3f s",
+                  k, so_threads, nt, run.feeders, both);
     prog_info("level %d: unbinding's %" PRIu64 " groups of more than %" PRIu64 " members (%" PRIu64 " passes, %" PRIu64
               " full sums) done at %.3f s, the largest in %.3f s (%u passes, %u full sums: sums %.3f s, updates %.3f s, "
               "the rest %.3f s); their thread seconds: sums %.3f, updates %.3f, the rest %.3f; the other %" PRIu64

@@ -32,6 +32,7 @@ typedef struct hs_masses {
     double *phi;                   /* n: the centres' potentials, the unbinding's first pass */
     uint32_t *bgid[HS_MAX_LEVELS]; /* nsource rows per level (original order), with --unbind */
     double t_grid, t_so, t_unbind;
+    double t_level_so, t_level_unbind; /* the last level's (with the grid) */
 } hs_masses;
 
 /* The long options, for halostats' table, and their usage lines. */
