@@ -31,9 +31,17 @@
  *                      nodes whose boxes prove every pair linked and listing
  *                      the leaves that need particle tests. One pass appends
  *                      to the list (the threads of a warp that list together
- *                      take their slots with one atomic); when the list would
- *                      outgrow its cap, it runs twice instead: to count (then
- *                      a CUB scan gives each leaf its slots) and to write.
+ *                      take their slots with one atomic); a clique of several
+ *                      leaves walks once, with its own box, from its first
+ *                      leaf, and appends from the list's end. When the list
+ *                      would outgrow its cap, it runs twice instead: to count
+ *                      (then a CUB scan gives each leaf its slots) and to
+ *                      write, every leaf walking for itself.
+ *   k_cliquepairs      one warp a listed pair (clique T, leaf X): the leaves
+ *                      of T near X tested as leaf pairs whose T side is one
+ *                      group, until a whole X has joined T's group. Dense
+ *                      halo cores are cliques of many leaves: this lists and
+ *                      walks each once instead of once a leaf.
  *   k_leafpairs        one warp a listed pair (A, X): two whole leaves of one
  *                      group already are skipped without reading a particle;
  *                      lane i holds particle i of A and of X; sides found
@@ -142,7 +150,9 @@ __device__ __noinline__ void merge_nodes(uint32_t *sink, const uint8_t *clique, 
  * same path, which depends only on the tree. MODE 2 (append): one pass that
  * merges and appends its pairs at list[*fill ...] (the threads that reach
  * an append together take their slots with one atomic), writing only those
- * below cap; the caller checks *fill against cap. */
+ * below cap; the caller checks *fill against cap. A clique of several
+ * leaves appends its pairs (first leaf, X) from the list's end, counted in
+ * fill[1]: the list overflowed when fill[0] + fill[1] > cap. */
 template <bool SIXD, int MODE>
 __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const uint64_t *slot, uint64_t base,
                        uint2 *list, unsigned long long *nodes, unsigned long long *fill, uint64_t cap)
@@ -154,12 +164,21 @@ __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const
         const uint64_t A = c.first_leaf + L;
         const uint32_t T = c.top[L];
         const bool connA = T != NO_TOP;
-        uint64_t as, ae, k = 0, at = MODE == 1 ? slot[L - L0] - base : 0;
+        uint64_t as, ae, k = 0, at = MODE == 1 ? slot[L - L0] - base : 0, W = A;
         fk_tree_range(c.n, A, &as, &ae);
+        /* appending, a clique of several leaves walks once, from its first
+         * leaf, and lists its pairs from the list's end */
+        const bool cw = MODE == 2 && connA && T < c.first_leaf;
+        if (cw) {
+            uint64_t ts, te;
+            fk_tree_range(c.n, T, &ts, &te);
+            if (as != ts) continue;
+            W = T, ae = te;
+        }
         float abox[6], avbox[6];
-        for (int i = 0; i < 6; i++) abox[i] = c.box[6 * A + i];
+        for (int i = 0; i < 6; i++) abox[i] = c.box[6 * W + i];
         if (SIXD)
-            for (int i = 0; i < 6; i++) avbox[i] = c.vbox[6 * A + i];
+            for (int i = 0; i < 6; i++) avbox[i] = c.vbox[6 * W + i];
         for (uint64_t X = fk_tree_next(connA ? T : A); X != 0;) {
             visited++;
             float xbox[6];
@@ -180,12 +199,12 @@ __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const
             }
             if (MODE == 1) __stcs(list + at + k, make_uint2((uint32_t)L, (uint32_t)X));
             if (MODE == 2) {
-                const unsigned m = __activemask();
-                const int lane = threadIdx.x & 31, lead = __ffs(m) - 1;
+                const unsigned m = __activemask(), mc = __ballot_sync(m, cw), grp = cw ? mc : m & ~mc;
+                const int lane = threadIdx.x & 31, lead = __ffs(grp) - 1;
                 unsigned long long b0 = 0;
-                if (lane == lead) b0 = atomicAdd(fill, (unsigned long long)__popc(m));
-                b0 = __shfl_sync(m, b0, lead) + __popc(m & ((1u << lane) - 1));
-                if (b0 < cap) __stcs(list + b0, make_uint2((uint32_t)L, (uint32_t)X));
+                if (lane == lead) b0 = atomicAdd(fill + cw, (unsigned long long)__popc(grp));
+                b0 = __shfl_sync(m, b0, lead) + __popc(grp & ((1u << lane) - 1));
+                if (b0 < cap) __stcs(list + (cw ? cap - 1 - b0 : b0), make_uint2((uint32_t)L, (uint32_t)X));
             }
             k++;
             X = fk_tree_next(X);
@@ -395,6 +414,68 @@ __device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lan
     return done;
 }
 
+/* A listed pair (T, X) of a clique of several leaves T (one group) and a
+ * leaf X after it: the leaves of T whose boxes are not apart from X's, each
+ * as a leaf pair whose A side is one group; done as soon as a whole X is in
+ * T's group. Returns the pair tests made. */
+template <bool SIXD>
+__device__ __forceinline__ unsigned long long clique_pairs(const lctx &c, int lane, uint64_t T, uint64_t X)
+{
+    uint64_t xs, xe;
+    fk_tree_range(c.n, X, &xs, &xe);
+    const int cx = (int)(xe - xs);
+    const bool wx = cx <= 32 && c.whole[X - c.first_leaf];
+    const int D = fk_log2_u64(c.first_leaf + 1), d = fk_log2_u64(T + 1);
+    const uint64_t l0 = (T + 1 - (UINT64_C(1) << d)) << (D - d), l1 = l0 + (UINT64_C(1) << (D - d));
+    const uint32_t ts = (uint32_t)((l0 * c.n) >> D);
+    unsigned long long done = 0;
+    for (uint64_t b = l0; b < l1; b += 32) {
+        const uint64_t l = b + lane;
+        const bool near = l < l1 && node_pair<SIXD>(c.box + 6 * (c.first_leaf + l), c.box + 6 * X,
+                                                    SIXD ? c.vbox + 6 * (c.first_leaf + l) : nullptr,
+                                                    SIXD ? c.vbox + 6 * X : nullptr, c.p) != FK_NODES_APART;
+        unsigned m = __ballot_sync(FULL, near);
+        while (m) {
+            const int j = __ffs(m) - 1;
+            m &= m - 1;
+            if (wx) {
+                uint32_t same = 0;
+                if (lane == 0) same = sink_find(c.sink, ts) == sink_find(c.sink, (uint32_t)xs);
+                if (__shfl_sync(FULL, same, 0)) {
+                    if (lane == 0) STAT(1, 1);
+                    return done;
+                }
+            }
+            const uint64_t A = c.first_leaf + b + j;
+            uint64_t as, ae;
+            fk_tree_range(c.n, A, &as, &ae);
+            const int cnt = (int)(ae - as);
+            for (int p = 0; p < cnt; p += 32)
+                for (int q = 0; q < cx; q += 32)
+                    done += piece_pairs<SIXD>(c, lane, A, X, as + p, min(32, cnt - p), xs + q, min(32, cx - q), true,
+                                              wx);
+        }
+    }
+    return done;
+}
+
+/* One warp a listed pair (first leaf of clique T, X): clique_pairs. */
+template <bool SIXD>
+__global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8)
+    k_cliquepairs(lctx c, const uint2 *__restrict__ list, uint64_t count, unsigned long long *tests)
+{
+    const int lane = threadIdx.x & 31;
+    const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) >> 5;
+    const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
+    unsigned long long done = 0;
+    for (uint64_t e = warp; e < count; e += nwarps) {
+        const uint2 job = list[count - 1 - e]; /* appended from the end: in the order listed */
+        done += clique_pairs<SIXD>(c, lane, c.top[job.x], job.y);
+    }
+    for (int o = 16; o > 0; o >>= 1) done += __shfl_down_sync(FULL, done, o);
+    if (lane == 0) atomicAdd(tests, done);
+}
+
 /* One warp a listed pair of leaves (A, X), X after A, by pieces of 32
  * particles (one piece each for leaves of at most 32). */
 template <bool SIXD>
@@ -487,22 +568,28 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
         const uint64_t cap = nleaves * APPEND_PER_LEAF + 4096 < LIST_CAP ? nleaves * APPEND_PER_LEAF + 4096 : LIST_CAP;
         dbuf<uint2> d_list;
         dbuf<unsigned long long> d_fill;
-        if ((st = d_list.alloc(cap, err)) || (st = d_fill.alloc(1, err))) return st;
-        FK_CU(cudaMemset(d_fill.p, 0, sizeof(unsigned long long)), err);
+        if ((st = d_list.alloc(cap, err)) || (st = d_fill.alloc(2, err))) return st;
+        FK_CU(cudaMemset(d_fill.p, 0, 2 * sizeof(unsigned long long)), err);
         k_walk<SIXD, 2><<<grid_for(nleaves, 128), 128>>>(c, 0, nleaves, nullptr, nullptr, 0, d_list.p, d_count + 1,
                                                         d_fill.p, cap);
         FK_LAUNCHED("k_walk", err);
-        unsigned long long fill = 0;
-        FK_CU(cudaMemcpy(&fill, d_fill.p, sizeof fill, cudaMemcpyDeviceToHost), err);
-        if (fill <= cap) {
+        unsigned long long fill[2] = {0, 0};
+        FK_CU(cudaMemcpy(fill, d_fill.p, sizeof fill, cudaMemcpyDeviceToHost), err);
+        if (fill[0] + fill[1] <= cap) {
             if ((st = tm.mark(err))) return st;
-            if (fill) {
-                k_leafpairs<SIXD><<<grid_for(fill, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, fill, d_count);
+            if (fill[1]) {
+                k_cliquepairs<SIXD><<<grid_for(fill[1], WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(
+                    c, d_list.p + cap - fill[1], fill[1], d_count);
+                FK_LAUNCHED("k_cliquepairs", err);
+            }
+            if (fill[0]) {
+                k_leafpairs<SIXD><<<grid_for(fill[0], WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, fill[0],
+                                                                                              d_count);
                 FK_LAUNCHED("k_leafpairs", err);
             }
             if ((st = tm.mark(err))) return st;
             for (int i = 0; i < 3; i++) phase[i] = tm.secs(i, i + 1);
-            *listed = fill;
+            *listed = fill[0] + fill[1];
             return FK_OK;
         }
     }

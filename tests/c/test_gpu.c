@@ -110,7 +110,8 @@ int main(void)
     all_ways("lattice-below", pos, nl, nextafterf(1.0f / 16, 0.0f));
     for (uint64_t n = 0; n <= 2; n++) all_ways("tiny", pos, n, 0.01);
 
-    /* a larger clustered set with big cliques, twice: races would show as differences */
+    /* a larger clustered set with big cliques, twice: races would show as differences (at
+     * leaf 32 such a set has hundreds of topmost cliques of several leaves: link.cu's clique walks) */
     td_clustered(pos, 200000, 40000);
     fk_linkopts o = opts(0.2 / cbrt(200000.0), 1);
     fk_tree t;
