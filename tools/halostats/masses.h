@@ -32,7 +32,7 @@ typedef struct hs_masses {
     double *phi;                   /* n: the centres' potentials, the unbinding's first pass */
     uint32_t *bgid[HS_MAX_LEVELS]; /* nsource rows per level (original order), with --unbind */
     double t_grid, t_so, t_unbind;
-    double t_level_so, t_level_unbind; /* the last level's (with the grid) */
+    double t_level_so, t_level_unbind; /* the last level's seconds (SO: with the grid when built there) */
 } hs_masses;
 
 /* The long options, for halostats' table, and their usage lines. */
@@ -54,8 +54,9 @@ int hs_masses_option(int opt, const char *arg, hs_masses *m);
 void hs_masses_check(const hs_masses *m);
 
 /* After the stream is read: the cosmology (options, else the SNAP keys
- * omega_m, omega_l and redshift when present, else the defaults), the
- * thresholds and the grid over every particle. Exits on error. */
+ * omega_m, omega_l and redshift when present, else the defaults) and the
+ * thresholds; the grid over every particle is built by the first level's
+ * SO masses. Exits on error. */
 void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const float *pos, const float *mass,
                      const fk_halo_units *u, double G_out);
 
@@ -69,8 +70,9 @@ double *hs_masses_phi(hs_masses *m, uint64_t n, int mbp);
 
 /* Level k: SO masses and unbinding of its ng groups (after the centres),
  * the level's BGID, the first pass from the potentials hs_masses_phi kept
- * when it gave a buffer; with gpu, the potentials of the largest groups on
- * the GPU. Exits on error. */
+ * when it gave a buffer; with gpu, the large groups unbound on the GPU and
+ * the SO masses side by side with the unbinding (each its own team of
+ * threads). Exits on error. */
 void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, uint64_t ng, const fk_pot_params *pot,
                      uint64_t nsource, int gpu);
 
