@@ -426,8 +426,10 @@ __device__ __forceinline__ unsigned long long clique_pairs(const lctx &c, int la
     const int cx = (int)(xe - xs);
     const bool wx = cx <= 32 && c.whole[X - c.first_leaf];
     const int D = fk_log2_u64(c.first_leaf + 1), d = fk_log2_u64(T + 1);
+    /* T's leaves [l0, l1) and particles [ts, te) */
     const uint64_t l0 = (T + 1 - (UINT64_C(1) << d)) << (D - d), l1 = l0 + (UINT64_C(1) << (D - d));
-    const uint32_t ts = (uint32_t)((l0 * c.n) >> D);
+    uint64_t ts, te;
+    fk_tree_range(c.n, T, &ts, &te);
     unsigned long long done = 0;
     for (uint64_t b = l0; b < l1; b += 32) {
         const uint64_t l = b + lane;
@@ -440,7 +442,7 @@ __device__ __forceinline__ unsigned long long clique_pairs(const lctx &c, int la
             m &= m - 1;
             if (wx) {
                 uint32_t same = 0;
-                if (lane == 0) same = sink_find(c.sink, ts) == sink_find(c.sink, (uint32_t)xs);
+                if (lane == 0) same = sink_find(c.sink, (uint32_t)ts) == sink_find(c.sink, (uint32_t)xs);
                 if (__shfl_sync(FULL, same, 0)) {
                     if (lane == 0) STAT(1, 1);
                     return done;
