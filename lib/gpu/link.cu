@@ -89,23 +89,26 @@ __global__ void k_cliques(lctx c, uint8_t *clique)
     }
 }
 
-/* One thread a leaf: its topmost clique ancestor, and the sinks it starts
- * with (a clique's particles start as one group under its first). */
+/* One warp a leaf: its topmost clique ancestor (lane k looks k levels up),
+ * and the sinks it starts with, written by the lanes side by side (a
+ * clique's particles start as one group under its first). */
 __global__ void k_tops(lctx c, uint32_t *top, uint32_t *sink)
 {
-    for (uint64_t L = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; L < c.nleaves;
-         L += (uint64_t)gridDim.x * blockDim.x) {
-        uint64_t A = c.first_leaf + L, best = NO_TOP;
-        for (uint64_t x = A;; x = (x - 1) / 2) {
-            if (c.clique[x]) best = x;
-            if (x == 0) break;
-        }
-        top[L] = (uint32_t)best;
+    const int lane = threadIdx.x & 31;
+    const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) >> 5;
+    const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
+    for (uint64_t L = warp; L < c.nleaves; L += nwarps) {
+        const uint64_t A = c.first_leaf + L, up = (A + 1) >> lane; /* heap numbers from 1 */
+        const unsigned m = __ballot_sync(FULL, up != 0 && c.clique[up - 1]);
+        const uint64_t best = m ? ((A + 1) >> (31 - __clz(m))) - 1 : NO_TOP;
         uint64_t as, ae, ts = 0, te;
         fk_tree_range(c.n, A, &as, &ae);
         if (best != NO_TOP) fk_tree_range(c.n, best, &ts, &te);
-        for (uint64_t i = as; i < ae; i++) sink[i] = (uint32_t)(best != NO_TOP ? ts : i);
-        c.whole[L] = best != NO_TOP || ae - as <= 1;
+        for (uint64_t i = as + lane; i < ae; i += 32) sink[i] = (uint32_t)(best != NO_TOP ? ts : i);
+        if (lane == 0) {
+            top[L] = (uint32_t)best;
+            c.whole[L] = best != NO_TOP || ae - as <= 1;
+        }
     }
 }
 
@@ -254,29 +257,36 @@ __device__ __forceinline__ void load_particle(const lctx &c, bool has, uint64_t 
 
 /* The links inside one 32-particle piece [s, s + cnt) of a leaf that no
  * other warp touches yet: lane i builds the bit mask of its friends in the
- * piece, the warp closes the masks under reachability (each round joins the
- * masks of every member: path lengths double, so five rounds cover 32
- * particles), and every particle is pointed straight at the lowest particle
- * of its component: the lowest index is what sink linking would choose, and
- * no atomics are needed. Returns the pair tests made. */
+ * piece (each pair tested once: in round k, lane i tests lane i + k mod 32
+ * and hands the answer back to it, so 16 rounds cover the 496 pairs), the
+ * warp closes the masks under reachability (each round joins the masks of
+ * every member, read from the warp's row of shared memory: path lengths
+ * double), and every particle is pointed straight at the lowest particle of
+ * its component: the lowest index is what sink linking would choose, and no
+ * atomics are needed. Returns the pair tests made. */
 template <bool SIXD>
-__device__ __forceinline__ unsigned long long self_piece(const lctx &c, int lane, uint64_t s, int cnt, bool &one)
+__device__ __forceinline__ unsigned long long self_piece(const lctx &c, int lane, uint64_t s, int cnt, bool &one,
+                                                         unsigned *row)
 {
     const bool has = lane < cnt;
     float pa[3], va[3], pj[3], vj[3];
     load_particle<SIXD>(c, has, s + lane, pa, va);
     unsigned comp = 1u << lane;
-    for (int j = 0; j < cnt; j++) {
-        shfl3(pa, pj, j);
-        if (SIXD) shfl3(va, vj, j);
-        if (has && j != lane && friends<SIXD>(pa, pj, va, vj, c.p)) comp |= 1u << j;
+    for (int k = 1; k <= 16; k++) {
+        const int j = (lane + k) & 31, i = (lane - k) & 31;
+        for (int a = 0; a < 3; a++) pj[a] = __shfl_sync(FULL, pa[a], j);
+        if (SIXD)
+            for (int a = 0; a < 3; a++) vj[a] = __shfl_sync(FULL, va[a], j);
+        const bool f = has && j < cnt && friends<SIXD>(pa, pj, va, vj, c.p);
+        const bool back = __shfl_sync(FULL, f, i); /* lane i tested (i, lane) */
+        comp |= (unsigned)f << j | (unsigned)back << i;
     }
-    for (;;) {
+    while (__any_sync(FULL, comp != 1u << lane)) {
+        row[lane] = comp;
+        __syncwarp();
         unsigned grown = comp;
-        for (int j = 0; j < 32; j++) {
-            const unsigned mj = __shfl_sync(FULL, comp, j);
-            if (comp >> j & 1) grown |= mj;
-        }
+        for (unsigned m = comp & ~(1u << lane); m; m &= m - 1) grown |= row[__ffs(m) - 1];
+        __syncwarp();
         const bool more = __any_sync(FULL, grown != comp);
         comp = grown;
         if (!more) break;
@@ -312,17 +322,19 @@ __device__ __forceinline__ unsigned long long cross_pieces(const lctx &c, int la
 template <bool SIXD>
 __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8) k_self(lctx c, unsigned long long *tests)
 {
+    __shared__ unsigned rows[WARPS_PER_BLOCK][32];
     const int lane = threadIdx.x & 31;
     const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) >> 5;
     const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
     unsigned long long done = 0;
+    unsigned *row = rows[threadIdx.x >> 5];
     for (uint64_t L = warp; L < c.nleaves; L += nwarps) {
         if (c.top[L] != NO_TOP) continue;
         uint64_t as, ae;
         fk_tree_range(c.n, c.first_leaf + L, &as, &ae);
         const int cnt = (int)(ae - as);
         bool one = false;
-        for (int p = 0; p < cnt; p += 32) done += self_piece<SIXD>(c, lane, as + p, min(32, cnt - p), one);
+        for (int p = 0; p < cnt; p += 32) done += self_piece<SIXD>(c, lane, as + p, min(32, cnt - p), one, row);
         if (cnt <= 32 && one && lane == 0) c.whole[L] = 1; /* one piece, one group */
         for (int p = 0; p < cnt; p += 32)
             for (int q = p + 32; q < cnt; q += 32)
@@ -478,8 +490,23 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8)
     if (lane == 0) atomicAdd(tests, done);
 }
 
-/* One warp a listed pair of leaves (A, X), X after A, by pieces of 32
- * particles (one piece each for leaves of at most 32). */
+/* Whether a listed pair (A, X) of leaves is left to test: not when both
+ * are one group each and the same group already. */
+__device__ __forceinline__ bool pair_open(const lctx &c, uint2 job)
+{
+    if (!c.whole[job.x] || !c.whole[job.y - c.first_leaf]) return true;
+    uint64_t as, ae, xs, xe;
+    fk_tree_range(c.n, c.first_leaf + job.x, &as, &ae);
+    fk_tree_range(c.n, job.y, &xs, &xe);
+    return sink_find(c.sink, (uint32_t)as) != sink_find(c.sink, (uint32_t)xs);
+}
+
+/* One warp 32 listed pairs of leaves (A, X), X after A: each lane reads
+ * one pair and drops it if its two leaves are one group already (the
+ * lanes' finds in flight together: in a halo most listed pairs end so),
+ * then the warp tests the pairs left, one at a time, by pieces of 32
+ * particles (one piece each for leaves of at most 32). Groups only grow,
+ * so a pair dropped early would have been dropped later too. */
 template <bool SIXD>
 __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8)
     k_leafpairs(lctx c, const uint2 *__restrict__ list, uint64_t count, unsigned long long *tests)
@@ -488,26 +515,31 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8)
     const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) >> 5;
     const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
     unsigned long long done = 0;
-    for (uint64_t e = warp; e < count; e += nwarps) {
-        const uint2 job = list[e];
-        const uint64_t A = c.first_leaf + job.x, X = job.y;
-        uint64_t as, ae, xs, xe;
-        fk_tree_range(c.n, A, &as, &ae);
-        fk_tree_range(c.n, X, &xs, &xe);
-        const int cnt = (int)(ae - as), cx = (int)(xe - xs);
-        const bool wa = cnt <= 32 && c.whole[job.x], wx = cx <= 32 && c.whole[X - c.first_leaf];
-        if (c.whole[job.x] && c.whole[X - c.first_leaf]) {
-            /* two leaves, each one group: nothing to do when it is the same group */
-            uint32_t same = 0;
-            if (lane == 0) same = sink_find(c.sink, (uint32_t)as) == sink_find(c.sink, (uint32_t)xs);
-            if (__shfl_sync(FULL, same, 0)) {
-                if (lane == 0) STAT(1, 1);
-                continue;
+    for (uint64_t e0 = 32 * warp; e0 < count; e0 += 32 * nwarps) {
+        uint2 mine = make_uint2(0, 0);
+        const bool open = e0 + lane < count && pair_open(c, mine = list[e0 + lane]);
+        const unsigned todo = __ballot_sync(FULL, open), listed = __ballot_sync(FULL, e0 + lane < count);
+        if (lane == 0) STAT(1, __popc(listed) - __popc(todo));
+        for (unsigned m = todo; m; m &= m - 1) {
+            const int j = __ffs(m) - 1;
+            const uint64_t A = c.first_leaf + __shfl_sync(FULL, mine.x, j), X = __shfl_sync(FULL, mine.y, j);
+            uint64_t as, ae, xs, xe;
+            fk_tree_range(c.n, A, &as, &ae);
+            fk_tree_range(c.n, X, &xs, &xe);
+            const int cnt = (int)(ae - as), cx = (int)(xe - xs);
+            const bool wa = cnt <= 32 && c.whole[A - c.first_leaf], wx = cx <= 32 && c.whole[X - c.first_leaf];
+            if (c.whole[A - c.first_leaf] && c.whole[X - c.first_leaf]) { /* the pairs before may have joined them */
+                uint32_t same = 0;
+                if (lane == 0) same = sink_find(c.sink, (uint32_t)as) == sink_find(c.sink, (uint32_t)xs);
+                if (__shfl_sync(FULL, same, 0)) {
+                    if (lane == 0) STAT(1, 1);
+                    continue;
+                }
             }
+            for (int p = 0; p < cnt; p += 32)
+                for (int q = 0; q < cx; q += 32)
+                    done += piece_pairs<SIXD>(c, lane, A, X, as + p, min(32, cnt - p), xs + q, min(32, cx - q), wa, wx);
         }
-        for (int p = 0; p < cnt; p += 32)
-            for (int q = 0; q < cx; q += 32)
-                done += piece_pairs<SIXD>(c, lane, A, X, as + p, min(32, cnt - p), xs + q, min(32, cx - q), wa, wx);
     }
     for (int o = 16; o > 0; o >>= 1) done += __shfl_down_sync(FULL, done, o);
     if (lane == 0) atomicAdd(tests, done);
@@ -554,7 +586,7 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
     if ((st = tm.mark(err))) return st;
     k_cliques<<<grid_for(t->nnodes, 256), 256>>>(c, (uint8_t *)c.clique);
     FK_LAUNCHED("k_cliques", err);
-    k_tops<<<grid_for(nleaves, 256), 256>>>(c, d_top, c.sink);
+    k_tops<<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_top, c.sink);
     FK_LAUNCHED("k_tops", err);
     if ((st = tm.mark(err))) return st;
     /* Every leaf's own pairs first, so that leaves they connect count as
@@ -585,7 +617,7 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
                 FK_LAUNCHED("k_cliquepairs", err);
             }
             if (fill[0]) {
-                k_leafpairs<SIXD><<<grid_for(fill[0], WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, fill[0],
+                k_leafpairs<SIXD><<<grid_for((fill[0] + 31) / 32, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, fill[0],
                                                                                               d_count);
                 FK_LAUNCHED("k_leafpairs", err);
             }
@@ -629,7 +661,7 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
                                                          nullptr, 0);
         FK_LAUNCHED("k_walk", err);
         if (count) {
-            k_leafpairs<SIXD><<<grid_for(count, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, count, d_count);
+            k_leafpairs<SIXD><<<grid_for((count + 31) / 32, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, count, d_count);
             FK_LAUNCHED("k_leafpairs", err);
         }
         L0 = L1;
