@@ -66,11 +66,15 @@ FK_HD void fk_tree_range(uint64_t n, uint64_t i, uint64_t *start, uint64_t *end)
  * subtrees whose particles all come after i's, in stream order. */
 FK_HD uint64_t fk_tree_next(uint64_t i)
 {
-    while ((i & 1) == 0) { /* a right child (or the root): climb */
-        if (i == 0) return 0;
-        i = (i - 1) / 2;
-    }
-    return i + 1; /* a left child: its right sibling */
+    /* Numbered from 1 (h = i + 1), a left child is even and a node's parent
+     * is h / 2: climb past the trailing 1 bits (right children) to the first
+     * left child, whose right sibling h' + 1 is node h' (0: the root passed). */
+    const uint64_t h = i + 1;
+#ifdef __CUDA_ARCH__
+    return h >> (__ffsll((long long)~h) - 1);
+#else
+    return h >> __builtin_ctzll(~h);
+#endif
 }
 
 /* Builds the tree over pos (n x 3) on the CPU with OpenMP: sets t (t->box

@@ -168,11 +168,12 @@ static int sort_keys(const float *d_pos, uint64_t n, double lo, double span, uin
         }
     }
     float scale = qspan > 0 ? (float)(1 << KEY_BITS) / qspan : 0.0f;
-    k_keys<<<grid_for(n), 256>>>(d_pos, n, qlo[0], qlo[1], qlo[2], scale, d_k1.p, d_v1.p);
+    k_keys<<<grid_for(n), 256>>>(d_pos, n, qlo[0], qlo[1], qlo[2], scale, d_k1.p, d_perm);
     FK_LAUNCHED("k_keys", err);
-    /* Sorted indices end in d_perm: it is one half of the index double buffer. */
+    /* Sorted indices end in d_perm: it is one half of the index double buffer
+     * (the first: an even number of passes, six for 48-bit keys, ends there). */
     cub::DoubleBuffer<uint64_t> keys(d_k1.p, d_k2.p);
-    cub::DoubleBuffer<uint32_t> vals(d_v1.p, d_perm);
+    cub::DoubleBuffer<uint32_t> vals(d_perm, d_v1.p);
     FK_CU(cub::DeviceRadixSort::SortPairs(d_temp.p, temp, keys, vals, (int)n, 0, 3 * KEY_BITS), err);
     if (vals.Current() != d_perm) FK_CU(cudaMemcpy(d_perm, vals.Current(), 4 * n, cudaMemcpyDeviceToDevice), err);
     return FK_OK;

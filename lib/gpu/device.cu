@@ -134,7 +134,7 @@ int fk_gpu_flatten(uint32_t *d_sink, uint64_t n, uint64_t *groups, fk_error *err
     if (d_groups.alloc(1, err)) return err->code;
     FK_CU(cudaMemset(d_groups.p, 0, sizeof(unsigned long long)), err);
     unsigned blocks = (unsigned)((n + 255) / 256);
-    if (blocks > 65535u * 16) blocks = 65535u * 16;
+    if (blocks > 8192) blocks = 8192; /* each warp adds its roots with one atomic: few warps, few atomics */
     if (blocks == 0) blocks = 1;
     k_sink_flatten<<<blocks, 256>>>(d_sink, n, d_groups.p);
     FK_LAUNCHED("k_sink_flatten", err);

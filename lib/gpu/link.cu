@@ -112,13 +112,18 @@ __global__ void k_tops(lctx c, uint32_t *top, uint32_t *sink)
     }
 }
 
-/* The predicate and the node bounds, with the 3D case free of 6D code. */
-template <bool SIXD>
+/* The predicate and the node bounds, with the 3D case free of 6D code.
+ * WRAP false: the caller knows that no axis difference can exceed half the
+ * period (both points in one box less than half a period wide), so the
+ * wrap would change nothing and is left out. */
+template <bool SIXD, bool WRAP = true>
 __device__ __forceinline__ bool friends(const float *pa, const float *pb, const float *va, const float *vb,
                                         const fk_linkparams &p)
 {
-    if (SIXD) return fk_friends(pa, pb, va, vb, &p);
-    return fk_sep2(pa, pb, p.g) < p.l2;
+    fk_linkparams q = p;
+    if (!WRAP) q.g.periodic = 0;
+    if (SIXD) return fk_friends(pa, pb, va, vb, &q);
+    return fk_sep2(pa, pb, q.g) < q.l2;
 }
 
 template <bool SIXD>
@@ -264,7 +269,7 @@ __device__ __forceinline__ void load_particle(const lctx &c, bool has, uint64_t 
  * double), and every particle is pointed straight at the lowest particle of
  * its component: the lowest index is what sink linking would choose, and no
  * atomics are needed. Returns the pair tests made. */
-template <bool SIXD>
+template <bool SIXD, bool WRAP>
 __device__ __forceinline__ unsigned long long self_piece(const lctx &c, int lane, uint64_t s, int cnt, bool &one,
                                                          unsigned *row)
 {
@@ -277,7 +282,7 @@ __device__ __forceinline__ unsigned long long self_piece(const lctx &c, int lane
         for (int a = 0; a < 3; a++) pj[a] = __shfl_sync(FULL, pa[a], j);
         if (SIXD)
             for (int a = 0; a < 3; a++) vj[a] = __shfl_sync(FULL, va[a], j);
-        const bool f = has && j < cnt && friends<SIXD>(pa, pj, va, vj, c.p);
+        const bool f = has && j < cnt && friends<SIXD, WRAP>(pa, pj, va, vj, c.p);
         const bool back = __shfl_sync(FULL, f, i); /* lane i tested (i, lane) */
         comp |= (unsigned)f << j | (unsigned)back << i;
     }
@@ -334,7 +339,13 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8) k_self(lctx c, unsign
         fk_tree_range(c.n, c.first_leaf + L, &as, &ae);
         const int cnt = (int)(ae - as);
         bool one = false;
-        for (int p = 0; p < cnt; p += 32) done += self_piece<SIXD>(c, lane, as + p, min(32, cnt - p), one, row);
+        /* a leaf less than half a period wide needs no wrap (nor one that is not periodic) */
+        const float *b = c.box + 6 * (c.first_leaf + L);
+        const bool wrap = c.p.g.periodic && !(fk_fsub(b[3], b[0]) <= c.p.g.h && fk_fsub(b[4], b[1]) <= c.p.g.h &&
+                                              fk_fsub(b[5], b[2]) <= c.p.g.h);
+        for (int p = 0; p < cnt; p += 32)
+            done += wrap ? self_piece<SIXD, true>(c, lane, as + p, min(32, cnt - p), one, row)
+                         : self_piece<SIXD, false>(c, lane, as + p, min(32, cnt - p), one, row);
         if (cnt <= 32 && one && lane == 0) c.whole[L] = 1; /* one piece, one group */
         for (int p = 0; p < cnt; p += 32)
             for (int q = p + 32; q < cnt; q += 32)
@@ -351,13 +362,17 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8) k_self(lctx c, unsign
  * here). Returns the pair tests made. */
 template <bool SIXD>
 __device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lane, uint64_t A, uint64_t X,
-                                                          uint64_t as, int cnt, uint64_t xs, int cx, bool wa, bool wx)
+                                                          uint64_t as, int cnt, uint64_t xs, int cx, bool wa, bool wx,
+                                                          const float *pa, const float *px)
 {
     const bool has = lane < cnt, hasx = lane < cx;
     const uint32_t me = (uint32_t)(as + lane), mx = (uint32_t)(xs + lane);
-    float pa[3], va[3], px[3], vx[3], pj[3], vj[3];
-    load_particle<SIXD>(c, has, me, pa, va);
-    load_particle<SIXD>(c, hasx, mx, px, vx);
+    float va[3], vx[3], pj[3], vj[3];
+    if (SIXD)
+        for (int k = 0; k < 3; k++) {
+            va[k] = has ? c.vel[3 * (uint64_t)me + k] : 0.0f;
+            vx[k] = hasx ? c.vel[3 * (uint64_t)mx + k] : 0.0f;
+        }
     /* Particles that no particle of the other leaf can reach take no part. */
     const bool nearA = has && near_box(pa, c.box + 6 * X, c.p);
     const bool nearX = hasx && near_box(px, c.box + 6 * A, c.p);
@@ -424,6 +439,17 @@ __device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lan
         }
     }
     return done;
+}
+
+/* piece_pairs with the pieces' positions loaded here. */
+template <bool SIXD>
+__device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lane, uint64_t A, uint64_t X,
+                                                          uint64_t as, int cnt, uint64_t xs, int cx, bool wa, bool wx)
+{
+    float pa[3], px[3], v[3];
+    load_particle<false>(c, lane < cnt, as + lane, pa, v);
+    load_particle<false>(c, lane < cx, xs + lane, px, v);
+    return piece_pairs<SIXD>(c, lane, A, X, as, cnt, xs, cx, wa, wx, pa, px);
 }
 
 /* A listed pair (T, X) of a clique of several leaves T (one group) and a
@@ -501,6 +527,44 @@ __device__ __forceinline__ bool pair_open(const lctx &c, uint2 job)
     return sink_find(c.sink, (uint32_t)as) != sink_find(c.sink, (uint32_t)xs);
 }
 
+/* The first piece's positions of each leaf of a listed pair (A, X). */
+__device__ __forceinline__ void load_pair(const lctx &c, int lane, uint2 job, float *pa, float *px, float *v)
+{
+    uint64_t as, ae, xs, xe;
+    fk_tree_range(c.n, c.first_leaf + job.x, &as, &ae);
+    fk_tree_range(c.n, job.y, &xs, &xe);
+    load_particle<false>(c, lane < (int)(ae - as), as + lane, pa, v);
+    load_particle<false>(c, lane < (int)(xe - xs), xs + lane, px, v);
+}
+
+/* One listed pair (A, X) whose first pieces' positions are in pa, px: by
+ * pieces of 32 particles (one piece each for leaves of at most 32). */
+template <bool SIXD>
+__device__ __forceinline__ unsigned long long leaf_pair(const lctx &c, int lane, uint2 job, const float *pa,
+                                                        const float *px)
+{
+    const uint64_t A = c.first_leaf + job.x, X = job.y;
+    uint64_t as, ae, xs, xe;
+    fk_tree_range(c.n, A, &as, &ae);
+    fk_tree_range(c.n, X, &xs, &xe);
+    const int cnt = (int)(ae - as), cx = (int)(xe - xs);
+    const bool wa = cnt <= 32 && c.whole[job.x], wx = cx <= 32 && c.whole[X - c.first_leaf];
+    if (c.whole[job.x] && c.whole[X - c.first_leaf]) { /* the pairs before may have joined them */
+        uint32_t same = 0;
+        if (lane == 0) same = sink_find(c.sink, (uint32_t)as) == sink_find(c.sink, (uint32_t)xs);
+        if (__shfl_sync(FULL, same, 0)) {
+            if (lane == 0) STAT(1, 1);
+            return 0;
+        }
+    }
+    if (cnt <= 32 && cx <= 32) return piece_pairs<SIXD>(c, lane, A, X, as, cnt, xs, cx, wa, wx, pa, px);
+    unsigned long long done = 0;
+    for (int p = 0; p < cnt; p += 32)
+        for (int q = 0; q < cx; q += 32)
+            done += piece_pairs<SIXD>(c, lane, A, X, as + p, min(32, cnt - p), xs + q, min(32, cx - q), wa, wx);
+    return done;
+}
+
 /* One warp 32 listed pairs of leaves (A, X), X after A: each lane reads
  * one pair and drops it if its two leaves are one group already (the
  * lanes' finds in flight together: in a halo most listed pairs end so),
@@ -522,23 +586,10 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8)
         if (lane == 0) STAT(1, __popc(listed) - __popc(todo));
         for (unsigned m = todo; m; m &= m - 1) {
             const int j = __ffs(m) - 1;
-            const uint64_t A = c.first_leaf + __shfl_sync(FULL, mine.x, j), X = __shfl_sync(FULL, mine.y, j);
-            uint64_t as, ae, xs, xe;
-            fk_tree_range(c.n, A, &as, &ae);
-            fk_tree_range(c.n, X, &xs, &xe);
-            const int cnt = (int)(ae - as), cx = (int)(xe - xs);
-            const bool wa = cnt <= 32 && c.whole[A - c.first_leaf], wx = cx <= 32 && c.whole[X - c.first_leaf];
-            if (c.whole[A - c.first_leaf] && c.whole[X - c.first_leaf]) { /* the pairs before may have joined them */
-                uint32_t same = 0;
-                if (lane == 0) same = sink_find(c.sink, (uint32_t)as) == sink_find(c.sink, (uint32_t)xs);
-                if (__shfl_sync(FULL, same, 0)) {
-                    if (lane == 0) STAT(1, 1);
-                    continue;
-                }
-            }
-            for (int p = 0; p < cnt; p += 32)
-                for (int q = 0; q < cx; q += 32)
-                    done += piece_pairs<SIXD>(c, lane, A, X, as + p, min(32, cnt - p), xs + q, min(32, cx - q), wa, wx);
+            const uint2 job = make_uint2(__shfl_sync(FULL, mine.x, j), __shfl_sync(FULL, mine.y, j));
+            float pa[3], px[3], v[3];
+            load_pair(c, lane, job, pa, px, v);
+            done += leaf_pair<SIXD>(c, lane, job, pa, px);
         }
     }
     for (int o = 16; o > 0; o >>= 1) done += __shfl_down_sync(FULL, done, o);
@@ -596,7 +647,7 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
      * the pairs. Only when the list would outgrow its cap do the counted
      * passes below run instead (the merges made are kept: uniting is
      * idempotent; the node tests are counted twice then). */
-    k_self<SIXD><<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_count);
+    k_self<SIXD><<<min(grid_for(nleaves, WARPS_PER_BLOCK), 32768u), 32 * WARPS_PER_BLOCK>>>(c, d_count);
     FK_LAUNCHED("k_self", err);
     {
         const uint64_t cap = nleaves * APPEND_PER_LEAF + 4096 < LIST_CAP ? nleaves * APPEND_PER_LEAF + 4096 : LIST_CAP;

@@ -54,8 +54,34 @@ static void all_ways(const char *what, const float *pos, uint64_t n, double l)
         for (int k = 0; k < 4; k++) compare(what, pos, n, l, p, leaves[k], k % 2 + 1);
 }
 
+/* fk_tree_next's bit arithmetic against the climb it replaces: up while a
+ * right child, then the right sibling; 0 past the root. */
+static void check_tree_next(void)
+{
+    for (uint64_t i = 0; i < (UINT64_C(1) << 20) + 100; i++) {
+        uint64_t x = i, want;
+        for (;;) {
+            if ((x & 1) == 0) {
+                if (x == 0) {
+                    want = 0;
+                    break;
+                }
+                x = (x - 1) / 2;
+                continue;
+            }
+            want = x + 1;
+            break;
+        }
+        CHECK_MSG(fk_tree_next(i) == want, "fk_tree_next(%llu) = %llu, want %llu", (unsigned long long)i,
+                  (unsigned long long)fk_tree_next(i), (unsigned long long)want);
+    }
+    CHECK(fk_tree_next((UINT64_C(1) << 40) - 2) == 0); /* the last node of a level: nothing after it */
+    CHECK(fk_tree_next((UINT64_C(1) << 40) - 1) == (UINT64_C(1) << 40)); /* a level's first: its sibling */
+}
+
 int main(void)
 {
+    check_tree_next();
     const uint64_t N = 4096;
     float *pos = malloc(N * 12);
 
