@@ -232,17 +232,32 @@ __device__ __forceinline__ void shfl3(const float *a, float *out, int j)
     out[2] = __shfl_sync(FULL, a[2], j);
 }
 
+/* Whether a pair of particles of nodes A and X may need the periodic wrap:
+ * not when the box around both is at most half a period wide on each axis
+ * (the rounded difference of two coordinates is then at most that width). */
+__device__ __forceinline__ bool pair_wraps(const lctx &c, uint64_t A, uint64_t X)
+{
+    if (!c.p.g.periodic) return false;
+    const float *a = c.box + 6 * A, *x = c.box + 6 * X;
+    for (int k = 0; k < 3; k++)
+        if (!(fk_fsub(fmaxf(a[k + 3], x[k + 3]), fminf(a[k], x[k])) <= c.p.g.h)) return true;
+    return false;
+}
+
 /* Whether point p may be within l of some point of leaf box B: a cheap
  * binary32 filter with a margin far above its rounding (a few ulps of the
  * coordinates), so it never drops a friend; boxes too wide for the
  * centre-based minimum image are never filtered. */
+template <bool WRAP>
 __device__ __forceinline__ bool near_box(const float *p, const float *B, const fk_linkparams &lp)
 {
+    fk_geom g = lp.g;
+    if (!WRAP) g.periodic = 0;
     float g2 = 0.0f;
     for (int k = 0; k < 3; k++) {
         const float c = 0.5f * (B[k] + B[k + 3]), hw = 0.5f * (B[k + 3] - B[k]);
-        if (lp.g.periodic && hw >= 0.25f * lp.g.L) return true;
-        const float d = fabsf(fk_axis_sep(p[k], c, lp.g));
+        if (g.periodic && hw >= 0.25f * g.L) return true;
+        const float d = fabsf(fk_axis_sep(p[k], c, g));
         const float e = (fabsf(p[k]) + fabsf(c) + hw) * (1.0f / (1 << 20));
         const float gap = d - hw - e;
         if (gap > 0.0f) g2 += gap * gap;
@@ -340,9 +355,7 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8) k_self(lctx c, unsign
         const int cnt = (int)(ae - as);
         bool one = false;
         /* a leaf less than half a period wide needs no wrap (nor one that is not periodic) */
-        const float *b = c.box + 6 * (c.first_leaf + L);
-        const bool wrap = c.p.g.periodic && !(fk_fsub(b[3], b[0]) <= c.p.g.h && fk_fsub(b[4], b[1]) <= c.p.g.h &&
-                                              fk_fsub(b[5], b[2]) <= c.p.g.h);
+        const bool wrap = pair_wraps(c, c.first_leaf + L, c.first_leaf + L);
         for (int p = 0; p < cnt; p += 32)
             done += wrap ? self_piece<SIXD, true>(c, lane, as + p, min(32, cnt - p), one, row)
                          : self_piece<SIXD, false>(c, lane, as + p, min(32, cnt - p), one, row);
@@ -360,7 +373,7 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8) k_self(lctx c, unsign
  * with the connectedness of each side read from the sink array itself
  * (k_self has run: leaves that their own links connect count as connected
  * here). Returns the pair tests made. */
-template <bool SIXD>
+template <bool SIXD, bool WRAP>
 __device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lane, uint64_t A, uint64_t X,
                                                           uint64_t as, int cnt, uint64_t xs, int cx, bool wa, bool wx,
                                                           const float *pa, const float *px)
@@ -374,8 +387,8 @@ __device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lan
             vx[k] = hasx ? c.vel[3 * (uint64_t)mx + k] : 0.0f;
         }
     /* Particles that no particle of the other leaf can reach take no part. */
-    const bool nearA = has && near_box(pa, c.box + 6 * X, c.p);
-    const bool nearX = hasx && near_box(px, c.box + 6 * A, c.p);
+    const bool nearA = has && near_box<WRAP>(pa, c.box + 6 * X, c.p);
+    const bool nearX = hasx && near_box<WRAP>(px, c.box + 6 * A, c.p);
     const unsigned mA = __ballot_sync(FULL, nearA), mX = __ballot_sync(FULL, nearX);
     if (lane == 0) {
         STAT(0, 1);
@@ -418,7 +431,7 @@ __device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lan
         if (lane == 0) STAT(7, 1);
         shfl3(px, pj, j);
         if (SIXD) shfl3(vx, vj, j);
-        const bool f = act && friends<SIXD>(pa, pj, va, vj, c.p);
+        const bool f = act && friends<SIXD, WRAP>(pa, pj, va, vj, c.p);
         const unsigned m = __ballot_sync(FULL, f);
         if (!m) continue;
         if (connA) { /* x joins A's group through one friend */
@@ -449,7 +462,7 @@ __device__ __forceinline__ unsigned long long piece_pairs(const lctx &c, int lan
     float pa[3], px[3], v[3];
     load_particle<false>(c, lane < cnt, as + lane, pa, v);
     load_particle<false>(c, lane < cx, xs + lane, px, v);
-    return piece_pairs<SIXD>(c, lane, A, X, as, cnt, xs, cx, wa, wx, pa, px);
+    return piece_pairs<SIXD, true>(c, lane, A, X, as, cnt, xs, cx, wa, wx, pa, px);
 }
 
 /* A listed pair (T, X) of a clique of several leaves T (one group) and a
@@ -557,7 +570,9 @@ __device__ __forceinline__ unsigned long long leaf_pair(const lctx &c, int lane,
             return 0;
         }
     }
-    if (cnt <= 32 && cx <= 32) return piece_pairs<SIXD>(c, lane, A, X, as, cnt, xs, cx, wa, wx, pa, px);
+    if (cnt <= 32 && cx <= 32) /* two leaves within half a period of each other need no wrap */
+        return pair_wraps(c, A, X) ? piece_pairs<SIXD, true>(c, lane, A, X, as, cnt, xs, cx, wa, wx, pa, px)
+                                   : piece_pairs<SIXD, false>(c, lane, A, X, as, cnt, xs, cx, wa, wx, pa, px);
     unsigned long long done = 0;
     for (int p = 0; p < cnt; p += 32)
         for (int q = 0; q < cx; q += 32)
@@ -624,15 +639,7 @@ template <bool SIXD>
 static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top, unsigned long long *d_count,
                     double phase[4], uint64_t *listed, fk_error *err)
 {
-    dbuf<uint32_t> d_counts;
-    dbuf<uint64_t> d_wide, d_slot;
-    dbuf<unsigned char> d_temp;
-    size_t scan = 0;
-    FK_CU(cub::DeviceScan::ExclusiveSum(nullptr, scan, d_wide.p, d_slot.p, (int)(nleaves + 1)), err);
     int st;
-    if ((st = d_counts.alloc(nleaves, err)) || (st = d_wide.alloc(nleaves + 1, err)) ||
-        (st = d_slot.alloc(nleaves + 1, err)) || (st = d_temp.alloc(scan, err)))
-        return st;
     timer tm;
     if ((st = tm.mark(err))) return st;
     k_cliques<<<grid_for(t->nnodes, 256), 256>>>(c, (uint8_t *)c.clique);
@@ -679,6 +686,14 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
         }
     }
     /* count the leaf pairs of every walk, and give each leaf its slots */
+    dbuf<uint32_t> d_counts;
+    dbuf<uint64_t> d_wide, d_slot;
+    dbuf<unsigned char> d_temp;
+    size_t scan = 0;
+    FK_CU(cub::DeviceScan::ExclusiveSum(nullptr, scan, d_wide.p, d_slot.p, (int)(nleaves + 1)), err);
+    if ((st = d_counts.alloc(nleaves, err)) || (st = d_wide.alloc(nleaves + 1, err)) ||
+        (st = d_slot.alloc(nleaves + 1, err)) || (st = d_temp.alloc(scan, err)))
+        return st;
     k_walk<SIXD, 0><<<grid_for(nleaves, 128), 128>>>(c, 0, nleaves, d_counts.p, nullptr, 0, nullptr, d_count + 1,
                                                     nullptr, 0);
     FK_LAUNCHED("k_walk", err);
