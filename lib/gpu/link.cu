@@ -23,9 +23,11 @@
 /*
  * The GPU linker does the CPU linker's work (link_cpu.c) in these kernels:
  *   k_cliques, k_tops  which nodes are cliques; each leaf's topmost clique
- *                      ancestor; the sinks a clique starts with
- *   k_self             one warp a leaf: its own links, found with bit masks;
- *                      a leaf left one group is marked whole
+ *                      ancestor; the sinks a clique starts with (k_tops: one
+ *                      warp a leaf, its sinks written side by side)
+ *   k_self             one warp a leaf: its own links, found with bit masks
+ *                      (each pair tested once, the masks closed through
+ *                      shared memory); a leaf left one group is marked whole
  *   k_walk             one thread a leaf A: the CPU's walk over the subtrees
  *                      after A (or after its clique), merging wholesale the
  *                      nodes whose boxes prove every pair linked and listing
@@ -42,14 +44,18 @@
  *                      group, until a whole X has joined T's group. Dense
  *                      halo cores are cliques of many leaves: this lists and
  *                      walks each once instead of once a leaf.
- *   k_leafpairs        one warp a listed pair (A, X): two whole leaves of one
- *                      group already are skipped without reading a particle;
- *                      lane i holds particle i of A and of X; sides found
- *                      already connected need one link (a whole side costs
- *                      one find, not one a particle); particles farther than
- *                      l from the other leaf's box are left out before any
- *                      pair test. (Leaves of more than 32 particles go by
- *                      pieces of 32: any leaf size works, 32 fills the warp.)
+ *   k_leafpairs        one warp 32 listed pairs (A, X): each lane reads one
+ *                      and drops it when both leaves are whole and one group
+ *                      already (32 finds in flight at once: in halos most
+ *                      listed pairs end so); then, pair by pair, lane i holds
+ *                      particle i of A and of X; sides found already
+ *                      connected need one link (a whole side costs one find,
+ *                      not one a particle); particles farther than l from the
+ *                      other leaf's box are left out before any pair test;
+ *                      two leaves within half a period of each other are
+ *                      tested without the periodic wrap. (Leaves of more than
+ *                      32 particles go by pieces of 32: any leaf size works,
+ *                      32 fills the warp.)
  * A thread a walk avoids the 32-fold redundancy of a warp walking one leaf's
  * path, and a warp a leaf pair keeps the pair tests converged.
  */
