@@ -80,6 +80,19 @@ int fk_dist_init(int *rank, int *size, fk_error *err)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
+    if (!on) {
+        /* The ranks sharing this node: a GPU and a share of the cores each. */
+        MPI_Comm node;
+        int lr = 0, ls = 1;
+        if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, *rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+            MPI_Comm_rank(node, &lr);
+            MPI_Comm_size(node, &ls);
+            MPI_Comm_free(&node);
+        }
+        fk_dist_set_node(lr, ls);
+        fk_cores got;
+        fk_dist_share_cores(lr, ls, &got);
+    }
     return FK_OK;
 }
 

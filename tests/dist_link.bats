@@ -188,6 +188,30 @@ rank1_fails() {
     grep -q '^foflink: level 0: [1-9][0-9]* groups' <<<"$stderr"
 }
 
+@test "foflink on ranks: a rank bound to one core takes its share of the node's cores, a wider binding stays" {
+    mock
+    splitstream 1 "$BATS_FILE_TMPDIR/snap.fof" in.%r.fof
+    n=$(env -u OMP_NUM_THREADS nproc)
+    [ "$n" -ge 2 ] || skip "one core: nothing to share"
+    # Open MPI binds one rank to one core: the rank widens it to the node's cores and runs as many threads
+    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to core -n 1 foflink -v in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    grep -q "^foflink: rank 0: CPU, $n threads, $n cores (" <<<"$stderr"
+    # OMP_NUM_THREADS still sets the threads
+    run --separate-stderr mpirun --bind-to core -n 1 foflink -v in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    grep -q "^foflink: rank 0: CPU, 1 threads, $n cores (" <<<"$stderr"
+    # two ranks on two cores: a core each, each its own
+    [ "$n" -eq 2 ] || return 0
+    splitstream 2 "$BATS_FILE_TMPDIR/snap.fof" two.%r.fof
+    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to core -n 2 foflink -v two.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    grep -q "^foflink: rank 0: CPU, 1 threads, 1 core (0 to 0)" <<<"$stderr"
+    grep -q "^foflink: rank 1: CPU, 1 threads, 1 core (1 to 1)" <<<"$stderr"
+}
+
 @test "foflink on ranks on the GPU: the single-process groups, whole and in pieces (skipped without a GPU)" {
     mock
     kdbuild --device=cpu "$BATS_FILE_TMPDIR/snap.fof" -o tree.fof

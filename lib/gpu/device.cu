@@ -12,12 +12,48 @@ extern "C" int fk_gpu_compiled(void)
     return 1;
 }
 
+/* The device every call uses (fk_gpu_select). */
+static int g_ordinal = 0;
+
+extern "C" int fk_gpu_count(void)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
+extern "C" int fk_gpu_select(int ordinal, fk_error *err)
+{
+    int count = fk_gpu_count();
+    if (ordinal < 0 || ordinal >= count)
+        return fk_fail(err, FK_EINVAL, "there is no GPU %d: %d %s visible", ordinal, count,
+                       count == 1 ? "is" : "are");
+    g_ordinal = ordinal;
+    return fk_gpu_use(err);
+}
+
+extern "C" int fk_gpu_selected(void)
+{
+    return g_ordinal;
+}
+
+int fk_gpu_use(fk_error *err)
+{
+    FK_CU(cudaSetDevice(g_ordinal), err);
+    return FK_OK;
+}
+
 extern "C" int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
 {
     (void)err;
     memset(info, 0, sizeof *info);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
+    info->ordinal = g_ordinal;
+    info->count = e == cudaSuccess ? count : 0;
     if (e != cudaSuccess || count == 0) {
         cudaGetLastError();
         snprintf(info->reason, sizeof info->reason, "no usable CUDA device (%s)",
@@ -26,10 +62,11 @@ extern "C" int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
     }
     cudaDeviceProp p;
     size_t fr = 0, tot = 0;
-    if ((e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess || (e = cudaSetDevice(0)) != cudaSuccess ||
+    if ((e = cudaGetDeviceProperties(&p, g_ordinal)) != cudaSuccess || (e = cudaSetDevice(g_ordinal)) != cudaSuccess ||
         (e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess) {
         cudaGetLastError();
-        snprintf(info->reason, sizeof info->reason, "CUDA device 0 is not usable (%s)", cudaGetErrorString(e));
+        snprintf(info->reason, sizeof info->reason, "CUDA device %d is not usable (%s)", g_ordinal,
+                 cudaGetErrorString(e));
         return FK_OK;
     }
     info->present = 1;
