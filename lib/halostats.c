@@ -1,7 +1,9 @@
 /* halostats.c - per-group mass, centres across the periodic boundary, velocity, dispersion, extent, profile and spin. */
+#define _GNU_SOURCE /* qsort_r */
 #include "halostats.h"
 #include "shells.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -107,58 +109,26 @@ int fk_halo_format(const fk_halo *h, const fk_halo_column *c, const fk_halo_unit
     return snprintf(buf, size, c->format, fk_halo_value(h, c, u));
 }
 
-/* Per-group scratch: the reference member and the centre relative to it. */
-typedef struct scratch {
-    uint64_t ref;
-    double rel[3];
-} scratch;
+/* ---- the groups' members and the passes over them ------------------------- */
 
-/* x_i - x_ref on one axis, as the minimum image in a periodic box. */
-static inline double offset(const fk_halo_input *in, uint64_t i, uint64_t ref, int k)
+/* Half the box side, below which an offset needs no wrapping: 0.5 * box is
+ * exact for every normal box (a subnormal one, -1: every offset takes the
+ * division). */
+static double half_box(const fk_halo_input *in)
+{
+    return in->periodic && in->box >= DBL_MIN ? 0.5 * in->box : -1;
+}
+
+/* x_i - x_ref on one axis, as the minimum image in a periodic box:
+ * d - box * nearbyint(d / box). With |d| <= box / 2, d / box rounds to at
+ * most 1/2 in magnitude, which nearbyint (ties to even) takes to +-0, and
+ * d - box * (+-0) is d + 0 (a -0 becomes +0, every other d stays): the
+ * division is made only for the members that cross the boundary. */
+static inline double offset(const fk_halo_input *in, double half, uint64_t i, uint64_t ref, int k)
 {
     double d = (double)in->pos[3 * i + k] - (double)in->pos[3 * ref + k];
-    if (in->periodic) d -= in->box * nearbyint(d / in->box);
-    return d;
-}
-
-/* Pass 1: checks every particle, counts and weighs the groups, finds their
- * reference members. */
-static int count_pass(const fk_halo_input *in, uint64_t ng, fk_halo *h, scratch *s, const char *name,
-                      fk_error *err)
-{
-    for (uint64_t i = 0; i < in->n; i++) {
-        uint32_t g = in->grp[i];
-        if (g == 0) continue;
-        if (g > ng)
-            return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " is in group %" PRIu32 ", beyond the %" PRIu64
-                           " groups", name, i, g, ng);
-        float m = in->mass[i];
-        if (!(m >= 0) || !isfinite(m))
-            return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has mass %g (masses must be finite and >= 0)",
-                           name, i, m);
-        for (int k = 0; k < 6; k++) {
-            float q = k < 3 ? in->pos[3 * i + k] : in->vel[3 * i + k - 3];
-            if (!isfinite(q))
-                return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has a non-finite %s", name, i,
-                               k < 3 ? "position" : "velocity");
-        }
-        fk_halo *a = &h[g - 1];
-        uint64_t id = in->ids ? in->ids[i] : i;
-        a->n++;
-        a->mass += m;
-        if (id < a->minid) {
-            a->minid = id;
-            a->ref = s[g - 1].ref = i;
-        }
-    }
-    for (uint64_t g = 0; g < ng; g++)
-        if (h[g].n == 0) return fk_fail(err, FK_EFORMAT, "%s: group %" PRIu64 " has no member", name, g + 1);
-    return FK_OK;
-}
-
-static double weight(const fk_halo_input *in, const fk_halo *a, uint64_t i)
-{
-    return a->mass > 0 ? (double)in->mass[i] : 1.0;
+    if (!in->periodic) return d;
+    return fabs(d) <= half ? d + 0.0 : d - in->box * nearbyint(d / in->box);
 }
 
 static double total_weight(const fk_halo *a)
@@ -176,67 +146,174 @@ static double wrap(const fk_halo_input *in, double x)
     return x;
 }
 
-/* Pass 2: centre of mass (relative to the reference, then wrapped) and mean velocity. */
-static void mean_pass(const fk_halo_input *in, uint64_t ng, fk_halo *h, scratch *s)
+static int by_size(const void *a, const void *b, void *ctx)
 {
-    for (uint64_t i = 0; i < in->n; i++) {
-        uint32_t g = in->grp[i];
-        if (g == 0) continue;
-        fk_halo *a = &h[g - 1];
-        double w = weight(in, a, i);
-        for (int k = 0; k < 3; k++) {
-            s[g - 1].rel[k] += w * offset(in, i, s[g - 1].ref, k);
-            a->v[k] += w * (double)in->vel[3 * i + k];
-        }
-    }
-    for (uint64_t g = 0; g < ng; g++) {
-        fk_halo *a = &h[g];
-        double W = total_weight(a);
-        for (int k = 0; k < 3; k++) {
-            s[g].rel[k] /= W;
-            a->v[k] /= W;
-            a->x[k] = wrap(in, (double)in->pos[3 * s[g].ref + k] + s[g].rel[k]);
-        }
-    }
+    const uint64_t *first = ctx, x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    const uint64_t nx = first[x + 1] - first[x], ny = first[y + 1] - first[y];
+    if (nx != ny) return nx > ny ? -1 : 1;
+    return (x > y) - (x < y);
 }
 
-/* Pass 3: dispersion about the mean velocity and the largest distance from the centre. */
-static void spread_pass(const fk_halo_input *in, uint64_t ng, fk_halo *h, const scratch *s)
+/* The groups as threads take them: largest first (ties by number), so that
+ * the last ones to finish are short (groups numbers them so already: then
+ * nothing is sorted). NULL when out of memory. */
+static uint64_t *largest_first(const uint64_t *first, uint64_t ng)
 {
-    for (uint64_t i = 0; i < in->n; i++) {
-        uint32_t g = in->grp[i];
-        if (g == 0) continue;
-        fk_halo *a = &h[g - 1];
+    uint64_t *ord = malloc((ng ? ng : 1) * sizeof *ord);
+    if (!ord) return NULL;
+    int sorted = 1;
+    for (uint64_t g = 0; g < ng; g++) {
+        ord[g] = g;
+        if (g && first[g + 1] - first[g] > first[g] - first[g - 1]) sorted = 0;
+    }
+    if (!sorted) qsort_r(ord, ng, sizeof *ord, by_size, (void *)first);
+    return ord;
+}
+
+/* Groups of at most SMALL members are handed to threads CHUNK at a time:
+ * one at a time, a hundred thousand of them cost more in hand-outs than in
+ * work. */
+#define SMALL 256
+#define CHUNK 64
+
+/* How many of the groups in ord (largest first) have more than SMALL members. */
+static uint64_t count_large(const fk_halo_order *o, const uint64_t *ord)
+{
+    uint64_t j = 0;
+    while (j < o->ng && o->first[ord[j] + 1] - o->first[ord[j]] > SMALL) j++;
+    return j;
+}
+
+/* Pass 1 over group g's members, in stream order: each checked, then n,
+ * the mass and the reference member (lowest ID). Returns the first bad
+ * member's stream index (the group's lowest), or UINT64_MAX. */
+static uint64_t weigh(const fk_halo_input *in, const fk_halo_order *o, uint64_t g, fk_halo *a)
+{
+    for (uint64_t k = o->first[g]; k < o->first[g + 1]; k++) {
+        const uint64_t i = fk_halo_order_at(o, k);
+        const float m = in->mass[i];
+        if (!(m >= 0) || !isfinite(m)) return i;
+        for (int q = 0; q < 3; q++)
+            if (!isfinite(in->pos[3 * i + q]) || !isfinite(in->vel[3 * i + q])) return i;
+        const uint64_t id = in->ids ? in->ids[i] : i;
+        a->n++;
+        a->mass += m;
+        if (id < a->minid) a->minid = id, a->ref = i;
+    }
+    return UINT64_MAX;
+}
+
+/* Passes 2 and 3 over group g's members, in stream order: the centre of mass
+ * and the mean velocity, then the dispersion about the latter and the
+ * largest distance from the former. Weights: the masses, or 1 each for a
+ * group of mass 0. */
+static void moments(const fk_halo_input *in, double half, const fk_halo_order *o, uint64_t g, fk_halo *a)
+{
+    const uint64_t f = o->first[g], e = o->first[g + 1], ref = a->ref;
+    const int unit = !(a->mass > 0);
+    double rel[3] = {0, 0, 0};
+    for (uint64_t k = f; k < e; k++) {
+        const uint64_t i = fk_halo_order_at(o, k);
+        const double w = unit ? 1.0 : (double)in->mass[i];
+        for (int q = 0; q < 3; q++) {
+            rel[q] += w * offset(in, half, i, ref, q);
+            a->v[q] += w * (double)in->vel[3 * i + q];
+        }
+    }
+    const double W = total_weight(a);
+    for (int q = 0; q < 3; q++) {
+        rel[q] /= W;
+        a->v[q] /= W;
+        a->x[q] = wrap(in, (double)in->pos[3 * ref + q] + rel[q]);
+    }
+    double s2 = 0, r2max = 0;
+    for (uint64_t k = f; k < e; k++) {
+        const uint64_t i = fk_halo_order_at(o, k);
         double r2 = 0, v2 = 0;
-        for (int k = 0; k < 3; k++) {
-            double d = offset(in, i, s[g - 1].ref, k) - s[g - 1].rel[k];
-            double u = (double)in->vel[3 * i + k] - a->v[k];
+        for (int q = 0; q < 3; q++) {
+            double d = offset(in, half, i, ref, q) - rel[q];
+            double u = (double)in->vel[3 * i + q] - a->v[q];
             r2 += d * d;
             v2 += u * u;
         }
-        a->sigma_v += weight(in, a, i) * v2;
-        if (r2 > a->rmax) a->rmax = r2;
+        s2 += (unit ? 1.0 : (double)in->mass[i]) * v2;
+        if (r2 > r2max) r2max = r2;
     }
-    for (uint64_t g = 0; g < ng; g++) {
-        h[g].sigma_v = sqrt(h[g].sigma_v / total_weight(&h[g]));
-        h[g].rmax = sqrt(h[g].rmax);
-    }
+    a->sigma_v = sqrt(s2 / W);
+    a->rmax = sqrt(r2max);
+}
+
+/* The message for particle i, the first to fail a check. */
+static int particle_fails(const fk_halo_input *in, const fk_halo_order *o, uint64_t ng, uint64_t i, const char *name,
+                          fk_error *err)
+{
+    if (i == o->bad)
+        return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " is in group %" PRIu32 ", beyond the %" PRIu64 " groups",
+                       name, i, o->bad_group, ng);
+    float m = in->mass[i];
+    if (!(m >= 0) || !isfinite(m))
+        return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has mass %g (masses must be finite and >= 0)", name, i,
+                       m);
+    int k = 0;
+    while (k < 6 && isfinite(k < 3 ? in->pos[3 * i + k] : in->vel[3 * i + k - 3])) k++;
+    return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has a non-finite %s", name, i,
+                   k < 3 ? "position" : "velocity");
 }
 
 int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const char *name, fk_error *err)
 {
     if (ng > UINT32_MAX) return fk_fail(err, FK_EINVAL, "%" PRIu64 " groups do not fit 32-bit group ids", ng);
     if (in->periodic && !(in->box > 0)) return fk_fail(err, FK_EINVAL, "a periodic box needs a positive side");
-    scratch *s = calloc(ng ? ng : 1, sizeof *s);
-    if (!s) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
-    for (uint64_t g = 0; g < ng; g++) halos[g] = (fk_halo){.id = g + 1, .minid = UINT64_MAX};
-    int st = count_pass(in, ng, halos, s, name, err);
-    if (st == FK_OK) {
-        mean_pass(in, ng, halos, s);
-        spread_pass(in, ng, halos, s);
-    }
-    free(s);
+    fk_halo_order o;
+    int st = fk_halo_order_build(in->n, in->grp, NULL, NULL, ng, &o, err);
+    if (st == FK_OK) st = fk_halostats_compute_members(in, &o, halos, name, err);
+    fk_halo_order_free(&o);
     return st;
+}
+
+int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *o, fk_halo *halos, const char *name,
+                                 fk_error *err)
+{
+    const uint64_t ng = o->ng;
+    if (ng > UINT32_MAX) return fk_fail(err, FK_EINVAL, "%" PRIu64 " groups do not fit 32-bit group ids", ng);
+    if (in->periodic && !(in->box > 0)) return fk_fail(err, FK_EINVAL, "a periodic box needs a positive side");
+    if (o->n != in->n)
+        return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
+    uint64_t *ord = largest_first(o->first, ng);
+    if (!ord) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
+    const uint64_t nlarge = count_large(o, ord);
+    const double half = half_box(in);
+    uint64_t bad = UINT64_MAX; /* the lowest member that fails a check */
+#pragma omp parallel reduction(min : bad)
+    {
+#pragma omp for schedule(dynamic, 1) nowait
+        for (uint64_t j = 0; j < nlarge; j++) {
+            fk_halo *a = &halos[ord[j]];
+            *a = (fk_halo){.id = ord[j] + 1, .minid = UINT64_MAX};
+            const uint64_t b = weigh(in, o, ord[j], a);
+            if (b < bad) bad = b;
+            if (b == UINT64_MAX && a->n) moments(in, half, o, ord[j], a);
+        }
+#pragma omp for schedule(dynamic, CHUNK)
+        for (uint64_t j = nlarge; j < ng; j++) {
+            fk_halo *a = &halos[ord[j]];
+            *a = (fk_halo){.id = ord[j] + 1, .minid = UINT64_MAX};
+            const uint64_t b = weigh(in, o, ord[j], a);
+            if (b < bad) bad = b;
+            if (b == UINT64_MAX && a->n) moments(in, half, o, ord[j], a);
+        }
+    }
+    free(ord);
+    if (o->bad < in->n && o->bad < bad) bad = o->bad;
+    if (bad != UINT64_MAX) return particle_fails(in, o, ng, bad, name, err);
+    for (uint64_t g = 0; g < ng; g++)
+        if (halos[g].n == 0) return fk_fail(err, FK_EFORMAT, "%s: group %" PRIu64 " has no member", name, g + 1);
+    return FK_OK;
+}
+
+int fk_halo_members(const fk_halo_input *in, uint64_t ng, const uint64_t *first, uint64_t *index)
+{
+    return fk_halo_order_fill(in->n, in->grp, ng, first, index);
 }
 
 /* ---- centres and the properties about them -------------------------------- */
@@ -244,123 +321,128 @@ int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, c
 /* A member's squared radius about the centre and its mass. */
 typedef fk_shell shell;
 
-static int shell_cmp(const void *a, const void *b)
+static double seconds(void)
 {
-    double p = ((const shell *)a)->r2, q = ((const shell *)b)->r2;
-    return (p > q) - (p < q);
-}
-
-/* Members of every group, group by group (stream order within one), and
- * their offsets from the group's reference member, structure of arrays. */
-typedef struct members {
-    uint64_t *first;  /* ng + 1 offsets */
-    uint64_t *index;  /* stream index of each */
-    double *x, *y, *z, *m;
-} members;
-
-static void members_free(members *s)
-{
-    free(s->first), free(s->index), free(s->x), free(s->y), free(s->z), free(s->m);
-}
-
-/* The members of each group in stream order (halostats.h), a parallel counting
- * sort. The stream is cut into blocks, one a thread; block b's members of
- * group g go after those of blocks 0..b-1, so the order is the serial one
- * for every number of threads. The counts take blocks x ng x 4 bytes:
- * fewer blocks when there are many groups keeps them within n / 2 x 4
- * bytes (one block: the serial sort, no counts). */
-int fk_halo_members(const fk_halo_input *in, uint64_t ng, const uint64_t *first, uint64_t *index)
-{
-    const uint64_t n = in->n;
 #ifdef _OPENMP
-    uint64_t nb = (uint64_t)omp_get_max_threads();
+    return omp_get_wtime();
 #else
-    uint64_t nb = 1;
+    return 0;
 #endif
-    if (nb > n / (2 * (ng ? ng : 1))) nb = n / (2 * (ng ? ng : 1));
-    if (nb < 2 || n > UINT32_MAX) {
-        uint64_t *cursor = malloc((ng ? ng : 1) * sizeof *cursor);
-        if (!cursor) return FK_ENOMEM;
-        memcpy(cursor, first, ng * sizeof *cursor);
-        for (uint64_t i = 0; i < n; i++)
-            if (in->grp[i]) index[cursor[in->grp[i] - 1]++] = i;
-        free(cursor);
-        return FK_OK;
-    }
-    uint32_t *count = calloc(nb * ng, sizeof *count); /* count[b * ng + g] */
-    if (!count) return FK_ENOMEM;
-#pragma omp parallel for schedule(static, 1) num_threads((int)nb)
-    for (uint64_t b = 0; b < nb; b++) {
-        uint32_t *c = count + b * ng;
-        for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++)
-            if (in->grp[i]) c[in->grp[i] - 1]++;
-    }
-    /* each block's cursor: the group's start plus the earlier blocks' members, kept as offsets from first[g] */
-#pragma omp parallel for schedule(static)
-    for (uint64_t g = 0; g < ng; g++) {
-        uint32_t at = 0;
-        for (uint64_t b = 0; b < nb; b++) {
-            uint32_t c = count[b * ng + g];
-            count[b * ng + g] = at;
-            at += c;
-        }
-    }
-#pragma omp parallel for schedule(static, 1) num_threads((int)nb)
-    for (uint64_t b = 0; b < nb; b++) {
-        uint32_t *c = count + b * ng;
-        for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++) {
-            uint32_t g = in->grp[i];
-            if (g) index[first[g - 1] + c[g - 1]++] = i;
-        }
-    }
-    free(count);
-    return FK_OK;
 }
 
-static int gather(const fk_halo_input *in, uint64_t ng, const fk_halo *h, members *s, fk_error *err)
+/* The members of groups [g0, g1) as potential.h takes them: their offsets
+ * from their group's reference member and their masses, as doubles, a
+ * slice of the members a thread. */
+static void batch_members(const fk_halo_input *in, double half, const fk_halo_order *o, const fk_halo *h, uint64_t g0,
+                          uint64_t g1, double *x, double *y, double *z, double *m)
 {
-    uint64_t total = 0;
-    for (uint64_t g = 0; g < ng; g++) total += h[g].n;
-    size_t t = total ? total : 1;
-    s->first = malloc((ng + 1) * sizeof *s->first);
-    s->index = malloc(t * sizeof *s->index);
-    s->x = malloc(t * sizeof *s->x), s->y = malloc(t * sizeof *s->y);
-    s->z = malloc(t * sizeof *s->z), s->m = malloc(t * sizeof *s->m);
-    if (!s->first || !s->index || !s->x || !s->y || !s->z || !s->m)
-        return fk_fail(err, FK_ENOMEM, "out of memory for the %" PRIu64 " members of %" PRIu64 " groups", total, ng);
-    s->first[0] = 0;
-    for (uint64_t g = 0; g < ng; g++) s->first[g + 1] = s->first[g] + h[g].n;
-    if (fk_halo_members(in, ng, s->first, s->index) != FK_OK)
-        return fk_fail(err, FK_ENOMEM, "out of memory for the %" PRIu64 " members of %" PRIu64 " groups", total, ng);
-#pragma omp parallel for schedule(dynamic, 16)
+    const uint64_t base = o->first[g0], cnt = o->first[g1] - base;
+#pragma omp parallel
+    {
+        int t = 0, nt = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num(), nt = omp_get_num_threads();
+#endif
+        const uint64_t lo = base + cnt * (uint64_t)t / (uint64_t)nt, hi = base + cnt * (uint64_t)(t + 1) / (uint64_t)nt;
+        uint64_t g = g0, step = g1 - g0; /* the group holding lo: the last whose first is <= lo */
+        while (step > 0) {
+            uint64_t half_step = step / 2;
+            if (o->first[g + half_step + 1] <= lo) {
+                g += half_step + 1;
+                step -= half_step + 1;
+            } else {
+                step = half_step;
+            }
+        }
+        for (uint64_t k = lo; k < hi; k++) {
+            while (k >= o->first[g + 1]) g++;
+            const uint64_t i = fk_halo_order_at(o, k), ref = h[g].ref;
+            x[k - base] = offset(in, half, i, ref, 0);
+            y[k - base] = offset(in, half, i, ref, 1);
+            z[k - base] = offset(in, half, i, ref, 2);
+            m[k - base] = in->mass[i];
+        }
+    }
+}
+
+/* The potential minimum of every group through minima, a batch of groups
+ * at a time: the members' doubles (32 bytes each, 40 with phi) are made for
+ * one batch of at most the largest group's, an eighth of all members' or
+ * 2^20 members, whichever is most, and only the members of the batch held.
+ * Each group's minimum does not depend on the others it is computed with.
+ * With phi, every member's potential as the search computed it. *gather:
+ * the seconds spent making the doubles. */
+static int potentials(const fk_halo_input *in, const fk_halo_order *o, const fk_halo *h, const fk_pot_params *pot,
+                      fk_pot_minima_fn minima, fk_pot_min *min, double *phi, double *gather, fk_error *err)
+{
+    const uint64_t ng = o->ng, total = o->first[ng];
+    uint64_t cap = total / 8 > (UINT64_C(1) << 20) ? total / 8 : UINT64_C(1) << 20;
     for (uint64_t g = 0; g < ng; g++)
-        for (uint64_t k = s->first[g]; k < s->first[g + 1]; k++) {
-            uint64_t i = s->index[k];
-            s->x[k] = offset(in, i, h[g].ref, 0);
-            s->y[k] = offset(in, i, h[g].ref, 1);
-            s->z[k] = offset(in, i, h[g].ref, 2);
-            s->m[k] = in->mass[i];
+        if (h[g].n > cap) cap = h[g].n;
+    if (cap > total) cap = total;
+    const size_t c = cap ? cap : 1;
+    double *x = malloc(c * sizeof *x), *y = malloc(c * sizeof *y), *z = malloc(c * sizeof *z),
+           *m = malloc(c * sizeof *m), *s_phi = phi ? malloc(c * sizeof *s_phi) : NULL;
+    uint64_t *first = malloc((ng + 1) * sizeof *first);
+    int st = FK_OK;
+    if (!x || !y || !z || !m || (phi && !s_phi) || !first)
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", cap);
+    const double half = half_box(in);
+    for (uint64_t g0 = 0, g1; g0 < ng && st == FK_OK; g0 = g1) {
+        const uint64_t base = o->first[g0];
+        for (g1 = g0 + 1; g1 < ng && o->first[g1 + 1] - base <= cap; g1++) {}
+        for (uint64_t g = g0; g <= g1; g++) first[g - g0] = o->first[g] - base;
+        double t = seconds();
+        batch_members(in, half, o, h, g0, g1, x, y, z, m);
+        *gather += seconds() - t;
+        fk_pot_groups pg = {g1 - g0, first, x, y, z, m, s_phi};
+        if ((st = (minima ? minima : fk_pot_minima)(&pg, pot, min + g0, err)) != FK_OK) break;
+        if (phi) {
+            const uint64_t cnt = o->first[g1] - base;
+#pragma omp parallel for schedule(static)
+            for (uint64_t k = 0; k < cnt; k++) phi[fk_halo_order_at(o, base + k)] = s_phi[k];
         }
-    return FK_OK;
+    }
+    free(x), free(y), free(z), free(m), free(s_phi), free(first);
+    return st;
 }
 
-/* The radial properties and the spin of group g about c (relative to the
- * reference member), with sh and tmp as scratch (n entries each). */
-static void profile(const fk_halo_input *in, const members *s, uint64_t g, const double c[3], double G, fk_halo *a,
-                    shell *sh, shell *tmp)
+/* Group g's centre c relative to its reference member, and the fields that
+ * come with it (xc; with FK_CENTRE_MBP mbp_id, phi_mbp and how it was
+ * found). */
+static void centre_of(const fk_halo_input *in, double half, const fk_halo_order *o, uint64_t g, fk_centre centre,
+                      const fk_pot_min *min, fk_halo *a, double c[3])
 {
-    const uint64_t f = s->first[g], n = a->n;
-    double J[3] = {0, 0, 0};
-    for (uint64_t k = 0; k < n; k++) {
-        double d[3] = {s->x[f + k] - c[0], s->y[f + k] - c[1], s->z[f + k] - c[2]}, u[3], m = s->m[f + k];
-        const float *v = in->vel + 3 * s->index[f + k];
-        for (int e = 0; e < 3; e++) u[e] = (double)v[e] - a->v[e];
-        J[0] += m * (d[1] * u[2] - d[2] * u[1]);
-        J[1] += m * (d[2] * u[0] - d[0] * u[2]);
-        J[2] += m * (d[0] * u[1] - d[1] * u[0]);
-        sh[k] = (shell){d[0] * d[0] + d[1] * d[1] + d[2] * d[2], m};
+    if (centre == FK_CENTRE_MBP) {
+        const uint64_t i = fk_halo_order_at(o, o->first[g] + min->index);
+        for (int e = 0; e < 3; e++) c[e] = offset(in, half, i, a->ref, e);
+        a->mbp_id = in->ids ? in->ids[i] : i;
+        a->phi_mbp = min->phi;
+        a->method = min->method;
+        a->candidates = min->candidates;
+    } else {
+        for (int e = 0; e < 3; e++) {
+            c[e] = a->x[e] - (double)in->pos[3 * a->ref + e];
+            if (in->periodic) c[e] -= in->box * nearbyint(c[e] / in->box);
+        }
     }
-    fk_shells_sort(sh, n, tmp, shell_cmp);
+    for (int e = 0; e < 3; e++) a->xc[e] = wrap(in, (double)in->pos[3 * a->ref + e] + c[e]);
+}
+
+/* Member i's offset from the centre c and its velocity in the group's frame. */
+static inline void about(const fk_halo_input *in, double half, uint64_t i, const fk_halo *a, const double c[3],
+                         double d[3], double u[3])
+{
+    for (int e = 0; e < 3; e++) {
+        d[e] = offset(in, half, i, a->ref, e) - c[e];
+        u[e] = (double)in->vel[3 * i + e] - a->v[e];
+    }
+}
+
+/* The radial properties from the shells sorted outward, and the spin from
+ * J. */
+static void radial(const shell *sh, uint64_t n, const double J[3], double G, fk_halo *a)
+{
     /* weights as in the other passes: the masses, or 1 each for a group of mass 0 */
     const int unit = !(a->mass > 0);
     const double half = (unit ? (double)n : a->mass) / 2;
@@ -385,13 +467,122 @@ static void profile(const fk_halo_input *in, const members *s, uint64_t g, const
     a->lambda = M > 0 && R > 0 ? sqrt(J[0] * J[0] + J[1] * J[1] + J[2] * J[2]) / (sqrt(2.0) * M * sqrt(G * M * R)) : 0;
 }
 
-static double seconds(void)
+/* The radial properties and the spin of group g about c (relative to the
+ * reference member), on one thread, with sh and tmp as scratch (n entries
+ * each). */
+static void profile(const fk_halo_input *in, double half, const fk_halo_order *o, uint64_t g, const double c[3],
+                    double G, fk_halo *a, shell *sh, shell *tmp)
 {
+    const uint64_t f = o->first[g], n = a->n;
+    double J[3] = {0, 0, 0};
+    for (uint64_t k = 0; k < n; k++) {
+        const uint64_t i = fk_halo_order_at(o, f + k);
+        double d[3], u[3], m = in->mass[i];
+        about(in, half, i, a, c, d, u);
+        J[0] += m * (d[1] * u[2] - d[2] * u[1]);
+        J[1] += m * (d[2] * u[0] - d[0] * u[2]);
+        J[2] += m * (d[0] * u[1] - d[1] * u[0]);
+        sh[k] = (shell){d[0] * d[0] + d[1] * d[1] + d[2] * d[2], m};
+    }
+    fk_shells_sort_stable(sh, n, tmp);
+    radial(sh, n, J, G, a);
+}
+
+/* profile on every thread, for a group too large for one: the radii on all
+ * threads while one sums J in member order, the sort on all threads. */
+static void profile_all(const fk_halo_input *in, double half, const fk_halo_order *o, uint64_t g, const double c[3],
+                        double G, fk_halo *a, shell *sh, shell *tmp)
+{
+    const uint64_t f = o->first[g], n = a->n;
+    double J[3] = {0, 0, 0};
+#pragma omp parallel
+    {
+#pragma omp single nowait
+        for (uint64_t k = 0; k < n; k++) {
+            const uint64_t i = fk_halo_order_at(o, f + k);
+            double d[3], u[3], m = in->mass[i];
+            about(in, half, i, a, c, d, u);
+            J[0] += m * (d[1] * u[2] - d[2] * u[1]);
+            J[1] += m * (d[2] * u[0] - d[0] * u[2]);
+            J[2] += m * (d[0] * u[1] - d[1] * u[0]);
+        }
+#pragma omp for schedule(dynamic, 4096)
+        for (uint64_t k = 0; k < n; k++) {
+            const uint64_t i = fk_halo_order_at(o, f + k);
+            double d[3], u[3];
+            about(in, half, i, a, c, d, u);
+            sh[k] = (shell){d[0] * d[0] + d[1] * d[1] + d[2] * d[2], (double)in->mass[i]};
+        }
+    }
+    fk_shells_sort_stable_par(sh, n, tmp);
+    radial(sh, n, J, G, a);
+}
+
+/* The centres and the properties about them, the groups in parallel,
+ * largest first; the groups of more than an eighth of a thread's share of
+ * the members (and more than FK_POT_ALONE) first, one after another, each
+ * on every thread, so that neither a thread's scratch nor the last thread
+ * to finish holds more than such a share. */
+static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint64_t *ord, fk_centre centre,
+                    const fk_pot_min *min, double G, fk_halo *halos, fk_error *err)
+{
+    const uint64_t ng = o->ng, total = o->first[ng];
+    int nt = 1;
 #ifdef _OPENMP
-    return omp_get_wtime();
-#else
-    return 0;
+    nt = omp_get_max_threads();
 #endif
+    const uint64_t alone = total / (8 * (uint64_t)nt) > FK_POT_ALONE ? total / (8 * (uint64_t)nt) : FK_POT_ALONE;
+    const double half = half_box(in);
+    uint64_t nbig = 0, nlarge = count_large(o, ord);
+    while (nbig < ng && halos[ord[nbig]].n > alone) nbig++;
+    if (nbig) {
+        const uint64_t n = halos[ord[0]].n;
+        shell *sh = malloc(n * sizeof *sh), *tmp = malloc(n * sizeof *tmp);
+        if (!sh || !tmp) {
+            free(sh), free(tmp);
+            return fk_fail(err, FK_ENOMEM, "out of memory for the radii of %" PRIu64 " members", n);
+        }
+        for (uint64_t j = 0; j < nbig; j++) {
+            double c[3];
+            centre_of(in, half, o, ord[j], centre, min ? &min[ord[j]] : NULL, &halos[ord[j]], c);
+            profile_all(in, half, o, ord[j], c, G, &halos[ord[j]], sh, tmp);
+        }
+        free(sh), free(tmp);
+    }
+    uint64_t failed = 0; /* the most members a thread found no memory for */
+#pragma omp parallel reduction(max : failed)
+    {
+        /* Each thread's radii grow to the largest group it meets. */
+        shell *sh = NULL, *tmp = NULL;
+        uint64_t cap = 0;
+#pragma omp for schedule(dynamic, 1) nowait
+        for (uint64_t j = nbig; j < nlarge; j++) {
+            fk_halo *a = &halos[ord[j]];
+            if (a->n > cap) {
+                free(sh), free(tmp);
+                sh = malloc(a->n * sizeof *sh), tmp = malloc(a->n * sizeof *tmp);
+                cap = sh && tmp ? a->n : 0;
+            }
+            if (!cap) {
+                if (a->n > failed) failed = a->n;
+                continue;
+            }
+            double c[3];
+            centre_of(in, half, o, ord[j], centre, min ? &min[ord[j]] : NULL, a, c);
+            profile(in, half, o, ord[j], c, G, a, sh, tmp);
+        }
+        shell small_sh[SMALL], small_tmp[SMALL];
+#pragma omp for schedule(dynamic, CHUNK)
+        for (uint64_t j = nlarge; j < ng; j++) {
+            double c[3];
+            fk_halo *a = &halos[ord[j]];
+            centre_of(in, half, o, ord[j], centre, min ? &min[ord[j]] : NULL, a, c);
+            profile(in, half, o, ord[j], c, G, a, small_sh, small_tmp);
+        }
+        free(sh), free(tmp);
+    }
+    if (failed) return fk_fail(err, FK_ENOMEM, "out of memory for the radii of %" PRIu64 " members", failed);
+    return FK_OK;
 }
 
 int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
@@ -407,84 +598,35 @@ int fk_halostats_centres_phi(const fk_halo_input *in, uint64_t ng, fk_centre cen
     int st = fk_pot_check(pot, err);
     if (st) return st;
     double t0 = seconds();
-    members s = {0};
+    fk_halo_order o;
+    if ((st = fk_halo_order_build(in->n, in->grp, NULL, NULL, ng, &o, err)) != FK_OK) return st;
+    double t = seconds() - t0;
+    st = fk_halostats_centres_members(in, &o, centre, pot, minima, halos, timing, phi, err);
+    if (st == FK_OK && timing) timing->gather += t;
+    fk_halo_order_free(&o);
+    return st;
+}
+
+int fk_halostats_centres_members(const fk_halo_input *in, const fk_halo_order *o, fk_centre centre,
+                                 const fk_pot_params *pot, fk_pot_minima_fn minima, fk_halo *halos,
+                                 fk_halo_timing *timing, double *phi, fk_error *err)
+{
+    int st = fk_pot_check(pot, err);
+    if (st) return st;
+    const uint64_t ng = o->ng;
+    if (o->n != in->n)
+        return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
     fk_pot_min *min = NULL;
-    double *s_phi = NULL;
-    if ((st = gather(in, ng, halos, &s, err)) != FK_OK) goto done;
-    double t1 = seconds();
-    if (centre == FK_CENTRE_MBP) {
-        st = FK_ENOMEM;
-        if (!(min = malloc((ng ? ng : 1) * sizeof *min))) {
-            fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
-            goto done;
-        }
-        const uint64_t total = s.first[ng];
-        if (phi && !(s_phi = malloc((total ? total : 1) * sizeof *s_phi))) {
-            fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", total);
-            goto done;
-        }
-        fk_pot_groups pg = {ng, s.first, s.x, s.y, s.z, s.m, s_phi};
-        if ((st = (minima ? minima : fk_pot_minima)(&pg, pot, min, err)) != FK_OK) goto done;
-        if (phi) {
-#pragma omp parallel for schedule(static)
-            for (uint64_t k = 0; k < total; k++) phi[s.index[k]] = s_phi[k];
-            free(s_phi), s_phi = NULL;
-        }
+    uint64_t *ord = largest_first(o->first, ng);
+    if (!ord || (centre == FK_CENTRE_MBP && !(min = malloc((ng ? ng : 1) * sizeof *min)))) {
+        free(ord);
+        return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
     }
+    double gather = 0, t1 = seconds();
+    if (centre == FK_CENTRE_MBP) st = potentials(in, o, halos, pot, minima, min, phi, &gather, err);
     double t2 = seconds();
-    uint64_t largest = 0;
-    for (uint64_t g = 0; g < ng; g++)
-        if (halos[g].n > largest) largest = halos[g].n;
-    int failed = 0;
-#pragma omp parallel
-    {
-        /* Each thread's radii grow to the largest group it meets, not to the
-         * largest group: with many threads, 32 bytes x largest a thread was
-         * the most memory halostats held. */
-        shell *sh = NULL, *tmp = NULL;
-        uint64_t cap = 0;
-        {
-#pragma omp for schedule(dynamic, 1)
-            for (uint64_t g = 0; g < ng; g++) {
-                fk_halo *a = &halos[g];
-                if (a->n > cap) {
-                    free(sh), free(tmp);
-                    sh = malloc(a->n * sizeof *sh), tmp = malloc(a->n * sizeof *tmp);
-                    cap = sh && tmp ? a->n : 0;
-                    if (!cap) {
-#pragma omp atomic write
-                        failed = 1;
-                    }
-                }
-                if (!cap) continue;
-                double c[3];
-                if (centre == FK_CENTRE_MBP) {
-                    uint64_t k = s.first[g] + min[g].index, i = s.index[k];
-                    c[0] = s.x[k], c[1] = s.y[k], c[2] = s.z[k];
-                    a->mbp_id = in->ids ? in->ids[i] : i;
-                    a->phi_mbp = min[g].phi;
-                    a->method = min[g].method;
-                    a->candidates = min[g].candidates;
-                } else {
-                    for (int e = 0; e < 3; e++) {
-                        c[e] = a->x[e] - (double)in->pos[3 * a->ref + e];
-                        if (in->periodic) c[e] -= in->box * nearbyint(c[e] / in->box);
-                    }
-                }
-                for (int e = 0; e < 3; e++) a->xc[e] = wrap(in, (double)in->pos[3 * a->ref + e] + c[e]);
-                profile(in, &s, g, c, pot->G, a, sh, tmp);
-            }
-        }
-        free(sh), free(tmp);
-    }
-    if (failed) {
-        st = fk_fail(err, FK_ENOMEM, "out of memory for the radii of %" PRIu64 " members", largest);
-        goto done;
-    }
-    if (timing) *timing = (fk_halo_timing){t1 - t0, t2 - t1, seconds() - t2};
-    st = FK_OK;
-done:
-    members_free(&s);
-    free(min), free(s_phi);
+    if (st == FK_OK) st = profiles(in, o, ord, centre, min, pot->G, halos, err);
+    if (st == FK_OK && timing) *timing = (fk_halo_timing){gather, t2 - t1 - gather, seconds() - t2};
+    free(min), free(ord);
     return st;
 }

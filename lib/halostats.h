@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "halomembers.h"
 #include "potential.h"
 
 /*
@@ -126,15 +127,24 @@ typedef struct fk_halo_input {
     double box, origin;
 } fk_halo_input;
 
-/* Computes halos[g-1] for every group g = 1..ng: three O(n) passes over the
- * particles (reference member; mass, centre and mean velocity; dispersion
- * and extent), sequential so that sums are added in one fixed order and the
- * result is reproducible; O(ng) scratch. level and host are left 0, the
- * fields of fk_halostats_centres too. Fails with FK_EFORMAT, naming the
- * particle or group, on a group id above ng, a group with no member, a
- * negative or non-finite mass, a non-finite position or velocity;
- * FK_ENOMEM. name is used in messages. */
+/* Computes halos[g-1] for every group g = 1..ng from its members
+ * (halomembers.h), the groups in parallel, largest first, each group's
+ * members in three passes in stream order (reference member; mass, centre
+ * and mean velocity; dispersion and extent), so that every sum is added in
+ * the order of the stream and the result does not depend on the number of
+ * threads; O(ng) scratch. level and host are left 0, the fields of
+ * fk_halostats_centres too. Fails with FK_EFORMAT, naming the particle or
+ * group (the lowest bad particle, as one pass over the stream would), on a
+ * group id above ng, a group with no member, a negative or non-finite
+ * mass, a non-finite position or velocity; FK_EINVAL (an order of other
+ * groups), FK_ENOMEM. name is used in messages. */
 int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const char *name, fk_error *err);
+
+/* fk_halostats_compute with the members of the order->ng groups gathered
+ * by the caller (fk_halo_order_build), once for every call of a level:
+ * in->grp is not read (it may be NULL). */
+int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *order, fk_halo *halos,
+                                 const char *name, fk_error *err);
 
 /*
  * Centres and the properties about them, for group g with members i, after
@@ -164,8 +174,9 @@ typedef enum { FK_CENTRE_MBP = 0, FK_CENTRE_COM = 1 } fk_centre;
 
 /* index[first[g - 1] .. first[g]) = the stream indices of group g's members
  * in ascending order, for g = 1..ng (first: ng + 1 offsets, first[0] = 0,
- * the group sizes apart), by a parallel counting sort whose result does not
- * depend on the number of threads. FK_ENOMEM (nothing set in err). */
+ * the group sizes apart), by the parallel counting sort of halomembers.h,
+ * whose result does not depend on the number of threads. FK_ENOMEM (nothing
+ * set in err). */
 int fk_halo_members(const fk_halo_input *in, uint64_t ng, const uint64_t *first, uint64_t *index);
 
 /* Time spent, in seconds, by fk_halostats_centres. */
@@ -176,10 +187,16 @@ typedef struct fk_halo_timing {
 /* Fills the fields above for halos[0..ng) of the groups of in (grp as for
  * fk_halostats_compute, which must have filled halos). The potentials go
  * through minima (NULL: fk_pot_minima of potential.h; a GPU's has the same
- * contract), all groups at once; the rest in parallel across groups
- * (OpenMP), each group's sums in one fixed order, so the result does not
- * depend on the number of threads. timing may be NULL. FK_EINVAL (pot's
- * parameters), FK_ENOMEM, or what minima fails with. */
+ * contract) a batch of groups at a time, each group's minimum the same
+ * whatever the batch: the members' positions and masses as potential.h
+ * takes them (doubles about the group's reference member) are made for one
+ * batch at a time, of at most the largest group's members, an eighth of
+ * them all or 2^20, whichever is most. The rest in parallel across groups
+ * (OpenMP), largest first, and the largest groups each on every thread,
+ * each group's sums in one fixed order (its members' in the stream's), so
+ * the result does not depend on the number of threads. timing may be
+ * NULL. FK_EINVAL (pot's parameters), FK_ENOMEM, or what minima fails
+ * with. */
 int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
                          fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, fk_error *err);
 
@@ -192,5 +209,12 @@ int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre,
 int fk_halostats_centres_phi(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
                              fk_pot_minima_fn minima, fk_halo *halos, fk_halo_timing *timing, double *phi,
                              fk_error *err);
+
+/* fk_halostats_centres_phi with the members of the order->ng groups
+ * gathered by the caller, as for fk_halostats_compute_members (in->grp is
+ * not read). */
+int fk_halostats_centres_members(const fk_halo_input *in, const fk_halo_order *order, fk_centre centre,
+                                 const fk_pot_params *pot, fk_pot_minima_fn minima, fk_halo *halos,
+                                 fk_halo_timing *timing, double *phi, fk_error *err);
 
 #endif

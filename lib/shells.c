@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 void fk_shells_sort(fk_shell *a, size_t n, fk_shell *tmp, int (*cmp)(const void *, const void *))
 {
     if (n < 4096) {
@@ -36,4 +40,130 @@ void fk_shells_sort(fk_shell *a, size_t n, fk_shell *tmp, int (*cmp)(const void 
         }
         memcpy(a, tmp, n * sizeof *a);
     }
+}
+
+/* The radix sort's digits: 11 bits, six of them for 64-bit keys. */
+enum { DIGIT = 11, NDIGIT = 6, BUCKETS = 1 << DIGIT };
+
+static inline uint64_t key_of(const fk_shell *s)
+{
+    uint64_t k;
+    memcpy(&k, &s->r2, sizeof k);
+    return k;
+}
+
+static inline unsigned digit_of(uint64_t k, int d)
+{
+    return (unsigned)(k >> (DIGIT * d)) & (BUCKETS - 1);
+}
+
+static void insertion(fk_shell *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        fk_shell v = a[i];
+        size_t j = i;
+        for (; j > 0 && a[j - 1].r2 > v.r2; j--) a[j] = a[j - 1];
+        a[j] = v;
+    }
+}
+
+/* Runs of 16 by insertion, then merges of neighbouring runs (the left one
+ * first among equals) between a and tmp. */
+static void merge_sort(fk_shell *a, size_t n, fk_shell *tmp)
+{
+    enum { RUN = 16 };
+    for (size_t s = 0; s < n; s += RUN) insertion(a + s, n - s < RUN ? n - s : RUN);
+    fk_shell *src = a, *dst = tmp;
+    for (size_t w = RUN; w < n; w *= 2) {
+        for (size_t s = 0; s < n; s += 2 * w) {
+            size_t m = s + w < n ? s + w : n, e = s + 2 * w < n ? s + 2 * w : n, i = s, j = m, k = s;
+            while (i < m && j < e) dst[k++] = src[j].r2 < src[i].r2 ? src[j++] : src[i++];
+            while (i < m) dst[k++] = src[i++];
+            while (j < e) dst[k++] = src[j++];
+        }
+        fk_shell *t = src;
+        src = dst, dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
+void fk_shells_sort_stable(fk_shell *a, size_t n, fk_shell *tmp)
+{
+    if (n < 24) {
+        insertion(a, n);
+        return;
+    }
+    if (n < 1024) {
+        merge_sort(a, n, tmp);
+        return;
+    }
+    static _Thread_local size_t count[NDIGIT][BUCKETS];
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key_of(&a[i]);
+        for (int d = 0; d < NDIGIT; d++) count[d][digit_of(k, d)]++;
+    }
+    fk_shell *src = a, *dst = tmp;
+    for (int d = 0; d < NDIGIT; d++) {
+        size_t *c = count[d];
+        if (c[digit_of(key_of(&a[0]), d)] == n) continue; /* one digit for all: nothing to do */
+        size_t sum = 0;
+        for (size_t b = 0; b < BUCKETS; b++) {
+            size_t x = c[b];
+            c[b] = sum;
+            sum += x;
+        }
+        for (size_t i = 0; i < n; i++) dst[c[digit_of(key_of(&src[i]), d)]++] = src[i];
+        fk_shell *t = src;
+        src = dst, dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
+void fk_shells_sort_stable_par(fk_shell *a, size_t n, fk_shell *tmp)
+{
+    int nt = 1;
+#ifdef _OPENMP
+    nt = omp_get_max_threads();
+#endif
+    size_t(*cnt)[BUCKETS] = nt > 1 && n >= 65536 ? malloc((size_t)nt * sizeof *cnt) : NULL;
+    if (!cnt) {
+        fk_shells_sort_stable(a, n, tmp);
+        return;
+    }
+    /* the key bits where some entry differs from the first: a digit without
+     * any is the same for all, and its pass is skipped */
+    const uint64_t k0 = key_of(&a[0]);
+    uint64_t differ = 0;
+#pragma omp parallel for schedule(static) num_threads(nt) reduction(| : differ)
+    for (size_t i = 0; i < n; i++) differ |= key_of(&a[i]) ^ k0;
+#pragma omp parallel num_threads(nt)
+    {
+        const int t = omp_get_thread_num(), nth = omp_get_num_threads();
+        const size_t lo = n * (size_t)t / (size_t)nth, hi = n * (size_t)(t + 1) / (size_t)nth;
+        size_t *c = cnt[t]; /* this slice's entries of each digit value, then where the first goes */
+        fk_shell *src = a, *dst = tmp;
+        for (int d = 0; d < NDIGIT; d++) {
+            if (!digit_of(differ, d)) continue;
+            memset(c, 0, sizeof *cnt);
+            for (size_t i = lo; i < hi; i++) c[digit_of(key_of(&src[i]), d)]++;
+#pragma omp barrier
+#pragma omp single
+            {
+                size_t sum = 0;
+                for (size_t b = 0; b < BUCKETS; b++)
+                    for (int u = 0; u < nth; u++) {
+                        size_t x = cnt[u][b];
+                        cnt[u][b] = sum;
+                        sum += x;
+                    }
+            }
+            for (size_t i = lo; i < hi; i++) dst[c[digit_of(key_of(&src[i]), d)]++] = src[i];
+#pragma omp barrier
+            fk_shell *sw = src;
+            src = dst, dst = sw;
+        }
+        if (src != a) memcpy(a + lo, src + lo, (hi - lo) * sizeof *a);
+    }
+    free(cnt);
 }

@@ -16,4 +16,18 @@ typedef struct fk_shell {
  * 1.4M members in 45 ms, against 190 ms for qsort. Can't fail. */
 void fk_shells_sort(fk_shell *a, size_t n, fk_shell *tmp, int (*cmp)(const void *, const void *));
 
+/* Sorts a[0..n) by r2 (>= 0) alone, stably: equal r2 keep their input
+ * order, so the result is the one array every stable sort by r2 gives (the
+ * qsort of fk_shells_sort with a comparison of r2 alone is glibc's merge
+ * sort, stable). Insertion below 24 entries, a merge sort through tmp (n
+ * entries) below 1024, else the radix sort of fk_shells_sort with every
+ * digit's counts taken in one pass and the digits all entries share
+ * skipped. Can't fail. */
+void fk_shells_sort_stable(fk_shell *a, size_t n, fk_shell *tmp);
+
+/* fk_shells_sort_stable on every core (OpenMP; call it outside a parallel
+ * region): each thread counts and places its slice of each radix pass, the
+ * slices in order, so the result is the same array. Can't fail. */
+void fk_shells_sort_stable_par(fk_shell *a, size_t n, fk_shell *tmp);
+
 #endif

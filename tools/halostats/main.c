@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "device.h"
 #include "gpu.h"
 #include "groups.h"
@@ -159,10 +160,12 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
             if (in->ids) prog_die(EXIT_DATA, "%s: stream has two ID chunks", in->name);
             if (fk_snap_check_chunk(&in->snap, &c, NULL, 1, in->name, &err) || fk_reader_load(r, &raw, &err))
                 prog_fail(&err);
-            if (!(in->ids = malloc(c.nrows ? c.nrows * sizeof *in->ids : 1)))
+            if (!(in->ids = fk_big_alloc(c.nrows ? c.nrows * sizeof *in->ids : 1)))
                 prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particle IDs", c.nrows);
+            const int wide = strcmp(c.dtype, "<u8") == 0;
+#pragma omp parallel for schedule(static)
             for (uint64_t i = 0; i < c.nrows; i++)
-                in->ids[i] = strcmp(c.dtype, "<u8") == 0 ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
+                in->ids[i] = wide ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
         } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GPAR") == 0) {
             check_level(in, &c);
             level *L = &in->lv[c.level];
@@ -214,16 +217,19 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
         if (!have[k]) prog_die(EXIT_DATA, "stream has no %s chunk (run tipsy2bin first)", tags[k]);
 }
 
-/* The groups of every stream particle at level L; the number of groups
- * (GRPS's, or without it the largest id). */
+/* The groups of every stream particle at level L into grp (unless NULL);
+ * the number of groups (GRPS's, or without it the largest id). */
 static uint64_t level_groups(const input *in, const level *L, uint32_t *grp)
 {
-    uint64_t ng = L->have_grps ? L->grps.ngroups : 0;
+    if (!grp && L->have_grps) return L->grps.ngroups;
+    uint64_t top = 0;
+#pragma omp parallel for schedule(static) reduction(max : top)
     for (uint64_t i = 0; i < in->snap.n; i++) {
-        grp[i] = L->gid[in->ids[i]];
-        if (!L->have_grps && grp[i] > ng) ng = grp[i];
+        uint32_t g = L->gid[in->ids[i]];
+        if (grp) grp[i] = g;
+        if (g > top) top = g;
     }
-    return ng;
+    return L->have_grps ? L->grps.ngroups : top;
 }
 
 /* The hosts of level k's groups: GPAR's rows, checked against the level
@@ -544,8 +550,9 @@ int main(int argc, char **argv)
     const fk_halo_units *u = &o.units;
     hs_masses_setup(&o.m, &in.snap, in.snaptext, in.pos, in.mass, u, o.G_out);
 
-    uint32_t *grp = malloc(n ? n * sizeof *grp : 1);
-    if (!grp) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
+    /* each particle's group, for --so and --unbind; the rest reads the members */
+    uint32_t *grp = hs_masses_flags(&o.m) ? fk_big_alloc(n ? n * sizeof *grp : 1) : NULL;
+    if (hs_masses_flags(&o.m) && !grp) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
     fk_halo *halos[MAX_LEVELS] = {0};
     uint64_t ng[MAX_LEVELS] = {0};
     for (int k = 0; k < in.nlevels; k++) {
@@ -554,11 +561,17 @@ int main(int argc, char **argv)
         if (!(halos[k] = malloc(ng[k] ? ng[k] * sizeof *halos[k] : 1)))
             prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " groups", ng[k]);
         fk_halo_input hin = {n, in.pos, in.vel, in.mass, in.ids, grp, in.snap.periodic, in.snap.box, in.snap.origin};
+        fk_halo_order members;
         fk_halo_timing tm;
-        if (fk_halostats_compute(&hin, ng[k], halos[k], in.name, &err) ||
-            fk_halostats_centres_phi(&hin, ng[k], o.centre, &o.pot, o.device == DEV_GPU ? gpu_minima : NULL, halos[k],
-                                     &tm, hs_masses_phi(&o.m, n, o.centre == FK_CENTRE_MBP), &err))
+        double tg = prog_now();
+        if (fk_halo_order_build(n, grp, in.lv[k].gid, in.ids, ng[k], &members, &err)) prog_fail(&err);
+        tg = prog_now() - tg;
+        if (fk_halostats_compute_members(&hin, &members, halos[k], in.name, &err) ||
+            fk_halostats_centres_members(&hin, &members, o.centre, &o.pot, o.device == DEV_GPU ? gpu_minima : NULL,
+                                         halos[k], &tm, hs_masses_phi(&o.m, n, o.centre == FK_CENTRE_MBP), &err))
             prog_fail(&err);
+        fk_halo_order_free(&members);
+        tm.gather += tg;
         set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0);
         hs_masses_level(&o.m, &hin, k, halos[k], ng[k], &o.pot, in.snap.nsource, o.device == DEV_GPU);
         uint64_t grouped = 0, ntree = 0, cand = 0;

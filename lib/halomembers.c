@@ -1,0 +1,158 @@
+/* halomembers.c - the members of every group, group by group in stream order, by a parallel counting sort. */
+#include "halomembers.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "bigmem.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Where a particle's group comes from. */
+typedef struct source {
+    const uint32_t *grp, *gid;
+    const uint64_t *ids;
+} source;
+
+static inline uint32_t group_of(const source *s, uint64_t i)
+{
+    return s->grp ? s->grp[i] : s->gid[s->ids ? s->ids[i] : i];
+}
+
+/* Blocks of the sort: one a thread, fewer when there are many groups (the
+ * counts, blocks x ng x 4 bytes, stay within n / 2 x 4 bytes), each below
+ * 2^32 particles (4-byte counts). */
+static uint64_t blocks(uint64_t n, uint64_t ng)
+{
+#ifdef _OPENMP
+    uint64_t nb = (uint64_t)omp_get_max_threads();
+#else
+    uint64_t nb = 1;
+#endif
+    if (nb > n / (2 * (ng ? ng : 1))) nb = n / (2 * (ng ? ng : 1));
+    if (nb < n / UINT32_MAX + 1) nb = n / UINT32_MAX + 1;
+    return nb ? nb : 1;
+}
+
+/* A counting sort under way: block b's counts of each group, then their
+ * offsets from the group's start (the earlier blocks' members). */
+typedef struct sorting {
+    source s;
+    uint64_t n, ng, nb;
+    uint32_t *count; /* count[b * ng + g] */
+    uint64_t *low;   /* each block's lowest particle of a group beyond ng, or n */
+} sorting;
+
+static void sorting_free(sorting *t)
+{
+    free(t->count), free(t->low);
+}
+
+/* The counts, the blocks' offsets and, with first, the groups' offsets
+ * from the counts (ng + 1). */
+static int count_members(sorting *t, const source *s, uint64_t n, uint64_t ng, uint64_t *first)
+{
+    const uint64_t nb = blocks(n, ng);
+    *t = (sorting){*s, n, ng, nb, fk_big_reserve((nb * ng > 0 ? nb * ng : 1) * sizeof *t->count),
+                   malloc(nb * sizeof *t->low)};
+    if (!t->count || !t->low) {
+        sorting_free(t);
+        return FK_ENOMEM;
+    }
+    uint32_t *count = t->count;
+    uint64_t *low = t->low;
+#pragma omp parallel
+    {
+#pragma omp for schedule(static, 1)
+        for (uint64_t b = 0; b < nb; b++) {
+            uint32_t *c = count + b * ng;
+            for (uint64_t g = 0; g < ng; g++) c[g] = 0;
+            low[b] = n;
+            for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++) {
+                uint32_t g = group_of(s, i);
+                if (g > ng) {
+                    if (low[b] == n) low[b] = i;
+                } else if (g) {
+                    c[g - 1]++;
+                }
+            }
+        }
+#pragma omp for schedule(static)
+        for (uint64_t g = 0; g < ng; g++) {
+            uint64_t at = 0;
+            for (uint64_t b = 0; b < nb; b++) {
+                uint32_t c = count[b * ng + g];
+                count[b * ng + g] = (uint32_t)at;
+                at += c;
+            }
+            if (first) first[g + 1] = at;
+        }
+    }
+    if (first) {
+        first[0] = 0;
+        for (uint64_t g = 0; g < ng; g++) first[g + 1] += first[g];
+    }
+    return FK_OK;
+}
+
+/* Block b's members after those of blocks 0..b-1, into idx32 or idx64. */
+static void place_members(sorting *t, const uint64_t *first, uint32_t *idx32, uint64_t *idx64)
+{
+    const source *s = &t->s;
+    const uint64_t n = t->n, ng = t->ng, nb = t->nb;
+#pragma omp parallel for schedule(static, 1)
+    for (uint64_t b = 0; b < nb; b++) {
+        uint32_t *c = t->count + b * ng;
+        for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++) {
+            uint32_t g = group_of(s, i);
+            if (g == 0 || g > ng) continue;
+            uint64_t at = first[g - 1] + c[g - 1]++;
+            if (idx32)
+                idx32[at] = (uint32_t)i;
+            else
+                idx64[at] = i;
+        }
+    }
+}
+
+int fk_halo_order_build(uint64_t n, const uint32_t *grp, const uint32_t *gid, const uint64_t *ids, uint64_t ng,
+                        fk_halo_order *o, fk_error *err)
+{
+    *o = (fk_halo_order){.n = n, .ng = ng, .bad = n};
+    const source s = {grp, gid, ids};
+    sorting t = {0};
+    if (!(o->first = malloc((ng + 1) * sizeof *o->first)) || count_members(&t, &s, n, ng, o->first) != FK_OK)
+        goto nomem;
+    const uint64_t total = o->first[ng];
+    if (n <= UINT32_MAX ? !(o->index = fk_big_alloc((total ? total : 1) * sizeof *o->index))
+                        : !(o->index64 = fk_big_alloc(total * sizeof *o->index64)))
+        goto nomem;
+    place_members(&t, o->first, o->index, o->index64);
+    for (uint64_t b = 0; b < t.nb; b++)
+        if (t.low[b] < o->bad) o->bad = t.low[b];
+    o->bad_group = o->bad < n ? group_of(&s, o->bad) : 0;
+    sorting_free(&t);
+    return FK_OK;
+nomem:
+    sorting_free(&t);
+    fk_halo_order_free(o);
+    return fk_fail(err, FK_ENOMEM, "out of memory for the members of %" PRIu64 " groups", ng);
+}
+
+void fk_halo_order_free(fk_halo_order *o)
+{
+    free(o->first), free(o->index), free(o->index64);
+    o->first = NULL, o->index = NULL, o->index64 = NULL;
+}
+
+int fk_halo_order_fill(uint64_t n, const uint32_t *grp, uint64_t ng, const uint64_t *first, uint64_t *index)
+{
+    const source s = {grp, NULL, NULL};
+    sorting t;
+    if (count_members(&t, &s, n, ng, NULL) != FK_OK) return FK_ENOMEM;
+    place_members(&t, first, NULL, index);
+    sorting_free(&t);
+    return FK_OK;
+}
