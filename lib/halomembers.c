@@ -10,17 +10,6 @@
 #include <omp.h>
 #endif
 
-/* Where a particle's group comes from. */
-typedef struct source {
-    const uint32_t *grp, *gid;
-    const uint64_t *ids;
-} source;
-
-static inline uint32_t group_of(const source *s, uint64_t i)
-{
-    return s->grp ? s->grp[i] : s->gid[s->ids ? s->ids[i] : i];
-}
-
 /* Blocks of the sort: one a thread, fewer when there are many groups (the
  * counts, blocks x ng x 4 bytes, stay within n / 2 x 4 bytes), each below
  * 2^32 particles (4-byte counts). */
@@ -39,7 +28,7 @@ static uint64_t blocks(uint64_t n, uint64_t ng)
 /* A counting sort under way: block b's counts of each group, then their
  * offsets from the group's start (the earlier blocks' members). */
 typedef struct sorting {
-    source s;
+    const uint32_t *grp;
     uint64_t n, ng, nb;
     uint32_t *count; /* count[b * ng + g] */
     uint64_t *low;   /* each block's lowest particle of a group beyond ng, or n */
@@ -52,10 +41,10 @@ static void sorting_free(sorting *t)
 
 /* The counts, the blocks' offsets and, with first, the groups' offsets
  * from the counts (ng + 1). */
-static int count_members(sorting *t, const source *s, uint64_t n, uint64_t ng, uint64_t *first)
+static int count_members(sorting *t, const uint32_t *grp, uint64_t n, uint64_t ng, uint64_t *first)
 {
     const uint64_t nb = blocks(n, ng);
-    *t = (sorting){*s, n, ng, nb, fk_big_reserve((nb * ng > 0 ? nb * ng : 1) * sizeof *t->count),
+    *t = (sorting){grp, n, ng, nb, fk_big_reserve((nb * ng > 0 ? nb * ng : 1) * sizeof *t->count),
                    malloc(nb * sizeof *t->low)};
     if (!t->count || !t->low) {
         sorting_free(t);
@@ -71,7 +60,7 @@ static int count_members(sorting *t, const source *s, uint64_t n, uint64_t ng, u
             for (uint64_t g = 0; g < ng; g++) c[g] = 0;
             low[b] = n;
             for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++) {
-                uint32_t g = group_of(s, i);
+                uint32_t g = grp[i];
                 if (g > ng) {
                     if (low[b] == n) low[b] = i;
                 } else if (g) {
@@ -100,13 +89,13 @@ static int count_members(sorting *t, const source *s, uint64_t n, uint64_t ng, u
 /* Block b's members after those of blocks 0..b-1, into idx32 or idx64. */
 static void place_members(sorting *t, const uint64_t *first, uint32_t *idx32, uint64_t *idx64)
 {
-    const source *s = &t->s;
+    const uint32_t *grp = t->grp;
     const uint64_t n = t->n, ng = t->ng, nb = t->nb;
 #pragma omp parallel for schedule(static, 1)
     for (uint64_t b = 0; b < nb; b++) {
         uint32_t *c = t->count + b * ng;
         for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++) {
-            uint32_t g = group_of(s, i);
+            uint32_t g = grp[i];
             if (g == 0 || g > ng) continue;
             uint64_t at = first[g - 1] + c[g - 1]++;
             if (idx32)
@@ -117,13 +106,11 @@ static void place_members(sorting *t, const uint64_t *first, uint32_t *idx32, ui
     }
 }
 
-int fk_halo_order_build(uint64_t n, const uint32_t *grp, const uint32_t *gid, const uint64_t *ids, uint64_t ng,
-                        fk_halo_order *o, fk_error *err)
+int fk_halo_order_build(uint64_t n, const uint32_t *grp, uint64_t ng, fk_halo_order *o, fk_error *err)
 {
     *o = (fk_halo_order){.n = n, .ng = ng, .bad = n};
-    const source s = {grp, gid, ids};
     sorting t = {0};
-    if (!(o->first = malloc((ng + 1) * sizeof *o->first)) || count_members(&t, &s, n, ng, o->first) != FK_OK)
+    if (!(o->first = malloc((ng + 1) * sizeof *o->first)) || count_members(&t, grp, n, ng, o->first) != FK_OK)
         goto nomem;
     const uint64_t total = o->first[ng];
     if (n <= UINT32_MAX ? !(o->index = fk_big_alloc((total ? total : 1) * sizeof *o->index))
@@ -132,7 +119,7 @@ int fk_halo_order_build(uint64_t n, const uint32_t *grp, const uint32_t *gid, co
     place_members(&t, o->first, o->index, o->index64);
     for (uint64_t b = 0; b < t.nb; b++)
         if (t.low[b] < o->bad) o->bad = t.low[b];
-    o->bad_group = o->bad < n ? group_of(&s, o->bad) : 0;
+    o->bad_group = o->bad < n ? grp[o->bad] : 0;
     sorting_free(&t);
     return FK_OK;
 nomem:
@@ -149,9 +136,8 @@ void fk_halo_order_free(fk_halo_order *o)
 
 int fk_halo_order_fill(uint64_t n, const uint32_t *grp, uint64_t ng, const uint64_t *first, uint64_t *index)
 {
-    const source s = {grp, NULL, NULL};
     sorting t;
-    if (count_members(&t, &s, n, ng, NULL) != FK_OK) return FK_ENOMEM;
+    if (count_members(&t, grp, n, ng, NULL) != FK_OK) return FK_ENOMEM;
     place_members(&t, first, NULL, index);
     sorting_free(&t);
     return FK_OK;

@@ -30,15 +30,13 @@ static inline uint64_t fk_halo_order_at(const fk_halo_order *o, uint64_t k)
 }
 
 /* Gathers the members of every group of n particles, particle i in group
- * grp[i] or, when grp is NULL, gid[ids[i]] (gid[i] without ids; gid in the
- * source's order, as groups writes GID), 0 for none. Counting sort on every
- * core: the particles are cut into blocks, each block's members of group g
- * go after the earlier blocks' ones, so the result does not depend on the
- * number of threads. A particle in a group beyond ng is left out and the
- * lowest such one kept in bad (the caller reports it). Counts take at most
- * n / 2 x 4 bytes beside the index. FK_ENOMEM. */
-int fk_halo_order_build(uint64_t n, const uint32_t *grp, const uint32_t *gid, const uint64_t *ids, uint64_t ng,
-                        fk_halo_order *o, fk_error *err);
+ * grp[i] (0: none). Counting sort on every core: the particles are cut
+ * into blocks, each block's members of group g go after the earlier
+ * blocks' ones, so the result does not depend on the number of threads. A
+ * particle in a group beyond ng is left out and the lowest such one kept
+ * in bad (the caller reports it). Counts take at most n / 2 x 4 bytes
+ * beside the index. FK_ENOMEM. */
+int fk_halo_order_build(uint64_t n, const uint32_t *grp, uint64_t ng, fk_halo_order *o, fk_error *err);
 
 /* Releases what fk_halo_order_build allocated; o may be zeroed. */
 void fk_halo_order_free(fk_halo_order *o);

@@ -111,12 +111,19 @@ int fk_halo_format(const fk_halo *h, const fk_halo_column *c, const fk_halo_unit
 
 /* ---- the groups' members and the passes over them ------------------------- */
 
-/* Half the box side, below which an offset needs no wrapping: 0.5 * box is
- * exact for every normal box (a subnormal one, -1: every offset takes the
- * division). */
-static double half_box(const fk_halo_input *in)
+/* The positions and the box, as the offsets take them (by value: held in
+ * registers by the loops, whatever they store). half: half the box side,
+ * below which an offset needs no wrapping; 0.5 * box is exact for every
+ * normal box (a subnormal one gets -1: every offset takes the division). */
+typedef struct frame {
+    const float *pos;
+    double box, half;
+    int periodic;
+} frame;
+
+static frame frame_of(const fk_halo_input *in)
 {
-    return in->periodic && in->box >= DBL_MIN ? 0.5 * in->box : -1;
+    return (frame){in->pos, in->box, in->periodic && in->box >= DBL_MIN ? 0.5 * in->box : -1, in->periodic};
 }
 
 /* x_i - x_ref on one axis, as the minimum image in a periodic box:
@@ -124,11 +131,11 @@ static double half_box(const fk_halo_input *in)
  * most 1/2 in magnitude, which nearbyint (ties to even) takes to +-0, and
  * d - box * (+-0) is d + 0 (a -0 becomes +0, every other d stays): the
  * division is made only for the members that cross the boundary. */
-static inline double offset(const fk_halo_input *in, double half, uint64_t i, uint64_t ref, int k)
+static inline double offset(frame f, uint64_t i, uint64_t ref, int k)
 {
-    double d = (double)in->pos[3 * i + k] - (double)in->pos[3 * ref + k];
-    if (!in->periodic) return d;
-    return fabs(d) <= half ? d + 0.0 : d - in->box * nearbyint(d / in->box);
+    double d = (double)f.pos[3 * i + k] - (double)f.pos[3 * ref + k];
+    if (!f.periodic) return d;
+    return fabs(d) <= f.half ? d + 0.0 : d - f.box * nearbyint(d / f.box);
 }
 
 static double total_weight(const fk_halo *a)
@@ -189,54 +196,65 @@ static uint64_t count_large(const fk_halo_order *o, const uint64_t *ord)
  * member's stream index (the group's lowest), or UINT64_MAX. */
 static uint64_t weigh(const fk_halo_input *in, const fk_halo_order *o, uint64_t g, fk_halo *a)
 {
+    const float *pos = in->pos, *vel = in->vel, *mass = in->mass;
+    const uint64_t *ids = in->ids;
+    uint64_t n = 0, minid = UINT64_MAX, ref = 0, bad = UINT64_MAX;
+    double sum = 0;
     for (uint64_t k = o->first[g]; k < o->first[g + 1]; k++) {
         const uint64_t i = fk_halo_order_at(o, k);
-        const float m = in->mass[i];
-        if (!(m >= 0) || !isfinite(m)) return i;
-        for (int q = 0; q < 3; q++)
-            if (!isfinite(in->pos[3 * i + q]) || !isfinite(in->vel[3 * i + q])) return i;
-        const uint64_t id = in->ids ? in->ids[i] : i;
-        a->n++;
-        a->mass += m;
-        if (id < a->minid) a->minid = id, a->ref = i;
+        const float m = mass[i];
+        if (!(m >= 0) || !isfinite(m) || !isfinite(pos[3 * i]) || !isfinite(pos[3 * i + 1]) ||
+            !isfinite(pos[3 * i + 2]) || !isfinite(vel[3 * i]) || !isfinite(vel[3 * i + 1]) ||
+            !isfinite(vel[3 * i + 2])) {
+            bad = i;
+            break;
+        }
+        const uint64_t id = ids ? ids[i] : i;
+        n++;
+        sum += m;
+        if (id < minid) minid = id, ref = i;
     }
-    return UINT64_MAX;
+    a->n = n, a->mass = sum, a->minid = minid, a->ref = ref;
+    return bad;
 }
 
 /* Passes 2 and 3 over group g's members, in stream order: the centre of mass
  * and the mean velocity, then the dispersion about the latter and the
  * largest distance from the former. Weights: the masses, or 1 each for a
  * group of mass 0. */
-static void moments(const fk_halo_input *in, double half, const fk_halo_order *o, uint64_t g, fk_halo *a)
+static void moments(const fk_halo_input *in, const fk_halo_order *o, uint64_t g, fk_halo *a)
 {
+    const frame fr = frame_of(in);
+    const float *vel = in->vel, *mass = in->mass;
     const uint64_t f = o->first[g], e = o->first[g + 1], ref = a->ref;
     const int unit = !(a->mass > 0);
-    double rel[3] = {0, 0, 0};
+    double rel[3] = {0, 0, 0}, v[3] = {0, 0, 0};
     for (uint64_t k = f; k < e; k++) {
         const uint64_t i = fk_halo_order_at(o, k);
-        const double w = unit ? 1.0 : (double)in->mass[i];
+        const double w = unit ? 1.0 : (double)mass[i];
         for (int q = 0; q < 3; q++) {
-            rel[q] += w * offset(in, half, i, ref, q);
-            a->v[q] += w * (double)in->vel[3 * i + q];
+            rel[q] += w * offset(fr, i, ref, q);
+            v[q] += w * (double)vel[3 * i + q];
         }
     }
     const double W = total_weight(a);
     for (int q = 0; q < 3; q++) {
         rel[q] /= W;
-        a->v[q] /= W;
-        a->x[q] = wrap(in, (double)in->pos[3 * ref + q] + rel[q]);
+        v[q] /= W;
+        a->v[q] = v[q];
+        a->x[q] = wrap(in, (double)fr.pos[3 * ref + q] + rel[q]);
     }
     double s2 = 0, r2max = 0;
     for (uint64_t k = f; k < e; k++) {
         const uint64_t i = fk_halo_order_at(o, k);
         double r2 = 0, v2 = 0;
         for (int q = 0; q < 3; q++) {
-            double d = offset(in, half, i, ref, q) - rel[q];
-            double u = (double)in->vel[3 * i + q] - a->v[q];
+            double d = offset(fr, i, ref, q) - rel[q];
+            double u = (double)vel[3 * i + q] - v[q];
             r2 += d * d;
             v2 += u * u;
         }
-        s2 += (unit ? 1.0 : (double)in->mass[i]) * v2;
+        s2 += (unit ? 1.0 : (double)mass[i]) * v2;
         if (r2 > r2max) r2max = r2;
     }
     a->sigma_v = sqrt(s2 / W);
@@ -265,7 +283,7 @@ int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, c
     if (ng > UINT32_MAX) return fk_fail(err, FK_EINVAL, "%" PRIu64 " groups do not fit 32-bit group ids", ng);
     if (in->periodic && !(in->box > 0)) return fk_fail(err, FK_EINVAL, "a periodic box needs a positive side");
     fk_halo_order o;
-    int st = fk_halo_order_build(in->n, in->grp, NULL, NULL, ng, &o, err);
+    int st = fk_halo_order_build(in->n, in->grp, ng, &o, err);
     if (st == FK_OK) st = fk_halostats_compute_members(in, &o, halos, name, err);
     fk_halo_order_free(&o);
     return st;
@@ -282,7 +300,6 @@ int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *o
     uint64_t *ord = largest_first(o->first, ng);
     if (!ord) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
     const uint64_t nlarge = count_large(o, ord);
-    const double half = half_box(in);
     uint64_t bad = UINT64_MAX; /* the lowest member that fails a check */
 #pragma omp parallel reduction(min : bad)
     {
@@ -292,7 +309,7 @@ int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *o
             *a = (fk_halo){.id = ord[j] + 1, .minid = UINT64_MAX};
             const uint64_t b = weigh(in, o, ord[j], a);
             if (b < bad) bad = b;
-            if (b == UINT64_MAX && a->n) moments(in, half, o, ord[j], a);
+            if (b == UINT64_MAX && a->n) moments(in, o, ord[j], a);
         }
 #pragma omp for schedule(dynamic, CHUNK)
         for (uint64_t j = nlarge; j < ng; j++) {
@@ -300,7 +317,7 @@ int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *o
             *a = (fk_halo){.id = ord[j] + 1, .minid = UINT64_MAX};
             const uint64_t b = weigh(in, o, ord[j], a);
             if (b < bad) bad = b;
-            if (b == UINT64_MAX && a->n) moments(in, half, o, ord[j], a);
+            if (b == UINT64_MAX && a->n) moments(in, o, ord[j], a);
         }
     }
     free(ord);
@@ -333,7 +350,7 @@ static double seconds(void)
 /* The members of groups [g0, g1) as potential.h takes them: their offsets
  * from their group's reference member and their masses, as doubles, a
  * slice of the members a thread. */
-static void batch_members(const fk_halo_input *in, double half, const fk_halo_order *o, const fk_halo *h, uint64_t g0,
+static void batch_members(const fk_halo_input *in, frame fr, const fk_halo_order *o, const fk_halo *h, uint64_t g0,
                           uint64_t g1, double *x, double *y, double *z, double *m)
 {
     const uint64_t base = o->first[g0], cnt = o->first[g1] - base;
@@ -357,9 +374,9 @@ static void batch_members(const fk_halo_input *in, double half, const fk_halo_or
         for (uint64_t k = lo; k < hi; k++) {
             while (k >= o->first[g + 1]) g++;
             const uint64_t i = fk_halo_order_at(o, k), ref = h[g].ref;
-            x[k - base] = offset(in, half, i, ref, 0);
-            y[k - base] = offset(in, half, i, ref, 1);
-            z[k - base] = offset(in, half, i, ref, 2);
+            x[k - base] = offset(fr, i, ref, 0);
+            y[k - base] = offset(fr, i, ref, 1);
+            z[k - base] = offset(fr, i, ref, 2);
             m[k - base] = in->mass[i];
         }
     }
@@ -387,13 +404,13 @@ static int potentials(const fk_halo_input *in, const fk_halo_order *o, const fk_
     int st = FK_OK;
     if (!x || !y || !z || !m || (phi && !s_phi) || !first)
         st = fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", cap);
-    const double half = half_box(in);
+    const frame fr = frame_of(in);
     for (uint64_t g0 = 0, g1; g0 < ng && st == FK_OK; g0 = g1) {
         const uint64_t base = o->first[g0];
         for (g1 = g0 + 1; g1 < ng && o->first[g1 + 1] - base <= cap; g1++) {}
         for (uint64_t g = g0; g <= g1; g++) first[g - g0] = o->first[g] - base;
         double t = seconds();
-        batch_members(in, half, o, h, g0, g1, x, y, z, m);
+        batch_members(in, fr, o, h, g0, g1, x, y, z, m);
         *gather += seconds() - t;
         fk_pot_groups pg = {g1 - g0, first, x, y, z, m, s_phi};
         if ((st = (minima ? minima : fk_pot_minima)(&pg, pot, min + g0, err)) != FK_OK) break;
@@ -410,12 +427,12 @@ static int potentials(const fk_halo_input *in, const fk_halo_order *o, const fk_
 /* Group g's centre c relative to its reference member, and the fields that
  * come with it (xc; with FK_CENTRE_MBP mbp_id, phi_mbp and how it was
  * found). */
-static void centre_of(const fk_halo_input *in, double half, const fk_halo_order *o, uint64_t g, fk_centre centre,
+static void centre_of(const fk_halo_input *in, frame fr, const fk_halo_order *o, uint64_t g, fk_centre centre,
                       const fk_pot_min *min, fk_halo *a, double c[3])
 {
     if (centre == FK_CENTRE_MBP) {
         const uint64_t i = fk_halo_order_at(o, o->first[g] + min->index);
-        for (int e = 0; e < 3; e++) c[e] = offset(in, half, i, a->ref, e);
+        for (int e = 0; e < 3; e++) c[e] = offset(fr, i, a->ref, e);
         a->mbp_id = in->ids ? in->ids[i] : i;
         a->phi_mbp = min->phi;
         a->method = min->method;
@@ -430,11 +447,11 @@ static void centre_of(const fk_halo_input *in, double half, const fk_halo_order 
 }
 
 /* Member i's offset from the centre c and its velocity in the group's frame. */
-static inline void about(const fk_halo_input *in, double half, uint64_t i, const fk_halo *a, const double c[3],
+static inline void about(const fk_halo_input *in, frame fr, uint64_t i, const fk_halo *a, const double c[3],
                          double d[3], double u[3])
 {
     for (int e = 0; e < 3; e++) {
-        d[e] = offset(in, half, i, a->ref, e) - c[e];
+        d[e] = offset(fr, i, a->ref, e) - c[e];
         u[e] = (double)in->vel[3 * i + e] - a->v[e];
     }
 }
@@ -470,7 +487,7 @@ static void radial(const shell *sh, uint64_t n, const double J[3], double G, fk_
 /* The radial properties and the spin of group g about c (relative to the
  * reference member), on one thread, with sh and tmp as scratch (n entries
  * each). */
-static void profile(const fk_halo_input *in, double half, const fk_halo_order *o, uint64_t g, const double c[3],
+static void profile(const fk_halo_input *in, frame fr, const fk_halo_order *o, uint64_t g, const double c[3],
                     double G, fk_halo *a, shell *sh, shell *tmp)
 {
     const uint64_t f = o->first[g], n = a->n;
@@ -478,7 +495,7 @@ static void profile(const fk_halo_input *in, double half, const fk_halo_order *o
     for (uint64_t k = 0; k < n; k++) {
         const uint64_t i = fk_halo_order_at(o, f + k);
         double d[3], u[3], m = in->mass[i];
-        about(in, half, i, a, c, d, u);
+        about(in, fr, i, a, c, d, u);
         J[0] += m * (d[1] * u[2] - d[2] * u[1]);
         J[1] += m * (d[2] * u[0] - d[0] * u[2]);
         J[2] += m * (d[0] * u[1] - d[1] * u[0]);
@@ -490,7 +507,7 @@ static void profile(const fk_halo_input *in, double half, const fk_halo_order *o
 
 /* profile on every thread, for a group too large for one: the radii on all
  * threads while one sums J in member order, the sort on all threads. */
-static void profile_all(const fk_halo_input *in, double half, const fk_halo_order *o, uint64_t g, const double c[3],
+static void profile_all(const fk_halo_input *in, frame fr, const fk_halo_order *o, uint64_t g, const double c[3],
                         double G, fk_halo *a, shell *sh, shell *tmp)
 {
     const uint64_t f = o->first[g], n = a->n;
@@ -501,7 +518,7 @@ static void profile_all(const fk_halo_input *in, double half, const fk_halo_orde
         for (uint64_t k = 0; k < n; k++) {
             const uint64_t i = fk_halo_order_at(o, f + k);
             double d[3], u[3], m = in->mass[i];
-            about(in, half, i, a, c, d, u);
+            about(in, fr, i, a, c, d, u);
             J[0] += m * (d[1] * u[2] - d[2] * u[1]);
             J[1] += m * (d[2] * u[0] - d[0] * u[2]);
             J[2] += m * (d[0] * u[1] - d[1] * u[0]);
@@ -510,7 +527,7 @@ static void profile_all(const fk_halo_input *in, double half, const fk_halo_orde
         for (uint64_t k = 0; k < n; k++) {
             const uint64_t i = fk_halo_order_at(o, f + k);
             double d[3], u[3];
-            about(in, half, i, a, c, d, u);
+            about(in, fr, i, a, c, d, u);
             sh[k] = (shell){d[0] * d[0] + d[1] * d[1] + d[2] * d[2], (double)in->mass[i]};
         }
     }
@@ -532,7 +549,7 @@ static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint6
     nt = omp_get_max_threads();
 #endif
     const uint64_t alone = total / (8 * (uint64_t)nt) > FK_POT_ALONE ? total / (8 * (uint64_t)nt) : FK_POT_ALONE;
-    const double half = half_box(in);
+    const frame fr = frame_of(in);
     uint64_t nbig = 0, nlarge = count_large(o, ord);
     while (nbig < ng && halos[ord[nbig]].n > alone) nbig++;
     if (nbig) {
@@ -544,8 +561,8 @@ static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint6
         }
         for (uint64_t j = 0; j < nbig; j++) {
             double c[3];
-            centre_of(in, half, o, ord[j], centre, min ? &min[ord[j]] : NULL, &halos[ord[j]], c);
-            profile_all(in, half, o, ord[j], c, G, &halos[ord[j]], sh, tmp);
+            centre_of(in, fr, o, ord[j], centre, min ? &min[ord[j]] : NULL, &halos[ord[j]], c);
+            profile_all(in, fr, o, ord[j], c, G, &halos[ord[j]], sh, tmp);
         }
         free(sh), free(tmp);
     }
@@ -568,16 +585,16 @@ static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint6
                 continue;
             }
             double c[3];
-            centre_of(in, half, o, ord[j], centre, min ? &min[ord[j]] : NULL, a, c);
-            profile(in, half, o, ord[j], c, G, a, sh, tmp);
+            centre_of(in, fr, o, ord[j], centre, min ? &min[ord[j]] : NULL, a, c);
+            profile(in, fr, o, ord[j], c, G, a, sh, tmp);
         }
         shell small_sh[SMALL], small_tmp[SMALL];
 #pragma omp for schedule(dynamic, CHUNK)
         for (uint64_t j = nlarge; j < ng; j++) {
             double c[3];
             fk_halo *a = &halos[ord[j]];
-            centre_of(in, half, o, ord[j], centre, min ? &min[ord[j]] : NULL, a, c);
-            profile(in, half, o, ord[j], c, G, a, small_sh, small_tmp);
+            centre_of(in, fr, o, ord[j], centre, min ? &min[ord[j]] : NULL, a, c);
+            profile(in, fr, o, ord[j], c, G, a, small_sh, small_tmp);
         }
         free(sh), free(tmp);
     }
@@ -599,7 +616,7 @@ int fk_halostats_centres_phi(const fk_halo_input *in, uint64_t ng, fk_centre cen
     if (st) return st;
     double t0 = seconds();
     fk_halo_order o;
-    if ((st = fk_halo_order_build(in->n, in->grp, NULL, NULL, ng, &o, err)) != FK_OK) return st;
+    if ((st = fk_halo_order_build(in->n, in->grp, ng, &o, err)) != FK_OK) return st;
     double t = seconds() - t0;
     st = fk_halostats_centres_members(in, &o, centre, pot, minima, halos, timing, phi, err);
     if (st == FK_OK && timing) timing->gather += t;

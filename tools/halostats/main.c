@@ -217,17 +217,15 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
         if (!have[k]) prog_die(EXIT_DATA, "stream has no %s chunk (run tipsy2bin first)", tags[k]);
 }
 
-/* The groups of every stream particle at level L into grp (unless NULL);
- * the number of groups (GRPS's, or without it the largest id). */
+/* The groups of every stream particle at level L; the number of groups
+ * (GRPS's, or without it the largest id). */
 static uint64_t level_groups(const input *in, const level *L, uint32_t *grp)
 {
-    if (!grp && L->have_grps) return L->grps.ngroups;
     uint64_t top = 0;
 #pragma omp parallel for schedule(static) reduction(max : top)
     for (uint64_t i = 0; i < in->snap.n; i++) {
-        uint32_t g = L->gid[in->ids[i]];
-        if (grp) grp[i] = g;
-        if (g > top) top = g;
+        grp[i] = L->gid[in->ids[i]];
+        if (grp[i] > top) top = grp[i];
     }
     return L->have_grps ? L->grps.ngroups : top;
 }
@@ -550,21 +548,23 @@ int main(int argc, char **argv)
     const fk_halo_units *u = &o.units;
     hs_masses_setup(&o.m, &in.snap, in.snaptext, in.pos, in.mass, u, o.G_out);
 
-    /* each particle's group, for --so and --unbind; the rest reads the members */
-    uint32_t *grp = hs_masses_flags(&o.m) ? fk_big_alloc(n ? n * sizeof *grp : 1) : NULL;
-    if (hs_masses_flags(&o.m) && !grp) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
+    /* each particle's group: the members are gathered from it (reading the
+     * GID chunk through the IDs once), and --unbind keeps it */
+    uint32_t *grp = NULL;
     fk_halo *halos[MAX_LEVELS] = {0};
     uint64_t ng[MAX_LEVELS] = {0};
     for (int k = 0; k < in.nlevels; k++) {
-        double tk = prog_now();
+        double tk = prog_now(), tg = tk;
+        if (!grp && !(grp = fk_big_alloc(n ? n * sizeof *grp : 1)))
+            prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
         ng[k] = level_groups(&in, &in.lv[k], grp);
         if (!(halos[k] = malloc(ng[k] ? ng[k] * sizeof *halos[k] : 1)))
             prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " groups", ng[k]);
         fk_halo_input hin = {n, in.pos, in.vel, in.mass, in.ids, grp, in.snap.periodic, in.snap.box, in.snap.origin};
         fk_halo_order members;
         fk_halo_timing tm;
-        double tg = prog_now();
-        if (fk_halo_order_build(n, grp, in.lv[k].gid, in.ids, ng[k], &members, &err)) prog_fail(&err);
+        if (fk_halo_order_build(n, grp, ng[k], &members, &err)) prog_fail(&err);
+        if (!hs_masses_flags(&o.m)) free(grp), grp = NULL, hin.grp = NULL; /* the rest reads the members */
         tg = prog_now() - tg;
         if (fk_halostats_compute_members(&hin, &members, halos[k], in.name, &err) ||
             fk_halostats_centres_members(&hin, &members, o.centre, &o.pot, o.device == DEV_GPU ? gpu_minima : NULL,
