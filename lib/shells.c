@@ -42,8 +42,11 @@ void fk_shells_sort(fk_shell *a, size_t n, fk_shell *tmp, int (*cmp)(const void 
     }
 }
 
-/* The radix sort's digits: 11 bits, six of them for 64-bit keys. */
-enum { DIGIT = 11, NDIGIT = 6, BUCKETS = 1 << DIGIT };
+/* The stable sorts order by the top 33 bits of the key first (three radix
+ * passes of 11 bits: sign, exponent and 21 bits of mantissa, against six
+ * passes for all 64), then each run of entries whose top bits agree (r2
+ * within about 2^-21 of each other: a few entries) by r2 itself. */
+enum { DIGIT = 11, LOW = 31, NPASS = 3, BUCKETS = 1 << DIGIT };
 
 static inline uint64_t key_of(const fk_shell *s)
 {
@@ -54,7 +57,7 @@ static inline uint64_t key_of(const fk_shell *s)
 
 static inline unsigned digit_of(uint64_t k, int d)
 {
-    return (unsigned)(k >> (DIGIT * d)) & (BUCKETS - 1);
+    return (unsigned)(k >> (LOW + DIGIT * d)) & (BUCKETS - 1);
 }
 
 static void insertion(fk_shell *a, size_t n)
@@ -87,6 +90,20 @@ static void merge_sort(fk_shell *a, size_t n, fk_shell *tmp)
     if (src != a) memcpy(a, src, n * sizeof *a);
 }
 
+/* a[lo..hi), in order of the top bits: each run of equal top bits sorted
+ * by r2, stably (tmp: scratch at the same places). */
+static void sort_runs(fk_shell *a, size_t lo, size_t hi, fk_shell *tmp)
+{
+    for (size_t s = lo, e; s < hi; s = e) {
+        const uint64_t top = key_of(&a[s]) >> LOW;
+        for (e = s + 1; e < hi && key_of(&a[e]) >> LOW == top; e++) {}
+        if (e - s < 24)
+            insertion(a + s, e - s);
+        else
+            merge_sort(a + s, e - s, tmp + s);
+    }
+}
+
 void fk_shells_sort_stable(fk_shell *a, size_t n, fk_shell *tmp)
 {
     if (n < 24) {
@@ -97,14 +114,14 @@ void fk_shells_sort_stable(fk_shell *a, size_t n, fk_shell *tmp)
         merge_sort(a, n, tmp);
         return;
     }
-    static _Thread_local size_t count[NDIGIT][BUCKETS];
+    static _Thread_local size_t count[NPASS][BUCKETS];
     memset(count, 0, sizeof count);
     for (size_t i = 0; i < n; i++) {
         uint64_t k = key_of(&a[i]);
-        for (int d = 0; d < NDIGIT; d++) count[d][digit_of(k, d)]++;
+        for (int d = 0; d < NPASS; d++) count[d][digit_of(k, d)]++;
     }
     fk_shell *src = a, *dst = tmp;
-    for (int d = 0; d < NDIGIT; d++) {
+    for (int d = 0; d < NPASS; d++) {
         size_t *c = count[d];
         if (c[digit_of(key_of(&a[0]), d)] == n) continue; /* one digit for all: nothing to do */
         size_t sum = 0;
@@ -118,6 +135,14 @@ void fk_shells_sort_stable(fk_shell *a, size_t n, fk_shell *tmp)
         src = dst, dst = t;
     }
     if (src != a) memcpy(a, src, n * sizeof *a);
+    sort_runs(a, 0, n, tmp);
+}
+
+/* The first place at or after p where a run of equal top bits starts. */
+static size_t run_start(const fk_shell *a, size_t n, size_t p)
+{
+    while (p > 0 && p < n && key_of(&a[p - 1]) >> LOW == key_of(&a[p]) >> LOW) p++;
+    return p;
 }
 
 void fk_shells_sort_stable_par(fk_shell *a, size_t n, fk_shell *tmp)
@@ -143,7 +168,7 @@ void fk_shells_sort_stable_par(fk_shell *a, size_t n, fk_shell *tmp)
         const size_t lo = n * (size_t)t / (size_t)nth, hi = n * (size_t)(t + 1) / (size_t)nth;
         size_t *c = cnt[t]; /* this slice's entries of each digit value, then where the first goes */
         fk_shell *src = a, *dst = tmp;
-        for (int d = 0; d < NDIGIT; d++) {
+        for (int d = 0; d < NPASS; d++) {
             if (!digit_of(differ, d)) continue;
             memset(c, 0, sizeof *cnt);
             for (size_t i = lo; i < hi; i++) c[digit_of(key_of(&src[i]), d)]++;
@@ -164,6 +189,9 @@ void fk_shells_sort_stable_par(fk_shell *a, size_t n, fk_shell *tmp)
             src = dst, dst = sw;
         }
         if (src != a) memcpy(a + lo, src + lo, (hi - lo) * sizeof *a);
+#pragma omp barrier
+        /* the runs a thread sorts: those starting in its slice */
+        sort_runs(a, run_start(a, n, lo), run_start(a, n, hi), tmp);
     }
     free(cnt);
 }
