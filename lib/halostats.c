@@ -6,6 +6,7 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,19 +162,19 @@ static int by_size(const void *a, const void *b, void *ctx)
     return (x > y) - (x < y);
 }
 
-/* The groups as threads take them: largest first (ties by number), so that
- * the last ones to finish are short (groups numbers them so already: then
- * nothing is sorted). NULL when out of memory. */
-static uint64_t *largest_first(const uint64_t *first, uint64_t ng)
+/* Groups [g0, g1) as threads take them: largest first (ties by number),
+ * so that the last ones to finish are short (groups numbers them so
+ * already: then nothing is sorted). NULL when out of memory. */
+static uint64_t *largest_first(const uint64_t *first, uint64_t g0, uint64_t g1)
 {
-    uint64_t *ord = malloc((ng ? ng : 1) * sizeof *ord);
+    uint64_t *ord = malloc((g1 > g0 ? g1 - g0 : 1) * sizeof *ord);
     if (!ord) return NULL;
     int sorted = 1;
-    for (uint64_t g = 0; g < ng; g++) {
-        ord[g] = g;
-        if (g && first[g + 1] - first[g] > first[g] - first[g - 1]) sorted = 0;
+    for (uint64_t g = g0; g < g1; g++) {
+        ord[g - g0] = g;
+        if (g > g0 && first[g + 1] - first[g] > first[g] - first[g - 1]) sorted = 0;
     }
-    if (!sorted) qsort_r(ord, ng, sizeof *ord, by_size, (void *)first);
+    if (!sorted) qsort_r(ord, g1 - g0, sizeof *ord, by_size, (void *)first);
     return ord;
 }
 
@@ -183,11 +184,12 @@ static uint64_t *largest_first(const uint64_t *first, uint64_t ng)
 #define SMALL 256
 #define CHUNK 64
 
-/* How many of the groups in ord (largest first) have more than SMALL members. */
-static uint64_t count_large(const fk_halo_order *o, const uint64_t *ord)
+/* How many of the count groups in ord (largest first) have more than
+ * SMALL members. */
+static uint64_t count_large(const fk_halo_order *o, const uint64_t *ord, uint64_t count)
 {
     uint64_t j = 0;
-    while (j < o->ng && o->first[ord[j] + 1] - o->first[ord[j]] > SMALL) j++;
+    while (j < count && o->first[ord[j] + 1] - o->first[ord[j]] > SMALL) j++;
     return j;
 }
 
@@ -297,9 +299,9 @@ int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *o
     if (in->periodic && !(in->box > 0)) return fk_fail(err, FK_EINVAL, "a periodic box needs a positive side");
     if (o->n != in->n)
         return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
-    uint64_t *ord = largest_first(o->first, ng);
+    uint64_t *ord = largest_first(o->first, 0, ng);
     if (!ord) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
-    const uint64_t nlarge = count_large(o, ord);
+    const uint64_t nlarge = count_large(o, ord, ng);
     uint64_t bad = UINT64_MAX; /* the lowest member that fails a check */
 #pragma omp parallel reduction(min : bad)
     {
@@ -347,13 +349,65 @@ static double seconds(void)
 #endif
 }
 
-/* The members of groups [g0, g1) as potential.h takes them: their offsets
- * from their group's reference member and their masses, as doubles, a
- * slice of the members a thread. */
-static void batch_members(const fk_halo_input *in, frame fr, const fk_halo_order *o, const fk_halo *h, uint64_t g0,
-                          uint64_t g1, double *x, double *y, double *z, double *m)
+/* A batch of groups for the potentials, [g0, g1): its members as
+ * potential.h takes them (32 bytes each, 40 with phi), first[0..g1-g0]
+ * their groups' offsets. */
+typedef struct batch {
+    uint64_t g0, g1;
+    uint64_t *first;
+    double *x, *y, *z, *m, *phi;
+} batch;
+
+static void batch_free(batch *b)
 {
+    free(b->first), free(b->x), free(b->y), free(b->z), free(b->m), free(b->phi);
+}
+
+/* Room for cap members of up to ng groups; FK_ENOMEM. */
+static int batch_alloc(batch *b, uint64_t cap, uint64_t ng, int phi, fk_error *err)
+{
+    const size_t c = cap ? cap : 1;
+    *b = (batch){0};
+    b->first = malloc((ng + 1) * sizeof *b->first);
+    b->x = malloc(c * sizeof *b->x), b->y = malloc(c * sizeof *b->y);
+    b->z = malloc(c * sizeof *b->z), b->m = malloc(c * sizeof *b->m);
+    b->phi = phi ? malloc(c * sizeof *b->phi) : NULL;
+    if (b->first && b->x && b->y && b->z && b->m && (!phi || b->phi)) return FK_OK;
+    batch_free(b);
+    return fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", cap);
+}
+
+/* The most members of a batch: the largest group's, an eighth of all or
+ * 2^20, whichever is most (an eighth: the doubles of one batch cost 4
+ * bytes a member of the whole level, held beside 4-byte indices). */
+static uint64_t batch_cap(const fk_halo_order *o, const fk_halo *h)
+{
+    const uint64_t total = o->first[o->ng];
+    uint64_t cap = total / 8 > (UINT64_C(1) << 20) ? total / 8 : UINT64_C(1) << 20;
+    for (uint64_t g = 0; g < o->ng; g++)
+        if (h[g].n > cap) cap = h[g].n;
+    return cap < total ? cap : total;
+}
+
+/* The batch that starts at group g0: the groups after it while their
+ * members fit cap. */
+static uint64_t batch_end(const fk_halo_order *o, uint64_t g0, uint64_t cap)
+{
+    uint64_t g1 = g0 + 1;
+    while (g1 < o->ng && o->first[g1 + 1] - o->first[g0] <= cap) g1++;
+    return g1;
+}
+
+/* Batch b's members: groups [g0, g1), a slice of the members a thread.
+ * Adds the seconds taken to *secs. */
+static void batch_make(const fk_halo_input *in, const fk_halo_order *o, const fk_halo *h, uint64_t g0, uint64_t g1,
+                       batch *b, double *secs)
+{
+    const double t0 = seconds();
+    const frame fr = frame_of(in);
     const uint64_t base = o->first[g0], cnt = o->first[g1] - base;
+    b->g0 = g0, b->g1 = g1;
+    for (uint64_t g = g0; g <= g1; g++) b->first[g - g0] = o->first[g] - base;
 #pragma omp parallel
     {
         int t = 0, nt = 1;
@@ -374,54 +428,45 @@ static void batch_members(const fk_halo_input *in, frame fr, const fk_halo_order
         for (uint64_t k = lo; k < hi; k++) {
             while (k >= o->first[g + 1]) g++;
             const uint64_t i = fk_halo_order_at(o, k), ref = h[g].ref;
-            x[k - base] = offset(fr, i, ref, 0);
-            y[k - base] = offset(fr, i, ref, 1);
-            z[k - base] = offset(fr, i, ref, 2);
-            m[k - base] = in->mass[i];
+            b->x[k - base] = offset(fr, i, ref, 0);
+            b->y[k - base] = offset(fr, i, ref, 1);
+            b->z[k - base] = offset(fr, i, ref, 2);
+            b->m[k - base] = in->mass[i];
         }
     }
+    *secs += seconds() - t0;
 }
 
-/* The potential minimum of every group through minima, a batch of groups
- * at a time: the members' doubles (32 bytes each, 40 with phi) are made for
- * one batch of at most the largest group's, an eighth of all members' or
- * 2^20 members, whichever is most, and only the members of the batch held.
- * Each group's minimum does not depend on the others it is computed with.
- * With phi, every member's potential as the search computed it. *gather:
- * the seconds spent making the doubles. */
-static int potentials(const fk_halo_input *in, const fk_halo_order *o, const fk_halo *h, const fk_pot_params *pot,
-                      fk_pot_minima_fn minima, fk_pot_min *min, double *phi, double *gather, fk_error *err)
+/* minima on one batch, on a thread of its own when the work overlaps. */
+typedef struct minima_call {
+    fk_pot_minima_fn fn;
+    const fk_pot_params *pot;
+    fk_pot_min *min; /* every group's */
+    batch *b;
+    int keep_phi;
+    int st;
+    double secs;
+    fk_error err;
+} minima_call;
+
+static void *call_minima(void *arg)
 {
-    const uint64_t ng = o->ng, total = o->first[ng];
-    uint64_t cap = total / 8 > (UINT64_C(1) << 20) ? total / 8 : UINT64_C(1) << 20;
-    for (uint64_t g = 0; g < ng; g++)
-        if (h[g].n > cap) cap = h[g].n;
-    if (cap > total) cap = total;
-    const size_t c = cap ? cap : 1;
-    double *x = malloc(c * sizeof *x), *y = malloc(c * sizeof *y), *z = malloc(c * sizeof *z),
-           *m = malloc(c * sizeof *m), *s_phi = phi ? malloc(c * sizeof *s_phi) : NULL;
-    uint64_t *first = malloc((ng + 1) * sizeof *first);
-    int st = FK_OK;
-    if (!x || !y || !z || !m || (phi && !s_phi) || !first)
-        st = fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", cap);
-    const frame fr = frame_of(in);
-    for (uint64_t g0 = 0, g1; g0 < ng && st == FK_OK; g0 = g1) {
-        const uint64_t base = o->first[g0];
-        for (g1 = g0 + 1; g1 < ng && o->first[g1 + 1] - base <= cap; g1++) {}
-        for (uint64_t g = g0; g <= g1; g++) first[g - g0] = o->first[g] - base;
-        double t = seconds();
-        batch_members(in, fr, o, h, g0, g1, x, y, z, m);
-        *gather += seconds() - t;
-        fk_pot_groups pg = {g1 - g0, first, x, y, z, m, s_phi};
-        if ((st = (minima ? minima : fk_pot_minima)(&pg, pot, min + g0, err)) != FK_OK) break;
-        if (phi) {
-            const uint64_t cnt = o->first[g1] - base;
+    minima_call *c = arg;
+    const double t0 = seconds();
+    const batch *b = c->b;
+    fk_pot_groups pg = {b->g1 - b->g0, b->first, b->x, b->y, b->z, b->m, c->keep_phi ? b->phi : NULL};
+    c->st = c->fn(&pg, c->pot, c->min + b->g0, &c->err);
+    c->secs = seconds() - t0;
+    return NULL;
+}
+
+/* The potentials of batch b as the search computed them, into phi by
+ * stream index. */
+static void batch_phi(const fk_halo_order *o, const batch *b, double *phi)
+{
+    const uint64_t base = o->first[b->g0], cnt = o->first[b->g1] - base;
 #pragma omp parallel for schedule(static)
-            for (uint64_t k = 0; k < cnt; k++) phi[fk_halo_order_at(o, base + k)] = s_phi[k];
-        }
-    }
-    free(x), free(y), free(z), free(m), free(s_phi), free(first);
-    return st;
+    for (uint64_t k = 0; k < cnt; k++) phi[fk_halo_order_at(o, base + k)] = b->phi[k];
 }
 
 /* Group g's centre c relative to its reference member, and the fields that
@@ -535,23 +580,30 @@ static void profile_all(const fk_halo_input *in, frame fr, const fk_halo_order *
     radial(sh, n, J, G, a);
 }
 
-/* The centres and the properties about them, the groups in parallel,
- * largest first; the groups of more than an eighth of a thread's share of
- * the members (and more than FK_POT_ALONE) first, one after another, each
- * on every thread, so that neither a thread's scratch nor the last thread
- * to finish holds more than such a share. */
-static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint64_t *ord, fk_centre centre,
-                    const fk_pot_min *min, double G, fk_halo *halos, fk_error *err)
+/* Groups of more members than this take every thread, one group at a time:
+ * an eighth of a thread's share of the members, and more than FK_POT_ALONE,
+ * so that neither a thread's scratch nor the last thread to finish holds
+ * more than such a share. */
+static uint64_t alone_above(const fk_halo_order *o)
 {
-    const uint64_t ng = o->ng, total = o->first[ng];
     int nt = 1;
 #ifdef _OPENMP
     nt = omp_get_max_threads();
 #endif
-    const uint64_t alone = total / (8 * (uint64_t)nt) > FK_POT_ALONE ? total / (8 * (uint64_t)nt) : FK_POT_ALONE;
+    const uint64_t share = o->first[o->ng] / (8 * (uint64_t)nt);
+    return share > FK_POT_ALONE ? share : FK_POT_ALONE;
+}
+
+/* The centres and the properties about them of the count groups in ord
+ * (largest first): those of more than alone_above members one after
+ * another, each on every thread, then the others in parallel. */
+static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint64_t *ord, uint64_t count,
+                    fk_centre centre, const fk_pot_min *min, double G, fk_halo *halos, fk_error *err)
+{
+    const uint64_t alone = alone_above(o);
     const frame fr = frame_of(in);
-    uint64_t nbig = 0, nlarge = count_large(o, ord);
-    while (nbig < ng && halos[ord[nbig]].n > alone) nbig++;
+    uint64_t nbig = 0, nlarge = count_large(o, ord, count);
+    while (nbig < count && halos[ord[nbig]].n > alone) nbig++;
     if (nbig) {
         const uint64_t n = halos[ord[0]].n;
         shell *sh = malloc(n * sizeof *sh), *tmp = malloc(n * sizeof *tmp);
@@ -590,7 +642,7 @@ static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint6
         }
         shell small_sh[SMALL], small_tmp[SMALL];
 #pragma omp for schedule(dynamic, CHUNK)
-        for (uint64_t j = nlarge; j < ng; j++) {
+        for (uint64_t j = nlarge; j < count; j++) {
             double c[3];
             fk_halo *a = &halos[ord[j]];
             centre_of(in, fr, o, ord[j], centre, min ? &min[ord[j]] : NULL, a, c);
@@ -600,6 +652,87 @@ static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint6
     }
     if (failed) return fk_fail(err, FK_ENOMEM, "out of memory for the radii of %" PRIu64 " members", failed);
     return FK_OK;
+}
+
+/* profiles of the groups of batch b, largest first. */
+static int batch_profiles(const fk_halo_input *in, const fk_halo_order *o, const batch *b, fk_centre centre,
+                          const fk_pot_min *min, double G, fk_halo *halos, fk_error *err)
+{
+    uint64_t *ord = largest_first(o->first, b->g0, b->g1);
+    if (!ord) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", b->g1 - b->g0);
+    int st = profiles(in, o, ord, b->g1 - b->g0, centre, min, G, halos, err);
+    free(ord);
+    return st;
+}
+
+/* The potential minima with the CPU's fk_pot_minima, every thread on one
+ * batch after another, then the profiles of every group. */
+static int centres_cpu(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot, fk_halo *halos,
+                       double *phi, fk_pot_min *min, fk_halo_timing *tm, fk_error *err)
+{
+    batch b;
+    int st = batch_alloc(&b, batch_cap(o, halos), o->ng, phi != NULL, err);
+    for (uint64_t g0 = 0; g0 < o->ng && st == FK_OK; g0 = b.g1) {
+        batch_make(in, o, halos, g0, batch_end(o, g0, batch_cap(o, halos)), &b, &tm->gather);
+        minima_call c = {fk_pot_minima, pot, min, &b, phi != NULL, 0, 0, {0}};
+        call_minima(&c);
+        tm->potential += c.secs;
+        if ((st = c.st) != FK_OK) *err = c.err;
+        else if (phi) batch_phi(o, &b, phi);
+    }
+    if (st == FK_OK) {
+        const double t0 = seconds();
+        b.g0 = 0, b.g1 = o->ng;
+        st = batch_profiles(in, o, &b, FK_CENTRE_MBP, min, pot->G, halos, err);
+        tm->profile += seconds() - t0;
+    }
+    batch_free(&b);
+    return st;
+}
+
+/* The potential minima through a device's minima, on a thread of its own,
+ * one batch after another: while it works on batch k, the other threads
+ * make batch k + 1's doubles and the profiles of batch k - 1. */
+static int centres_device(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot,
+                          fk_pot_minima_fn minima, fk_halo *halos, double *phi, fk_pot_min *min, fk_halo_timing *tm,
+                          fk_error *err)
+{
+    const uint64_t cap = batch_cap(o, halos);
+    batch buf[2] = {{0}, {0}};
+    int st = batch_alloc(&buf[0], cap, o->ng, phi != NULL, err);
+    if (st == FK_OK && batch_end(o, 0, cap) < o->ng) st = batch_alloc(&buf[1], cap, o->ng, phi != NULL, err);
+    if (st == FK_OK && o->ng) batch_make(in, o, halos, 0, batch_end(o, 0, cap), &buf[0], &tm->gather);
+    batch done = {0}; /* the groups whose profiles are due (g0 = g1: none) */
+    for (int k = 0; st == FK_OK && o->ng; k++) {
+        batch *b = &buf[k % 2], *next = &buf[(k + 1) % 2];
+        minima_call c = {minima, pot, min, b, phi != NULL, 0, 0, {0}};
+        pthread_t th;
+        const int apart = pthread_create(&th, NULL, call_minima, &c) == 0;
+        if (!apart) call_minima(&c);
+        const int more = b->g1 < o->ng;
+        if (more) batch_make(in, o, halos, b->g1, batch_end(o, b->g1, cap), next, &tm->gather);
+        int pst = FK_OK;
+        fk_error perr = {0};
+        if (done.g1 > done.g0) {
+            const double t0 = seconds();
+            pst = batch_profiles(in, o, &done, FK_CENTRE_MBP, min, pot->G, halos, &perr);
+            tm->profile += seconds() - t0;
+        }
+        if (apart) pthread_join(th, NULL);
+        tm->potential += c.secs;
+        if (c.st != FK_OK) st = c.st, *err = c.err;
+        else if (pst != FK_OK) st = pst, *err = perr;
+        else if (phi) batch_phi(o, b, phi);
+        done = (batch){.g0 = b->g0, .g1 = b->g1};
+        if (!more) break;
+    }
+    if (st == FK_OK && done.g1 > done.g0) {
+        const double t0 = seconds();
+        st = batch_profiles(in, o, &done, FK_CENTRE_MBP, min, pot->G, halos, err);
+        tm->profile += seconds() - t0;
+    }
+    batch_free(&buf[0]), batch_free(&buf[1]);
+    return st;
 }
 
 int fk_halostats_centres(const fk_halo_input *in, uint64_t ng, fk_centre centre, const fk_pot_params *pot,
@@ -633,17 +766,19 @@ int fk_halostats_centres_members(const fk_halo_input *in, const fk_halo_order *o
     const uint64_t ng = o->ng;
     if (o->n != in->n)
         return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
-    fk_pot_min *min = NULL;
-    uint64_t *ord = largest_first(o->first, ng);
-    if (!ord || (centre == FK_CENTRE_MBP && !(min = malloc((ng ? ng : 1) * sizeof *min)))) {
-        free(ord);
-        return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
+    fk_halo_timing tm = {0, 0, 0};
+    if (centre == FK_CENTRE_COM) {
+        const double t0 = seconds();
+        batch all = {.g0 = 0, .g1 = ng};
+        st = batch_profiles(in, o, &all, centre, NULL, pot->G, halos, err);
+        tm.profile = seconds() - t0;
+    } else {
+        fk_pot_min *min = malloc((ng ? ng : 1) * sizeof *min);
+        if (!min) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
+        st = minima ? centres_device(in, o, pot, minima, halos, phi, min, &tm, err)
+                    : centres_cpu(in, o, pot, halos, phi, min, &tm, err);
+        free(min);
     }
-    double gather = 0, t1 = seconds();
-    if (centre == FK_CENTRE_MBP) st = potentials(in, o, halos, pot, minima, min, phi, &gather, err);
-    double t2 = seconds();
-    if (st == FK_OK) st = profiles(in, o, ord, centre, min, pot->G, halos, err);
-    if (st == FK_OK && timing) *timing = (fk_halo_timing){gather, t2 - t1 - gather, seconds() - t2};
-    free(min), free(ord);
+    if (st == FK_OK && timing) *timing = tm;
     return st;
 }

@@ -665,6 +665,78 @@ static void test_minima_hook(void)
     free_stream(&s);
 }
 
+/* The CPU's minima behind the hook a device's takes: the potentials of one
+ * batch of groups on a thread of their own beside the other batches' work. */
+static int cpu_as_device(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err)
+{
+    return fk_pot_minima(g, p, min, err);
+}
+
+/* One level measured: halos and every member's potential. */
+static void measure_all(const stream *s, uint64_t ng, fk_pot_minima_fn minima, int threads, fk_halo *h, double *phi)
+{
+#ifdef _OPENMP
+    const int nt = omp_get_max_threads();
+    omp_set_num_threads(threads);
+#endif
+    fk_halo_input in = {s->n, s->pos, s->vel, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin};
+    fk_error err = {0};
+    fk_pot_params p = pot(1, 1e-4);
+    for (uint64_t i = 0; i < s->n; i++) phi[i] = 0;
+    CHECK_MSG(fk_halostats_compute(&in, ng, h, "t", &err) == FK_OK, "%s", err.msg);
+    CHECK_MSG(fk_halostats_centres_phi(&in, ng, FK_CENTRE_MBP, &p, minima, h, NULL, phi, &err) == FK_OK, "%s", err.msg);
+#ifdef _OPENMP
+    omp_set_num_threads(nt);
+#endif
+    (void)threads;
+}
+
+/* Over 2^20 members, so that the potentials take more than one batch: 12000
+ * groups of 100 and one of 70000 (a tree for its potentials, every thread
+ * on its radii) numbered in the middle, members interleaved in the stream,
+ * groups across the box's faces, unequal masses, IDs against the stream's
+ * order. The same bytes whatever the number of threads, and with the
+ * potentials beside the rest (a device's path) or not. */
+static void test_batches(void)
+{
+    enum { SMALLG = 12000, PER = 100, BIG = 70000, BIGID = 6000 };
+    stream s = {.periodic = 1, .box = 1, .origin = 0};
+    double (*centre)[3] = malloc((SMALLG + 1) * sizeof *centre);
+    for (int g = 0; g <= SMALLG; g++)
+        for (int k = 0; k < 3; k++) centre[g][k] = urand();
+    centre[BIGID - 1][0] = 0.999, centre[BIGID - 1][2] = 0.0005;
+    /* round j: member j of every group while the small ones last, then the big one's */
+    for (int j = 0; j < BIG; j++)
+        for (int g = j < PER ? 1 : BIGID; g <= (j < PER ? SMALLG + 1 : BIGID); g++) {
+            double d[3], x[3], v[3], r = (g == BIGID ? 0.01 : 0.002) * urand();
+            direction(d);
+            for (int k = 0; k < 3; k++) {
+                x[k] = centre[g - 1][k] + r * d[k];
+                x[k] -= floor(x[k]);
+                v[k] = urand() - 0.5;
+            }
+            push(&s, (uint32_t)g, x, v, 1 + (j % 3) * 0.5);
+        }
+    for (uint64_t i = 0; i < s.n; i++) s.ids[i] = s.n - 1 - i;
+    const uint64_t ng = SMALLG + 1;
+    fk_halo *h[4];
+    double *phi[4];
+    for (int k = 0; k < 4; k++) h[k] = malloc(ng * sizeof *h[k]), phi[k] = malloc(s.n * sizeof *phi[k]);
+    measure_all(&s, ng, NULL, 1, h[0], phi[0]);
+    measure_all(&s, ng, NULL, 3, h[1], phi[1]);
+    measure_all(&s, ng, cpu_as_device, 1, h[2], phi[2]);
+    measure_all(&s, ng, cpu_as_device, 3, h[3], phi[3]);
+    CHECK(h[0][BIGID - 1].n == BIG && h[0][0].n == PER && s.n > (1u << 20));
+    CHECK(h[0][BIGID - 1].method == FK_POT_BY_TREE && h[0][0].method == FK_POT_BY_EXACT);
+    for (int k = 1; k < 4; k++) {
+        CHECK_MSG(memcmp(h[0], h[k], ng * sizeof *h[0]) == 0, "run %d's halos", k);
+        CHECK_MSG(memcmp(phi[0], phi[k], s.n * sizeof *phi[0]) == 0, "run %d's potentials", k);
+    }
+    for (int k = 0; k < 4; k++) free(h[k]), free(phi[k]);
+    free(centre);
+    free_stream(&s);
+}
+
 static void test_centre_errors(void)
 {
     stream s = {.periodic = 1, .box = 1, .origin = 0};
@@ -705,5 +777,6 @@ int main(void)
     test_nfw();
     test_centre_errors();
     test_minima_hook();
+    test_batches();
     CHECK_DONE();
 }
