@@ -26,7 +26,9 @@ static uint64_t blocks(uint64_t n, uint64_t ng)
 }
 
 /* A counting sort under way: block b's counts of each group, then their
- * offsets from the group's start (the earlier blocks' members). */
+ * offsets from the group's start (the earlier blocks' members). A group's
+ * members mostly come in runs (the stream is in tree order): a run is
+ * counted and placed at once. */
 typedef struct sorting {
     const uint32_t *grp;
     uint64_t n, ng, nb;
@@ -59,12 +61,14 @@ static int count_members(sorting *t, const uint32_t *grp, uint64_t n, uint64_t n
             uint32_t *c = count + b * ng;
             for (uint64_t g = 0; g < ng; g++) c[g] = 0;
             low[b] = n;
-            for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++) {
-                uint32_t g = grp[i];
+            const uint64_t end = n * (b + 1) / nb;
+            for (uint64_t i = n * b / nb, j; i < end; i = j) {
+                const uint32_t g = grp[i];
+                for (j = i + 1; j < end && grp[j] == g; j++) {}
                 if (g > ng) {
                     if (low[b] == n) low[b] = i;
                 } else if (g) {
-                    c[g - 1]++;
+                    c[g - 1] += (uint32_t)(j - i);
                 }
             }
         }
@@ -94,14 +98,17 @@ static void place_members(sorting *t, const uint64_t *first, uint32_t *idx32, ui
 #pragma omp parallel for schedule(static, 1)
     for (uint64_t b = 0; b < nb; b++) {
         uint32_t *c = t->count + b * ng;
-        for (uint64_t i = n * b / nb; i < n * (b + 1) / nb; i++) {
-            uint32_t g = grp[i];
+        const uint64_t end = n * (b + 1) / nb;
+        for (uint64_t i = n * b / nb, j; i < end; i = j) {
+            const uint32_t g = grp[i];
+            for (j = i + 1; j < end && grp[j] == g; j++) {}
             if (g == 0 || g > ng) continue;
-            uint64_t at = first[g - 1] + c[g - 1]++;
+            const uint64_t at = first[g - 1] + c[g - 1];
+            c[g - 1] += (uint32_t)(j - i);
             if (idx32)
-                idx32[at] = (uint32_t)i;
+                for (uint64_t k = i; k < j; k++) idx32[at + k - i] = (uint32_t)k;
             else
-                idx64[at] = i;
+                for (uint64_t k = i; k < j; k++) idx64[at + k - i] = k;
         }
     }
 }

@@ -94,13 +94,15 @@ static void merge_sort(fk_shell *a, size_t n, fk_shell *tmp)
  * by r2, stably (tmp: scratch at the same places). */
 static void sort_runs(fk_shell *a, size_t lo, size_t hi, fk_shell *tmp)
 {
-    for (size_t s = lo, e; s < hi; s = e) {
-        const uint64_t top = key_of(&a[s]) >> LOW;
-        for (e = s + 1; e < hi && key_of(&a[e]) >> LOW == top; e++) {}
-        if (e - s < 24)
-            insertion(a + s, e - s);
-        else
+    uint64_t prev = lo < hi ? key_of(&a[lo]) >> LOW : 0;
+    for (size_t s = lo, e = lo + 1; e <= hi; e++) {
+        const uint64_t top = e < hi ? key_of(&a[e]) >> LOW : ~prev;
+        if (top == prev) continue;
+        if (e - s >= 24)
             merge_sort(a + s, e - s, tmp + s);
+        else if (e - s > 1)
+            insertion(a + s, e - s);
+        s = e, prev = top;
     }
 }
 
