@@ -187,6 +187,21 @@ static void test_errors(void)
     fk_error err = {0};
     CHECK(compute(&s, 2, h, &err) == FK_OK);
     CHECK(compute(&s, 0, h, &err) == FK_EFORMAT); /* groups present, none expected */
+
+    /* several problems: the lowest particle is named, as one pass over the
+     * stream would, whichever group (or thread) meets its own first */
+    scene t = {.periodic = 1, .box = 1, .origin = 0};
+    for (int i = 0; i < 12; i++) add(&t, (uint32_t)(1 + i % 3), 0.5, 0.5, 0.5, 0, 0, 0, 1);
+    t.mass[10] = -2, t.vel[3 * 7 + 2] = NAN, t.grp[9] = 7;
+    fails(&t, 4, "t: particle 7 has a non-finite velocity"); /* group 4 empty, particle 9 beyond */
+    t.grp[5] = 9;
+    fails(&t, 4, "t: particle 5 is in group 9, beyond the 4 groups");
+    t.grp[5] = 3, t.pos[3 * 8] = INFINITY, t.vel[3 * 7 + 2] = 0;
+    fails(&t, 4, "t: particle 8 has a non-finite position");
+    t.pos[3 * 8] = 0.5, t.grp[9] = 1;
+    fails(&t, 4, "t: particle 10 has mass -2");
+    t.mass[10] = 1;
+    fails(&t, 4, "t: group 4 has no member");
 }
 
 static void test_columns(void)
