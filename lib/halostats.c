@@ -184,6 +184,20 @@ static uint64_t *largest_first(const uint64_t *first, uint64_t g0, uint64_t g1)
 #define SMALL 256
 #define CHUNK 64
 
+/* Groups of more members than this take every thread, one group at a time:
+ * an eighth of a thread's share of the members, and more than FK_POT_ALONE,
+ * so that neither a thread's scratch nor the last thread to finish holds
+ * more than such a share. */
+static uint64_t alone_above(const fk_halo_order *o)
+{
+    int nt = 1;
+#ifdef _OPENMP
+    nt = omp_get_max_threads();
+#endif
+    const uint64_t share = o->first[o->ng] / (8 * (uint64_t)nt);
+    return share > FK_POT_ALONE ? share : FK_POT_ALONE;
+}
+
 /* How many of the count groups in ord (largest first) have more than
  * SMALL members. */
 static uint64_t count_large(const fk_halo_order *o, const uint64_t *ord, uint64_t count)
@@ -263,6 +277,109 @@ static void moments(const fk_halo_input *in, const fk_halo_order *o, uint64_t g,
     a->rmax = sqrt(r2max);
 }
 
+/* The members of a slab of a large group: the terms its threads make (48
+ * bytes a member) stay in cache for the one thread that adds them up. */
+#define SLAB 16384
+
+/* weigh on every thread, for a group too large for one: the checks and the
+ * reference member (the lowest ID, the first in member order among equals)
+ * on all threads while one adds the masses in member order. */
+static uint64_t weigh_all(const fk_halo_input *in, const fk_halo_order *o, uint64_t g, fk_halo *a)
+{
+    const float *pos = in->pos, *vel = in->vel, *mass = in->mass;
+    const uint64_t *ids = in->ids, f = o->first[g], e = o->first[g + 1];
+    uint64_t bad = UINT64_MAX, minid = UINT64_MAX, at = UINT64_MAX;
+    double sum = 0;
+#pragma omp parallel
+    {
+#pragma omp single nowait
+        for (uint64_t k = f; k < e; k++) sum += mass[fk_halo_order_at(o, k)];
+        uint64_t my_bad = UINT64_MAX, my_id = UINT64_MAX, my_at = UINT64_MAX;
+#pragma omp for schedule(dynamic, SLAB) nowait
+        for (uint64_t k = f; k < e; k++) {
+            const uint64_t i = fk_halo_order_at(o, k);
+            const float m = mass[i];
+            if (!(m >= 0) || !isfinite(m) || !isfinite(pos[3 * i]) || !isfinite(pos[3 * i + 1]) ||
+                !isfinite(pos[3 * i + 2]) || !isfinite(vel[3 * i]) || !isfinite(vel[3 * i + 1]) ||
+                !isfinite(vel[3 * i + 2])) {
+                if (i < my_bad) my_bad = i;
+                continue;
+            }
+            const uint64_t id = ids ? ids[i] : i;
+            if (id < my_id || (id == my_id && k < my_at)) my_id = id, my_at = k;
+        }
+#pragma omp critical(fk_halo_weigh_all)
+        {
+            if (my_bad < bad) bad = my_bad;
+            if (my_id < minid || (my_id == minid && my_at < at)) minid = my_id, at = my_at;
+        }
+    }
+    if (bad != UINT64_MAX) return bad;
+    a->n = e - f, a->mass = sum, a->minid = minid, a->ref = fk_halo_order_at(o, at);
+    return UINT64_MAX;
+}
+
+/* moments on every thread, for a group too large for one: slab by slab,
+ * the threads make each member's terms (w d and w v; then w |v - <v>|^2 and
+ * |d - <d>|^2) and one thread adds them in member order, the same sums;
+ * the largest distance is a maximum, taken on every thread. buf: 6 x SLAB
+ * doubles. */
+static void moments_all(const fk_halo_input *in, const fk_halo_order *o, uint64_t g, fk_halo *a, double *buf)
+{
+    const frame fr = frame_of(in);
+    const float *vel = in->vel, *mass = in->mass;
+    const uint64_t f = o->first[g], e = o->first[g + 1], ref = a->ref;
+    const int unit = !(a->mass > 0);
+    const double W = total_weight(a);
+    double rel[3] = {0, 0, 0}, v[3] = {0, 0, 0}, s2 = 0, r2max = 0;
+#pragma omp parallel
+    {
+        for (uint64_t c0 = f; c0 < e; c0 += SLAB) {
+            const uint64_t c1 = c0 + SLAB < e ? c0 + SLAB : e;
+#pragma omp for schedule(static)
+            for (uint64_t k = c0; k < c1; k++) {
+                const uint64_t i = fk_halo_order_at(o, k);
+                const double w = unit ? 1.0 : (double)mass[i];
+                double *t = buf + 6 * (k - c0);
+                for (int q = 0; q < 3; q++) {
+                    t[q] = w * offset(fr, i, ref, q);
+                    t[3 + q] = w * (double)vel[3 * i + q];
+                }
+            }
+#pragma omp single
+            for (uint64_t k = c0; k < c1; k++)
+                for (int q = 0; q < 3; q++) rel[q] += buf[6 * (k - c0) + q], v[q] += buf[6 * (k - c0) + 3 + q];
+        }
+#pragma omp single
+        for (int q = 0; q < 3; q++) {
+            rel[q] /= W;
+            v[q] /= W;
+            a->v[q] = v[q];
+            a->x[q] = wrap(in, (double)fr.pos[3 * ref + q] + rel[q]);
+        }
+        for (uint64_t c0 = f; c0 < e; c0 += SLAB) {
+            const uint64_t c1 = c0 + SLAB < e ? c0 + SLAB : e;
+#pragma omp for schedule(static) reduction(max : r2max)
+            for (uint64_t k = c0; k < c1; k++) {
+                const uint64_t i = fk_halo_order_at(o, k);
+                double r2 = 0, v2 = 0;
+                for (int q = 0; q < 3; q++) {
+                    double d = offset(fr, i, ref, q) - rel[q];
+                    double u = (double)vel[3 * i + q] - v[q];
+                    r2 += d * d;
+                    v2 += u * u;
+                }
+                buf[k - c0] = (unit ? 1.0 : (double)mass[i]) * v2;
+                if (r2 > r2max) r2max = r2;
+            }
+#pragma omp single
+            for (uint64_t k = c0; k < c1; k++) s2 += buf[k - c0];
+        }
+    }
+    a->sigma_v = sqrt(s2 / W);
+    a->rmax = sqrt(r2max);
+}
+
 /* The message for particle i, the first to fail a check. */
 static int particle_fails(const fk_halo_input *in, const fk_halo_order *o, uint64_t ng, uint64_t i, const char *name,
                           fk_error *err)
@@ -301,12 +418,26 @@ int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *o
         return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
     uint64_t *ord = largest_first(o->first, 0, ng);
     if (!ord) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
-    const uint64_t nlarge = count_large(o, ord, ng);
+    const uint64_t nlarge = count_large(o, ord, ng), alone = 4 * alone_above(o);
     uint64_t bad = UINT64_MAX; /* the lowest member that fails a check */
+    /* the groups of more than half a thread's share of the members one after
+     * another, each on every thread (no scratch here: only a group that
+     * would hold up the others is worth the slabs' hand-overs) */
+    uint64_t nbig = 0;
+    double *buf = malloc(6 * SLAB * sizeof *buf);
+    while (buf && nbig < ng && o->first[ord[nbig] + 1] - o->first[ord[nbig]] > alone) {
+        fk_halo *a = &halos[ord[nbig]];
+        *a = (fk_halo){.id = ord[nbig] + 1, .minid = UINT64_MAX};
+        const uint64_t b = weigh_all(in, o, ord[nbig], a);
+        if (b < bad) bad = b;
+        if (b == UINT64_MAX) moments_all(in, o, ord[nbig], a, buf);
+        nbig++;
+    }
+    free(buf);
 #pragma omp parallel reduction(min : bad)
     {
 #pragma omp for schedule(dynamic, 1) nowait
-        for (uint64_t j = 0; j < nlarge; j++) {
+        for (uint64_t j = nbig; j < nlarge; j++) {
             fk_halo *a = &halos[ord[j]];
             *a = (fk_halo){.id = ord[j] + 1, .minid = UINT64_MAX};
             const uint64_t b = weigh(in, o, ord[j], a);
@@ -578,20 +709,6 @@ static void profile_all(const fk_halo_input *in, frame fr, const fk_halo_order *
     }
     fk_shells_sort_stable_par(sh, n, tmp);
     radial(sh, n, J, G, a);
-}
-
-/* Groups of more members than this take every thread, one group at a time:
- * an eighth of a thread's share of the members, and more than FK_POT_ALONE,
- * so that neither a thread's scratch nor the last thread to finish holds
- * more than such a share. */
-static uint64_t alone_above(const fk_halo_order *o)
-{
-    int nt = 1;
-#ifdef _OPENMP
-    nt = omp_get_max_threads();
-#endif
-    const uint64_t share = o->first[o->ng] / (8 * (uint64_t)nt);
-    return share > FK_POT_ALONE ? share : FK_POT_ALONE;
 }
 
 /* The centres and the properties about them of the count groups in ord

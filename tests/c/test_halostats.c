@@ -752,6 +752,52 @@ static void test_batches(void)
     free_stream(&s);
 }
 
+/* A group of 300000 members beside small ones holding more, periodic,
+ * unequal masses, members spread through the stream: on 1 thread its sums
+ * on one thread; on 5 made slab by slab on every thread and added by one,
+ * its radii and sort on every thread. The same bytes (centres of mass: no
+ * potentials). */
+static void test_large_group(void)
+{
+    enum { BIG = 300000, SMALLG = 2000, PER = 160 };
+    stream s = {.periodic = 1, .box = 1, .origin = 0};
+    for (int j = 0; j < BIG; j++)
+        for (int g = 1; g <= (j < PER ? SMALLG + 1 : 1); g++) {
+            double d[3], x[3], v[3], r = (g == 1 ? 0.05 : 0.003) * urand();
+            direction(d);
+            for (int k = 0; k < 3; k++) {
+                x[k] = (g == 1 ? 0.98 : 0.5 + 0.4 * sin(g + k)) + r * d[k];
+                x[k] -= floor(x[k]);
+                v[k] = urand() - 0.5;
+            }
+            push(&s, (uint32_t)g, x, v, 0.5 + (j % 5) * 0.25);
+        }
+    for (uint64_t i = 0; i < s.n; i++) s.ids[i] = (i * 7919) % s.n; /* a permutation: 7919 is prime, s.n is not its multiple */
+    const uint64_t ng = SMALLG + 1;
+    fk_halo *h[2];
+    fk_halo_input in = {s.n, s.pos, s.vel, s.mass, s.ids, s.grp, s.periodic, s.box, s.origin};
+    fk_pot_params p = pot(1, 1e-4);
+    fk_error err = {0};
+#ifdef _OPENMP
+    const int nt = omp_get_max_threads();
+#endif
+    for (int r = 0; r < 2; r++) {
+#ifdef _OPENMP
+        omp_set_num_threads(r ? 5 : 1);
+#endif
+        h[r] = malloc(ng * sizeof *h[r]);
+        CHECK_MSG(fk_halostats_compute(&in, ng, h[r], "t", &err) == FK_OK, "%s", err.msg);
+        CHECK_MSG(fk_halostats_centres(&in, ng, FK_CENTRE_COM, &p, NULL, h[r], NULL, &err) == FK_OK, "%s", err.msg);
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(nt);
+#endif
+    CHECK(h[0][0].n == BIG && h[0][1].n == PER && h[0][0].rmax > 0.04);
+    CHECK(memcmp(h[0], h[1], ng * sizeof *h[0]) == 0);
+    free(h[0]), free(h[1]);
+    free_stream(&s);
+}
+
 static void test_centre_errors(void)
 {
     stream s = {.periodic = 1, .box = 1, .origin = 0};
@@ -793,5 +839,6 @@ int main(void)
     test_centre_errors();
     test_minima_hook();
     test_batches();
+    test_large_group();
     CHECK_DONE();
 }
