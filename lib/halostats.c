@@ -681,31 +681,31 @@ static void profile(const fk_halo_input *in, frame fr, const fk_halo_order *o, u
     radial(sh, n, J, G, a);
 }
 
-/* profile on every thread, for a group too large for one: the radii on all
- * threads while one sums J in member order, the sort on all threads. */
+/* profile on every thread, for a group too large for one (more than
+ * 3 SLAB / 2 members): slab by slab, the radii and the terms of J on all
+ * threads, the terms added in member order by one (the same sums); the sort
+ * on all threads. */
 static void profile_all(const fk_halo_input *in, frame fr, const fk_halo_order *o, uint64_t g, const double c[3],
                         double G, fk_halo *a, shell *sh, shell *tmp)
 {
     const uint64_t f = o->first[g], n = a->n;
-    double J[3] = {0, 0, 0};
+    double J[3] = {0, 0, 0}, *terms = (double *)tmp; /* a slab's terms of J: tmp is free until the sort */
 #pragma omp parallel
-    {
-#pragma omp single nowait
-        for (uint64_t k = 0; k < n; k++) {
+    for (uint64_t c0 = 0; c0 < n; c0 += SLAB) {
+        const uint64_t c1 = c0 + SLAB < n ? c0 + SLAB : n;
+#pragma omp for schedule(static)
+        for (uint64_t k = c0; k < c1; k++) {
             const uint64_t i = fk_halo_order_at(o, f + k);
-            double d[3], u[3], m = in->mass[i];
+            double d[3], u[3], m = in->mass[i], *t = terms + 3 * (k - c0);
             about(in, fr, i, a, c, d, u);
-            J[0] += m * (d[1] * u[2] - d[2] * u[1]);
-            J[1] += m * (d[2] * u[0] - d[0] * u[2]);
-            J[2] += m * (d[0] * u[1] - d[1] * u[0]);
+            t[0] = m * (d[1] * u[2] - d[2] * u[1]);
+            t[1] = m * (d[2] * u[0] - d[0] * u[2]);
+            t[2] = m * (d[0] * u[1] - d[1] * u[0]);
+            sh[k] = (shell){d[0] * d[0] + d[1] * d[1] + d[2] * d[2], m};
         }
-#pragma omp for schedule(dynamic, 4096)
-        for (uint64_t k = 0; k < n; k++) {
-            const uint64_t i = fk_halo_order_at(o, f + k);
-            double d[3], u[3];
-            about(in, fr, i, a, c, d, u);
-            sh[k] = (shell){d[0] * d[0] + d[1] * d[1] + d[2] * d[2], (double)in->mass[i]};
-        }
+#pragma omp single
+        for (uint64_t k = c0; k < c1; k++)
+            for (int e = 0; e < 3; e++) J[e] += terms[3 * (k - c0) + e];
     }
     fk_shells_sort_stable_par(sh, n, tmp);
     radial(sh, n, J, G, a);
