@@ -316,10 +316,11 @@ void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng
     fputc('\n', f);
 }
 
-void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char sep)
+/* Rows [g0, g1) into f. */
+static void format_rows(FILE *f, const options *o, const fk_halo *h, uint64_t g0, uint64_t g1, char sep)
 {
     char buf[64];
-    for (uint64_t g = 0; g < ng; g++) {
+    for (uint64_t g = g0; g < g1; g++) {
         int first = 1;
         for (size_t k = 0; k < fk_halo_ncolumns; k++) {
             if (!shown(o, &fk_halo_columns[k])) continue;
@@ -329,6 +330,30 @@ void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char s
             first = 0;
         }
         fputc('\n', f);
+    }
+}
+
+/* The rows formatted on every core, a block at a time, and written in order
+ * (a block that finds no memory is formatted in its turn). */
+void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char sep)
+{
+    enum { BLOCK = 1024 };
+#pragma omp parallel for ordered schedule(static, 1)
+    for (uint64_t g0 = 0; g0 < ng; g0 += BLOCK) {
+        const uint64_t g1 = g0 + BLOCK < ng ? g0 + BLOCK : ng;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&text, &len);
+        if (m) format_rows(m, o, h, g0, g1, sep);
+        if (m && fclose(m) != 0) m = NULL, free(text), text = NULL;
+#pragma omp ordered
+        {
+            if (m)
+                fwrite(text, 1, len, f);
+            else
+                format_rows(f, o, h, g0, g1, sep);
+        }
+        free(text);
     }
 }
 
