@@ -8,14 +8,13 @@
 #include <omp.h>
 #endif
 
+#include "benchclock.h"
 #include "bigmem.h"
 #include "clock.h"
 #include "filter.h"
 #include "halostats.h"
 #include "prog.h"
 #include "snap.h"
-
-#include <time.h>
 
 static void help(void)
 {
@@ -73,14 +72,6 @@ static void load(const char *path, data *d)
     fk_input_close(f);
 }
 
-/* The process's CPU time, every thread's. */
-static double cpu_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* A pass's best wall and CPU times over the runs. */
 typedef struct timing {
     double wall, cpu, w0, c0;
@@ -96,18 +87,6 @@ static void stop(timing *t)
     double w = fk_now() - t->w0, c = cpu_now() - t->c0;
     if (w < t->wall) t->wall = w;
     if (c < t->cpu) t->cpu = c;
-}
-
-/* The 1-minute load average, or -1. */
-static double loadavg(void)
-{
-    double l = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &l) != 1) l = -1;
-        fclose(f);
-    }
-    return l;
 }
 
 /* The floor of a pass that moves bytes: the best of repeat copies of bytes / 2 on every core. */

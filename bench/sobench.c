@@ -8,21 +8,12 @@
 #include <omp.h>
 #endif
 
+#include "benchclock.h"
 #include "filter.h"
 #include "prog.h"
 #include "snap.h"
 #include "so.h"
 #include "so_profile.h"
-
-#include <time.h>
-
-/* The process's CPU time, every thread's: steadier than wall time on a loaded machine. */
-static double cpu_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static void help(void)
 {
@@ -53,18 +44,6 @@ static void load(const char *path, fk_snap *snap, float **pos, float **mass)
     *pos = want[W_POS].data[0], *mass = want[W_MASS].data[0];
     fk_filter_free(&fl);
     fk_input_close(f);
-}
-
-/* The 1-minute load average, or -1. */
-static double loadavg(void)
-{
-    double l = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &l) != 1) l = -1;
-        fclose(f);
-    }
-    return l;
 }
 
 /* The level-0 rows' xc, yc, zc and rc_max of a halostats text catalogue. */

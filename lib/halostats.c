@@ -234,6 +234,34 @@ static uint64_t weigh(const fk_halo_input *in, const fk_halo_order *o, uint64_t 
     return bad;
 }
 
+/* The centre of mass and the mean velocity from their weighted sums rel
+ * (about the reference member) and v, divided by W there. */
+static void set_means(const fk_halo_input *in, uint64_t ref, double W, double rel[3], double v[3], fk_halo *a)
+{
+    for (int q = 0; q < 3; q++) {
+        rel[q] /= W;
+        v[q] /= W;
+        a->v[q] = v[q];
+        a->x[q] = wrap(in, (double)in->pos[3 * ref + q] + rel[q]);
+    }
+}
+
+/* Member i's squared distance from the centre of mass (rel, about ref) into
+ * *r2; its squared speed about the mean velocity v returned. */
+static inline double spread_of(frame fr, const float *vel, uint64_t i, uint64_t ref, const double rel[3],
+                               const double v[3], double *r2)
+{
+    double d2 = 0, v2 = 0;
+    for (int q = 0; q < 3; q++) {
+        double d = offset(fr, i, ref, q) - rel[q];
+        double u = (double)vel[3 * i + q] - v[q];
+        d2 += d * d;
+        v2 += u * u;
+    }
+    *r2 = d2;
+    return v2;
+}
+
 /* Passes 2 and 3 over group g's members, in stream order: the centre of mass
  * and the mean velocity, then the dispersion about the latter and the
  * largest distance from the former. Weights: the masses, or 1 each for a
@@ -254,22 +282,11 @@ static void moments(const fk_halo_input *in, const fk_halo_order *o, uint64_t g,
         }
     }
     const double W = total_weight(a);
-    for (int q = 0; q < 3; q++) {
-        rel[q] /= W;
-        v[q] /= W;
-        a->v[q] = v[q];
-        a->x[q] = wrap(in, (double)fr.pos[3 * ref + q] + rel[q]);
-    }
+    set_means(in, ref, W, rel, v, a);
     double s2 = 0, r2max = 0;
     for (uint64_t k = f; k < e; k++) {
         const uint64_t i = fk_halo_order_at(o, k);
-        double r2 = 0, v2 = 0;
-        for (int q = 0; q < 3; q++) {
-            double d = offset(fr, i, ref, q) - rel[q];
-            double u = (double)vel[3 * i + q] - v[q];
-            r2 += d * d;
-            v2 += u * u;
-        }
+        double r2, v2 = spread_of(fr, vel, i, ref, rel, v, &r2);
         s2 += (unit ? 1.0 : (double)mass[i]) * v2;
         if (r2 > r2max) r2max = r2;
     }
@@ -351,24 +368,13 @@ static void moments_all(const fk_halo_input *in, const fk_halo_order *o, uint64_
                 for (int q = 0; q < 3; q++) rel[q] += buf[6 * (k - c0) + q], v[q] += buf[6 * (k - c0) + 3 + q];
         }
 #pragma omp single
-        for (int q = 0; q < 3; q++) {
-            rel[q] /= W;
-            v[q] /= W;
-            a->v[q] = v[q];
-            a->x[q] = wrap(in, (double)fr.pos[3 * ref + q] + rel[q]);
-        }
+        set_means(in, ref, W, rel, v, a);
         for (uint64_t c0 = f; c0 < e; c0 += SLAB) {
             const uint64_t c1 = c0 + SLAB < e ? c0 + SLAB : e;
 #pragma omp for schedule(static) reduction(max : r2max)
             for (uint64_t k = c0; k < c1; k++) {
                 const uint64_t i = fk_halo_order_at(o, k);
-                double r2 = 0, v2 = 0;
-                for (int q = 0; q < 3; q++) {
-                    double d = offset(fr, i, ref, q) - rel[q];
-                    double u = (double)vel[3 * i + q] - v[q];
-                    r2 += d * d;
-                    v2 += u * u;
-                }
+                double r2, v2 = spread_of(fr, vel, i, ref, rel, v, &r2);
                 buf[k - c0] = (unit ? 1.0 : (double)mass[i]) * v2;
                 if (r2 > r2max) r2max = r2;
             }
