@@ -294,9 +294,11 @@ static void moments(const fk_halo_input *in, const fk_halo_order *o, uint64_t g,
     a->rmax = sqrt(r2max);
 }
 
-/* The members of a slab of a large group: the terms its threads make (48
- * bytes a member) stay in cache for the one thread that adds them up. */
-#define SLAB 16384
+/* The most members of a slab of a large group, whose terms (48 bytes a
+ * member) its threads make and one thread then adds up: few slabs, so few
+ * barriers (a thread that waits its turn for a core, on a loaded machine,
+ * holds up every barrier), in 48 MiB. */
+#define SLAB (UINT64_C(1) << 20)
 
 /* weigh on every thread, for a group too large for one: the checks and the
  * reference member (the lowest ID, the first in member order among equals)
@@ -312,7 +314,7 @@ static uint64_t weigh_all(const fk_halo_input *in, const fk_halo_order *o, uint6
 #pragma omp single nowait
         for (uint64_t k = f; k < e; k++) sum += mass[fk_halo_order_at(o, k)];
         uint64_t my_bad = UINT64_MAX, my_id = UINT64_MAX, my_at = UINT64_MAX;
-#pragma omp for schedule(dynamic, SLAB) nowait
+#pragma omp for schedule(dynamic, 65536) nowait
         for (uint64_t k = f; k < e; k++) {
             const uint64_t i = fk_halo_order_at(o, k);
             const float m = mass[i];
@@ -339,9 +341,10 @@ static uint64_t weigh_all(const fk_halo_input *in, const fk_halo_order *o, uint6
 /* moments on every thread, for a group too large for one: slab by slab,
  * the threads make each member's terms (w d and w v; then w |v - <v>|^2 and
  * |d - <d>|^2) and one thread adds them in member order, the same sums;
- * the largest distance is a maximum, taken on every thread. buf: 6 x SLAB
+ * the largest distance is a maximum, taken on every thread. buf: 6 x slab
  * doubles. */
-static void moments_all(const fk_halo_input *in, const fk_halo_order *o, uint64_t g, fk_halo *a, double *buf)
+static void moments_all(const fk_halo_input *in, const fk_halo_order *o, uint64_t g, fk_halo *a, double *buf,
+                        uint64_t slab)
 {
     const frame fr = frame_of(in);
     const float *vel = in->vel, *mass = in->mass;
@@ -351,8 +354,8 @@ static void moments_all(const fk_halo_input *in, const fk_halo_order *o, uint64_
     double rel[3] = {0, 0, 0}, v[3] = {0, 0, 0}, s2 = 0, r2max = 0;
 #pragma omp parallel
     {
-        for (uint64_t c0 = f; c0 < e; c0 += SLAB) {
-            const uint64_t c1 = c0 + SLAB < e ? c0 + SLAB : e;
+        for (uint64_t c0 = f; c0 < e; c0 += slab) {
+            const uint64_t c1 = c0 + slab < e ? c0 + slab : e;
 #pragma omp for schedule(static)
             for (uint64_t k = c0; k < c1; k++) {
                 const uint64_t i = fk_halo_order_at(o, k);
@@ -369,8 +372,8 @@ static void moments_all(const fk_halo_input *in, const fk_halo_order *o, uint64_
         }
 #pragma omp single
         set_means(in, ref, W, rel, v, a);
-        for (uint64_t c0 = f; c0 < e; c0 += SLAB) {
-            const uint64_t c1 = c0 + SLAB < e ? c0 + SLAB : e;
+        for (uint64_t c0 = f; c0 < e; c0 += slab) {
+            const uint64_t c1 = c0 + slab < e ? c0 + slab : e;
 #pragma omp for schedule(static) reduction(max : r2max)
             for (uint64_t k = c0; k < c1; k++) {
                 const uint64_t i = fk_halo_order_at(o, k);
@@ -430,13 +433,15 @@ int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *o
      * another, each on every thread (no scratch here: only a group that
      * would hold up the others is worth the slabs' hand-overs) */
     uint64_t nbig = 0;
-    double *buf = malloc(6 * SLAB * sizeof *buf);
+    const uint64_t slab = ng && o->first[ord[0] + 1] - o->first[ord[0]] < SLAB ? o->first[ord[0] + 1] - o->first[ord[0]]
+                                                                               : SLAB;
+    double *buf = malloc(6 * (slab ? slab : 1) * sizeof *buf);
     while (buf && nbig < ng && o->first[ord[nbig] + 1] - o->first[ord[nbig]] > alone) {
         fk_halo *a = &halos[ord[nbig]];
         *a = (fk_halo){.id = ord[nbig] + 1, .minid = UINT64_MAX};
         const uint64_t b = weigh_all(in, o, ord[nbig], a);
         if (b < bad) bad = b;
-        if (b == UINT64_MAX) moments_all(in, o, ord[nbig], a, buf);
+        if (b == UINT64_MAX) moments_all(in, o, ord[nbig], a, buf, slab);
         nbig++;
     }
     free(buf);
@@ -687,18 +692,17 @@ static void profile(const fk_halo_input *in, frame fr, const fk_halo_order *o, u
     radial(sh, n, J, G, a);
 }
 
-/* profile on every thread, for a group too large for one (more than
- * 3 SLAB / 2 members): slab by slab, the radii and the terms of J on all
- * threads, the terms added in member order by one (the same sums); the sort
- * on all threads. */
+/* profile on every thread, for a group too large for one: in two slabs,
+ * the radii and the terms of J on all threads, the terms added in member
+ * order by one (the same sums); the sort on all threads. */
 static void profile_all(const fk_halo_input *in, frame fr, const fk_halo_order *o, uint64_t g, const double c[3],
                         double G, fk_halo *a, shell *sh, shell *tmp)
 {
-    const uint64_t f = o->first[g], n = a->n;
+    const uint64_t f = o->first[g], n = a->n, slab = 2 * n / 3; /* 3 doubles a member in the 2 of tmp */
     double J[3] = {0, 0, 0}, *terms = (double *)tmp; /* a slab's terms of J: tmp is free until the sort */
 #pragma omp parallel
-    for (uint64_t c0 = 0; c0 < n; c0 += SLAB) {
-        const uint64_t c1 = c0 + SLAB < n ? c0 + SLAB : n;
+    for (uint64_t c0 = 0; c0 < n; c0 += slab) {
+        const uint64_t c1 = c0 + slab < n ? c0 + slab : n;
 #pragma omp for schedule(static)
         for (uint64_t k = c0; k < c1; k++) {
             const uint64_t i = fk_halo_order_at(o, f + k);
