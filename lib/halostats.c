@@ -492,29 +492,30 @@ static double seconds(void)
 }
 
 /* A batch of groups for the potentials, [g0, g1): its members as
- * potential.h takes them (32 bytes each, 40 with phi), first[0..g1-g0]
- * their groups' offsets. */
+ * potential.h takes them (32 bytes each, 40 with phi; x, y, z, m one block
+ * of room for cap members, the radii's scratch while the batch is idle),
+ * first[0..g1-g0] their groups' offsets. */
 typedef struct batch {
-    uint64_t g0, g1;
+    uint64_t g0, g1, cap;
     uint64_t *first;
     double *x, *y, *z, *m, *phi;
 } batch;
 
 static void batch_free(batch *b)
 {
-    free(b->first), free(b->x), free(b->y), free(b->z), free(b->m), free(b->phi);
+    free(b->first), free(b->x), free(b->phi);
 }
 
 /* Room for cap members of up to ng groups; FK_ENOMEM. */
 static int batch_alloc(batch *b, uint64_t cap, uint64_t ng, int phi, fk_error *err)
 {
     const size_t c = cap ? cap : 1;
-    *b = (batch){0};
+    *b = (batch){.cap = cap};
     b->first = malloc((ng + 1) * sizeof *b->first);
-    b->x = malloc(c * sizeof *b->x), b->y = malloc(c * sizeof *b->y);
-    b->z = malloc(c * sizeof *b->z), b->m = malloc(c * sizeof *b->m);
+    b->x = malloc(4 * c * sizeof *b->x);
     b->phi = phi ? malloc(c * sizeof *b->phi) : NULL;
-    if (b->first && b->x && b->y && b->z && b->m && (!phi || b->phi)) return FK_OK;
+    b->y = b->x + c, b->z = b->y + c, b->m = b->z + c;
+    if (b->first && b->x && (!phi || b->phi)) return FK_OK;
     batch_free(b);
     return fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " members", cap);
 }
@@ -725,17 +726,20 @@ static void profile_all(const fk_halo_input *in, frame fr, const fk_halo_order *
  * (largest first): those of more than alone_above members one after
  * another, each on every thread, then the others in parallel. */
 static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint64_t *ord, uint64_t count,
-                    fk_centre centre, const fk_pot_min *min, double G, fk_halo *halos, fk_error *err)
+                    fk_centre centre, const fk_pot_min *min, double G, fk_halo *halos, const batch *idle,
+                    fk_error *err)
 {
     const uint64_t alone = alone_above(o);
     const frame fr = frame_of(in);
     uint64_t nbig = 0, nlarge = count_large(o, ord, count);
     while (nbig < count && halos[ord[nbig]].n > alone) nbig++;
     if (nbig) {
+        /* the radii of the largest in an idle batch's room when it holds them */
         const uint64_t n = halos[ord[0]].n;
-        shell *sh = malloc(n * sizeof *sh), *tmp = malloc(n * sizeof *tmp);
+        const int own = !idle || idle->cap < n;
+        shell *sh = own ? malloc(n * sizeof *sh) : (shell *)idle->x, *tmp = own ? malloc(n * sizeof *tmp) : sh + n;
         if (!sh || !tmp) {
-            free(sh), free(tmp);
+            if (own) free(sh), free(tmp);
             return fk_fail(err, FK_ENOMEM, "out of memory for the radii of %" PRIu64 " members", n);
         }
         for (uint64_t j = 0; j < nbig; j++) {
@@ -743,20 +747,28 @@ static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint6
             centre_of(in, fr, o, ord[j], centre, min ? &min[ord[j]] : NULL, &halos[ord[j]], c);
             profile_all(in, fr, o, ord[j], c, G, &halos[ord[j]], sh, tmp);
         }
-        free(sh), free(tmp);
+        if (own) free(sh), free(tmp);
     }
     uint64_t failed = 0; /* the most members a thread found no memory for */
 #pragma omp parallel reduction(max : failed)
     {
-        /* Each thread's radii grow to the largest group it meets. */
-        shell *sh = NULL, *tmp = NULL;
-        uint64_t cap = 0;
+        /* Each thread's radii in its slice of the idle batch's room, or
+         * grown to the largest group it meets. */
+        int t = 0, nt = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num(), nt = omp_get_num_threads();
+#endif
+        const uint64_t slice = idle && idle->x ? idle->cap / (uint64_t)nt : 0;
+        shell *room = slice ? (shell *)idle->x + 2 * slice * (uint64_t)t : NULL;
+        shell *sh = room, *tmp = room ? room + slice : NULL;
+        uint64_t cap = slice;
+        int owned = 0;
 #pragma omp for schedule(dynamic, 1) nowait
         for (uint64_t j = nbig; j < nlarge; j++) {
             fk_halo *a = &halos[ord[j]];
             if (a->n > cap) {
-                free(sh), free(tmp);
-                sh = malloc(a->n * sizeof *sh), tmp = malloc(a->n * sizeof *tmp);
+                if (owned) free(sh), free(tmp);
+                sh = malloc(a->n * sizeof *sh), tmp = malloc(a->n * sizeof *tmp), owned = 1;
                 cap = sh && tmp ? a->n : 0;
             }
             if (!cap) {
@@ -775,19 +787,20 @@ static int profiles(const fk_halo_input *in, const fk_halo_order *o, const uint6
             centre_of(in, fr, o, ord[j], centre, min ? &min[ord[j]] : NULL, a, c);
             profile(in, fr, o, ord[j], c, G, a, small_sh, small_tmp);
         }
-        free(sh), free(tmp);
+        if (owned) free(sh), free(tmp);
     }
     if (failed) return fk_fail(err, FK_ENOMEM, "out of memory for the radii of %" PRIu64 " members", failed);
     return FK_OK;
 }
 
-/* profiles of the groups of batch b, largest first. */
+/* profiles of the groups of batch b, largest first, in idle's room (when
+ * not NULL: a batch whose doubles are no longer needed). */
 static int batch_profiles(const fk_halo_input *in, const fk_halo_order *o, const batch *b, fk_centre centre,
-                          const fk_pot_min *min, double G, fk_halo *halos, fk_error *err)
+                          const fk_pot_min *min, double G, fk_halo *halos, const batch *idle, fk_error *err)
 {
     uint64_t *ord = largest_first(o->first, b->g0, b->g1);
     if (!ord) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", b->g1 - b->g0);
-    int st = profiles(in, o, ord, b->g1 - b->g0, centre, min, G, halos, err);
+    int st = profiles(in, o, ord, b->g1 - b->g0, centre, min, G, halos, idle, err);
     free(ord);
     return st;
 }
@@ -809,8 +822,8 @@ static int centres_cpu(const fk_halo_input *in, const fk_halo_order *o, const fk
     }
     if (st == FK_OK) {
         const double t0 = seconds();
-        b.g0 = 0, b.g1 = o->ng;
-        st = batch_profiles(in, o, &b, FK_CENTRE_MBP, min, pot->G, halos, err);
+        const batch all = {.g0 = 0, .g1 = o->ng};
+        st = batch_profiles(in, o, &all, FK_CENTRE_MBP, min, pot->G, halos, &b, err);
         tm->profile += seconds() - t0;
     }
     batch_free(&b);
@@ -819,7 +832,8 @@ static int centres_cpu(const fk_halo_input *in, const fk_halo_order *o, const fk
 
 /* The potential minima through a device's minima, on a thread of its own,
  * one batch after another: while it works on batch k, the other threads
- * make batch k + 1's doubles and the profiles of batch k - 1. */
+ * make the profiles of batch k - 1 (their radii in its idle room), then
+ * batch k + 1's doubles there. */
 static int centres_device(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot,
                           fk_pot_minima_fn minima, fk_halo *halos, double *phi, fk_pot_min *min, fk_halo_timing *tm,
                           fk_error *err)
@@ -837,14 +851,14 @@ static int centres_device(const fk_halo_input *in, const fk_halo_order *o, const
         const int apart = pthread_create(&th, NULL, call_minima, &c) == 0;
         if (!apart) call_minima(&c);
         const int more = b->g1 < o->ng;
-        if (more) batch_make(in, o, halos, b->g1, batch_end(o, b->g1, cap), next, &tm->gather);
         int pst = FK_OK;
         fk_error perr = {0};
-        if (done.g1 > done.g0) {
+        if (done.g1 > done.g0) { /* done's doubles, in next, are no longer needed: its room holds the radii */
             const double t0 = seconds();
-            pst = batch_profiles(in, o, &done, FK_CENTRE_MBP, min, pot->G, halos, &perr);
+            pst = batch_profiles(in, o, &done, FK_CENTRE_MBP, min, pot->G, halos, next->x ? next : NULL, &perr);
             tm->profile += seconds() - t0;
         }
+        if (more) batch_make(in, o, halos, b->g1, batch_end(o, b->g1, cap), next, &tm->gather);
         if (apart) pthread_join(th, NULL);
         tm->potential += c.secs;
         if (c.st != FK_OK) st = c.st, *err = c.err;
@@ -855,7 +869,7 @@ static int centres_device(const fk_halo_input *in, const fk_halo_order *o, const
     }
     if (st == FK_OK && done.g1 > done.g0) {
         const double t0 = seconds();
-        st = batch_profiles(in, o, &done, FK_CENTRE_MBP, min, pot->G, halos, err);
+        st = batch_profiles(in, o, &done, FK_CENTRE_MBP, min, pot->G, halos, &buf[0], err); /* both idle now */
         tm->profile += seconds() - t0;
     }
     batch_free(&buf[0]), batch_free(&buf[1]);
@@ -897,7 +911,7 @@ int fk_halostats_centres_members(const fk_halo_input *in, const fk_halo_order *o
     if (centre == FK_CENTRE_COM) {
         const double t0 = seconds();
         batch all = {.g0 = 0, .g1 = ng};
-        st = batch_profiles(in, o, &all, centre, NULL, pot->G, halos, err);
+        st = batch_profiles(in, o, &all, centre, NULL, pot->G, halos, NULL, err);
         tm.profile = seconds() - t0;
     } else {
         fk_pot_min *min = malloc((ng ? ng : 1) * sizeof *min);
