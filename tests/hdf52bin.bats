@@ -33,6 +33,12 @@ load snap_helpers
     cmp d1.bin d2.bin
     grep -qx 'n 32768' <(chunk d1.bin SNAP)
     [ "$(chunk d1.bin ID | head -1)" = 32768 ] # IDs count every type: the dark matter follows the gas
+    # PID: the snapshot's own ParticleIDs, in the stream's order (PartType0's first three are 2375 295 294,
+    # PartType1's first 34119); every one of 1 to 65536 once
+    [ "$(chunk all.bin PID | head -3 | tr '\n' ' ')" = "2375 295 294 " ]
+    [ "$(chunk d1.bin PID | head -1)" = 34119 ]
+    [ "$(chunk all.bin PID | sort -n | uniq | sed -n '1p;$p' | tr '\n' ' ')" = "1 65536 " ]
+    [ "$(chunk all.bin PID | sort -u | wc -l)" -eq 65536 ]
 }
 
 @test "hdf52bin: the dark matter's partition at b = 0.2 equals the brute-force reference, particle for particle" {
