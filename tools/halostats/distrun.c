@@ -227,7 +227,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     double t_read = prog_now() - t0;
 
     fk_dhalos_in din = {.n = snap.n, .pos = want[W_POS].data[0], .vel = want[W_VEL].data[0],
-                        .mass = want[W_MASS].data[0], .ids = ids, .periodic = snap.periodic, .box = snap.box,
+                        .mass = want[W_MASS].data[0], .ids = ids, .periodic = in.snap.periodic, .box = snap.box,
                         .origin = snap.origin, .nlevels = in.nlevels, .name = name};
     for (int k = 0; k < in.nlevels && k < FK_LEVELS_MAX; k++) {
         din.gid[k] = want[W_GIDL].data[k];
