@@ -13,11 +13,12 @@ from .stream import (
     MAGIC,
     VERSION,
     Chunk,
+    ChunkMissing,
     Stream,
     StreamError,
     open,
 )
 
 __version__ = "0.1.0"
-__all__ = ["ALIGN", "FLAG_PARTICLE", "FLAG_TEXT", "FLAG_ZLIB", "MAGIC", "VERSION", "Chunk", "Stream", "StreamError",
-           "open"]
+__all__ = ["ALIGN", "FLAG_PARTICLE", "FLAG_TEXT", "FLAG_ZLIB", "MAGIC", "VERSION", "Chunk", "ChunkMissing", "Stream",
+           "StreamError", "open"]

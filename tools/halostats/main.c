@@ -386,6 +386,12 @@ static void write_hcol(fk_writer *w, const input *in, const options *o)
     fk_kv_str(&kv, "mass_name", o->units.mass_name);
     fk_kv_str(&kv, "velocity_name", o->units.velocity_name);
     hs_masses_kv(&kv, &o->m);
+    /* the columns that hold whole numbers (ids, counts; -1 for none), for readers' types */
+    char ints[256] = "";
+    for (size_t k = 0; k < fk_halo_ncolumns; k++)
+        if (shown(o, &fk_halo_columns[k]) && fk_halo_columns[k].type == FK_HCOL_U64)
+            snprintf(ints + strlen(ints), sizeof ints - strlen(ints), "%s%s", ints[0] ? " " : "", fk_halo_columns[k].name);
+    fk_kv_str(&kv, "integer_columns", ints);
     size_t col = 0;
     for (size_t k = 0; k < fk_halo_ncolumns; k++) {
         const fk_halo_column *c = &fk_halo_columns[k];
