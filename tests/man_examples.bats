@@ -89,8 +89,14 @@ EOF
 }
 
 @test "foflink(1) examples run" {
+    local data=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
+    [ -f "$data/test4-zoom.std" ] || skip "no $data/test4-zoom.std"
+    cp "$data/test4-zoom.std" zoom.std
     run_examples man1/foflink.1
     [ -s linked.fof ] && [ -s isolated.txt ] && [ -s brute.txt ] && [ -s cpu.txt ]
+    # the zoom example's numbers, as its prose says
+    [ "$(grep -v '^#' zoom.txt | head -n 1 | cut -d ' ' -f 4)" = 16242 ]
+    [ "$(grep -v '^#' zoom-all.txt | head -n 1 | cut -d ' ' -f 4)" = 44626 ]
 }
 
 @test "fofdump(1) examples run" {

@@ -85,6 +85,17 @@ void prog_info(const char *fmt, ...)
     va_end(ap);
 }
 
+void prog_hint(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    prog_progress_clear();
+    fprintf(stderr, "%s: hint: %s\n", prog_name, msg);
+}
+
 void prog_progress_clear(void)
 {
     if (!progress_shown) return;

@@ -15,6 +15,8 @@
 #include "linkrun.h"
 #include "linkspec.h"
 #include "phase.h"
+#include "spacing.h"
+#include "spacingopt.h"
 
 static int rank, size;
 
@@ -84,7 +86,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     fk_output *fo = NULL;
     fk_filter f;
     memset(&f, 0, sizeof f);
-    enum { W_SINK, W_LINK, W_GMIN, W_POS, W_ID, W_VEL, NW }; /* VEL last: read for 6D only */
+    enum { W_SINK, W_LINK, W_GMIN, W_POS, W_ID, W_MASS, W_TYPE, W_VEL, NW }; /* VEL last: read for 6D only */
     fk_want want[NW] = {
         [W_SINK] = {"SINK", FK_W_REFUSE, .hint = "is linked already"},
         [W_LINK] = {"LINK", FK_W_REFUSE, .hint = "is linked already"},
@@ -92,8 +94,13 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         [W_POS] = {"POS", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3},
         [W_ID] = {"ID", FK_W_PARTICLE | FK_W_ID | FK_W_PASS | FK_W_REQUIRED, NULL, 1,
                   "a distributed run labels groups by ID"},
+        [W_MASS] = {"MASS", FK_W_PARTICLE | FK_W_PASS, "<f4", 1},
+        [W_TYPE] = {"TYPE", FK_W_PARTICLE | FK_W_PASS, "|u1", 1},
         [W_VEL] = {"VEL", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3, "6D linking needs the velocities"},
     };
+    /* MASS and TYPE for -b's mean spacing only: otherwise a tag no chunk has */
+    if (o->have_l || !spacing_needs_mass(&o->spacing)) want[W_MASS].tag = "";
+    if (o->have_l || !spacing_needs_type(&o->spacing)) want[W_TYPE].tag = "";
     const int sixd = o->npsi > 0, nw = sixd ? NW : NW - 1;
     int st = fk_input_open(&in, inname, 1, std->force, &err);
     if (!st) st = fk_output_open(&fo, outname, 1, std->force, &err);
@@ -123,9 +130,25 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     if (blo != bhi || plo != phi)
         all_die(EXIT_DATA, "the ranks' streams disagree on the box (%g to %g) or its periodicity: they are not slices of one snapshot",
                 blo, bhi);
+    /* -b's mean spacing from every rank's particles: their exact per-type sums added
+     * (spacing.h), so that any number of ranks links at one process's length */
+    fk_link_meta par = {o->have_l ? NULL : o->b, NULL, 0, 0, 0, NULL};
+    double neff = 0;
+    if (!o->have_l) {
+        fk_spacing_sums sums;
+        st = fk_spacing_sum(want[W_MASS].data[0], want[W_TYPE].data[0], snap.n, &sums, name, &err);
+        check(st, &err);
+        fk_dist_sum(sums.n, 3);
+        fk_dist_sum(&sums.sig[0][0], 3 * FK_SPACING_NEXP);
+        fk_dist_min(sums.min_bits, 3);
+        fk_dist_max(sums.max_bits, 3);
+        if (fk_spacing_neff(&o->spacing, &sums, &neff, &err)) all_die(EXIT_DATA, "%s", err.msg);
+        /* every rank's LINK record names the spacing; rank 0 alone gives the hint */
+        spacing_report(&o->spacing, o->have_spacing || rank != 0, &sums, neff, snap.box, o->b[0], &par);
+    }
     fk_linkopts lo[FK_LEVELS_MAX];
     fk_linkspec spec = {o->b, o->l, o->psi, o->nlevels, o->have_l, o->npsi, 0, o->no_periodic, (int)o->threads};
-    if (fk_linkspec_levels(&spec, &snap, ntotal, NULL, name, lo, NULL, NULL, &err)) all_die(EXIT_USAGE, "%s", err.msg);
+    if (fk_linkspec_levels(&spec, &snap, neff, NULL, name, lo, NULL, NULL, &err)) all_die(EXIT_USAGE, "%s", err.msg);
     if (rank == 0) {
         prog_info("linking %" PRIu64 " particles on %d ranks with l = %.9g (%s box %g)", ntotal, size, lo[0].l,
                   lo[0].periodic ? "periodic" : "isolated", snap.box);
@@ -194,7 +217,6 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     fk_link_job job = {ntotal, NULL, NULL, &tree, lo, o->nlevels, o->brute, din.gpu};
     fk_link_report lrep = rep.link;
     for (int k = 0; k < o->nlevels; k++) lrep.stats[k].groups = rep.groups[k];
-    fk_link_meta par = {o->have_l ? NULL : o->b, NULL, 0};
     char *linktext = NULL, *full = NULL;
     st = fk_link_record(&job, &par, &lrep, &linktext, &err);
     if (!st) {
