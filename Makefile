@@ -88,7 +88,13 @@ endif
 .PHONY: all help deps config test check-c check-bats demo bench gpucheck install uninstall clean fuzz check-asan
 .DEFAULT_GOAL := all
 
-all: $(BINS) $(CTESTS) $(CHELP) $(BENCHES) ## build every program (and the test and benchmark programs)
+all: $(BINS) $(B)/bin/fofgroups $(CTESTS) $(CHELP) $(BENCHES) ## build every program (and the test and benchmark programs)
+
+# The grouping stage is groups, and fofgroups too: coreutils has a groups of its own (groups(1),
+# README's Install). INSTALL_GROUPS=0 installs it as fofgroups only.
+INSTALL_GROUPS ?= 1
+$(B)/bin/fofgroups: $(B)/bin/groups
+	$(Q)ln -sf groups $@
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -204,14 +210,18 @@ bench: all ## time every stage on mock universes; writes bench/RESULTS.md
 gpucheck: all ## on a GPU machine: GPU tests, CPU-GPU identity, compute-sanitizer; one-screen summary
 	$(Q)scripts/gpucheck
 
-install: $(BINS) ## install the programs and man pages under PREFIX (default /usr/local)
+install: $(BINS) ## install the programs and man pages under PREFIX (default /usr/local; INSTALL_GROUPS=0: groups as fofgroups only)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
-	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin
-	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(filter-out %/groups,$(BINS)) $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(B)/bin/groups $(DESTDIR)$(PREFIX)/bin/fofgroups
+	$(if $(filter 0,$(INSTALL_GROUPS)),,ln -sf fofgroups $(DESTDIR)$(PREFIX)/bin/groups)
+	install -m 644 $(filter-out %/groups.1,$(MAN1)) $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 man/man1/groups.1 $(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1
+	$(if $(filter 0,$(INSTALL_GROUPS)),,ln -sf fofgroups.1 $(DESTDIR)$(PREFIX)/share/man/man1/groups.1)
 	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5
 
 uninstall: ## remove what install put in place
-	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/%)
+	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/fofgroups $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1 $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/%)
 
 clean: ## remove the build
 	rm -rf $(B)

@@ -106,7 +106,7 @@ EOF
 
 @test "groups(1) examples run" {
     run_examples man1/groups.1
-    [ -s snap.grps ] && [ -s snap.grp ] && [ -s dark.grp ]
+    [ -s snap.grps ] && [ -s snap.grp ] && [ -s dark.grp ] && [ -s halos-fof.txt ]
 }
 
 @test "halostats(1) examples run" {
