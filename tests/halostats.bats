@@ -582,3 +582,13 @@ awk_centres() {
         [ ! -e gpu.txt ]
     done
 }
+
+@test "a stream linked with foflink --no-periodic: the header says the groups were linked and measured isolated" {
+    command -v mkuniverse && command -v foflink || skip "upstream programs not built"
+    mkuniverse -n 5000 -s 11 -o u.std
+    tipsy2bin u.std | kdbuild -o t.fof
+    foflink --no-periodic -b 0.2 t.fof | groups -m 10 | halostats --centre=com >iso.txt
+    grep -qx "# box 1 origin -0.5 periodic 0 (the stream's length unit): the snapshot's box is periodic, but foflink --no-periodic linked it with isolated boundaries, and so are the groups measured" iso.txt
+    foflink -b 0.2 t.fof | groups -m 10 | halostats --centre=com >per.txt
+    grep -qx "# box 1 origin -0.5 periodic 1 (the stream's length unit)" per.txt
+}
