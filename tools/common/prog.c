@@ -85,15 +85,12 @@ void prog_info(const char *fmt, ...)
     va_end(ap);
 }
 
-void prog_hint(const char *fmt, ...)
+void prog_note(const char *fmt, ...)
 {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vmessage(fmt, ap);
     va_end(ap);
-    prog_progress_clear();
-    fprintf(stderr, "%s: hint: %s\n", prog_name, msg);
 }
 
 void prog_progress_clear(void)

@@ -39,9 +39,9 @@ _Noreturn void prog_usage(const char *fmt, ...) __attribute__((format(printf, 1,
 /* "name: message" on stderr when -v was given. */
 void prog_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* "name: hint: message" on stderr, -v or not: for an input whose result
- * may surprise (a zoom-in snapshot's masses). */
-void prog_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "name: message" on stderr, -v or not: what a user should know although
+ * nothing failed (said once). */
+void prog_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Progress on a terminal: when stderr is one, -v was not given and the
  * program has run for a second (FOFKIT_PROGRESS=0 never, =always from the

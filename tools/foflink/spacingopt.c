@@ -31,7 +31,7 @@ void spacing_report(const fk_spacing_spec *spec, int given, const fk_spacing_sum
     double spread = fk_spacing_spread(s, &t);
     if (given || !(spread > 2)) return;
     const double all = box / cbrt((double)(n ? n : 1));
-    prog_hint("the %s particles' masses span a factor of %.4g (a zoom-in snapshot?): -b %g is a fraction of the "
+    prog_note("hint: the %s particles' masses span a factor of %.4g (a zoom-in snapshot?): -b %g is a fraction of the "
               "mean spacing of the lightest particles, %.6g (l = %.6g), not of every particle's, %.6g (l = %.6g with "
               "--spacing=all); see foflink(1), THE MEAN SPACING",
               type_name[t], spread, b, spacing, b * spacing, all, b * all);
