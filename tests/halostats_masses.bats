@@ -116,7 +116,7 @@ snap_append() {
     grep -q "comoving radii at a = 0.5 (given)" z.txt
     want=$(awk 'BEGIN { printf "%.10g", 3 / (8 * atan2(0, -1)) }')
     grep -q "Omega_L 0.6 (given), rho_crit,0 $want mass length^-3 comoving (3 H0^2 / (8 pi G))" z.txt
-    halostats --csv --so --omega-m=0.3 --rho-crit=0.001 in.fof | head -n 1 | grep -q ',lambda,r200c,m200c,r500c,m500c,r200m,m200m,rvir,mvir$'
+    halostats --csv --so --omega-m=0.3 --rho-crit=0.001 in.fof | head -n 1 | grep -q ',lambda,r200c\[length\],m200c\[mass\],r500c\[length\],m500c\[mass\],r200m\[length\],m200m\[mass\],rvir\[length\],mvir\[mass\]$'
 }
 
 @test "SO by hand: the nine particles, unit density thresholds" {

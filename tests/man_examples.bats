@@ -173,9 +173,9 @@ recipe() {
         [ "${lines[0]}" = "$n particles, $ng groups" ]
         [[ "${lines[1]}" == "group 1: $largest particles, mass "* ]]
     done
-    # The mass of group 1 is halostats' (which prints 9 digits; its column found by name).
+    # The mass of group 1 is halostats' (which prints 9 digits; its column found by name, mass[unit]).
     local mass
-    mass=$(halostats --csv plain.fof | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mass") c = i; next }
+    mass=$(halostats --csv plain.fof | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^mass\[/) c = i; next }
                                                { print $c; exit }')
     [ -n "$mass" ]
     python3 fofread.py packed.fof | awk -v m="$mass" 'NR == 2 { d = $NF - m; exit !(d < 1e-8 && d > -1e-8) }'
