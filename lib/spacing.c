@@ -47,20 +47,16 @@ int fk_spacing_parse(const char *arg, fk_spacing_spec *spec, fk_error *err)
     return FK_OK;
 }
 
-int fk_spacing_sum(const float *mass, const uint8_t *type, uint64_t n, fk_spacing_sums *s, const char *name,
-                   fk_error *err)
+/* Adds particles [lo, hi) into s (not zeroed); returns the first bad one, or hi. */
+static uint64_t sum_range(const float *mass, const uint8_t *type, uint64_t lo, uint64_t hi, fk_spacing_sums *s)
 {
-    memset(s, 0, sizeof *s);
-    for (int t = 0; t < 3; t++) s->min_bits[t] = UINT64_MAX;
-    for (uint64_t i = 0; i < n; i++) {
+    for (uint64_t i = lo; i < hi; i++) {
         int t = type ? type[i] : FK_DARK;
-        if (t > 2) return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has type %d", name, i, t);
+        if (t > 2) return i;
         s->n[t]++;
         if (!mass) continue;
         float m = mass[i];
-        if (!(m >= 0) || !isfinite(m))
-            return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has mass %g (masses must be finite and >= 0)", name,
-                           i, m);
+        if (!(m >= 0) || !isfinite(m)) return i;
         if (m == 0) continue;
         uint32_t bits;
         memcpy(&bits, &m, sizeof bits);
@@ -69,6 +65,45 @@ int fk_spacing_sum(const float *mass, const uint8_t *type, uint64_t n, fk_spacin
         /* m = significand x 2^(e - 150), e the biased exponent (subnormals: e 0 taken as 1) */
         uint32_t e = bits >> 23, frac = bits & 0x7fffffu;
         s->sig[t][e ? e : 1] += e ? frac | 0x800000u : frac;
+    }
+    return hi;
+}
+
+static void sums_zero(fk_spacing_sums *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int t = 0; t < 3; t++) s->min_bits[t] = UINT64_MAX;
+}
+
+int fk_spacing_sum(const float *mass, const uint8_t *type, uint64_t n, fk_spacing_sums *s, const char *name,
+                   fk_error *err)
+{
+    sums_zero(s);
+    uint64_t bad = n;
+    /* each thread its own sums over a block, added at the end: integers, so the result is the
+     * same for any number of threads */
+#pragma omp parallel
+    {
+        fk_spacing_sums mine;
+        sums_zero(&mine);
+        uint64_t first_bad = n;
+#pragma omp for schedule(static)
+        for (uint64_t b = 0; b < (n + 65535) / 65536; b++) {
+            uint64_t lo = b * 65536, hi = lo + 65536 < n ? lo + 65536 : n;
+            uint64_t at = sum_range(mass, type, lo, hi, &mine);
+            if (at < hi && at < first_bad) first_bad = at;
+        }
+#pragma omp critical(fk_spacing_sum)
+        {
+            fk_spacing_add(s, &mine);
+            if (first_bad < bad) bad = first_bad;
+        }
+    }
+    if (bad < n) {
+        if (type && type[bad] > 2)
+            return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has type %d", name, bad, type[bad]);
+        return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " has mass %g (masses must be finite and >= 0)", name,
+                       bad, mass[bad]);
     }
     return FK_OK;
 }
