@@ -3,6 +3,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "check.h"
 #include "snap.h"
 #include "spacing.h"
@@ -75,6 +77,16 @@ int main(void)
     CHECK(fk_spacing_sum(m, ty, 3333, &a, "t", &err) == FK_OK && fk_spacing_sum(m + 3333, ty + 3333, N - 3333, &b, "t", &err) == FK_OK);
     fk_spacing_add(&b, &a);
     CHECK(memcmp(&whole, &b, sizeof whole) == 0);
+    /* and the same for any number of threads (blocks of 65536 summed apart, then added) */
+    static float big[200000];
+    static uint8_t bigty[200000];
+    for (int i = 0; i < 200000; i++) big[i] = m[i % N] * (float)(1 + i % 7), bigty[i] = ty[i % N];
+    fk_spacing_sums one, three;
+    omp_set_num_threads(1);
+    CHECK(fk_spacing_sum(big, bigty, 200000, &one, "t", &err) == FK_OK);
+    omp_set_num_threads(3);
+    CHECK(fk_spacing_sum(big, bigty, 200000, &three, "t", &err) == FK_OK);
+    CHECK(memcmp(&one, &three, sizeof one) == 0);
     for (int k = 0; k < 3; k++) {
         double sum = 0;
         for (int i = k; i < N; i += 3) sum += m[i];
