@@ -123,7 +123,9 @@ int fk_densmap_label_place(int W, int H, double cx, double cy, double r, int w, 
     const double at[4][2] = {{cx + d + 2, cy - d - h}, {cx - d - 2 - w, cy - d - h}, {cx + d + 2, cy + d + 2},
                              {cx - d - 2 - w, cy + d + 2}};
     for (int k = 0; k < 4; k++) {
-        fk_label_box b = {(int)floor(at[k][0]), (int)floor(at[k][1]), w, h};
+        /* a huge ring's places, far outside, are clamped before they become ints */
+        double ax = fmin(fmax(at[k][0], -1e6), 1e6), ay = fmin(fmax(at[k][1], -1e6), 1e6);
+        fk_label_box b = {(int)floor(ax), (int)floor(ay), w, h};
         /* inside the picture, a pixel from its edges where it fits */
         if (b.x + w > W - 1) b.x = W - 1 - w;
         if (b.y + h > H - 1) b.y = H - 1 - h;
