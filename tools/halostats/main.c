@@ -642,7 +642,7 @@ int main(int argc, char **argv)
     prog_info("%d level%s, read in %.2f s, %.2f s in all%s", in.nlevels, in.nlevels > 1 ? "s" : "", t_read,
               prog_now() - t0, in.replaced ? "; the input's HALO and HCOL replaced" : "");
     for (int k = 0; k < in.nlevels; k++) free(halos[k]), free(in.lv[k].gid), free(in.lv[k].gpar);
-    free(in.pos), free(in.vel), free(in.mass), free(in.ids), free(in.snaptext);
+    free(in.pos), free(in.vel), free(in.mass), free(in.ids), free(in.pids), free(in.snaptext);
     hs_masses_free(&o.m, in.nlevels);
     return EXIT_OK;
 }
