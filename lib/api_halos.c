@@ -126,6 +126,8 @@ static int halos(const fofkit_particles *pin, const uint32_t *group_in, uint64_t
     if (o.exact_max >= 0) pot.nexact = (uint64_t)o.exact_max;
     pot.eps = o.softening;
     const int potentials = o.centre == FOFKIT_CENTRE_MBP || o.unbind;
+    if (!(pot.eps > 0) && p.box > 0) pot.eps = SOFTENING_FRACTION * p.box / cbrt((double)(p.n ? p.n : 1));
+    if (!potentials && !(pot.eps > 0)) pot.eps = 1; /* unused: no potential is computed */
     if (potentials && !(pot.eps > 0)) {
         if (!(p.box > 0))
             return fk_fail(err, FK_EINVAL, "the softening's default (0.05 box / n^(1/3)) needs the box: give one, or "
