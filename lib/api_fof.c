@@ -176,6 +176,8 @@ static int fof(const fofkit_particles *pin, const fofkit_fof_options *oin, fofki
                        r ? "has a wrong size" : "is NULL");
     fofkit_fof_result_free(r);
     const int nl = o.nlevels ? o.nlevels : 1;
+    if (nl < 1 || nl > FOFKIT_LEVELS_MAX)
+        return fk_fail(err, FK_EINVAL, "nlevels %d: 1 to %d levels", o.nlevels, FOFKIT_LEVELS_MAX);
     if (o.minsize < 1) return fk_fail(err, FK_EINVAL, "minsize 0: groups have at least 1 member");
     fk_api_arrays a;
     if ((st = fk_api_arrays_get(&p, o.psi[0] > 0, 0, o.device == FOFKIT_DEVICE_CPU, &a, err))) return st;
