@@ -149,3 +149,13 @@ EOF
     make -s -C "$REPO" B="$FOFKIT_BUILD" uninstall PREFIX="$PWD/root" >/dev/null
     [ ! -e root/include/fofkit.h ] && [ ! -e root/lib/libfofkit.so ] && [ ! -e root/lib/pkgconfig/fofkit.pc ]
 }
+
+@test "the example fofkit-gpu-arrays: groups of GPU arrays, or of the host's without a GPU, the same as the CPU's" {
+    command -v fofkit-gpu-arrays >/dev/null || skip "the examples are not built"
+    run fofkit-gpu-arrays 50000
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" =~ ^50000\ particles,\ l\ =\ 0\.0054[0-9]*:\ 50\ groups ]]
+    [[ "${lines[1]}" =~ ^group\ 1:\ [0-9]+\ members$ ]]
+    [[ "$output" == *"the GPU arrays were not tried"* ]] || [[ "$output" == *"GPU arrays: 50 groups on the GPU"*"the same groups"* ]]
+}

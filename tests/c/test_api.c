@@ -8,6 +8,7 @@
 #include "check.h"
 #include "fofkit.h"
 #include "link.h"
+#include "needgpu.h"
 #include "testdata.h"
 
 /* The groups of brute-force all-pairs linking (link_brute.c), as sinks. */
@@ -251,8 +252,45 @@ static void test_threads(void)
     free(pos);
 }
 
+/* With a GPU: host arrays linked there, 3 levels of 6D, the CPU's groups and sinks. */
+static void test_gpu(void)
+{
+    int status;
+    if (!need_gpu("test_api (GPU)", &status)) {
+        CHECK(status == 0);
+        return;
+    }
+    const uint64_t n = 200000;
+    float *pos = clustered(n), *vel = malloc(12 * n);
+    td_streams(vel, n, 1.0);
+    uint32_t *out[2][2][3];
+    for (int d = 0; d < 2; d++) {
+        fofkit_particles p;
+        set_particles(&p, pos, n);
+        p.vel = vel;
+        fofkit_fof_options o;
+        fofkit_fof_options_init(&o);
+        o.nlevels = 3, o.b[0] = 0.2, o.b[1] = 0.1, o.b[2] = 0.05, o.psi[0] = 1, o.psi_relative = 1;
+        o.device = d ? FOFKIT_DEVICE_GPU : FOFKIT_DEVICE_CPU;
+        fofkit_fof_result r;
+        fofkit_fof_result_init(&r);
+        for (int k = 0; k < 3; k++) r.group[k] = out[d][0][k] = malloc(4 * n), r.sink[k] = out[d][1][k] = malloc(4 * n);
+        fofkit_error e;
+        CHECK_MSG(fofkit_fof(&p, &o, &r, &e) == FOFKIT_OK, "%s", e.message);
+        CHECK(r.device == o.device);
+        fofkit_fof_result_free(&r);
+    }
+    for (int k = 0; k < 3; k++)
+        for (int w = 0; w < 2; w++) {
+            CHECK_MSG(memcmp(out[0][w][k], out[1][w][k], 4 * n) == 0, "level %d: %s differ", k, w ? "sinks" : "groups");
+            free(out[0][w][k]), free(out[1][w][k]);
+        }
+    free(pos), free(vel);
+}
+
 int main(void)
 {
+    test_gpu();
     test_against_brute();
     test_bad_input();
     test_halos_bad();
