@@ -57,6 +57,8 @@ MPI_PROGS := foflink groups tipsy2bin gadget2bin hdf52bin halostats
 ifeq ($(MPI),1)
 $(patsubst %.c,$(B)/%.o,$(wildcard lib/dist*.c)): ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
 $(foreach p,$(MPI_PROGS),$(eval $(B)/bin/$(p): LDLIBS += $(MPI_LIBS)))
+$(B)/tests/fofmpi: ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
+$(B)/tests/fofmpi: LDLIBS += $(MPI_LIBS)
 endif
 
 LIB_C   := $(wildcard lib/*.c)

@@ -103,7 +103,21 @@ static int finish_level(const uint32_t *ts, const uint32_t *perm, const uint64_t
     if (group) {
         uint64_t *sz = calloc(info.ngroups + 1, sizeof *sz);
         if (!sz) return fk_fail(err, FK_ENOMEM, "out of memory for the sizes of %" PRIu64 " groups", info.ngroups);
-        for (uint64_t i = 0; i < n; i++) sz[gid[i]]++;
+        const uint64_t m = info.ngroups + 1;
+#pragma omp parallel
+        { /* each thread counts its rows, then adds its counts */
+            uint64_t *mine = calloc(m, sizeof *mine);
+#pragma omp for schedule(static)
+            for (uint64_t i = 0; i < n; i++) {
+                if (mine)
+                    mine[gid[i]]++;
+                else
+                    __atomic_fetch_add(&sz[gid[i]], 1, __ATOMIC_RELAXED);
+            }
+            for (uint64_t g = 0; mine && g < m; g++)
+                if (mine[g]) __atomic_fetch_add(&sz[g], mine[g], __ATOMIC_RELAXED);
+            free(mine);
+        }
         r->sizes[k] = sz;
     }
     if (sink) {

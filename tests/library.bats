@@ -159,3 +159,31 @@ EOF
     [[ "${lines[1]}" =~ ^group\ 1:\ [0-9]+\ members$ ]]
     [[ "$output" == *"the GPU arrays were not tried"* ]] || [[ "$output" == *"GPU arrays: 50 groups on the GPU"*"the same groups"* ]]
 }
+
+@test "fofkit_fof_mpi: each rank's arrays, the partition of one process on 1 to 4 ranks, levels and 6D" {
+    load mpi_helpers
+    command -v fofmpi >/dev/null || skip "fofmpi is not built"
+    mpi_probe
+    need_mpi fofmpi
+    mkuniverse -n 20000 -s 13 | tipsy2bin -o s.fof
+    local R k
+    for args in "-b 0.2,0.1" "-b 0.2 --psi=0.5"; do
+        fofarrays --device=cpu -m 1 --sinks $args s.fof >one.0
+        fofarrays --device=cpu -m 1 --sinks --level=1 $args s.fof >one.1 2>/dev/null || true
+        for R in 1 2 4; do
+            rm -f out.*
+            run mpirun -n $R fofmpi --device=cpu $args s.fof out
+            echo "$output"
+            [ "$status" -eq 0 ]
+            [[ "${lines[-1]}" =~ ^$R\ ranks,\ [0-9]+\ groups ]]
+            for ((k = 0; k < 2; k++)); do
+                [ -f out.0.$k ] || continue
+                cat $(for ((q = 0; q < R; q++)); do echo out.$q.$k; done) | cmp - one.$k
+            done
+        done
+    done
+    # another communicator than MPI_COMM_WORLD's processes: refused, every rank the same
+    run mpirun -n 2 fofmpi --device=cpu --split-comm -b 0.2 s.fof out
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"fofkit_fof_mpi: the communicator must be MPI_COMM_WORLD or congruent to it"* ]]
+}
