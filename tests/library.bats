@@ -187,3 +187,23 @@ EOF
     [ "$status" -eq 1 ]
     [[ "$output" == *"fofkit_fof_mpi: the communicator must be MPI_COMM_WORLD or congruent to it"* ]]
 }
+
+@test "the example gadget4_halos.py: the Gadget-4 snapshot's halos from Python, its groups those of groups(1)" {
+    local g4=$DATA/g4-lcdm-gas-z0.hdf5
+    [ -f "$g4" ] || skip "no $g4"
+    [ -n "$FOFKIT_BUILD" ] && [ -f "$FOFKIT_BUILD/libfofkit.so" ] || skip "no library build (FOFKIT_BUILD unset)"
+    ! ldd "$FOFKIT_BUILD/libfofkit.so" | grep -q libasan || skip "an ASan build (python3 is not instrumented)"
+    python3 -c 'import numpy, h5py' 2>/dev/null || skip "no numpy or h5py"
+    run env FOFKIT_LIB="$FOFKIT_BUILD/libfofkit.so" python3 "$REPO/examples/gadget4_halos.py" "$g4"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "g4-lcdm-gas-z0.hdf5: 32768 dark matter particles in a box of 50000 kpc/h, a = 1.000" ]
+    # the groups of the programs on the same particles (hdf52bin keeps the file's order)
+    if ! hdf52bin -o /dev/null /nonexistent.hdf5 2>&1 | grep -q 'no HDF5 support'; then
+        hdf52bin --types=dark "$g4" | kdbuild | foflink -b 0.2 | groups -m 8 -o g.fof
+        [ "${lines[1]}" = "$(fofdump -c GRPS g.fof | awk '$1 == "ngroups" { g = $2 } $1 == "ngrouped" { p = $2 }
+                              END { print g " groups of at least 8 particles, " p " particles in them" }')" ]
+    fi
+    [[ "${lines[3]}" =~ ^\ +1\ +[0-9]+\ + ]]
+    [ "${#lines[@]}" -eq 13 ]
+}
