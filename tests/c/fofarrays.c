@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fofkit.h"
+#include "levelsarg.h"
 #include "grpfile.h"
 #include "halostats.h"
 #include "snap.h"
@@ -26,18 +27,6 @@
  * Prints "fofarrays: MESSAGE" and exits 1 when a call fails.
  */
 
-static int parse_list(const char *s, double *v)
-{
-    int n = 0;
-    char *end;
-    while (n < FOFKIT_LEVELS_MAX) {
-        v[n++] = strtod(s, &end);
-        if (*end != ',') break;
-        s = end + 1;
-    }
-    return n;
-}
-
 int main(int argc, char **argv)
 {
     fofkit_fof_options fo;
@@ -48,8 +37,8 @@ int main(int argc, char **argv)
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-b")) fo.nlevels = parse_list(argv[++i], fo.b);
-        else if (!strcmp(a, "-l")) fo.nlevels = parse_list(argv[++i], fo.l);
+        if (!strcmp(a, "-b")) fo.nlevels = levels_arg(argv[++i], fo.b);
+        else if (!strcmp(a, "-l")) fo.nlevels = levels_arg(argv[++i], fo.l);
         else if (!strncmp(a, "--psi=", 6)) fo.psi[0] = atof(a + 6);
         else if (!strncmp(a, "--psi-rel=", 10)) fo.psi[0] = atof(a + 10), fo.psi_relative = 1;
         else if (!strcmp(a, "--no-periodic")) no_periodic = 1;

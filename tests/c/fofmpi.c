@@ -8,6 +8,7 @@
 #include <mpi.h>
 #endif
 #include "fofkit.h"
+#include "levelsarg.h"
 #include "snap.h"
 #include "stream.h"
 
@@ -21,18 +22,6 @@
  * process (fofarrays --sinks -m 1). Prints "fofmpi: MESSAGE" and exits 1 when
  * the call fails.
  */
-
-static int parse_list(const char *s, double *v)
-{
-    int n = 0;
-    char *end;
-    while (n < FOFKIT_LEVELS_MAX) {
-        v[n++] = strtod(s, &end);
-        if (*end != ',') break;
-        s = end + 1;
-    }
-    return n;
-}
 
 int main(int argc, char **argv)
 {
@@ -50,8 +39,8 @@ int main(int argc, char **argv)
     const char *path = NULL, *out = NULL;
     int split = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-b")) o.nlevels = parse_list(argv[++i], o.b);
-        else if (!strcmp(argv[i], "-l")) o.nlevels = parse_list(argv[++i], o.l);
+        if (!strcmp(argv[i], "-b")) o.nlevels = levels_arg(argv[++i], o.b);
+        else if (!strcmp(argv[i], "-l")) o.nlevels = levels_arg(argv[++i], o.l);
         else if (!strncmp(argv[i], "--psi=", 6)) o.psi[0] = atof(argv[i] + 6);
         else if (!strcmp(argv[i], "--device=cpu")) o.device = FOFKIT_DEVICE_CPU;
         else if (!strcmp(argv[i], "--split-comm")) split = 1;
