@@ -195,7 +195,9 @@ int fofkit_halo_column_index(const fofkit_halo_options *o, const char *name);
  * per particle, 0 for none, as fofkit_fof writes it): table (ngroups x
  * fofkit_halo_ncolumns(o) doubles, row g - 1 for group g) gets, column by
  * column, the values halostats(1) prints for those groups, in the
- * particles' units; mbp_id, minid and the like are particle indices.
+ * particles' units; minid and mbp_id name particles by p->ids (or index).
+ * halostats sums in the particles' order: the same particles in another
+ * order give the same values but for rounding.
  * group_up (NULL, or n entries: the groups of the level above) fills the
  * host column. bound (NULL, or n bytes; with unbind) gets 1 for the members
  * of a group's bound part. p needs velocities; positions in one periodic
