@@ -60,7 +60,7 @@ int main(int argc, char **argv)
     const uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000;
     float *pos = make_particles(n);
     uint32_t *host = malloc(n * sizeof *host), *gpu = malloc(n * sizeof *gpu);
-    fofkit_fof_result rh, rg;
+    fofkit_fof_result rh;
     if (groups(pos, n, FOFKIT_DEVICE_CPU, host, &rh)) return 1;
     printf("%llu particles, l = %g: %llu groups of 20 or more (on the CPU, %.3f s)\n", (unsigned long long)n, rh.l[0],
            (unsigned long long)rh.ngroups[0], rh.seconds);
@@ -77,6 +77,7 @@ int main(int argc, char **argv)
                cudaMemcpy(d_pos, pos, 3 * n * sizeof *d_pos, cudaMemcpyHostToDevice) != cudaSuccess) {
         printf("no GPU memory for the particles: the GPU arrays were not tried\n");
     } else {
+        fofkit_fof_result rg;
         if (groups(d_pos, n, FOFKIT_DEVICE_AUTO, gpu, &rg)) return 1;
         int same = rg.device == FOFKIT_DEVICE_GPU && rg.ngroups[0] == rh.ngroups[0] && !memcmp(gpu, host, n * sizeof *gpu);
         printf("GPU arrays: %llu groups on the %s in %.3f s: %s\n", (unsigned long long)rg.ngroups[0],
