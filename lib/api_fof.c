@@ -83,7 +83,11 @@ int fk_api_fof_levels(const fofkit_fof_options *o, const fofkit_particles *p, ui
     s.n = p->n, s.box = p->box, s.periodic = p->periodic, s.origin = p->origin;
     fk_linkspec spec = {o->b, o->l, psi, nl, have_l, npsi, o->psi_relative && sixd, 0, o->nthreads};
     int st = fk_linkspec_levels(&spec, &s, ntotal, vel, "vel", lo, NULL, NULL, err);
-    if (st == FK_EFORMAT) return fk_fail(err, FK_EINVAL, "%s", err->msg);
+    if (st == FK_EFORMAT) { /* psi_relative of velocities that do not vary */
+        fk_error_clear(err);
+        return fk_fail(err, FK_EINVAL, "psi_relative: the velocities do not vary (rms about their mean 0), so they "
+                                       "give no velocity linking length: give psi itself");
+    }
     return st;
 }
 

@@ -139,7 +139,9 @@ static void test_bad_input(void)
     vel[7] = INFINITY;
     p.vel = vel;
     expect(&p, &o, FOFKIT_EFORMAT, "vel: particle 2 has a non-finite velocity");
-    p.vel = NULL, o.psi[0] = 0;
+    vel[7] = 0, o.psi_relative = 1; /* velocities all 0: no rms to scale psi by */
+    expect(&p, &o, FOFKIT_EINVAL, "psi_relative: the velocities do not vary");
+    p.vel = NULL, o.psi[0] = 0, o.psi_relative = 0;
     o.device = 7;
     expect(&p, &o, FOFKIT_EINVAL, "device 7");
     o.device = FOFKIT_DEVICE_CPU, o.minsize = 0;
