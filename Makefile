@@ -141,8 +141,9 @@ $(B)/libfofkit.so: $(SHLIB)
 	$(Q)ln -sf $(notdir $(SHLIB)) $(B)/$(SONAME) && ln -sf $(SONAME) $@
 
 # fofkit.pc for prefix $(1) (the build tree's names its own directories).
-pc_text = sed -e 's|@PREFIX@|$(1)|; s|@LIBDIR@|$(2)|; s|@INCLUDEDIR@|$(3)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(strip $(SHLIB_LIBS))|' lib/fofkit.pc.in
-$(B)/fofkit.pc: lib/fofkit.pc.in lib/version.h
+# A library built with sanitizers (make check-asan) says so in Libs: a program linked to it needs their runtimes first.
+pc_text = sed -e 's|@PREFIX@|$(1)|; s|@LIBDIR@|$(2)|; s|@INCLUDEDIR@|$(3)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(strip $(SHLIB_LIBS))|; s|@SANITIZE@|$(if $(filter -fsanitize=%,$(CFLAGS)), $(filter -fsanitize=%,$(CFLAGS)))|' lib/fofkit.pc.in
+$(B)/fofkit.pc: lib/fofkit.pc.in lib/version.h Makefile
 	$(Q)$(call pc_text,$(CURDIR),$(CURDIR)/$(B),$(CURDIR)/include) >$@
 
 # Examples (examples/*.c): programs a user of the installed library would write, built against
