@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "dist.h"
 
 #ifndef FK_HAVE_MPI
@@ -92,7 +93,7 @@ int fk_dist_alltoall(const void *send, const uint64_t *count, size_t size, void 
         *rd = malloc((size_t)R * sizeof *rd);
     uint64_t *soff = malloc((size_t)(R + 1) * sizeof *soff), *roff = malloc((size_t)(R + 1) * sizeof *roff);
     unsigned char *sbuf = NULL, *rbuf = NULL;
-    void *out = malloc(nr ? nr * size : 1);
+    void *out = fk_big_alloc(nr ? nr * size : 1); /* filled by MPI: faulted in on every core first */
     int st = FK_OK;
     if (!whole) {
         sbuf = malloc((size_t)R * cap * size);
