@@ -9,6 +9,7 @@
 
 #include "bigmem.h"
 #include "clock.h"
+#include "gpu.h"
 #include "gpuarrays.h"
 #include "groups.h"
 #include "kdtree.h"
@@ -174,8 +175,11 @@ static int link_gpu(const fk_api_arrays *a, const fofkit_particles *p, const fk_
     if (!(*perm = fk_big_alloc(a->n ? 4 * a->n : 1)))
         return fk_fail(err, FK_ENOMEM, "out of memory for the order of %" PRIu64 " particles", a->n);
     const int per = p->periodic;
-    return fk_gpu_fof_arrays(a->on_device ? a->dpos : a->pos, a->on_device ? a->dvel : a->vel, a->on_device, a->dev,
-                             a->n, LEAF_GPU, per ? p->origin : 0, per ? p->box : 0, lo, nl, ts, *perm, NULL, err);
+    /* device arrays on their GPU, host arrays on the selected one (fk_gpu_select) */
+    return fk_gpu_fof_arrays(a->on_device ? a->dpos : a->pos, a->on_device ? a->dvel : a->vel, a->on_device,
+                             a->on_device ? a->dev : fk_gpu_selected(),
+                             a->n, LEAF_GPU, per ? p->origin : 0, per ? p->box : 0, lo, nl, ts, *perm, NULL,
+                             err);
 }
 
 static int fof(const fofkit_particles *pin, const fofkit_fof_options *oin, fofkit_fof_result *r, fk_error *err)
