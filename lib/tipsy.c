@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "bigmem.h"
+#include "fdio.h"
 #include "snap.h"
 
 const unsigned fk_tipsy_recsize[3] = {48, 36, 44};
@@ -433,21 +434,6 @@ typedef struct block_fail {
     unsigned char rec[48];   /* FAIL_BAD: its record */
 } block_fail;
 
-/* Reads exactly len bytes at offset at of fd, or fewer at the end of the
- * file (*got); an error leaves errno in *e. */
-static void pread_all(int fd, unsigned char *buf, size_t len, uint64_t at, size_t *got, int *e)
-{
-    *got = 0;
-    *e = 0;
-    while (*got < len) {
-        ssize_t k = pread(fd, buf + *got, len - *got, (off_t)(at + *got));
-        if (k < 0 && errno == EINTR) continue;
-        if (k < 0) *e = errno;
-        if (k <= 0) return;
-        *got += (size_t)k;
-    }
-}
-
 /* read_particles for a plain regular file whose size was checked against
  * the header: every thread reads blocks of its own with pread (body: the
  * file offset of the first particle) and converts them straight into the
@@ -491,14 +477,14 @@ static int read_parallel(int fd, uint64_t body, const fk_tipsy_opts *o, fk_tipsy
             const int t = j < nblk[1] ? 0 : j < nblk[2] ? 1 : 2;
             const unsigned rec = fk_tipsy_recsize[t];
             const uint64_t k = (j - nblk[t]) * BLOCK, f = a[t] + k, count = b[t] - f < BLOCK ? b[t] - f : BLOCK;
-            size_t got;
             block_fail mine = {.type = t};
-            pread_all(fd, raw, count * rec, at[t] + k * rec, &got, &mine.errnum);
-            if (mine.errnum) {
+            int64_t got = fk_pread(fd, raw, count * rec, at[t] + k * rec);
+            if (got < 0) {
                 mine.kind = FAIL_READ;
-            } else if (got < count * rec) {
+                mine.errnum = errno;
+            } else if ((uint64_t)got < count * rec) {
                 mine.kind = FAIL_SHORT;
-                mine.index = f + got / rec;
+                mine.index = f + (uint64_t)got / rec;
             } else {
                 mine.index = convert_block(raw, count, t, f, h->format, o, lo, hi, s, out[t] + k, &wrapped);
                 if (mine.index == UINT64_MAX) continue;
@@ -524,10 +510,8 @@ static int read_parallel(int fd, uint64_t body, const fk_tipsy_opts *o, fk_tipsy
     if (fail.kind == FAIL_BAD) return bad_particle(fail.rec, fail.index, fail.type, h->format, o, name, err);
     if (o->nslices) return FK_OK;
     unsigned char extra;
-    size_t got;
-    int e;
-    pread_all(fd, &extra, 1, bytes, &got, &e);
-    if (e) return fk_fail(err, FK_EIO, "%s: read error: %s", name, strerror(e));
+    int64_t got = fk_pread(fd, &extra, 1, bytes);
+    if (got < 0) return fk_fail(err, FK_EIO, "%s: read error: %s", name, strerror(errno));
     if (got) return fk_fail(err, FK_EFORMAT, "%s: trailing data after the %" PRIu32 " particles the header promises",
                             name, h->nbodies);
     return FK_OK;
