@@ -156,7 +156,7 @@ int fk_snap_widen_ids(void *raw, const fk_chunk *c, uint64_t **ids, fk_error *er
         *ids = raw;
         return FK_OK;
     }
-    uint64_t *out = fk_big_reserve(c->nrows ? c->nrows * sizeof *out : 1);
+    uint64_t *out = fk_big_alloc(c->nrows ? c->nrows * sizeof *out : 1);
     if (!out) {
         free(raw);
         return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " particle IDs", c->nrows);
