@@ -89,9 +89,9 @@ int fk_groups_resolve(uint32_t *sink, uint64_t n, const char *name, fk_error *er
     if (n > UINT32_MAX)
         return fk_fail(err, FK_EUNSUP, "%s: SINK chunk: %" PRIu64 " particles do not fit 32-bit indices", name, n);
     /* Values out of range first, so that the message names the lowest bad
-     * particle whatever the chains look like. */
-    /* foflink's canonical arrays are resolved already (every value a sink):
-     * the same parallel read says so. */
+     * particle whatever the chains look like; in the same parallel read,
+     * whether the array is resolved already (every value a sink), as
+     * foflink's canonical arrays are. */
     uint64_t bad = n;
     int deep = 0;
 #pragma omp parallel for schedule(static) reduction(min : bad) reduction(| : deep)
