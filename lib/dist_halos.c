@@ -17,6 +17,7 @@
 
 #include "bigmem.h"
 #include "dist.h"
+#include "dist_alltoall.h"
 
 #define COMM MPI_COMM_WORLD
 
@@ -226,15 +227,14 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
 {
     const uint32_t *gid = in->gid[k];
     const int T = nthreads();
-    int *sc = calloc((size_t)R, sizeof *sc), *sd = calloc((size_t)R, sizeof *sd);
-    int *rc = calloc((size_t)R, sizeof *rc), *rd = calloc((size_t)R, sizeof *rd);
-    uint64_t *cnt = calloc((size_t)R, sizeof *cnt);
+    uint64_t *cnt = calloc((size_t)R, sizeof *cnt), *rcnt = calloc((size_t)R, sizeof *rcnt);
     uint64_t *at = calloc((size_t)R * (size_t)T, sizeof *at); /* each thread's place in each rank's part */
-    member *sbuf = NULL, *rbuf = NULL;
+    member *sbuf = NULL;
+    void *rbuf = NULL;
     uint64_t ns = 0, nr = 0;
     int st = FK_OK;
     memset(w, 0, sizeof *w);
-    if (!sc || !sd || !rc || !rd || !cnt || !at) st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory", rank);
+    if (!cnt || !rcnt || !at) st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory", rank);
     if (!st) {
         #pragma omp parallel num_threads(T)
         {
@@ -250,16 +250,12 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
                 at[(size_t)t * (size_t)R + d] = ns;
                 ns += c, cnt[d] += c;
             }
-        if (ns > INT_MAX)
-            st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " members to send at level %d: at most %d", rank, ns, k,
-                         INT_MAX);
-        else if (!(sbuf = fk_big_alloc((ns ? ns : 1) * sizeof *sbuf)))
+        if (!(sbuf = fk_big_alloc((ns ? ns : 1) * sizeof *sbuf)))
             st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members to send", rank, ns);
     }
     st = fk_dist_agree(st, err, NULL);
     if (!st) {
         /* grouped by destination, each destination's in stream order */
-        for (int d = 0, o = 0; d < R; d++) sc[d] = (int)cnt[d], sd[d] = o, o += sc[d];
         #pragma omp parallel num_threads(T)
         {
             const int t = thread_num();
@@ -276,32 +272,23 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
                 m->id = in->ids[i];
             }
         }
-        MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, COMM);
-        for (int d = 0; d < R; d++) {
-            rd[d] = (int)(nr < INT_MAX ? nr : 0);
-            nr += (uint64_t)rc[d];
-        }
+        st = fk_dist_alltoall(sbuf, cnt, sizeof(member), &rbuf, rcnt, &nr, err); /* failures agreed inside */
+    }
+    if (!st) {
         const uint64_t m = nr ? nr : 1;
-        if (nr > INT_MAX)
-            st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " members to receive at level %d: at most %d", rank, nr,
-                         k, INT_MAX);
-        else if (!(rbuf = fk_big_alloc(m * sizeof *rbuf)) || !(w->pos = fk_big_alloc(m * 3 * sizeof(float))) ||
-                 !(w->vel = fk_big_alloc(m * 3 * sizeof(float))) || !(w->mass = fk_big_alloc(m * sizeof(float))) ||
-                 !(w->ids = fk_big_alloc(m * sizeof *w->ids)) || !(w->grp = fk_big_alloc(m * sizeof *w->grp)))
+        if (!(w->pos = fk_big_alloc(m * 3 * sizeof(float))) || !(w->vel = fk_big_alloc(m * 3 * sizeof(float))) ||
+            !(w->mass = fk_big_alloc(m * sizeof(float))) || !(w->ids = fk_big_alloc(m * sizeof *w->ids)) ||
+            !(w->grp = fk_big_alloc(m * sizeof *w->grp)))
             st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members received", rank, nr);
         st = fk_dist_agree(st, err, NULL);
     }
     if (!st) {
-        MPI_Datatype t;
-        MPI_Type_contiguous((int)sizeof(member), MPI_BYTE, &t);
-        MPI_Type_commit(&t);
-        MPI_Alltoallv(sbuf, sc, sd, t, rbuf, rc, rd, t, COMM);
-        MPI_Type_free(&t);
-        *sent += (ns - (uint64_t)sc[rank]) * sizeof(member);
+        *sent += (ns - cnt[rank]) * sizeof(member);
         w->n = nr;
+        const member *rb = rbuf;
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < nr; i++) {
-            const member *m = &rbuf[i];
+            const member *m = &rb[i];
             memcpy(w->pos + 3 * i, m->pos, sizeof m->pos);
             memcpy(w->vel + 3 * i, m->vel, sizeof m->vel);
             w->mass[i] = m->mass;
@@ -310,7 +297,7 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
         }
     }
     if (st) owned_free(w);
-    free(sc), free(sd), free(rc), free(rd), free(cnt), free(at), free(sbuf), free(rbuf);
+    free(cnt), free(rcnt), free(at), free(sbuf), free(rbuf);
     return st;
 }
 

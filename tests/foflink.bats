@@ -64,6 +64,8 @@ expected_sink() {
     usage_fails "option --device takes auto, cpu, gpu or gpu:N (the N-th GPU), not 'tpu'" foflink --device=tpu
     usage_fails "too many input files (one at most, or '-' for stdin)" foflink a.bin b.bin
     FOFKIT_DEVICE=bogus usage_fails "FOFKIT_DEVICE must be auto, cpu, gpu or gpu:N, not 'bogus'" foflink
+    usage_fails "option --device takes auto, cpu, gpu or gpu:N (the N-th GPU), not 'gpu:x'" foflink --device=gpu:x
+    usage_fails "option --device takes auto, cpu, gpu or gpu:N (the N-th GPU), not 'gpu:'" foflink --device=gpu:
 }
 
 @test "linking lengths the box or binary32 cannot take: status 2, one line" {

@@ -10,9 +10,9 @@
 #include <omp.h>
 
 #include "filter.h"
-#include "gpu.h"
 #include "prog.h"
 #include "snapunits.h"
+#include "unbind_gpu.h"
 
 void hs_masses_help(void)
 {
@@ -196,12 +196,6 @@ double *hs_masses_phi(hs_masses *m, uint64_t n, int mbp)
     return m->phi;
 }
 
-/* fk_gpu_pot_tree in the shape of fk_pot_tree for the unbinding. */
-static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_error *err)
-{
-    return fk_gpu_pot_tree(g, p, phi, NULL, err);
-}
-
 /* Level k's SO masses (the grid first, at the first level). */
 static int level_so(hs_masses *m, uint64_t ng, fk_halo *h, fk_error *err)
 {
@@ -230,19 +224,10 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
                      uint64_t nsource, int gpu)
 {
     fk_error err = {0}, uerr = {0};
-    fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, gpu ? gpu_tree : NULL,
-                           gpu ? fk_gpu_unbind_update : NULL};
+    fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, NULL, NULL};
     fk_unbind_stats us;
-    static const fk_unbind_device gdev = {fk_gpu_unbind_open,     fk_gpu_unbind_sum,      fk_gpu_unbind_get,
-                                          fk_gpu_unbind_load,     fk_gpu_unbind_sums,     fk_gpu_unbind_energies,
-                                          fk_gpu_unbind_drop,     fk_gpu_unbind_members,  fk_gpu_unbind_close};
     fk_unbind_run run = {m->phi, NULL, 0, &us, NULL, 0, 0};
-    fk_gpuinfo gi;
-    if (m->unbind && gpu && fk_gpu_probe(&gi, &err) == FK_OK && gi.present) {
-        int th = omp_get_max_threads() * 3 / 8;
-        run.bytes = fk_gpu_unbind_bytes, run.budget = fk_gpu_unbind_budget(), run.device = &gdev;
-        run.feeders = th > 1 ? th : 1, run.big_above = FK_UNBIND_GPU_ABOVE;
-    }
+    if (m->unbind && gpu) fk_unbind_use_gpu(&up, &run, omp_get_max_threads());
     if (m->unbind && !m->bound && !(m->bound = malloc(hin->n ? hin->n : 1)))
         prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", hin->n);
     double t = prog_now();
