@@ -513,7 +513,7 @@ int fk_halostats_so(const fk_so_grid *grid, uint64_t ng, fk_halo *halos, const d
                     fk_error *err)
 {
     size_t n = ng ? ng : 1;
-    double *c = malloc(3 * n * sizeof *c), *r0 = malloc(n * sizeof *r0);
+    double *c = calloc(3 * n, sizeof *c), *r0 = calloc(n, sizeof *r0); /* calloc: gcc does not see that none is read unset */
     double *R = malloc(FK_SO_N * n * sizeof *R), *M = malloc(FK_SO_N * n * sizeof *M);
     int st = FK_ENOMEM;
     if (!c || !r0 || !R || !M) {
