@@ -485,7 +485,8 @@ static int measure(const fk_so_grid *grid, uint64_t nh, const double *centre, co
         for (uint64_t h = 0; h < nh; h++) {
             if (!ax) continue;
             double r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell, limit = search_limit(grid, centre + 3 * h);
-            team[h] = method == FK_SO_TEAM || cube_count(grid, centre + 3 * h, r < limit ? r : limit, ax) >= FK_SO_TEAM_MIN;
+            team[h] = method == FK_SO_TEAM ||
+                      cube_count(grid, centre + 3 * h, r < limit ? r : limit, ax) >= FK_SO_TEAM_MIN;
             nteam += team[h];
         }
         free(ax);
@@ -499,7 +500,8 @@ static int measure(const fk_so_grid *grid, uint64_t nh, const double *centre, co
             const double *c = centre + 3 * h;
             double limit = search_limit(grid, c), r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell;
             double rh = NAN;
-            if (one_centre(grid, c, r, limit, how, first, nt, rho, low, 1, w, sr, R + nt * h, M + nt * h, &rh)) failed = 1;
+            if (one_centre(grid, c, r, limit, how, first, nt, rho, low, 1, w, sr, R + nt * h, M + nt * h, &rh))
+                failed = 1;
             if (reach) reach[h] = rh;
         }
         if (w) fk_so_prof_free(w);
