@@ -111,11 +111,13 @@ static int index_build(const fk_dso_in *in, const double lo[3], const double hi[
     return FK_OK;
 }
 
-/* The cells on axis k that can hold a particle within r of q (a cell's
- * margin beyond): *n of them from *first (to be wrapped when periodic). */
+/* The cells on axis k that can hold a particle within r of q: *n of them
+ * from *first (to be wrapped when periodic). r is widened far beyond the
+ * rounding that can put a particle into the next cell. */
 static void index_span(const lindex *x, double q, double r, int k, long *first, long *n)
 {
-    double a = floor((q - r - x->lo[k]) / x->cell) - 1, b = floor((q + r - x->lo[k]) / x->cell) + 1;
+    r = r * (1 + 2 * MARGIN) + MARGIN * x->cell;
+    double a = floor((q - r - x->lo[k]) / x->cell), b = floor((q + r - x->lo[k]) / x->cell);
     *first = 0, *n = x->side;
     if (x->periodic) {
         if (b - a + 1 < x->side) *first = (long)a, *n = (long)(b - a + 1);
@@ -148,17 +150,32 @@ static uint64_t index_box_count(const lindex *x, const double c[3], double h)
     return sum;
 }
 
+/* The distance from q to the nearest point of the unwrapped cell u on
+ * axis k (0 inside it). */
+static double cell_gap(const lindex *x, double q, long u, int k)
+{
+    double e0 = x->lo[k] + (double)u * x->cell - q, e1 = e0 + x->cell;
+    return e0 > 0 ? e0 : e1 < 0 ? -e1 : 0;
+}
+
 /* Sets the bit of every particle of this rank within r of c (the minimum
- * image in a periodic box, with the margin). */
+ * image in a periodic box, with the margin); cells wholly beyond r (with a
+ * cell's margin: a wrapped span may place a cell off by the rounding of its
+ * unwrapped index) are passed over. */
 static void index_mark(const fk_dso_in *in, const lindex *x, const double c[3], double r, uint64_t *bits)
 {
     long f[3], n[3];
     for (int k = 0; k < 3; k++) index_span(x, c[k], r, k, &f[k], &n[k]);
-    const double rm = r * (1 + MARGIN), r2 = rm * rm, box = in->box;
+    const double rm = r * (1 + MARGIN), r2 = rm * rm, box = in->box, far = rm + MARGIN * x->cell;
     const uint64_t side = (uint64_t)x->side;
-    for (long i = 0; i < n[0]; i++)
-        for (long j = 0; j < n[1]; j++)
+    for (long i = 0; i < n[0]; i++) {
+        double g0 = n[0] == x->side ? 0 : cell_gap(x, c[0], f[0] + i, 0);
+        for (long j = 0; j < n[1]; j++) {
+            double g1 = n[1] == x->side ? 0 : cell_gap(x, c[1], f[1] + j, 1);
+            if (g0 * g0 + g1 * g1 > far * far) continue;
             for (long l = 0; l < n[2]; l++) {
+                double g2 = n[2] == x->side ? 0 : cell_gap(x, c[2], f[2] + l, 2);
+                if (g0 * g0 + g1 * g1 + g2 * g2 > far * far) continue;
                 uint64_t cell = (wrap(x, f[0] + i) * side + wrap(x, f[1] + j)) * side + wrap(x, f[2] + l);
                 for (uint64_t q = x->start[cell]; q < x->start[cell + 1]; q++) {
                     uint64_t p = x->idx[q];
@@ -175,6 +192,8 @@ static void index_mark(const fk_dso_in *in, const lindex *x, const double c[3], 
                     }
                 }
             }
+        }
+    }
 }
 
 /* ---- collectives ------------------------------------------------------------ */
