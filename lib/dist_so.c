@@ -11,7 +11,6 @@
 #include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "dist.h"
 #include "dist_alltoall.h"
