@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "dist.h"
 #include "dist_alltoall.h"
 #include "gpu.h"
@@ -68,19 +69,46 @@ typedef struct run {
      * stream index grows with the owned index), then the ghosts */
     uint64_t no, ng;
     float *pos, *vel;     /* (no + ng) x 3 (the CPU tree build reorders them) */
-    uint64_t *oid, *ogix; /* no: ID and global stream index of each owned particle */
+    int idw;              /* bytes of an ID here: 4 when every rank's fit, else 8 */
+    void *oid;            /* no IDs of idw bytes: each owned particle's          */
+    uint64_t *ogix;       /* no: the global stream index of each owned particle  */
+    /* where the rank's own input particles went (send_owned), for the labels'
+     * way back: each one's owner and slot among the particles sent, the
+     * count from each source rank, and of this rank's own those that stayed
+     * (own) and the slots before them (below) */
+    int *dest;
+    uint64_t *slot, *rcnt, own, below;
     uint32_t *gsrc;       /* ng: the owner rank of each ghost                      */
     uint32_t *gidx;       /* ng: its index among the owner's owned particles        */
     /* the local link's answers for each level: key[k][i] (no + ng) the lowest
      * owned index in i's local group (UINT32_MAX: a group of ghosts only),
      * low[k][j] (no) the lowest ID of an owned particle in j's local group */
     uint32_t *key[FK_LEVELS_MAX];
-    uint64_t *low[FK_LEVELS_MAX];
+    void *low[FK_LEVELS_MAX]; /* of idw bytes */
 } run;
 
 static void *xmalloc(size_t n)
 {
     return malloc(n ? n : 1);
+}
+
+/* An array of the rank's particles: huge pages, faulted in on every core. */
+static void *big(size_t n)
+{
+    return fk_big_alloc(n ? n : 1);
+}
+
+static inline uint64_t get_id(const void *a, uint64_t i, int w)
+{
+    return w == 4 ? ((const uint32_t *)a)[i] : ((const uint64_t *)a)[i];
+}
+
+static inline void put_id(void *a, uint64_t i, int w, uint64_t v)
+{
+    if (w == 4)
+        ((uint32_t *)a)[i] = (uint32_t)v;
+    else
+        ((uint64_t *)a)[i] = v;
 }
 
 /* The coordinate's bin, the same arithmetic on every rank. */
@@ -279,20 +307,26 @@ static int decompose(run *r, fk_error *err)
     return FK_OK;
 }
 
-/* Owned particles to the ranks of their slabs; those that stay on this rank
- * are copied straight from the input, not through the exchange. */
+/* Owned particles to the ranks of their slabs: each one's position (and
+ * velocity), ID (idw bytes) and index on its rank; those that stay on this
+ * rank are copied straight from the input, not through the exchange. The
+ * owners receive them grouped by source rank in the source's order, which
+ * is the owned order; the slots (r->dest, r->slot) are kept, since the
+ * labels come back in the order the particles went. */
 static int send_owned(run *r, fk_error *err)
 {
     const fk_distlink_in *in = r->in;
-    int R = r->size, me = r->rank;
-    size_t stride = 12 + (r->sixd ? 12 : 0) + 16;
+    const int R = r->size, me = r->rank, w = r->idw;
+    const size_t stride = 12 + (r->sixd ? 12 : 0) + (size_t)w + 4;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
-    uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
-    uint64_t *at = xmalloc(in->n * sizeof *at);
-    int *dest = xmalloc(in->n * sizeof *dest);
+    r->rcnt = xmalloc(R * sizeof *r->rcnt);
+    r->slot = big(in->n * sizeof *r->slot);
+    r->dest = big(in->n * sizeof *r->dest);
+    int *dest = r->dest;
+    uint64_t *at = r->slot;
     unsigned char *sb = NULL;
     uint64_t own = 0, below = 0; /* staying here; in the buffer for lower ranks */
-    int st = (!cnt || !rcnt || !at || !dest) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
+    int st = (!cnt || !r->rcnt || !at || !dest) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
     if (!st) {
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < in->n; i++) dest[i] = owner_of(r, in->pos[3 * i + r->axis]);
@@ -301,60 +335,78 @@ static int send_owned(run *r, fk_error *err)
     if (!st) {
         own = cnt[me];
         for (int d = 0; d < me; d++) below += cnt[d];
-        if (!(sb = xmalloc((in->n - own) * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory sending particles");
+        if (!(sb = big((in->n - own) * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory sending particles");
     }
     if (!st) {
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < in->n; i++) {
             if (dest[i] == me) continue;
             unsigned char *p = sb + stride * (at[i] < below ? at[i] : at[i] - own);
-            uint64_t g = r->off[me] + i;
+            uint32_t ix = (uint32_t)i;
             memcpy(p, in->pos + 3 * i, 12);
             if (r->sixd) memcpy(p + 12, in->vel + 3 * i, 12);
-            memcpy(p + stride - 16, &in->id[i], 8);
-            memcpy(p + stride - 8, &g, 8);
+            if (w == 4) {
+                uint32_t id = (uint32_t)in->id[i];
+                memcpy(p + stride - 8, &id, 4);
+            } else {
+                memcpy(p + stride - 12, &in->id[i], 8);
+            }
+            memcpy(p + stride - 4, &ix, 4);
         }
         cnt[me] = 0;
     }
     void *rb;
     uint64_t nr;
-    st = exchange(r, st, sb, cnt, stride, &rb, rcnt, &nr, err);
-    if (st) {
-        free(rcnt), free(at), free(dest);
-        return st;
-    }
+    st = exchange(r, st, sb, cnt, stride, &rb, r->rcnt, &nr, err);
+    if (st) return st;
     /* The owned particles by source rank, this rank's own in its place. */
     uint64_t rbelow = 0, no = nr + own;
-    for (int d = 0; d < me; d++) rbelow += (uint64_t)rcnt[d];
-    free(rcnt);
+    for (int d = 0; d < me; d++) rbelow += r->rcnt[d];
+    r->own = own;
+    r->below = below;
     r->no = no;
     if (no >= UINT32_MAX)
         st = fk_fail(err, FK_EUNSUP, "rank %d owns %" PRIu64 " particles: at most %" PRIu32 " per rank (run more ranks)",
                      me, no, UINT32_MAX - 1);
-    else if (!(r->oid = xmalloc(no * 8)) || !(r->ogix = xmalloc(no * 8)) || !(r->pos = xmalloc(no * 12)) ||
-             (r->sixd && !(r->vel = xmalloc(no * 12))))
+    else if (!(r->oid = big(no * (size_t)w)) || !(r->ogix = big(no * 8)) || !(r->pos = big(no * 12)) ||
+             (r->sixd && !(r->vel = big(no * 12))))
         st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles", me, no);
     if (!st) {
-        #pragma omp parallel for schedule(static)
-        for (uint64_t e = 0; e < nr; e++) {
-            const unsigned char *p = (const unsigned char *)rb + stride * e;
-            uint64_t j = e < rbelow ? e : e + own;
-            memcpy(r->pos + 3 * j, p, 12);
-            if (r->sixd) memcpy(r->vel + 3 * j, p + 12, 12);
-            memcpy(&r->oid[j], p + stride - 16, 8);
-            memcpy(&r->ogix[j], p + stride - 8, 8);
+        const unsigned char *p = rb;
+        uint64_t j = 0;
+        for (int s = 0; s < R; s++) { /* source by source: the index there makes the global index */
+            if (s == me) {
+                j += own;
+                continue;
+            }
+            const uint64_t m = r->rcnt[s], base = r->off[s];
+            #pragma omp parallel for schedule(static)
+            for (uint64_t e = 0; e < m; e++) {
+                const unsigned char *q = p + stride * e;
+                uint32_t ix;
+                memcpy(r->pos + 3 * (j + e), q, 12);
+                if (r->sixd) memcpy(r->vel + 3 * (j + e), q + 12, 12);
+                if (w == 4)
+                    memcpy((uint32_t *)r->oid + j + e, q + stride - 8, 4);
+                else
+                    memcpy((uint64_t *)r->oid + j + e, q + stride - 12, 8);
+                memcpy(&ix, q + stride - 4, 4);
+                r->ogix[j + e] = base + ix;
+            }
+            p += stride * m;
+            j += m;
         }
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < in->n; i++) {
             if (dest[i] != me) continue;
-            uint64_t j = rbelow + (at[i] - below);
-            memcpy(r->pos + 3 * j, in->pos + 3 * i, 12);
-            if (r->sixd) memcpy(r->vel + 3 * j, in->vel + 3 * i, 12);
-            r->oid[j] = in->id[i];
-            r->ogix[j] = r->off[me] + i;
+            uint64_t k = rbelow + (at[i] - below);
+            memcpy(r->pos + 3 * k, in->pos + 3 * i, 12);
+            if (r->sixd) memcpy(r->vel + 3 * k, in->vel + 3 * i, 12);
+            put_id(r->oid, k, w, in->id[i]);
+            r->ogix[k] = r->off[me] + i;
         }
     }
-    free(rb), free(at), free(dest);
+    free(rb);
     return fk_dist_agree(st, err, NULL);
 }
 
@@ -460,16 +512,17 @@ static void min_u32(uint32_t *p, uint32_t v)
 static int answers(run *r, int k, const uint32_t *sink, const uint32_t *perm, fk_error *err)
 {
     uint64_t nl = r->no + r->ng, no = r->no;
-    uint32_t *kmin = xmalloc(nl * 4);
-    uint64_t *idmin = xmalloc(nl * 8);
-    r->key[k] = xmalloc(nl * 4);
-    r->low[k] = xmalloc(no * 8);
+    const int w = r->idw;
+    uint32_t *kmin = big(nl * 4);
+    uint64_t *idmin = big(nl * 8);
+    r->key[k] = big(nl * 4);
+    r->low[k] = big(no * (size_t)w);
     if (!kmin || !idmin || !r->key[k] || !r->low[k]) {
         free(kmin), free(idmin);
         return fk_fail(err, FK_ENOMEM, "out of memory for the groups' keys");
     }
     uint32_t *key = r->key[k];
-    uint64_t *low = r->low[k];
+    void *low = r->low[k];
     #pragma omp parallel
     {
         #pragma omp for schedule(static)
@@ -479,13 +532,13 @@ static int answers(run *r, int k, const uint32_t *sink, const uint32_t *perm, fk
             uint32_t j = perm ? perm[t] : (uint32_t)t;
             if (j >= no) continue;
             min_u32(&kmin[sink[t]], j);
-            min_u64(&idmin[sink[t]], r->oid[j]);
+            min_u64(&idmin[sink[t]], get_id(r->oid, j, w));
         }
         #pragma omp for schedule(static)
         for (uint64_t t = 0; t < nl; t++) {
             uint32_t j = perm ? perm[t] : (uint32_t)t;
             key[j] = kmin[sink[t]];
-            if (j < no) low[j] = idmin[sink[t]];
+            if (j < no) put_id(low, j, w, idmin[sink[t]]);
         }
     }
     free(kmin);
@@ -505,7 +558,8 @@ static int link_local(run *r, fk_error *err)
     if (!piece && gpu && r->in->gpu_mem) {
         /* Pieces that fit the GPU: the memory of the whole, over 80% of what
          * is free, pieces enough; a piece's ghosts make it a little larger. */
-        double need = (double)fk_gpu_link_owned_bytes(nl, r->no, S, r->sixd), have = 0.8 * (double)r->in->gpu_mem;
+        double need = (double)fk_gpu_link_owned_bytes(nl, r->no, S, r->sixd, r->idw),
+               have = 0.8 * (double)r->in->gpu_mem;
         if (need > have) piece = (uint64_t)((double)r->no / ceil(1.25 * need / have)) + 1;
     }
     if (piece && r->no > piece) return link_pieces(r, (r->no + piece - 1) / piece, err);
@@ -513,12 +567,12 @@ static int link_local(run *r, fk_error *err)
     int st = FK_OK;
     if (gpu) {
         for (int k = 0; !st && k < r->nlev; k++)
-            if (!(r->key[k] = xmalloc(nl * 4)) || !(r->low[k] = xmalloc(r->no * 8)))
+            if (!(r->key[k] = big(nl * 4)) || !(r->low[k] = big(r->no * (size_t)r->idw)))
                 st = fk_fail(err, FK_ENOMEM, "out of memory for the groups' keys");
         double t0 = now();
         if (!st)
-            st = fk_gpu_link_owned(r->pos, r->vel, nl, r->no, r->oid, S, 0, 0, r->in->lo, r->nlev, r->key, r->low,
-                                   r->rep->link.stats, &r->rep->link.gpu, err);
+            st = fk_gpu_link_owned(r->pos, r->vel, nl, r->no, r->oid, r->idw, S, 0, 0, r->in->lo, r->nlev, r->key,
+                                   r->low, r->rep->link.stats, &r->rep->link.gpu, err);
         r->rep->link.total = now() - t0;
         return fk_dist_agree(st, err, NULL);
     }
@@ -774,7 +828,8 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
     int R = r->size;
     const uint64_t no = r->no, ng = r->ng;
     const uint32_t *key = r->key[k];
-    const uint64_t *low = r->low[k];
+    const void *low = r->low[k];
+    const int w = r->idw;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
     uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t *at = xmalloc(R * sizeof *at);
@@ -795,8 +850,9 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
             unsigned char *p = sb + stride * at[r->gsrc[g]]++;
             uint64_t j = r->gidx[g];
             memcpy(p, &j, 8);
+            uint64_t mid = get_id(low, kk, w);
             memcpy(p + 8, &r->ogix[kk], 8);
-            memcpy(p + 16, &low[kk], 8);
+            memcpy(p + 16, &mid, 8);
         }
     }
     free(at);
@@ -850,7 +906,7 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
     }
     node *nodes = NULL;
     if (!st && !(nodes = xmalloc(nb * sizeof *nodes))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
-    for (uint64_t i = 0; !st && i < nb; i++) nodes[i] = (node){r->ogix[bkeys[i]], low[bkeys[i]]};
+    for (uint64_t i = 0; !st && i < nb; i++) nodes[i] = (node){r->ogix[bkeys[i]], get_id(low, bkeys[i], w)};
     st = fk_dist_agree(st, err, NULL);
     /* Gather nodes and edges on rank 0. */
     int nn32 = (int)nb, ne32 = (int)ne;
@@ -913,7 +969,7 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
                 label[i] = a->mid;
                 roots += r->ogix[i] == a->key;
             } else {
-                label[i] = low[i];
+                label[i] = get_id(low, i, w);
                 roots += kk == i;
             }
         }
@@ -927,82 +983,73 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
     return st;
 }
 
-/* The labels back to the ranks and places the particles came from. */
+/* The labels back to the ranks the particles came from: to each source
+ * rank, its particles' labels (idw bytes a level) in the order it sent
+ * them, which is their owned order here; the source puts them in place by
+ * the slots send_owned kept. */
 static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_error *err)
 {
-    int R = r->size, L = r->nlev;
-    size_t stride = 8 + 8 * (size_t)L;
-    uint64_t *cnt = xmalloc(R * sizeof *cnt);
-    uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
-    uint64_t no = r->no;
-    uint64_t *at = xmalloc(no * sizeof *at);
-    int *dest = xmalloc(no * sizeof *dest);
-    unsigned char *sb = NULL;
-    int st = (!cnt || !rcnt || !at || !dest) ? fk_fail(err, FK_ENOMEM, "out of memory returning labels") : FK_OK;
-    uint64_t mine = 0; /* labels this rank sets itself */
+    const int R = r->size, L = r->nlev, me = r->rank, w = r->idw;
+    const size_t stride = (size_t)L * (size_t)w;
+    const uint64_t no = r->no, own = r->own, below = r->below, n = r->in->n;
+    uint64_t *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t rbelow = 0;
+    for (int d = 0; d < me; d++) rbelow += r->rcnt[d];
+    unsigned char *sb = big((no - own) * stride);
+    int st = (!cnt || !rcnt || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory returning labels") : FK_OK;
     if (!st) {
-        #pragma omp parallel for schedule(static) reduction(+ : mine)
-        for (uint64_t i = 0; i < no; i++) {
-            int lo = 0, hi = R - 1; /* the last rank d with off[d] <= ogix */
-            while (lo < hi) {
-                int mid = (lo + hi + 1) / 2;
-                if (r->off[mid] <= r->ogix[i])
-                    lo = mid;
-                else
-                    hi = mid - 1;
-            }
-            dest[i] = lo;
-            if (lo == r->rank) { /* this rank's own particle: its labels straight into place */
-                for (int k = 0; k < L; k++) gmin[k][r->ogix[i] - r->off[lo]] = label[k][i];
-                dest[i] = -1;
-                mine++;
-            }
-        }
-        st = bucket(dest, no, R, cnt, at, err);
-    }
-    if (!st && !(sb = xmalloc((no - mine) * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory returning labels");
-    if (!st) {
+        for (int d = 0; d < R; d++) cnt[d] = d == me ? 0 : r->rcnt[d];
         #pragma omp parallel for schedule(static)
-        for (uint64_t i = 0; i < no; i++) {
-            if (dest[i] < 0) continue;
-            unsigned char *p = sb + stride * at[i];
-            memcpy(p, &r->ogix[i], 8);
-            for (int k = 0; k < L; k++) memcpy(p + 8 + 8 * k, &label[k][i], 8);
+        for (uint64_t j = 0; j < no; j++) {
+            if (j >= rbelow && j < rbelow + own) continue; /* this rank's own */
+            unsigned char *p = sb + stride * (j < rbelow ? j : j - own);
+            for (int k = 0; k < L; k++) {
+                if (w == 4) {
+                    uint32_t v = (uint32_t)label[k][j];
+                    memcpy(p + 4 * k, &v, 4);
+                } else {
+                    memcpy(p + 8 * k, &label[k][j], 8);
+                }
+            }
         }
     }
-    free(dest);
-    free(at);
     void *rb;
     uint64_t nr;
     st = exchange(r, st, sb, cnt, stride, &rb, rcnt, &nr, err);
-    free(rcnt);
-    if (st) return st;
-    uint64_t base = r->off[r->rank], n = r->in->n;
-    if (nr + mine != n) st = fk_fail(err, FK_EINVAL, "rank %d got %" PRIu64 " labels for %" PRIu64 " particles (internal error)",
-                              r->rank, nr, n);
-    int bad = 0;
+    if (!st && nr + own != n)
+        st = fk_fail(err, FK_EINVAL, "rank %d got %" PRIu64 " labels for %" PRIu64 " particles (internal error)", me,
+                     nr + own, n);
     if (!st) {
-        #pragma omp parallel for schedule(static) reduction(| : bad)
-        for (uint64_t e = 0; e < nr; e++) {
-            const unsigned char *p = (const unsigned char *)rb + stride * e;
-            uint64_t g;
-            memcpy(&g, p, 8);
-            if (g < base || g - base >= n) {
-                bad = 1;
+        const int *dest = r->dest;
+        const uint64_t *at = r->slot;
+        #pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < n; i++) {
+            if (dest[i] == me) {
+                uint64_t j = rbelow + (at[i] - below);
+                for (int k = 0; k < L; k++) gmin[k][i] = label[k][j];
                 continue;
             }
-            for (int k = 0; k < L; k++) memcpy(&gmin[k][g - base], p + 8 + 8 * k, 8);
+            const unsigned char *p = (const unsigned char *)rb + stride * (at[i] < below ? at[i] : at[i] - own);
+            for (int k = 0; k < L; k++) {
+                if (w == 4) {
+                    uint32_t v;
+                    memcpy(&v, p + 4 * k, 4);
+                    gmin[k][i] = v;
+                } else {
+                    memcpy(&gmin[k][i], p + 8 * k, 8);
+                }
+            }
         }
     }
-    if (bad) st = fk_fail(err, FK_EINVAL, "rank %d got a label for another rank's particle (internal error)", r->rank);
     free(rb);
+    free(rcnt);
     return fk_dist_agree(st, err, NULL);
 }
 
 static void run_free(run *r)
 {
     free(r->off), free(r->cut), free(r->pos), free(r->vel), free(r->oid), free(r->ogix);
-    free(r->gsrc), free(r->gidx);
+    free(r->gsrc), free(r->gidx), free(r->dest), free(r->slot), free(r->rcnt);
     for (int k = 0; k < FK_LEVELS_MAX; k++) free(r->key[k]), free(r->low[k]);
 }
 
@@ -1034,6 +1081,14 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
         r.off[0] = 0;
         for (int d = 0; d < r.size; d++) r.off[d + 1] += r.off[d];
         rep->ntotal = r.off[r.size];
+        /* IDs travel and are kept in 4 bytes when every rank's fit */
+        uint64_t idmax = 0;
+        #pragma omp parallel for schedule(static) reduction(max : idmax)
+        for (uint64_t i = 0; i < in->n; i++)
+            if (in->id[i] > idmax) idmax = in->id[i];
+        MPI_Allreduce(MPI_IN_PLACE, &idmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+        const char *wide = getenv("FOFKIT_DIST_WIDE_IDS"); /* for tests: 8 bytes whatever the IDs */
+        r.idw = idmax < UINT32_MAX && !(wide && !strcmp(wide, "1")) ? 4 : 8;
         st = decompose(&r, err);
     }
     if (!st) st = send_owned(&r, err);
@@ -1050,7 +1105,7 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
     }
     t0 = now();
     for (int k = 0; !st && k < r.nlev; k++) {
-        if (!(label[k] = xmalloc(r.no * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory for labels");
+        if (!(label[k] = big(r.no * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory for labels");
         st = fk_dist_agree(st, err, NULL);
         if (!st) st = merge(&r, k, label[k], err);
     }

@@ -53,6 +53,9 @@ extern "C" {
  * within l of the owner's slab), so the edges join exactly the components of
  * one global group. IDs need not be unique: keys are stream indices.
  *
+ * IDs travel and are kept in 4 bytes when every rank's are below 2^32 - 1,
+ * else in 8 (FOFKIT_DIST_WIDE_IDS=1 takes 8 in any case, for tests).
+ *
  * Collective: every rank calls it; a failure on any rank is agreed on
  * (fk_dist_agree), so all ranks return the same status and message.
  * FK_EUNSUP without MPI.

@@ -33,11 +33,11 @@ void fk_dist_node(int *local_rank, int *local_size)
     *local_size = node_size;
 }
 
-static int share(int local_rank, int local_size, fk_cores *got);
+static int share(int local_rank, int local_size, int overlap, fk_cores *got);
 
-int fk_dist_share_cores(int local_rank, int local_size, fk_cores *got)
+int fk_dist_share_cores(int local_rank, int local_size, int overlap, fk_cores *got)
 {
-    int did = share(local_rank, local_size, got);
+    int did = share(local_rank, local_size, overlap, got);
     cores = *got;
     return did;
 }
@@ -60,13 +60,17 @@ static void in_effect(fk_cores *got)
 #endif
 }
 
-static int share(int local_rank, int local_size, fk_cores *got)
+static int share(int local_rank, int local_size, int overlap, fk_cores *got)
 {
     memset(got, 0, sizeof *got);
 #ifdef __linux__
     cpu_set_t was, all;
     if (sched_getaffinity(0, sizeof was, &was)) return 0;
     got->before = CPU_COUNT(&was);
+    if (overlap < 0) { /* keep it as it is */
+        in_effect(got);
+        return 0;
+    }
     /* Every CPU: the kernel keeps those of our cpuset that are online. */
     CPU_ZERO(&all);
     for (int c = 0; c < CPU_SETSIZE; c++) CPU_SET(c, &all);
@@ -76,7 +80,7 @@ static int share(int local_rank, int local_size, fk_cores *got)
         if (local_size < 1) local_size = 1;
         int a = (int)((long)n * local_rank / local_size), b = (int)((long)n * (local_rank + 1) / local_size);
         got->node = n;
-        if (b - a > got->before) { /* wider than the binding we were given: take it */
+        if (b - a > got->before || overlap) { /* wider than the binding we were given, or not shared with others */
             cpu_set_t mine;
             CPU_ZERO(&mine);
             for (int c = 0, k = 0; c < CPU_SETSIZE; c++)
@@ -97,7 +101,7 @@ static int share(int local_rank, int local_size, fk_cores *got)
 #endif
     return did;
 #else
-    (void)local_rank, (void)local_size;
+    (void)local_rank, (void)local_size, (void)overlap;
     in_effect(got);
     return 0;
 #endif

@@ -87,18 +87,20 @@ int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n, uint32_t l
 /* A rank's whole local link in a distributed run (distlink.c), on the GPU
  * with the particles resident: one upload of pos (n x 3: the first no are
  * the rank's own particles, the rest copies of other ranks'), vel for 6D
- * and the owned particles' IDs (id, no entries); the tree built there
- * (quantised in [lo, lo + span), as fk_gpu_build_link), every level linked
- * whole; then for level k, in the particles' own order, key[k][i] (n
- * entries) = the lowest owned index in i's group (UINT32_MAX for a group of
- * copies only) and low[k][j] (no entries) = the lowest ID of an owned
- * particle in j's group: one download of those. The tree, its order and
- * the sinks never leave the device. stats gets nlevels entries; times has
- * upload, build, link (every level's, with its answers) and download. */
-uint64_t fk_gpu_link_owned_bytes(uint64_t n, uint64_t no, uint32_t leafsize, int sixd);
-int fk_gpu_link_owned(const float *pos, const float *vel, uint64_t n, uint64_t no, const uint64_t *id,
+ * and the owned particles' IDs (id: no entries of idw = 4 or 8 bytes); the
+ * tree built there (quantised in [lo, lo + span), as fk_gpu_build_link),
+ * every level linked whole; then for level k, in the particles' own order,
+ * key[k][i] (n entries) = the lowest owned index in i's group (UINT32_MAX
+ * for a group of copies only) and low[k][j] (no entries of idw bytes) = the
+ * lowest ID of an owned particle in j's group: one download of those. The
+ * tree, its order and the sinks never leave the device; the copies are
+ * staged through pinned chunks on every core (fk_gpu_put). stats gets
+ * nlevels entries; times has upload, build, link (every level's, with its
+ * answers) and download. */
+uint64_t fk_gpu_link_owned_bytes(uint64_t n, uint64_t no, uint32_t leafsize, int sixd, int idw);
+int fk_gpu_link_owned(const float *pos, const float *vel, uint64_t n, uint64_t no, const void *id, int idw,
                       uint32_t leafsize, double lo, double span, const fk_linkopts *o, int nlevels,
-                      uint32_t *const *key, uint64_t *const *low, fk_linkstats *stats, fk_gputimes *times,
+                      uint32_t *const *key, void *const *low, fk_linkstats *stats, fk_gputimes *times,
                       fk_error *err);
 
 /* All-pairs linking on the GPU (shared-memory tiles, one thread a

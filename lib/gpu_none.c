@@ -190,18 +190,18 @@ uint64_t fk_gpu_unbind_budget(void)
     return 0;
 }
 
-uint64_t fk_gpu_link_owned_bytes(uint64_t n, uint64_t no, uint32_t leafsize, int sixd)
+uint64_t fk_gpu_link_owned_bytes(uint64_t n, uint64_t no, uint32_t leafsize, int sixd, int idw)
 {
-    (void)n, (void)no, (void)leafsize, (void)sixd;
+    (void)n, (void)no, (void)leafsize, (void)sixd, (void)idw;
     return 0;
 }
 
-int fk_gpu_link_owned(const float *pos, const float *vel, uint64_t n, uint64_t no, const uint64_t *id,
+int fk_gpu_link_owned(const float *pos, const float *vel, uint64_t n, uint64_t no, const void *id, int idw,
                       uint32_t leafsize, double lo, double span, const fk_linkopts *o, int nlevels,
-                      uint32_t *const *key, uint64_t *const *low, fk_linkstats *stats, fk_gputimes *times,
+                      uint32_t *const *key, void *const *low, fk_linkstats *stats, fk_gputimes *times,
                       fk_error *err)
 {
-    (void)pos, (void)vel, (void)n, (void)no, (void)id, (void)leafsize, (void)lo, (void)span, (void)o, (void)nlevels;
+    (void)pos, (void)vel, (void)n, (void)no, (void)id, (void)idw, (void)leafsize, (void)lo, (void)span, (void)o, (void)nlevels;
     (void)key, (void)low, (void)stats, (void)times;
     return none(err);
 }

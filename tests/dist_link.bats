@@ -86,6 +86,10 @@ same_partition() {
     same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2
     # groups of many members span the slabs: the test is not trivial
     [ "$(awk '$1 != $2' ref.0 | wc -l)" -gt 5000 ]
+    # IDs in 8 bytes (as when some exceed 32 bits), and with 3 levels
+    FOFKIT_DIST_WIDE_IDS=1 RANKS="3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 3 -b 0.2,0.1,0.05
+    # exchanges through MPI's own transport instead of the node's shared memory
+    FOFKIT_DIST_SHARED=0 RANKS="2 3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2
 }
 
 @test "foflink on 1, 2, 3, 4 and 8 ranks: the single-process groups (6D)" {
@@ -188,7 +192,7 @@ rank1_fails() {
     grep -q '^foflink: level 0: [1-9][0-9]* groups' <<<"$stderr"
 }
 
-@test "foflink on ranks: a rank bound to one core takes its share of the node's cores, a wider binding stays" {
+@test "foflink on ranks: each rank takes its own share of the node's cores, from one core or from all" {
     mock
     splitstream 1 "$BATS_FILE_TMPDIR/snap.fof" in.%r.fof
     n=$(env -u OMP_NUM_THREADS nproc)
@@ -210,6 +214,14 @@ rank1_fails() {
     echo "$stderr"
     grep -q "^foflink: rank 0: CPU, 1 threads, 1 core (0 to 0)" <<<"$stderr"
     grep -q "^foflink: rank 1: CPU, 1 threads, 1 core (1 to 1)" <<<"$stderr"
+    # unbound ranks would share every core: each takes its own, unless FOFKIT_AFFINITY=keep
+    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to none -n 2 foflink -v two.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    grep -q "^foflink: rank 0: CPU, 1 threads, 1 core (0 to 0)" <<<"$stderr"
+    grep -q "^foflink: rank 1: CPU, 1 threads, 1 core (1 to 1)" <<<"$stderr"
+    run --separate-stderr mpirun -x FOFKIT_AFFINITY=keep --bind-to none -n 2 foflink -v two.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    grep -q "^foflink: rank 1: CPU, 1 threads, 2 cores (0 to 1)" <<<"$stderr"
 }
 
 @test "foflink on ranks on the GPU: the single-process groups, whole and in pieces (skipped without a GPU)" {

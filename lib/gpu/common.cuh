@@ -101,6 +101,15 @@ struct pinned {
     }
 };
 
+/* Copies bytes from pageable host memory to the device, and back, through
+ * two pinned chunks: every core of the calling thread's OpenMP team copies
+ * into one while the DMA engine moves the other, so that neither pinning
+ * the whole array (cudaHostRegister, slow for gigabytes) nor the driver's
+ * own one-thread staging bounds the rate. On the calling thread's stream;
+ * synchronous (done when they return). */
+int fk_gpu_put(void *d_dst, const void *src, size_t bytes, fk_error *err);
+int fk_gpu_get(void *dst, const void *d_src, size_t bytes, fk_error *err);
+
 /* CUDA events around phases; destroyed with the object. */
 struct timer {
     cudaEvent_t ev[8];

@@ -43,11 +43,11 @@ int main(void)
     fk_cores got;
     if (ncpu < 2) {
         printf("test_distnode: one CPU: nothing to widen\n");
-        CHECK(fk_dist_share_cores(0, 1, &got) == 0 && got.after == 1);
+        CHECK(fk_dist_share_cores(0, 1, 0, &got) == 0 && got.after == 1);
         CHECK_DONE();
     }
     /* The only rank of its node, bound to one core: it takes them all. */
-    CHECK(fk_dist_share_cores(0, 1, &got) == 1);
+    CHECK(fk_dist_share_cores(0, 1, 0, &got) == 1);
     CHECK_MSG(got.before == 1 && got.after == ncpu && got.node == ncpu && allowed() == ncpu,
               "before %d, after %d, node %d, allowed %d, of %d", got.before, got.after, got.node, allowed(), ncpu);
     fk_cores seen;
@@ -55,18 +55,24 @@ int main(void)
     CHECK(!memcmp(&seen, &got, sizeof got));
 
     /* Already as wide as its share: kept as it is. */
-    CHECK(fk_dist_share_cores(0, 1, &got) == 0 && got.after == ncpu && allowed() == ncpu);
+    CHECK(fk_dist_share_cores(0, 1, 0, &got) == 0 && got.after == ncpu && allowed() == ncpu);
 
     /* Two ranks on the node: each takes its half, the second the upper one. */
     if (ncpu >= 4) {
         bind_to_one();
-        CHECK(fk_dist_share_cores(1, 2, &got) == 1);
+        CHECK(fk_dist_share_cores(1, 2, 0, &got) == 1);
         CHECK_MSG(got.after == ncpu - ncpu / 2 && allowed() == got.after && got.first >= 0 && got.last >= got.first,
                   "after %d (first %d, last %d) of %d", got.after, got.first, got.last, ncpu);
     }
 
+    /* Unbound, but sharing the node with another rank: each takes its half. */
+    CHECK(fk_dist_share_cores(1, 2, 1, &got) == 1);
+    CHECK_MSG(got.before == ncpu && got.after == ncpu - ncpu / 2 && allowed() == got.after,
+              "before %d, after %d, of %d", got.before, got.after, ncpu);
+    CHECK(fk_dist_share_cores(0, 1, 0, &got) == 1 && allowed() == ncpu); /* alone again: all of them */
+
     /* As many ranks as cores: a share of one is no wider than one core. */
     bind_to_one();
-    CHECK(fk_dist_share_cores(ncpu - 1, ncpu, &got) == 0 && got.after == 1 && allowed() == 1);
+    CHECK(fk_dist_share_cores(ncpu - 1, ncpu, 0, &got) == 0 && got.after == 1 && allowed() == 1);
     CHECK_DONE();
 }

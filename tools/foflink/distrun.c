@@ -110,6 +110,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     if (!st) {
         const void *raw = want[W_ID].data[0];
         int wide = !strcmp(want[W_ID].chunk[0].dtype, "<u8");
+        #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < snap.n; i++)
             id[i] = wide ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
     }

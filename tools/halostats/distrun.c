@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "device.h"
 #include "dist.h"
 #include "dist_alltoall.h"
@@ -302,16 +303,20 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     if (!st) st = read_levels(want, &in, name, &err);
     if (!st && want[W_LINK].data[0]) st = hs_parse_link(&in, want[W_LINK].data[0], name, &err);
     const fk_snap snap = flt.snap;
-    if (!st && !(ids = malloc((snap.n ? snap.n : 1) * sizeof *ids)))
+    if (!st && !(ids = fk_big_alloc((snap.n ? snap.n : 1) * sizeof *ids)))
         st = fk_fail(&err, FK_ENOMEM, "out of memory for the IDs of %" PRIu64 " particles", snap.n);
     if (!st) {
         const void *raw = want[W_ID].data[0];
         int wide = !strcmp(want[W_ID].chunk[0].dtype, "<u8");
-        for (uint64_t i = 0; i < snap.n; i++) ids[i] = wide ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
-        for (uint64_t i = 0; i < snap.n && !st; i++)
-            if (ids[i] >= snap.nsource)
-                st = fk_fail(&err, FK_EFORMAT, "%s: particle %" PRIu64 " has ID %" PRIu64 ", beyond the %" PRIu64
-                             " particles of the source", name, i, ids[i], snap.nsource);
+        uint64_t first = snap.n; /* the first ID beyond the source's particles */
+        #pragma omp parallel for schedule(static) reduction(min : first)
+        for (uint64_t i = 0; i < snap.n; i++) {
+            ids[i] = wide ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
+            if (ids[i] >= snap.nsource && i < first) first = i;
+        }
+        if (first < snap.n)
+            st = fk_fail(&err, FK_EFORMAT, "%s: particle %" PRIu64 " has ID %" PRIu64 ", beyond the %" PRIu64
+                         " particles of the source", name, first, ids[first], snap.nsource);
     }
     check(st, &err);
     uint64_t ntotal = 0, lo = snap.nsource, hi = snap.nsource;
