@@ -57,6 +57,25 @@ static void plan_free(plan *p)
     memset(p, 0, sizeof *p);
 }
 
+/* A binary heap of the ranks by (load, rank): the least loaded on top. */
+static int lighter(const plan *p, uint32_t a, uint32_t b)
+{
+    return p->load[a] < p->load[b] || (p->load[a] == p->load[b] && a < b);
+}
+
+static void sift_down(const plan *p, uint32_t *heap, int R, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < R && lighter(p, heap[l], heap[m])) m = l;
+        if (r < R && lighter(p, heap[r], heap[m])) m = r;
+        if (m == i) return;
+        uint32_t t = heap[i];
+        heap[i] = heap[m], heap[m] = t;
+        i = m;
+    }
+}
+
 /* The members of every group summed over the ranks (an allreduce of 8 ng
  * bytes), then the groups dealt largest first, each to the rank with the
  * fewest members so far (ties: the lower rank): a greedy that balances the
@@ -93,12 +112,19 @@ static int make_plan(const fk_dhalos_in *in, int k, int rank, int R, plan *p, ui
             MPI_Allreduce(MPI_IN_PLACE, size + at, c, MPI_UINT64_T, MPI_SUM, COMM);
         }
         if (R > 1) *sent += ng * sizeof *size;
-        for (uint64_t g = 0; g < ng && !st; g++)
-            if (size[g] == 0)
+        for (int d = 0; d < R; d++) heap[d] = (uint32_t)d; /* all loads 0: ordered already */
+        for (uint64_t g = 0; g < ng && !st; g++) {
+            if (size[g] == 0) {
                 st = fk_fail(err, FK_EFORMAT, "group %" PRIu64 " of level %d has no member on any rank (a rank's "
                              "stream missing from the run?)", g + 1, k);
-        if (!st) fk_dist_deal(size, ng, R, heap, p->owner, p->load);
-        for (uint64_t g = 0; g < ng && !st; g++) p->local[g] = (uint32_t)p->ngl[p->owner[g]]++;
+                break;
+            }
+            uint32_t d = heap[0];
+            p->owner[g] = d;
+            p->local[g] = (uint32_t)p->ngl[d]++;
+            p->load[d] += size[g];
+            sift_down(p, heap, R, 0);
+        }
     }
     free(size), free(heap);
     if (st) plan_free(p);

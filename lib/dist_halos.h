@@ -73,12 +73,6 @@ typedef struct fk_dhalos_info {
     uint64_t candidates[FK_LEVELS_MAX], ntree[FK_LEVELS_MAX]; /* potentials: exact candidates, groups by tree */
 } fk_dhalos_info;
 
-/* Deals n items (size[g] each, largest first) to R ranks in order, each to
- * the rank with the least load so far (ties: the lower rank): owner[g], and
- * load[d] the sizes dealt to rank d (R entries; heap: R entries of scratch).
- * The same on every rank. Can't fail. (distdeal.c, no MPI.) */
-void fk_dist_deal(const uint64_t *size, uint64_t n, int R, uint32_t *heap, uint32_t *owner, uint64_t *load);
-
 /* Collective (MPI started: fk_dist_init): the rows of every group of every
  * level. On rank 0, rows[k] gets a malloc'd array of in->ngroups[k] rows
  * (the caller frees them); elsewhere rows[k] is set NULL. Every rank returns
