@@ -14,18 +14,17 @@
 
 #include "dist.h"
 #include "dist_alltoall.h"
-#include "dist_halos.h"
 
 #define COMM MPI_COMM_WORLD
 #define PER_CELL 8    /* particles a cell of a rank's index, on average */
 #define MAX_SIDE 1024 /* its cells per side, at most                    */
 #define MARGIN 1e-6   /* radii asked for are widened by this (relative): far beyond a distance's rounding */
-#define START 2.0     /* the first radius asked for, times the first search's */
+#define SAFETY 1.2    /* the first radius asked for covers this times the radius the halo's mass gives */
 #define TAG_RELAY 2001
 
-/* A halo's sphere as rank 0 sends it: centre, rc_max, measuring rank. */
+/* A halo's sphere as rank 0 sends it: centre, rc_max, mass, measuring rank. */
 typedef struct sphere {
-    double c[3], r0;
+    double c[3], r0, m;
     uint32_t owner, pad;
 } sphere;
 
@@ -99,14 +98,18 @@ static int index_build(const fk_dso_in *in, const double lo[3], const double hi[
     const uint64_t ncell = (uint64_t)x->side * (uint64_t)x->side * (uint64_t)x->side, n = in->n;
     x->start = calloc(ncell + 1, sizeof *x->start);
     x->idx = malloc((n ? n : 1) * sizeof *x->idx);
-    if (!x->start || !x->idx) {
-        index_free(x);
+    uint32_t *cell = malloc((n ? n : 1) * sizeof *cell); /* side <= 1024: 2^30 cells */
+    if (!x->start || !x->idx || !cell) {
+        index_free(x), free(cell);
         return fk_fail(err, FK_ENOMEM, "out of memory for the SO index of %" PRIu64 " particles", n);
     }
+#pragma omp parallel for schedule(static)
+    for (uint64_t i = 0; i < n; i++) cell[i] = (uint32_t)index_cell(x, in->pos + 3 * i);
     /* a stable counting sort: each cell's end, then placed from the back */
-    for (uint64_t i = 0; i < n; i++) x->start[index_cell(x, in->pos + 3 * i)]++;
+    for (uint64_t i = 0; i < n; i++) x->start[cell[i]]++;
     for (uint64_t c = 1; c <= ncell; c++) x->start[c] += x->start[c - 1];
-    for (uint64_t i = n; i-- > 0;) x->idx[--x->start[index_cell(x, in->pos + 3 * i)]] = i;
+    for (uint64_t i = n; i-- > 0;) x->idx[--x->start[cell[i]]] = i;
+    free(cell);
     return FK_OK;
 }
 
@@ -157,6 +160,17 @@ static double cell_gap(const lindex *x, double q, long u, int k)
     return e0 > 0 ? e0 : e1 < 0 ? -e1 : 0;
 }
 
+/* What a particle of the unwrapped cell u of a span of n cells on an axis
+ * is shifted by to its image near the centre: a whole number of boxes (0
+ * when not periodic); NaN where the span is the whole axis (each
+ * particle's own minimum image then). */
+static double cell_shift(const lindex *x, long u, long n)
+{
+    if (!x->periodic) return 0;
+    if (n == x->side) return NAN;
+    return x->box * (double)((u - (long)wrap(x, u)) / x->side);
+}
+
 /* Sets the bit of every particle of this rank within r of c (the minimum
  * image in a periodic box, with the margin); cells wholly beyond r (with a
  * cell's margin: a wrapped span may place a cell off by the rounding of its
@@ -176,12 +190,14 @@ static void index_mark(const fk_dso_in *in, const lindex *x, const double c[3], 
                 double g2 = n[2] == x->side ? 0 : cell_gap(x, c[2], f[2] + l, 2);
                 if (g0 * g0 + g1 * g1 + g2 * g2 > far * far) continue;
                 uint64_t cell = (wrap(x, f[0] + i) * side + wrap(x, f[1] + j)) * side + wrap(x, f[2] + l);
+                const double s[3] = {cell_shift(x, f[0] + i, n[0]), cell_shift(x, f[1] + j, n[1]),
+                                     cell_shift(x, f[2] + l, n[2])};
                 for (uint64_t q = x->start[cell]; q < x->start[cell + 1]; q++) {
                     uint64_t p = x->idx[q];
                     double rr = 0;
                     for (int k = 0; k < 3; k++) {
                         double d = (double)in->pos[3 * p + k] - c[k];
-                        if (in->periodic) d -= box * nearbyint(d / box);
+                        d += isnan(s[k]) ? -box * nearbyint(d / box) : s[k];
                         rr += d * d;
                     }
                     if (rr <= r2) {
@@ -289,23 +305,54 @@ static void run_free(run *u)
     free(u->held), free(u->from);
 }
 
-/* Rank 0: the spheres of every level's rows, level by level; level 0's
- * dealt by members, a deeper level's to its host's rank. */
-static void make_spheres(run *u, fk_halo *const *rows, const uint64_t *ng, int nlevels, uint64_t *size, uint32_t *heap,
-                         uint32_t *owner, uint64_t *load)
+/* A point's place on a Morton curve through the frame (21 bits an axis). */
+static uint64_t morton(const fk_so_frame *f, const double c[3])
 {
-    for (uint64_t g = 0; g < ng[0]; g++) size[g] = rows[0][g].n;
-    fk_dist_deal(size, ng[0], u->R, heap, owner, load);
+    uint64_t key = 0;
+    for (int k = 0; k < 3; k++) {
+        double t = (c[k] - f->lo[k]) / (f->cell * f->side) * (double)(1 << 21);
+        uint64_t q = t > 0 ? (t < (1 << 21) ? (uint64_t)t : (1 << 21) - 1) : 0;
+        for (int b = 0; b < 21; b++) key |= ((q >> b) & 1) << (3 * b + k);
+    }
+    return key;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    const uint64_t *p = a, *q = b; /* key, index */
+    return p[0] != q[0] ? (p[0] > q[0]) - (p[0] < q[0]) : (p[1] > q[1]) - (p[1] < q[1]);
+}
+
+/* Rank 0: the spheres of every level's rows, level by level. The halos of
+ * level 0 in the order of their centres along a Morton curve, cut into R
+ * runs of about equal members, a run a rank (neighbours' spheres overlap:
+ * a particle in several goes to one rank the fewer times); a deeper level's
+ * halo to its host's rank. key: 2 ng[0] entries of scratch. */
+static void make_spheres(run *u, fk_halo *const *rows, const uint64_t *ng, int nlevels, uint64_t *key)
+{
+    uint64_t total = 0, acc = 0;
+    for (uint64_t g = 0; g < ng[0]; g++) {
+        key[2 * g] = morton(&u->frame, rows[0][g].xc), key[2 * g + 1] = g;
+        total += rows[0][g].n;
+    }
+    qsort(key, ng[0], 2 * sizeof *key, by_key);
+    for (uint64_t k = 0; k < ng[0]; k++) {
+        const uint64_t g = key[2 * k + 1], n = rows[0][g].n;
+        /* the rank whose share of the members holds this halo's middle */
+        uint64_t d = (uint64_t)((2 * (double)acc + (double)n) / (2 * (double)total) * u->R);
+        u->sph[g].owner = (uint32_t)(d < (uint64_t)u->R ? d : (uint64_t)u->R - 1);
+        acc += n;
+    }
     uint64_t h = 0, base = 0;
     for (int k = 0; k < nlevels; k++) {
         for (uint64_t g = 0; g < ng[k]; g++, h++) {
             const fk_halo *r = &rows[k][g];
             sphere *s = &u->sph[h];
             memcpy(s->c, r->xc, sizeof s->c);
-            s->r0 = r->rc_max;
+            s->r0 = r->rc_max, s->m = r->mass;
             s->pad = 0;
             if (k == 0)
-                s->owner = owner[g];
+                continue; /* owner set above */
             else if (r->host >= 1 && r->host <= ng[k - 1])
                 s->owner = u->sph[base + r->host - 1].owner;
             else
@@ -322,12 +369,17 @@ static double first_radius(const run *u, const sphere *s)
     return s->r0 > 0 && isfinite(s->r0) ? s->r0 : u->frame.cell;
 }
 
-/* The first round's requests: every sphere, START times its first radius,
- * and where its first search's cells may hold team particles or more (a
- * bound over the ranks), all of those cells. Collective. */
-static int first_asks(run *u, ask **asks, uint64_t *nasks, fk_error *err)
+/* The first round's requests: for every sphere the radius its search
+ * reaches if its mass within SAFETY times the radius of the lowest
+ * threshold is its FoF mass, times FOFKIT_DIST_SO_START (default 1); where
+ * its first search's cells may hold team particles or more (a bound over
+ * the ranks), all of those cells. Collective. */
+static int first_asks(run *u, const double *rho, ask **asks, uint64_t *nasks, fk_error *err)
 {
-    const double start = env_number("FOFKIT_DIST_SO_START", 1, START);
+    const double start = env_number("FOFKIT_DIST_SO_START", 1e-3, 1);
+    double low = rho[0];
+    for (int t = 1; t < FK_SO_N; t++)
+        if (rho[t] < low) low = rho[t];
     const double team = env_number("FOFKIT_DIST_SO_TEAM", 1, FK_SO_TEAM_MIN);
     const double cell = u->frame.cell;
     uint64_t *bound = NULL;
@@ -351,8 +403,12 @@ static int first_asks(run *u, ask **asks, uint64_t *nasks, fk_error *err)
             MPI_Allreduce(MPI_IN_PLACE, bound + at, c, MPI_UINT64_T, MPI_SUM, COMM);
         }
     }
+    const double limit = u->in->periodic ? u->in->box / 2 : INFINITY;
     for (uint64_t h = 0; h < u->H; h++) {
-        double r = first_radius(u, &u->sph[h]), rg = start * r;
+        const sphere *s = &u->sph[h];
+        double r = first_radius(u, s), rg = r, want = SAFETY * cbrt(3 * s->m / (4 * M_PI * low));
+        while (rg < want && rg < limit) rg *= 2;
+        rg *= start;
         /* the cube of the first search's cells lies within sqrt(3) (r + cell) of the centre */
         double cube = sqrt(3.0) * (r + cell) * (1 + MARGIN);
         if (counted && (double)bound[h] >= team && cube > rg) rg = cube;
@@ -504,7 +560,7 @@ static int rounds(run *u, const double *rho, size_t minpart, fk_dso_info *info, 
 {
     ask *asks = NULL;
     uint64_t nasks = 0;
-    int st = first_asks(u, &asks, &nasks, err);
+    int st = first_asks(u, rho, &asks, &nasks, err);
     if (!st) {
         /* group the first round's requests by measuring rank, ascending within */
         ask *by = malloc((nasks ? nasks : 1) * sizeof *by);
@@ -631,26 +687,21 @@ int fk_dso_run(const fk_dso_in *in, fk_halo *const *rows, const uint64_t *ng, in
 
     /* the spheres, from rank 0; the slots of each rank's; the index */
     const uint64_t H = u.H, words = (in->n + 63) / 64;
-    uint64_t *size = NULL, *load = NULL, *nown = NULL;
-    uint32_t *heap = NULL, *owner = NULL;
+    uint64_t *key = NULL, *nown = NULL;
     u.sph = malloc((H ? H : 1) * sizeof *u.sph);
     u.slot = malloc((H ? H : 1) * sizeof *u.slot);
     u.sent = calloc((size_t)u.R, sizeof *u.sent);
     u.nsent = calloc((size_t)u.R, sizeof *u.nsent);
     u.bits = malloc((words ? words : 1) * sizeof *u.bits);
     nown = calloc((size_t)u.R, sizeof *nown);
-    if (u.rank == 0) {
-        size = malloc((ng[0] ? ng[0] : 1) * sizeof *size), owner = malloc((ng[0] ? ng[0] : 1) * sizeof *owner);
-        heap = malloc((size_t)u.R * sizeof *heap), load = malloc((size_t)u.R * sizeof *load);
-    }
-    int st = !u.sph || !u.slot || !u.sent || !u.nsent || !u.bits || !nown ||
-                     (u.rank == 0 && (!size || !owner || !heap || !load))
+    if (u.rank == 0) key = malloc((ng[0] ? ng[0] : 1) * 2 * sizeof *key);
+    int st = !u.sph || !u.slot || !u.sent || !u.nsent || !u.bits || !nown || (u.rank == 0 && !key)
                  ? fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " SO spheres", u.rank, H)
                  : FK_OK;
     if (!st) st = index_build(in, lo, hi, &u.x, err);
     st = fk_dist_agree(st, err, NULL);
     if (!st) {
-        if (u.rank == 0) make_spheres(&u, rows, ng, nlevels, size, heap, owner, load);
+        if (u.rank == 0) make_spheres(&u, rows, ng, nlevels, key);
         bcast_records(u.sph, H, sizeof *u.sph);
         if (u.rank == 0 && u.R > 1) u.me.bytes += H * sizeof *u.sph * (uint64_t)(u.R - 1);
         for (uint64_t h = 0; h < H; h++) u.slot[h] = nown[u.sph[h].owner]++;
@@ -659,7 +710,7 @@ int fk_dso_run(const fk_dso_in *in, fk_halo *const *rows, const uint64_t *ng, in
             st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " SO spheres", u.rank, u.nmine);
         u.me.spheres = u.nmine;
     }
-    free(size), free(owner), free(heap), free(load), free(nown);
+    free(key), free(nown);
     st = fk_dist_agree(st, err, NULL);
     info->t_index = fk_now() - t0;
     if (!st) st = rounds(&u, rho, minpart, info, err);

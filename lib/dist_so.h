@@ -18,11 +18,12 @@
  * rank within that radius, which nobody knows beforehand. How, after the
  * rows are computed (fk_dhalos_run) and gathered on rank 0:
  *
- *   1. spheres: rank 0 deals the halos of level 0, largest first, each to
- *      the rank with the fewest members so far (fk_dist_deal), gives a halo
- *      of a deeper level to the rank of its host (their spheres overlap),
- *      and broadcasts every halo's centre, rc_max and rank (40 bytes a
- *      halo);
+ *   1. spheres: rank 0 orders the halos of level 0 by their centres along a
+ *      Morton curve and cuts them into R runs of about equal members, a run
+ *      a rank (neighbouring spheres overlap: a particle within several goes
+ *      to fewer ranks), gives a halo of a deeper level to the rank of its
+ *      host, and broadcasts every halo's centre, rc_max, mass and rank (48
+ *      bytes a halo);
  *   2. the frame: the cells of the single process's grid (so.h,
  *      fk_so_frame_make over the run's particle count and, for an isolated
  *      box, its bounds: a min and max over the ranks);
@@ -42,8 +43,10 @@
  *      at most one round a doubling up to the search's limit (half a
  *      periodic box);
  *   4. rank 0 gathers the radii and masses (64 bytes a halo) into the rows.
- * The first round asks for FOFKIT_DIST_SO_START (default 2) times the first
- * search's radius: most halos are done within one or two doublings. Where
+ * The first round asks for the radius the search reaches if the halo's mass
+ * within 1.2 times the radius of the lowest threshold is its FoF mass (the
+ * first radius of the doubling that gets there), times FOFKIT_DIST_SO_START
+ * (default 1; less asks more halos again, for tests). Where
  * the cells of the first search could hold FK_SO_TEAM_MIN particles or more
  * (a bound summed over the ranks; FOFKIT_DIST_SO_TEAM=N lowers that count,
  * for tests), the first radius also covers those cells (sqrt(3) (r0 + a
@@ -55,7 +58,7 @@
  * its spheres' particles (about 70 bytes each, with the SO grid) and the
  * SO grid's cells, 8 bytes a cell of the whole run's grid (one cell for
  * about 8 of the run's particles, at most 2^30 cells). Every rank receives
- * the spheres of every halo (40 bytes each).
+ * the spheres of every halo (48 bytes each).
  */
 
 typedef struct fk_dso_in {

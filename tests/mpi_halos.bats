@@ -87,10 +87,10 @@ same_halo() {
     groups -m 10 link.fof | halostats --so --unbind --omega-m=0.25 --so-min=20 -o ref.txt
     grep -q n_bound ref.txt && grep -q r200c ref.txt
     same 3 10 link.fof --so --unbind --omega-m=0.25 --so-min=20
-    # the first round at the first search's radius: more spheres asked again, the same rows
+    # the first round at a quarter of its radius: more spheres asked again, the same rows
     mkgmin 2 link.fof l2.%r.fof
     mpirun -n 2 groups -m 10 --format=stream l2.%r.fof -o g2.%r.fof
-    mpirun -n 2 -x FOFKIT_DIST_SO_START=1 halostats -v --so --unbind --omega-m=0.25 --so-min=20 g2.%r.fof -o a.txt 2>a.err
+    mpirun -n 2 -x FOFKIT_DIST_SO_START=0.25 halostats -v --so --unbind --omega-m=0.25 --so-min=20 g2.%r.fof -o a.txt 2>a.err
     cmp <(unnamed ref.txt) <(unnamed a.txt)
     grep -Eq 'SO: [0-9]+ spheres \(every level\) in [2-9] rounds' a.err # asked again: the rounds are tested
     grep -q 'SO: rank 1 measured [0-9]* spheres over [1-9][0-9]* particles; sent [1-9][0-9]* of its particles' a.err
