@@ -19,7 +19,7 @@
 #define PER_CELL 8    /* particles a cell of a rank's index, on average */
 #define MAX_SIDE 1024 /* its cells per side, at most                    */
 #define MARGIN 1e-6   /* radii asked for are widened by this (relative): far beyond a distance's rounding */
-#define SAFETY 1.2    /* the first radius asked for covers this times the radius the halo's mass gives */
+#define SAFETY 2.0    /* the first radius asked for covers this times the radius the halo's mass gives */
 #define TAG_RELAY 2001
 
 /* A halo's sphere as rank 0 sends it: centre, rc_max, mass, measuring rank. */
@@ -291,8 +291,9 @@ typedef struct run {
     uint64_t **sent;       /* R: the indices sent to each rank, ascending      */
     uint64_t *nsent;       /* R                                                */
     uint64_t *bits;        /* n bits: marks                                    */
-    ghost *held;           /* the particles this rank measures over, by (rank, index) */
-    uint32_t *from;        /* their ranks                                      */
+    float *hpos, *hmass;   /* the particles this rank measures over, by (rank, index) */
+    uint64_t *hidx;        /* their indices on their ranks                     */
+    uint32_t *hfrom;       /* their ranks                                      */
     uint64_t nheld;
     fk_dso_rank me;
 } run;
@@ -302,7 +303,7 @@ static void run_free(run *u)
     index_free(&u->x);
     for (int d = 0; u->sent && d < u->R; d++) free(u->sent[d]);
     free(u->sph), free(u->slot), free(u->res), free(u->sent), free(u->nsent), free(u->bits);
-    free(u->held), free(u->from);
+    free(u->hpos), free(u->hmass), free(u->hidx), free(u->hfrom);
 }
 
 /* A point's place on a Morton curve through the frame (21 bits an axis). */
@@ -487,28 +488,32 @@ static int collect(run *u, const ask *asks, uint64_t nasks, ghost **send, uint64
  * kept in (rank, index) order. */
 static int hold(run *u, const ghost *got, const uint64_t *rcount, uint64_t ngot, fk_error *err)
 {
-    const uint64_t n = u->nheld + ngot;
-    ghost *h = malloc((n ? n : 1) * sizeof *h);
-    uint32_t *f = malloc((n ? n : 1) * sizeof *f);
-    if (!h || !f) {
-        free(h), free(f);
+    const uint64_t n = u->nheld + ngot, m = n ? n : 1;
+    float *pos = malloc(m * 3 * sizeof *pos), *mass = malloc(m * sizeof *mass);
+    uint64_t *idx = malloc(m * sizeof *idx);
+    uint32_t *from = malloc(m * sizeof *from);
+    if (!pos || !mass || !idx || !from) {
+        free(pos), free(mass), free(idx), free(from);
         return fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles of its SO spheres", u->rank,
                        n);
     }
     uint64_t i = 0, j = 0, k = 0;
     for (int s = 0; s < u->R; s++) {
         const uint64_t j1 = j + rcount[s];
-        for (;;) {
-            int old = i < u->nheld && u->from[i] == (uint32_t)s, neu = j < j1;
+        for (;; k++) {
+            int old = i < u->nheld && u->hfrom[i] == (uint32_t)s, neu = j < j1;
             if (!old && !neu) break;
-            if (old && (!neu || u->held[i].i < got[j].i))
-                h[k] = u->held[i], f[k++] = u->from[i++];
-            else
-                h[k] = got[j++], f[k++] = (uint32_t)s;
+            if (old && (!neu || u->hidx[i] < got[j].i)) {
+                memcpy(pos + 3 * k, u->hpos + 3 * i, 3 * sizeof *pos);
+                mass[k] = u->hmass[i], idx[k] = u->hidx[i], from[k] = s, i++;
+            } else {
+                memcpy(pos + 3 * k, got[j].x, 3 * sizeof *pos);
+                mass[k] = got[j].m, idx[k] = got[j].i, from[k] = s, j++;
+            }
         }
     }
-    free(u->held), free(u->from);
-    u->held = h, u->from = f, u->nheld = n;
+    free(u->hpos), free(u->hmass), free(u->hidx), free(u->hfrom);
+    u->hpos = pos, u->hmass = mass, u->hidx = idx, u->hfrom = from, u->nheld = n;
     return FK_OK;
 }
 
@@ -521,23 +526,21 @@ static int measure(run *u, const ask *asks, uint64_t a0, uint64_t a1, const doub
     const uint64_t na = a1 - a0, n = u->nheld;
     *again = NULL, *nagain = 0;
     if (!na) return FK_OK;
-    float *pos = malloc((n ? n : 1) * 3 * sizeof *pos), *mass = malloc((n ? n : 1) * sizeof *mass);
     double *c = malloc((na ? na : 1) * 3 * sizeof *c), *r0 = malloc((na ? na : 1) * sizeof *r0);
     double *R = malloc((na ? na : 1) * FK_SO_N * sizeof *R), *M = malloc((na ? na : 1) * FK_SO_N * sizeof *M);
     double *reach = malloc((na ? na : 1) * sizeof *reach);
     *again = malloc(na * sizeof **again);
     fk_so_grid *grid = NULL;
     int st = FK_OK;
-    if (!pos || !mass || !c || !r0 || !R || !M || !reach || !*again)
+    if (!c || !r0 || !R || !M || !reach || !*again)
         st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for its SO spheres", u->rank);
     if (!st) {
-        for (uint64_t i = 0; i < n; i++) memcpy(pos + 3 * i, u->held[i].x, sizeof u->held[i].x), mass[i] = u->held[i].m;
         for (uint64_t a = 0; a < na; a++) {
             const sphere *s = &u->sph[asks[a0 + a].h];
             memcpy(c + 3 * a, s->c, sizeof s->c);
             r0[a] = s->r0;
         }
-        const fk_so_particles p = {n, pos, mass, u->in->periodic, u->in->box, u->in->origin};
+        const fk_so_particles p = {n, u->hpos, u->hmass, u->in->periodic, u->in->box, u->in->origin};
         st = fk_so_grid_build_frame(&p, &u->frame, &grid, err);
         if (!st) st = fk_so_measure_reach(grid, na, c, r0, FK_SO_N, rho, minpart, R, M, reach, err);
     }
@@ -549,7 +552,7 @@ static int measure(run *u, const ask *asks, uint64_t a0, uint64_t a1, const doub
         if (!(reach[a] <= q->r)) (*again)[(*nagain)++] = (ask){q->h, reach[a]};
     }
     fk_so_grid_free(grid);
-    free(pos), free(mass), free(c), free(r0), free(R), free(M), free(reach);
+    free(c), free(r0), free(R), free(M), free(reach);
     if (st) free(*again), *again = NULL, *nagain = 0;
     return st;
 }
@@ -661,8 +664,9 @@ static void whole_frame(const fk_dso_in *in, fk_so_frame *f, double lo[3], doubl
 {
     double glo[3] = {0, 0, 0}, ghi[3] = {0, 0, 0};
     const fk_so_particles p = {in->n, in->pos, in->mass, in->periodic, in->box, in->origin};
-    fk_so_bounds(&p, lo, hi);
+    for (int k = 0; k < 3; k++) lo[k] = hi[k] = 0;
     if (!in->periodic) {
+        fk_so_bounds(&p, lo, hi);
         MPI_Allreduce(lo, glo, 3, MPI_DOUBLE, MPI_MIN, COMM);
         MPI_Allreduce(hi, ghi, 3, MPI_DOUBLE, MPI_MAX, COMM);
     }
