@@ -54,6 +54,11 @@ int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, 
     return FK_OK;
 }
 
+/* A node of the merge: a component's key and lowest ID. */
+typedef struct node {
+    uint64_t key, mid;
+} node;
+
 /* The state of one run on one rank. */
 typedef struct run {
     int rank, size, sixd, nlev;
@@ -85,6 +90,13 @@ typedef struct run {
      * low[k][j] (no) the lowest ID of an owned particle in j's local group */
     uint32_t *key[FK_LEVELS_MAX];
     void *low[FK_LEVELS_MAX]; /* of idw bytes */
+    /* each level's groups that crossed ranks, after the merge: their keys
+     * (sorted), each one's answer (the global group's root and lowest ID),
+     * and bit kk set when group kk is one */
+    uint32_t *bkeys[FK_LEVELS_MAX];
+    uint64_t nb[FK_LEVELS_MAX];
+    node *ans[FK_LEVELS_MAX];
+    uint8_t *bound[FK_LEVELS_MAX];
 } run;
 
 static void *xmalloc(size_t n)
@@ -715,10 +727,6 @@ static int link_pieces(run *r, uint64_t npieces, fk_error *err)
     return fk_dist_agree(st, err, NULL);
 }
 
-/* A node of the merge: a component's key and lowest ID. */
-typedef struct node {
-    uint64_t key, mid;
-} node;
 
 static int cmp_node(const void *a, const void *b)
 {
@@ -816,14 +824,14 @@ static int64_t slot_of(const uint32_t *bkeys, uint64_t nb, uint32_t kk)
     return lo < nb && bkeys[lo] == kk ? (int64_t)lo : -1;
 }
 
-/* Level k's merge: label[i] (owned particle i) gets the lowest ID of its
- * global group, and the global groups are counted. A local group is named
+/* Level k's merge: the answers for the rank's groups that crossed ranks
+ * (run's bkeys, nb, ans, bound), and the global groups counted. A local group is named
  * by its lowest owned index kk; across ranks by the global stream index of
  * that particle, ogix[kk] (the lowest of the group's, since ogix grows with
  * the owned index). Only boundary groups travel: those holding ghosts
  * (each ghost's group tells the ghost's owner which group its particle
  * meets here) and those such a message names. */
-static int merge(run *r, int k, uint64_t *label, fk_error *err)
+static int merge(run *r, int k, fk_error *err)
 {
     int R = r->size;
     const uint64_t no = r->no, ng = r->ng;
@@ -958,22 +966,17 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
     st = fk_dist_agree(st, err, NULL);
     if (!st) {
         for (uint64_t i = 0; i < nb; i++) bound[bkeys[i] >> 3] |= (uint8_t)(1u << (bkeys[i] & 7));
-        /* Each owned particle's label: its group's answer when it crossed
-         * ranks, else the group's own lowest ID. */
-        uint64_t roots = 0;
-        #pragma omp parallel for schedule(static) reduction(+ : roots)
-        for (uint64_t i = 0; i < no; i++) {
-            uint32_t kk = key[i];
-            if (bound[kk >> 3] >> (kk & 7) & 1) {
-                const node *a = &myans[slot_of(bkeys, nb, kk)];
-                label[i] = a->mid;
-                roots += r->ogix[i] == a->key;
-            } else {
-                label[i] = get_id(low, i, w);
-                roots += kk == i;
-            }
-        }
-        MPI_Allreduce(&roots, &r->rep->groups[k], 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        /* The global groups: this rank's own groups (each named by its lowest
+         * owned index) less those that crossed ranks, and of those the ones
+         * whose root is here. */
+        uint64_t local = 0, roots = 0;
+        #pragma omp parallel for schedule(static) reduction(+ : local)
+        for (uint64_t i = 0; i < no; i++) local += key[i] == i;
+        for (uint64_t i = 0; i < nb; i++) roots += myans[i].key == nodes[i].key;
+        uint64_t mine = local - nb + roots;
+        MPI_Allreduce(&mine, &r->rep->groups[k], 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        r->bkeys[k] = bkeys, r->nb[k] = nb, r->ans[k] = myans, r->bound[k] = bound;
+        bkeys = NULL, myans = NULL, bound = NULL;
     }
     free(bound);
     free(nn), free(nen), free(dn), free(de);
@@ -983,11 +986,20 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
     return st;
 }
 
+/* Owned particle j's label at level k: its global group's lowest ID, from
+ * the merge's answer when its group crossed ranks, else its own group's. */
+static inline uint64_t label_of(const run *r, int k, uint64_t j)
+{
+    const uint32_t kk = r->key[k][j];
+    if (r->bound[k][kk >> 3] >> (kk & 7) & 1) return r->ans[k][slot_of(r->bkeys[k], r->nb[k], kk)].mid;
+    return get_id(r->low[k], j, r->idw);
+}
+
 /* The labels back to the ranks the particles came from: to each source
- * rank, its particles' labels (idw bytes a level) in the order it sent
- * them, which is their owned order here; the source puts them in place by
- * the slots send_owned kept. */
-static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_error *err)
+ * rank, its particles' labels (label_of; idw bytes a level) in the order it
+ * sent them, which is their owned order here; the source puts them in place
+ * by the slots send_owned kept. */
+static int send_back(run *r, uint64_t *const *gmin, fk_error *err)
 {
     const int R = r->size, L = r->nlev, me = r->rank, w = r->idw;
     const size_t stride = (size_t)L * (size_t)w;
@@ -1004,11 +1016,12 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
             if (j >= rbelow && j < rbelow + own) continue; /* this rank's own */
             unsigned char *p = sb + stride * (j < rbelow ? j : j - own);
             for (int k = 0; k < L; k++) {
+                uint64_t v = label_of(r, k, j);
                 if (w == 4) {
-                    uint32_t v = (uint32_t)label[k][j];
-                    memcpy(p + 4 * k, &v, 4);
+                    uint32_t v4 = (uint32_t)v;
+                    memcpy(p + 4 * k, &v4, 4);
                 } else {
-                    memcpy(p + 8 * k, &label[k][j], 8);
+                    memcpy(p + 8 * k, &v, 8);
                 }
             }
         }
@@ -1026,7 +1039,7 @@ static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_e
         for (uint64_t i = 0; i < n; i++) {
             if (dest[i] == me) {
                 uint64_t j = rbelow + (at[i] - below);
-                for (int k = 0; k < L; k++) gmin[k][i] = label[k][j];
+                for (int k = 0; k < L; k++) gmin[k][i] = label_of(r, k, j);
                 continue;
             }
             const unsigned char *p = (const unsigned char *)rb + stride * (at[i] < below ? at[i] : at[i] - own);
@@ -1050,7 +1063,10 @@ static void run_free(run *r)
 {
     free(r->off), free(r->cut), free(r->pos), free(r->vel), free(r->oid), free(r->ogix);
     free(r->gsrc), free(r->gidx), free(r->dest), free(r->slot), free(r->rcnt);
-    for (int k = 0; k < FK_LEVELS_MAX; k++) free(r->key[k]), free(r->low[k]);
+    for (int k = 0; k < FK_LEVELS_MAX; k++) {
+        free(r->key[k]), free(r->low[k]);
+        free(r->bkeys[k]), free(r->ans[k]), free(r->bound[k]);
+    }
 }
 
 int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink_report *rep_, fk_error *err)
@@ -1074,7 +1090,6 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
     if (!st && (!(r.off = xmalloc((r.size + 1) * sizeof *r.off)) || !(r.cut = xmalloc((r.size + 1) * sizeof *r.cut))))
         st = fk_fail(err, FK_ENOMEM, "out of memory");
     st = fk_dist_agree(st, err, NULL);
-    uint64_t *label[FK_LEVELS_MAX] = {0};
     double t0 = now();
     if (!st) {
         MPI_Allgather(&in->n, 1, MPI_UINT64_T, r.off + 1, 1, MPI_UINT64_T, MPI_COMM_WORLD);
@@ -1104,16 +1119,11 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
         rep->t_link = now() - t0;
     }
     t0 = now();
-    for (int k = 0; !st && k < r.nlev; k++) {
-        if (!(label[k] = big(r.no * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory for labels");
-        st = fk_dist_agree(st, err, NULL);
-        if (!st) st = merge(&r, k, label[k], err);
-    }
+    for (int k = 0; !st && k < r.nlev; k++) st = merge(&r, k, err);
     rep->t_merge = now() - t0;
     t0 = now();
-    if (!st) st = send_back(&r, label, gmin, err);
+    if (!st) st = send_back(&r, gmin, err);
     rep->t_return = now() - t0;
-    for (int k = 0; k < FK_LEVELS_MAX; k++) free(label[k]);
     run_free(&r);
     return st;
 }

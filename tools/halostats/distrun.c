@@ -344,6 +344,18 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     prog_rank_quiet(1);
     hs_setup(&in, o);
     prog_rank_quiet(0);
+    { /* -v: each rank's GPU (or the CPU), as rank 0 learns them; collective on every rank */
+        uint64_t *dev = calloc((size_t)size, sizeof *dev);
+        check(dev ? FK_OK : fk_fail(&err, FK_ENOMEM, "out of memory"), &err);
+        dev[rank] = o->device == DEV_GPU ? (uint64_t)fk_gpu_selected() + 1 : 0;
+        fk_dist_sum(dev, size);
+        char list[256] = "";
+        for (int d = 0, at = 0; d < size && at < (int)sizeof list - 16; d++)
+            at += dev[d] ? snprintf(list + at, sizeof list - (size_t)at, "%sGPU %d", d ? ", " : "", (int)dev[d] - 1)
+                         : snprintf(list + at, sizeof list - (size_t)at, "%sCPU", d ? ", " : "");
+        if (rank == 0) prog_info("the ranks' devices (rank 0 first): %s", list);
+        free(dev);
+    }
     if (o->m.so) so_setup(&in, o, &snap, want[W_POS].data[0], want[W_MASS].data[0], name);
     double t_read = prog_now() - t0;
 
