@@ -10,6 +10,7 @@
 #include "masses.h"
 #include "potential.h"
 #include "snap.h"
+#include "stream.h"
 
 #define SOFTENING_FRACTION 0.05 /* default softening: this times the mean interparticle spacing */
 #define MAX_LEVELS 64
@@ -57,6 +58,12 @@ int shown(const options *o, const fk_halo_column *c);
 void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng);
 void write_csv_header(FILE *f, const options *o);
 void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char sep);
+
+/* --format=stream: the HCOL record (the columns of the HALO chunks, their
+ * units and definitions, the run's parameters) and the HALO chunk of level
+ * k (<f8, a row per group, a column per column shown) on w. */
+int write_hcol(fk_writer *w, const input *in, const options *o, fk_error *err);
+int write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng, fk_error *err);
 
 /* After the stream is read (in->snap.n the particles of the whole run): the
  * output units and G, the default softening, the device of the potentials.

@@ -336,11 +336,8 @@ void write_csv_header(FILE *f, const options *o)
     fputc('\n', f);
 }
 
-/* The HCOL record: the columns of the HALO chunks, their units and
- * definitions, and the run's parameters. */
-static void write_hcol(fk_writer *w, const input *in, const options *o)
+int write_hcol(fk_writer *w, const input *in, const options *o, fk_error *err)
 {
-    fk_error err = {0};
     fk_kvbuf kv;
     char key[32], val[512], un[64];
     fk_kv_init(&kv);
@@ -372,19 +369,19 @@ static void write_hcol(fk_writer *w, const input *in, const options *o)
         snprintf(val, sizeof val, "%s %s %s", c->name, fk_halo_units_name(&o->units, c->dim, un, sizeof un), c->desc);
         fk_kv_str(&kv, key, val);
     }
-    char *text;
-    if (fk_kv_finish(&kv, &text, &err) || fk_writer_text(w, "HCOL", 0, text, &err)) prog_fail(&err);
+    char *text = NULL;
+    int st = fk_kv_finish(&kv, &text, err);
+    if (!st) st = fk_writer_text(w, "HCOL", 0, text, err);
     free(text);
+    return st;
 }
 
-/* One HALO chunk for level k: <f8, a row per group, a column per column. */
-static void write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng)
+int write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng, fk_error *err)
 {
-    fk_error err = {0};
     size_t ncol = 0;
     for (size_t c = 0; c < fk_halo_ncolumns; c++) ncol += shown(o, &fk_halo_columns[c]);
     double *rows = malloc(ng && ncol ? ng * ncol * sizeof *rows : 1);
-    if (!rows) prog_die(EXIT_RESOURCE, "out of memory for the HALO chunk of %" PRIu64 " groups", ng);
+    if (!rows) return fk_fail(err, FK_ENOMEM, "out of memory for the HALO chunk of %" PRIu64 " groups", ng);
     for (uint64_t g = 0; g < ng; g++) {
         size_t j = 0;
         for (size_t c = 0; c < fk_halo_ncolumns; c++)
@@ -393,8 +390,9 @@ static void write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, 
     fk_chunk c;
     fk_chunk_init(&c, "HALO", "<f8", 0, ng, (uint32_t)ncol);
     c.level = (uint32_t)k;
-    if (fk_writer_put(w, &c, rows, &err)) prog_fail(&err);
+    int st = fk_writer_put(w, &c, rows, err);
     free(rows);
+    return st;
 }
 
 /* A strictly positive number. */
@@ -578,8 +576,9 @@ int main(int argc, char **argv)
     free(grp);
 
     if (o.format == 2) {
-        write_hcol(w, &in, &o);
-        for (int k = 0; k < in.nlevels; k++) write_halo(w, &o, k, halos[k], ng[k]);
+        if (write_hcol(w, &in, &o, &err)) prog_fail(&err);
+        for (int k = 0; k < in.nlevels; k++)
+            if (write_halo(w, &o, k, halos[k], ng[k], &err)) prog_fail(&err);
         hs_masses_chunks(&o.m, w, in.nlevels, in.snap.nsource);
         if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);

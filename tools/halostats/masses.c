@@ -124,7 +124,10 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
             prog_usage("option --so needs --rho-crit or --hubble: the stream holds %" PRIu64 " of the %" PRIu64
                        " particles, so its mean density is not the box's", s->n, s->nsource);
         double total = 0;
-        for (uint64_t i = 0; i < s->n; i++) total += mass[i];
+        if (m->have_mass_total)
+            total = m->mass_total;
+        else
+            for (uint64_t i = 0; i < s->n; i++) total += mass[i];
         if (!(total > 0))
             prog_die(EXIT_DATA, "the stream's particles have no mass, so no mean density: give --rho-crit or --hubble");
         rho_c0 = total / (s->box * s->box * s->box) / m->omega_m;

@@ -23,6 +23,8 @@ typedef struct hs_masses {
     const char *om_from, *ol_from, *a_from, *rho_from; /* for the header */
     uint64_t minbound;
     uint64_t so_min; /* particles in the first sphere of a profile (0: FK_SO_MINPART) */
+    double mass_total;   /* the stream's mass, when the caller summed it (mpirun: over the ranks) */
+    int have_mass_total;
     int grp, grp_level; /* --format=grp: the .grp of bound members of level grp_level */
     fk_cosmo cosmo;     /* in the stream's units */
     double rho[FK_SO_N], delta_vir;
@@ -56,7 +58,8 @@ void hs_masses_check(const hs_masses *m);
 /* After the stream is read: the cosmology (options, else the SNAP keys
  * omega_m, omega_l and redshift when present, else the defaults) and the
  * thresholds; the grid over every particle is built by the first level's
- * SO masses. Exits on error. */
+ * SO masses. With have_mass_total, mass_total stands for the sum of mass
+ * (s->n particles; then mass may be NULL). Exits on error. */
 void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const float *pos, const float *mass,
                      const fk_halo_units *u, double G_out);
 
