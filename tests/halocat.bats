@@ -221,3 +221,24 @@ need_g4() {
     [ "$status" -eq 0 ]
     [[ "${lines[-1]}" == "yt "*": masses, positions, SO radii and member IDs in the snapshot's units agree with the text; halo 0 found by ID in the snapshot" ]]
 }
+
+@test "--subhalos: the level 1 groups even with --unbind, or the bound subhalos; usage errors" {
+    need_hdf5
+    need_python numpy h5py
+    halostats --unbind --subhalos=levels --format=hdf5 -o fof_subhalo_tab_000.hdf5 u.fof
+    halostats --unbind -o ub.txt u.fof
+    run python3 "$CHECK" h5 fof_subhalo_tab_000.hdf5 u.fof ub.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "h5py: 62 groups, 66 subhalos, "* ]]
+    halostats --unbind --format=hdf5 -o bound.hdf5 u.fof
+    halostats --unbind --subhalos=bound --format=hdf5 -o bound2.hdf5 u.fof
+    cmp bound.hdf5 bound2.hdf5
+    python3 -c 'import h5py, sys; f = h5py.File(sys.argv[1]); l = f["Subhalo/SubhaloFofLevel"][()]; assert (l == 0).sum() > 0 and set(l) <= {0, 1}; print("ok")' bound.hdf5
+    run -2 halostats --subhalos=bound --format=hdf5 u.fof
+    [ "${lines[0]}" = "halostats: option --subhalos=bound needs --unbind" ]
+    run -2 halostats --subhalos=levels u.fof
+    [ "${lines[0]}" = "halostats: option --subhalos applies to --format=hdf5 only" ]
+    run -2 halostats --subhalos=all --format=hdf5 u.fof
+    [ "${lines[0]}" = "halostats: option --subhalos needs 'levels' or 'bound', not 'all'" ]
+}

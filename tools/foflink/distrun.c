@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bigmem.h"
 #include "device.h"
@@ -180,6 +181,8 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     rep.cpu_first = cores.after ? cores.first : -1;
     rep.cpu_last = cores.after ? cores.last : -1;
     rep.cpu_count = cores.after;
+    struct rusage ru;
+    rep.peak_rss = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
 
     /* -v: the whole run, then every rank's part. */
     fk_distlink_report *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
@@ -195,11 +198,12 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
                 snprintf(cpus, sizeof cpus, ", %d core%s (%d to %d)", a->cpu_count, a->cpu_count == 1 ? "" : "s",
                          a->cpu_first, a->cpu_last);
             if (a->device >= 0)
-                prog_info("rank %d: GPU %d, %d threads%s; GPU: upload %.3f s, build %.3f s, link %.3f s, download "
-                          "%.3f s", d, a->device, a->threads, cpus, a->link.gpu.upload, a->link.gpu.build,
-                          a->link.gpu.link, a->link.gpu.download);
+                prog_info("rank %d: GPU %d, %d threads%s; GPU: %.2f GiB, upload %.3f s, build %.3f s, link %.3f s, "
+                          "download %.3f s", d, a->device, a->threads, cpus, (double)a->link.gpu.bytes_needed / (1 << 30),
+                          a->link.gpu.upload, a->link.gpu.build, a->link.gpu.link, a->link.gpu.download);
             else
                 prog_info("rank %d: CPU, %d threads%s", d, a->threads, cpus);
+            prog_info("rank %d: peak memory %.2f GiB", d, (double)a->peak_rss / (1 << 30));
             prog_info("rank %d: slab %.6g to %.6g (axis %d), %" PRIu64 " owned, %" PRIu64
                       " ghosts (%.2f%%), %.3f MB sent, %.3f MB received, %" PRIu64 " boundary edges",
                       d, a->slab_lo, a->slab_hi, a->axis, a->owned, a->ghosts,

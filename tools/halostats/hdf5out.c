@@ -15,6 +15,27 @@ int hdf5_check(void)
     return 1;
 }
 
+/* The units and cosmology the file states (halocat_hdf5.h): the stream's,
+ * and --so's cosmology when it ran. */
+static void meta_of(const fk_snap *snap, const options *o, fk_gadget_meta *meta)
+{
+    const hs_masses *m = &o->m;
+    const fk_cosmo so = {m->omega_m, m->omega_l, m->a, 0};
+    fk_gadget_meta_init(meta, snap, &o->units, m->so ? &so : NULL);
+}
+
+int hdf5_image(const fk_snap *snap, const float *mass, const uint64_t *ids, const uint32_t *gid0, const uint32_t *gid1,
+               fk_halo *const *halos, const uint64_t *ng, const options *o, void **image, size_t *size, fk_error *err)
+{
+    fk_gadget_meta meta;
+    meta_of(snap, o, &meta);
+    fk_halocat cat = {.snap = snap, .n = snap->n, .mass = mass, .ids = ids, .gid0 = gid0, .gsub = gid1,
+                      .groups = halos[0], .ngroups = ng[0], .subs = gid1 ? halos[1] : NULL, .nsubs = gid1 ? ng[1] : 0,
+                      .have_mbp = o->centre == FK_CENTRE_MBP, .have_so = o->m.so, .have_bound = o->m.unbind,
+                      .units = &o->units, .meta = &meta};
+    return fk_halocat_hdf5(&cat, image, size, err);
+}
+
 /* The subhalos of --unbind (subhalos.h) into *gsub and *subs, their
  * properties measured as halostats measures a level's groups (on the CPU). */
 static uint64_t bound_subhalos(const input *in, const options *o, fk_halo *const *halos, const uint64_t *ng,
@@ -49,16 +70,15 @@ fk_output *hdf5_write(const prog_std *std, const input *in, const options *o, fk
     uint32_t *gsub = NULL;
     fk_halo *subs = NULL;
     uint64_t ns = 0;
-    if (o->m.unbind) {
+    if (bound_subhalos_asked(o)) {
         ns = bound_subhalos(in, o, halos, ng, &gsub, &subs);
         prog_info("HDF5: %" PRIu64 " subhalos: the bound groups' main subhalos and their level 1 groups' bound parts", ns);
     } else if (in->nlevels > 1) {
         ns = ng[1];
     }
     const hs_masses *m = &o->m;
-    const fk_cosmo so = {m->omega_m, m->omega_l, m->a, 0};
     fk_gadget_meta meta;
-    fk_gadget_meta_init(&meta, &in->snap, &o->units, m->so ? &so : NULL);
+    meta_of(&in->snap, o, &meta);
     fk_halocat cat = {.snap = &in->snap, .n = in->snap.n, .mass = in->mass, .ids = in->ids, .pids = in->pids,
                       .gid0 = in->lv[0].gid, .gsub = gsub ? gsub : in->nlevels > 1 ? in->lv[1].gid : NULL,
                       .groups = halos[0], .ngroups = ng[0], .subs = subs ? subs : in->nlevels > 1 ? halos[1] : NULL,

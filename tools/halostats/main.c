@@ -60,6 +60,9 @@ static void help(void)
            "                        or 'grp' (with --unbind): a .grp file of the bound members\n"
            "      --snapshot=FILE   with --format=hdf5, also the stream's particles as a Gadget-4\n"
            "                        snapshot in the catalogue's group order (pynbody's halos() read it)\n"
+           "      --subhalos=S      with --format=hdf5, the subhalos: 'bound' (the default with --unbind:\n"
+           "                        main subhalos and their satellites, self-bound) or 'levels' (the\n"
+           "                        level 1 groups, the default without)\n"
            "      --csv             the same as --format=csv\n"
            "  -o, --output=FILE     write FILE (atomically) instead of stdout\n"
            "  -f, --force           read or write binary data on a terminal\n"
@@ -257,6 +260,11 @@ static void set_hosts(const input *in, int k, fk_halo *h, uint64_t ng, uint64_t 
     }
 }
 
+int bound_subhalos_asked(const options *o)
+{
+    return o->subhalos == 2 || (o->subhalos == 0 && o->m.unbind);
+}
+
 /* Whether column c is written: every column but those of --so and --unbind
  * when not asked for (the mbp columns stay with --centre=com, -1 and nan,
  * so that a column's number does not depend on the centre). */
@@ -358,11 +366,8 @@ void write_csv_header(FILE *f, const options *o)
     fputc('\n', f);
 }
 
-/* The HCOL record: the columns of the HALO chunks, their units and
- * definitions, and the run's parameters. */
-static void write_hcol(fk_writer *w, const input *in, const options *o)
+int write_hcol(fk_writer *w, const input *in, const options *o, fk_error *err)
 {
-    fk_error err = {0};
     fk_kvbuf kv;
     char key[32], val[512], un[64];
     fk_kv_init(&kv);
@@ -400,19 +405,19 @@ static void write_hcol(fk_writer *w, const input *in, const options *o)
         snprintf(val, sizeof val, "%s %s %s", c->name, fk_halo_units_name(&o->units, c->dim, un, sizeof un), c->desc);
         fk_kv_str(&kv, key, val);
     }
-    char *text;
-    if (fk_kv_finish(&kv, &text, &err) || fk_writer_text(w, "HCOL", 0, text, &err)) prog_fail(&err);
+    char *text = NULL;
+    int st = fk_kv_finish(&kv, &text, err);
+    if (!st) st = fk_writer_text(w, "HCOL", 0, text, err);
     free(text);
+    return st;
 }
 
-/* One HALO chunk for level k: <f8, a row per group, a column per column. */
-static void write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng)
+int write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng, fk_error *err)
 {
-    fk_error err = {0};
     size_t ncol = 0;
     for (size_t c = 0; c < fk_halo_ncolumns; c++) ncol += shown(o, &fk_halo_columns[c]);
     double *rows = malloc(ng && ncol ? ng * ncol * sizeof *rows : 1);
-    if (!rows) prog_die(EXIT_RESOURCE, "out of memory for the HALO chunk of %" PRIu64 " groups", ng);
+    if (!rows) return fk_fail(err, FK_ENOMEM, "out of memory for the HALO chunk of %" PRIu64 " groups", ng);
     for (uint64_t g = 0; g < ng; g++) {
         size_t j = 0;
         for (size_t c = 0; c < fk_halo_ncolumns; c++)
@@ -421,8 +426,9 @@ static void write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, 
     fk_chunk c;
     fk_chunk_init(&c, "HALO", "<f8", 0, ng, (uint32_t)ncol);
     c.level = (uint32_t)k;
-    if (fk_writer_put(w, &c, rows, &err)) prog_fail(&err);
+    int st = fk_writer_put(w, &c, rows, err);
     free(rows);
+    return st;
 }
 
 /* A strictly positive number. */
@@ -471,7 +477,7 @@ void hs_setup(input *in, options *o)
 static void parse_options(int argc, char **argv, prog_std *std, options *o)
 {
     enum { O_CSV = 256, O_FORMAT, O_CENTRE, O_EPS, O_THETA, O_EXACT, O_LU, O_MU, O_VU, O_LN, O_MN, O_VN, O_G, O_DEV,
-           O_SNAP };
+           O_SNAP, O_SUBS };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"csv", no_argument, 0, O_CSV},
                                              {"format", required_argument, 0, O_FORMAT},
@@ -489,6 +495,7 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                                              {"G", required_argument, 0, O_G},
                                              {"device", required_argument, 0, O_DEV},
                                              {"snapshot", required_argument, 0, O_SNAP},
+                                             {"subhalos", required_argument, 0, O_SUBS},
                                              HS_MASSES_LONG,
                                              {0, 0, 0, 0}};
     opterr = 0;
@@ -544,11 +551,21 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                 prog_usage("option --snapshot needs a file name (the snapshot is not written to stdout)");
             o->snapshot = optarg;
             break;
+        case O_SUBS:
+            if (!strcmp(optarg, "levels"))
+                o->subhalos = 1;
+            else if (!strcmp(optarg, "bound"))
+                o->subhalos = 2;
+            else
+                prog_usage("option --subhalos needs 'levels' or 'bound', not '%s'", optarg);
+            break;
         default: hs_masses_option(opt, optarg, &o->m); break;
         }
     }
     if (std->zlevel && o->format != 2) prog_usage("option -z applies to --format=stream only");
     if (o->snapshot && o->format != 3) prog_usage("option --snapshot applies to --format=hdf5 only");
+    if (o->subhalos && o->format != 3) prog_usage("option --subhalos applies to --format=hdf5 only");
+    if (o->subhalos == 2 && !o->m.unbind) prog_usage("option --subhalos=bound needs --unbind");
     hs_masses_check(&o->m);
 }
 
@@ -618,8 +635,9 @@ int main(int argc, char **argv)
     free(grp);
 
     if (o.format == 2) {
-        write_hcol(w, &in, &o);
-        for (int k = 0; k < in.nlevels; k++) write_halo(w, &o, k, halos[k], ng[k]);
+        if (write_hcol(w, &in, &o, &err)) prog_fail(&err);
+        for (int k = 0; k < in.nlevels; k++)
+            if (write_halo(w, &o, k, halos[k], ng[k], &err)) prog_fail(&err);
         hs_masses_chunks(&o.m, w, in.nlevels, in.snap.nsource);
         if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);

@@ -174,7 +174,10 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
                        " particles, so its mean density is not the box's", m->so_from ? "--so-from stream" : "stream",
                        c->n, c->nsource);
         double total = 0;
-        for (uint64_t i = 0; i < c->n; i++) total += mass[i];
+        if (m->have_mass_total && !m->so_from)
+            total = m->mass_total;
+        else
+            for (uint64_t i = 0; i < c->n; i++) total += mass[i];
         if (!(total > 0))
             prog_die(EXIT_DATA, "the %s particles have no mass, so no mean density: give --rho-crit or --hubble",
                      m->so_from ? "--so-from stream's" : "stream's");

@@ -26,6 +26,8 @@ typedef struct hs_masses {
     float *so_pos, *so_mass; /* STREAM's particles (--so-from), owned */
     uint64_t minbound;
     uint64_t so_min; /* particles in the first sphere of a profile (0: FK_SO_MINPART) */
+    double mass_total;   /* the stream's mass, when the caller summed it (mpirun: over the ranks) */
+    int have_mass_total;
     int grp, grp_level; /* --format=grp: the .grp of bound members of level grp_level */
     fk_cosmo cosmo;     /* in the stream's units */
     double rho[FK_SO_N], delta_vir;
@@ -65,7 +67,9 @@ void hs_masses_check(const hs_masses *m);
  * redshift when present, else the defaults), rho_crit (given; from
  * --hubble; from the stream's units and h; else the periodic box's mean
  * density / Omega_m) and the thresholds; the grid over the counted
- * particles is built by the first level's SO masses. Exits on error. */
+ * particles is built by the first level's SO masses. With have_mass_total,
+ * mass_total stands for the sum of mass (s->n particles; then mass may be
+ * NULL: mpirun, whose ranks summed it). Exits on error. */
 void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const float *pos, const float *mass,
                      const fk_halo_units *u, double G_out);
 
