@@ -12,6 +12,7 @@
 #include "bigmem.h"
 #include "clock.h"
 #include "filter.h"
+#include "groups.h"
 #include "halostats.h"
 #include "prog.h"
 #include "snap.h"
@@ -60,14 +61,9 @@ static void load(const char *path, data *d)
         prog_die(EXIT_DATA, "%s: GID has %" PRIu64 " rows for %" PRIu64 " particles", path, want[W_GID].chunk[0].nrows,
                  d->snap.nsource);
     const uint64_t n = d->snap.n;
-    if (!(d->ids = fk_big_alloc((n ? n : 1) * sizeof *d->ids))) prog_die(EXIT_RESOURCE, "out of memory");
-    const int wide = strcmp(want[W_ID].chunk[0].dtype, "<u8") == 0;
-    const void *raw = want[W_ID].data[0];
-#pragma omp parallel for schedule(static)
-    for (uint64_t i = 0; i < n; i++) d->ids[i] = wide ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
-    for (uint64_t i = 0; i < n; i++)
-        if (d->ids[i] >= d->snap.nsource) prog_die(EXIT_DATA, "%s: particle %" PRIu64 " has a bad ID", path, i);
-    free(want[W_ID].data[0]);
+    if (fk_snap_widen_ids(want[W_ID].data[0], &want[W_ID].chunk[0], &d->ids, &err) ||
+        fk_groups_check_ids(d->ids, n, d->snap.nsource, path, &err))
+        prog_fail(&err);
     fk_filter_free(&fl);
     fk_input_close(f);
 }

@@ -116,8 +116,7 @@ void fk_shells_sort_stable(fk_shell *a, size_t n, fk_shell *tmp)
         merge_sort(a, n, tmp);
         return;
     }
-    static _Thread_local size_t count[NPASS][BUCKETS];
-    memset(count, 0, sizeof count);
+    size_t count[NPASS][BUCKETS] = {{0}}; /* 48 KiB of stack */
     for (size_t i = 0; i < n; i++) {
         uint64_t k = key_of(&a[i]);
         for (int d = 0; d < NPASS; d++) count[d][digit_of(k, d)]++;
