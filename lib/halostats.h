@@ -144,13 +144,14 @@ typedef struct fk_halo_input {
  * fk_halostats_centres too. Fails with FK_EFORMAT, naming the particle or
  * group (the lowest bad particle, as one pass over the stream would), on a
  * group id above ng, a group with no member, a negative or non-finite
- * mass, a non-finite position or velocity; FK_EINVAL (an order of other
- * groups), FK_ENOMEM. name is used in messages. */
+ * mass, a non-finite position or velocity; FK_ENOMEM. name is used in
+ * messages. */
 int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, const char *name, fk_error *err);
 
 /* fk_halostats_compute with the members of the order->ng groups gathered
  * by the caller (fk_halo_order_build), once for every call of a level:
- * in->grp is not read (it may be NULL). */
+ * in->grp is not read (it may be NULL). FK_EINVAL when order is of another
+ * number of particles. */
 int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *order, fk_halo *halos,
                                  const char *name, fk_error *err);
 
@@ -199,7 +200,10 @@ typedef struct fk_halo_timing {
  * whatever the batch: the members' positions and masses as potential.h
  * takes them (doubles about the group's reference member) are made for one
  * batch at a time, of at most the largest group's members, an eighth of
- * them all or 2^20, whichever is most. The rest in parallel across groups
+ * them all or 2^20, whichever is most; another minima than the CPU's runs
+ * on a thread of its own, a batch at a time, while the other threads make
+ * the profiles of the batch before and the doubles of the next. The rest
+ * in parallel across groups
  * (OpenMP), largest first, and the largest groups each on every thread,
  * each group's sums in one fixed order (its members' in the stream's), so
  * the result does not depend on the number of threads. timing may be
