@@ -314,8 +314,11 @@ static int compute(const fk_dhalos_in *in, const fk_dhalos_opts *o, const plan *
         st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for the potentials of %" PRIu64 " members", rank, w->n);
     if (!st && o->unbind && !(bound = malloc(w->n ? w->n : 1)))
         st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members", rank, w->n);
-    if (!st) st = fk_halostats_compute(&hin, ngl, h, in->name, err);
-    if (!st) st = fk_halostats_centres_phi(&hin, ngl, o->centre, &o->pot, o->minima, h, NULL, phi, err);
+    fk_halo_order members = {0}; /* gathered once for both calls */
+    if (!st) st = fk_halo_order_build(w->n, w->grp, ngl, &members, err);
+    if (!st) st = fk_halostats_compute_members(&hin, &members, h, in->name, err);
+    if (!st) st = fk_halostats_centres_members(&hin, &members, o->centre, &o->pot, o->minima, h, NULL, phi, err);
+    fk_halo_order_free(&members);
     if (!st && o->unbind) st = fk_unbind_halos_phi(&hin, ngl, h, &o->up, phi, bound, err);
     for (uint64_t g = 0; g < p->ng && !st; g++) /* the rank's groups, in ascending number */
         if (p->owner[g] == (uint32_t)rank) h[p->local[g]].id = g + 1;
