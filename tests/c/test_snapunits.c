@@ -99,7 +99,12 @@ static void test_gsnap_types(void)
     o.types = 1u << 1 | 1u << 4;
     fk_gsnap s;
     fk_error err = {0};
-    CHECK(fk_gsnap_begin(&s, &h, &o, "in", &err) == FK_OK && s.n == 4 && s.nsource == 6);
+    CHECK(fk_gsnap_begin(&s, &h, &o, "in", &err) == FK_OK && s.n == 4 && s.nsource == 6 && !s.pos);
+    /* arrays grown as particles arrive, then whole */
+    CHECK(fk_gsnap_reserve(&s, 1, "in", &err) == FK_OK && s.cap == 1 && s.pid[0] == 0);
+    s.pid[0] = 7;
+    CHECK(fk_gsnap_reserve(&s, 2, "in", &err) == FK_OK && s.cap == 2 && s.pid[0] == 7 && s.pid[1] == 0);
+    CHECK(fk_gsnap_reserve(&s, 99, "in", &err) == FK_OK && s.cap == 4 && s.pid[3] == 0);
     CHECK(fk_gsnap_slot(&s, 1, 0) == 0 && fk_gsnap_slot(&s, 4, 0) == 3);
     for (uint64_t i = 0; i < 4; i++) {
         s.pos[3 * i] = (float)i, s.pos[3 * i + 1] = 10.5f, s.pos[3 * i + 2] = -0.5f; /* wrapped to 0.5 and 9.5 */
