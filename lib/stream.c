@@ -326,6 +326,14 @@ int fk_reader_next(fk_reader *r, fk_chunk *c, fk_error *err)
     if (got != HDR) return fk_fail(err, FK_EFORMAT, "%s: truncated stream (ends inside a chunk header)", r->name);
     int st = decode(r, h, c, err);
     if (st) return st;
+    /* a regular file must hold the payload its header claims: checked before anything is allocated for it */
+    const uint64_t left = r->io.size > r->io.base + r->off ? r->io.size - r->io.base - r->off : 0;
+    if (r->io.kind == FK_IO_FILE && c->stored > left)
+        return fk_fail(err, FK_EFORMAT,
+                       "%s: truncated stream: chunk %s at byte %llu claims %llu bytes of payload, the file holds %llu "
+                       "more",
+                       r->name, c->tag, (unsigned long long)(r->off - HDR), (unsigned long long)c->stored,
+                       (unsigned long long)left);
     r->cur = *c;
     r->pending = 1;
     if (strcmp(c->tag, "END") == 0) {

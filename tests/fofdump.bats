@@ -145,7 +145,10 @@ EOF
     head -c 10 in.bin >cut.bin
     fails "fofdump: cut.bin: truncated stream (ends inside the stream header at byte 10)" fofdump cut.bin
     head -c $((pos + 64 + 20)) in.bin >cut.bin
-    fails "fofdump: cut.bin: truncated stream (ends inside a chunk payload at byte $((pos + 64 + 20)))" fofdump cut.bin
+    fails "fofdump: cut.bin: truncated stream: chunk POS at byte $pos claims $(stored in.bin "$pos") bytes of payload, the file holds 20 more" fofdump cut.bin
+    [ "$(awk 'NR > 1 { print $1 }' stdout.out | tr '\n' ' ')" = "SNAP " ]
+    # from a pipe, whose size is unknown, the list shows the chunk it could not read
+    cat cut.bin | fails "fofdump: stdin: truncated stream (ends inside a chunk payload at byte $((pos + 64 + 20)))" fofdump
     [ "$(awk 'NR > 1 { print $1 }' stdout.out | tr '\n' ' ')" = "SNAP POS " ]
     head -c $((size - 64)) in.bin >cut.bin
     fails "fofdump: cut.bin: truncated stream (no END chunk)" fofdump cut.bin

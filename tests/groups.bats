@@ -153,7 +153,8 @@ nine_with_sink() {
     fails groups "groups: cut.fof: truncated stream (no END chunk)" cut.fof
     sink=$(chunks in.fof | awk '$2 == "SINK" { print $1 }')
     head -c $((sink + 64 + 10)) in.fof >cut.fof
-    fails groups "groups: cut.fof: truncated stream (ends inside a chunk payload at byte $((sink + 64 + 10)))" cut.fof
+    fails groups "groups: cut.fof: truncated stream: chunk SINK at byte $sink claims $(od -An -tu8 -j $((sink + 32)) -N8 in.fof | tr -d " ") bytes of payload, the file holds 10 more" cut.fof
+    cat cut.fof | fails groups "groups: stdin: truncated stream (ends inside a chunk payload at byte $((sink + 64 + 10)))"
     cp in.fof crc.fof
     flip_byte crc.fof $((sink + 64 + 5))
     fails groups "groups: crc.fof: chunk SINK: payload CRC mismatch (damaged data)" crc.fof

@@ -91,7 +91,7 @@ chunk_digest() {
     tree_stream
     vel=$(chunk_offset t.bin VEL)
     head -c $((vel + 64 + 700000)) t.bin >cut.bin
-    fails "foflink: cut.bin: truncated stream (ends inside a chunk payload at byte $((vel + 64 + 700000)))" foflink cut.bin
+    fails "foflink: cut.bin: truncated stream: chunk VEL at byte $vel claims $(stored t.bin "$vel") bytes of payload, the file holds 700000 more" foflink cut.bin
     run -1 --separate-stderr bash -c 'set -o pipefail; cat cut.bin | foflink | cat >/dev/null'
     [ "$stderr" = "foflink: stdin: truncated stream (ends inside a chunk payload at byte $((vel + 64 + 700000)))" ]
     no_partial_output 1 foflink cut.bin

@@ -204,6 +204,12 @@ streamtool() {
         close($o) or die "$out: $!\n";' "$@"
 }
 
+# The stored payload size of the chunk whose header is at byte OFFSET of stream FILE.
+#   stored FILE OFFSET
+stored() {
+    od -An -tu8 -j $(($2 + 32)) -N8 "$1" | tr -d ' '
+}
+
 # Byte offset of the header of the first chunk TAG of stream FILE.
 chunk_offset() {
     perl -e '
