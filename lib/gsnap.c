@@ -59,8 +59,11 @@ int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o
                        h->box);
     /* an isolated run without a box still needs one for the SNAP record: any positive value does */
     if (!(s->box > 0)) s->box = 1;
-    if (!isfinite((float)s->box) || (float)s->box > FLT_MAX / 4)
-        return fk_fail(err, FK_EFORMAT, "%s: box size %g is not a usable float", name, s->box);
+    if (!fk_snap_box_ok(s->origin, s->box, s->periodic) || (float)s->box > FLT_MAX / 4)
+        return fk_fail(err, o->box > 0 ? FK_EINVAL : FK_EFORMAT,
+                       "%s: box size %g at origin %g is not a usable float box (it must be a float above 0 and "
+                       "wider than a float's step at the origin)",
+                       name, s->box, s->origin);
     if (o->nslices && o->slice >= o->nslices)
         return fk_fail(err, FK_EINVAL, "%s: slice %" PRIu32 " of %" PRIu32 " does not exist (K/R needs K below R)", name,
                        o->slice, o->nslices);

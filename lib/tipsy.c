@@ -424,7 +424,7 @@ int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_sn
     if (opt.format < FK_TIPSY_AUTO || opt.format > FK_TIPSY_NATIVE || (opt.types & ~7u) ||
         (opt.nslices && opt.slice >= opt.nslices))
         return fk_fail(err, FK_EINVAL, "%s: invalid tipsy reading options", name);
-    if (opt.periodic && (!(opt.box > 0) || !isfinite(opt.box) || !isfinite(opt.origin)))
+    if (opt.periodic && !fk_snap_box_ok(opt.origin, opt.box, 1))
         return fk_fail(err, FK_EINVAL, "%s: box %g with origin %g is not a valid periodic box", name, opt.box,
                        opt.origin);
     int fd = fileno(f);

@@ -126,6 +126,19 @@ static void test_gsnap_types(void)
     CHECK(fk_gsnap_begin(&s, &h, &o, "in", &err) == FK_EINVAL);
     CHECK_MSG(!strcmp(err.msg, "in: header gives no box size (BoxSize 0): give --box, or --no-periodic"), "%s", err.msg);
     fk_gsnap_free(&s);
+    /* a box that rounds to nothing in float (fuzz_hdf5 found a header's BoxSize of 1.4e-312 taken, and
+     * positions said to lie in an empty box); so does one narrower than a float's step at the origin */
+    h.box = 1.4e-312;
+    fk_error_clear(&err);
+    CHECK(fk_gsnap_begin(&s, &h, &o, "in", &err) == FK_EFORMAT && strstr(err.msg, "not a usable float box"));
+    fk_gsnap_free(&s);
+    h.box = 1;
+    o.origin = 1e10;
+    fk_error_clear(&err);
+    CHECK(fk_gsnap_begin(&s, &h, &o, "in", &err) == FK_EFORMAT);
+    fk_gsnap_free(&s);
+    o.origin = 0;
+    CHECK(fk_snap_box_ok(0, 1, 1) && fk_snap_box_ok(1e10, 1, 0) && !fk_snap_box_ok(1e10, 1, 1) && !fk_snap_box_ok(0, 0, 0));
 }
 
 int main(void)
