@@ -259,6 +259,18 @@ static int claims_fit(const rd *r, const g2hdr *g, int format, fk_error *err)
                    r->name, n, need, r->size);
 }
 
+/* A format 2 label as text for messages: its 4 characters without the
+ * trailing blanks, '?' for any that is not printable ASCII (one line). */
+static void label_text(const unsigned char *lab, char *name, size_t size)
+{
+    char shown[5];
+    int e = 4;
+    while (e > 0 && (lab[e - 1] == ' ' || lab[e - 1] == '\0')) e--;
+    for (int i = 0; i < e; i++) shown[i] = lab[i] < 33 || lab[i] > 126 ? '?' : (char)lab[i];
+    shown[e] = '\0';
+    snprintf(name, size, "%s", shown);
+}
+
 /* Reads the header record of the file r (after finding its byte order and,
  * in format 2, the HEAD label) into *g; *format gets 1 or 2. */
 static int read_head(rd *r, g2hdr *g, int *format, fk_error *err)
@@ -282,9 +294,11 @@ static int read_head(rd *r, g2hdr *g, int *format, fk_error *err)
     unsigned char lab[8];
     if (*format == 2) {
         if ((st = get(r, lab, 8, "HEAD", start, len, err)) || (st = rec_close(r, "HEAD", len, start, err))) return st;
-        if (memcmp(lab, "HEAD", 4))
-            return fk_fail(err, FK_EFORMAT, "%s: format 2 snapshot whose first block is '%.4s', not HEAD", r->name,
-                           (const char *)lab);
+        if (memcmp(lab, "HEAD", 4)) {
+            char name[8];
+            label_text(lab, name, sizeof name);
+            return fk_fail(err, FK_EFORMAT, "%s: format 2 snapshot whose first block is '%s', not HEAD", r->name, name);
+        }
         if ((st = rec_open(r, "HEAD", 0, &len, &start, err))) return st;
     }
     if (len != 256)
@@ -383,11 +397,7 @@ static int read_blocks(rd *r, int format, fk_gsnap *s, const g2hdr *g, const uin
                                r->name, start, len);
             if ((st = get(r, lab, 8, "label", start, len, err)) || (st = rec_close(r, "label", len, start, err)))
                 return st;
-            int e = 4;
-            while (e > 0 && (lab[e - 1] == ' ' || lab[e - 1] == '\0')) e--;
-            for (int i = 0; i < e; i++)
-                if (lab[i] < 33 || lab[i] > 126) lab[i] = '?';
-            snprintf(name, sizeof name, "%.*s", e, (const char *)lab);
+            label_text(lab, name, sizeof name);
             if ((st = rec_open(r, name, 0, &len, &start, err))) return st;
         } else {
             st = rec_open(r, "after the last", 1, &len, &start, err);
