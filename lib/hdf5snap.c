@@ -23,6 +23,13 @@ int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_
                    path);
 }
 
+int fk_hdf5_read_images(const char *path, const void *const *images, const size_t *sizes, int nimages,
+                        const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
+{
+    (void)images, (void)sizes, (void)nimages;
+    return fk_hdf5_read(path, o, s, info, err);
+}
+
 #else
 
 #include <hdf5.h>
@@ -311,15 +318,36 @@ static int file_name(const char *path, int k, char *buf, size_t size)
     return 0;
 }
 
-/* Opens file name of a snapshot as HDF5 (FK_EIO when missing, FK_EFORMAT
- * when not HDF5). */
-static int open_file(const char *name, hid_t *f, fk_error *err)
+/* Where a snapshot's files come from: the files named, or images in memory. */
+typedef struct source {
+    const void *const *images; /* NULL: files */
+    const size_t *sizes;
+    int nimages;
+} source;
+
+/* Opens file k of a snapshot, named name, as HDF5 (FK_EIO when missing,
+ * FK_EFORMAT when not HDF5). */
+static int open_file(const source *src, int k, const char *name, hid_t *f, fk_error *err)
 {
-    FILE *probe = fopen(name, "rb");
-    if (!probe) return fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
-    fclose(probe);
-    if (H5Fis_hdf5(name) <= 0) return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
-    *f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (!src->images) {
+        FILE *probe = fopen(name, "rb");
+        if (!probe) return fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
+        fclose(probe);
+        if (H5Fis_hdf5(name) <= 0) return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
+        *f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+    } else {
+        static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+        if (k >= src->nimages) return fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(ENOENT));
+        if (src->sizes[k] < 8 || memcmp(src->images[k], sig, 8))
+            return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
+        /* the core driver on a copy of the image, nothing written back */
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+        *f = -1;
+        if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 16, 0) >= 0 &&
+            H5Pset_file_image(fapl, (void *)src->images[k], src->sizes[k]) >= 0)
+            *f = H5Fopen(name, H5F_ACC_RDONLY, fapl);
+        if (fapl >= 0) H5Pclose(fapl);
+    }
     if (*f < 0) return fk_fail(err, FK_EFORMAT, "%s: HDF5 file cannot be opened", name);
     return FK_OK;
 }
@@ -328,8 +356,8 @@ static int open_file(const char *name, hid_t *f, fk_error *err)
  * that NumPart_Total is checked, and the datasets of every file whose
  * particles s holds (check_claims), before anything is allocated. f0 is
  * file 0 (its counts npart0). */
-static int count_files(const char *path, hid_t f0, const char *name0, const fk_gsnap *s, const uint64_t *npart0,
-                       uint64_t *sum, fk_error *err)
+static int count_files(const source *src, const char *path, hid_t f0, const char *name0, const fk_gsnap *s,
+                       const uint64_t *npart0, uint64_t *sum, fk_error *err)
 {
     uint64_t before[FK_GSNAP_NTYPES] = {0};
     int st = check_claims(f0, name0, s, before, npart0, err);
@@ -346,7 +374,7 @@ static int count_files(const char *path, hid_t f0, const char *name0, const fk_g
             break;
         }
         hid_t f;
-        if ((st = open_file(name, &f, err))) break;
+        if ((st = open_file(src, k, name, &f, err))) break;
         fk_gsnap_header h;
         uint64_t np[FK_GSNAP_NTYPES] = {0};
         st = read_header(f, name, &h, np, NULL, err);
@@ -361,7 +389,9 @@ static int count_files(const char *path, hid_t f0, const char *name0, const fk_g
     return st;
 }
 
-int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
+/* fk_hdf5_read of the files of src. */
+static int read_snapshot(const source *src, const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info,
+                         fk_error *err)
 {
     memset(s, 0, sizeof *s);
     if (info) memset(info, 0, sizeof *info);
@@ -384,7 +414,7 @@ int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_
             break;
         }
         hid_t f;
-        if ((st = open_file(name, &f, err))) break;
+        if ((st = open_file(src, k, name, &f, err))) break;
         fk_gsnap_header h;
         uint64_t npart[FK_GSNAP_NTYPES] = {0};
         st = read_header(f, name, &h, npart, info, err);
@@ -395,7 +425,7 @@ int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_
             if (h.box < 0) h.box = 0;
             uint64_t sum[FK_GSNAP_NTYPES];
             if (!st) st = fk_gsnap_begin(s, &h, o, name, err);
-            if (!st) st = count_files(path, f, name, s, npart, sum, err);
+            if (!st) st = count_files(src, path, f, name, s, npart, sum, err);
             for (int t = 0; t < h.ntypes && !st; t++)
                 if (sum[t] != h.ntotal[t])
                     st = fk_fail(err, FK_EFORMAT,
@@ -426,6 +456,19 @@ int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_
     if (info) info->double_pos = s->wide_pos;
     if (st == FK_OK) st = fk_gsnap_finish(s, path, err);
     return st;
+}
+
+int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
+{
+    const source files = {NULL, NULL, 0};
+    return read_snapshot(&files, path, o, s, info, err);
+}
+
+int fk_hdf5_read_images(const char *path, const void *const *images, const size_t *sizes, int nimages,
+                        const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
+{
+    const source mem = {images, sizes, nimages};
+    return read_snapshot(&mem, path, o, s, info, err);
 }
 
 #endif
