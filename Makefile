@@ -149,7 +149,7 @@ $(B)/tests/fuzz/stream-nocrc.o: lib/stream.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -DFK_FUZZ_NO_CRC -MMD -MP -c $< -o $@
 
-$(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(B)/tests/fuzz/stream-nocrc.o $(B)/libfofkit.a
+$(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(wildcard tests/fuzz/*.h) $(B)/tests/fuzz/stream-nocrc.o $(B)/libfofkit.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/fuzz $< tests/fuzz/replay.c $(B)/tests/fuzz/stream-nocrc.o $(B)/libfofkit.a -o $@ $(LDLIBS)
