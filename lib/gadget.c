@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sniff.h"
+
 /* One open file being read record by record. */
 typedef struct rd {
     FILE *f;
@@ -283,10 +285,18 @@ static int read_head(rd *r, g2hdr *g, int *format, fk_error *err)
         big = 0;
     else if (u32(m, 1) == 256 || u32(m, 1) == 8)
         big = 1;
-    else
+    else {
+        /* say what it is, when its first bytes tell */
+        unsigned char head[FK_SNIFF_BYTES];
+        memcpy(head, m, 4);
+        const int k = fk_sniff(head, 4 + fread(head + 4, 1, sizeof head - 4, r->f));
+        if (k != FK_FILE_UNKNOWN)
+            return fk_fail(err, FK_EFORMAT, "%s: not a Gadget-2 snapshot but %s (%s)", r->name, fk_sniff_what(k),
+                           fk_sniff_advice(k));
         return fk_fail(err, FK_EFORMAT,
                        "%s: not a Gadget-2 snapshot (the first record marker is neither 256 nor 8 in either byte order)",
                        r->name);
+    }
     r->big = big;
     *format = u32(m, big) == 8 ? 2 : 1;
     uint32_t len = u32(m, big);

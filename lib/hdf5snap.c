@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sniff.h"
+
 #ifndef FK_HAVE_HDF5
 
 int fk_hdf5_available(void)
@@ -332,8 +334,15 @@ static int open_file(const source *src, int k, const char *name, hid_t *f, fk_er
     if (!src->images) {
         FILE *probe = fopen(name, "rb");
         if (!probe) return fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
+        unsigned char head[FK_SNIFF_BYTES];
+        const int k = fk_sniff(head, fread(head, 1, sizeof head, probe));
         fclose(probe);
-        if (H5Fis_hdf5(name) <= 0) return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
+        if (H5Fis_hdf5(name) <= 0) {
+            if (k != FK_FILE_UNKNOWN && k != FK_FILE_HDF5)
+                return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file but %s (%s)", name, fk_sniff_what(k),
+                               fk_sniff_advice(k));
+            return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
+        }
         *f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
     } else {
         static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
