@@ -27,6 +27,33 @@ struct fk_output {
 static char pending_name[MAX_PENDING][4096];
 static volatile sig_atomic_t pending_used[MAX_PENDING];
 
+/* The outputs open, for fk_output_name_of. */
+static fk_output *open_outputs[MAX_PENDING * 2];
+
+static void remember(fk_output *o, int on)
+{
+    for (size_t i = 0; i < sizeof open_outputs / sizeof *open_outputs; i++)
+        if (on ? !open_outputs[i] : open_outputs[i] == o) {
+            open_outputs[i] = on ? o : NULL;
+            return;
+        }
+}
+
+const char *fk_output_name_of(const FILE *f)
+{
+    if (f == stdout) return "stdout";
+    for (size_t i = 0; i < sizeof open_outputs / sizeof *open_outputs; i++)
+        if (open_outputs[i] && open_outputs[i]->f == f) return fk_output_name(open_outputs[i]);
+    return NULL;
+}
+
+int fk_write_failed(fk_error *err, const char *name, const FILE *f, int errnum)
+{
+    if (!name) name = fk_output_name_of(f);
+    return fk_fail(err, FK_EIO, "%s: cannot write: %s", name ? name : "the output",
+                   errnum ? strerror(errnum) : "an I/O error");
+}
+
 static int is_dash(const char *p)
 {
     return p == NULL || strcmp(p, "-") == 0;
@@ -48,15 +75,16 @@ int fk_input_open(FILE **out, const char *path, int binary, int force, fk_error 
     FILE *f;
     if (is_dash(path)) {
         if (binary && !force && isatty(STDIN_FILENO))
-            return fk_fail(err, FK_EINVAL, "refusing to read binary data from a terminal (give a file, or pipe one in)");
+            return fk_fail(err, FK_EINVAL,
+                           "stdin: refusing to read binary data from a terminal (give a file, or pipe one in)");
         f = stdin;
     } else {
         f = fopen(path, "rb");
-        if (!f) return fk_fail(err, FK_EIO, "%s: %s", path, strerror(errno));
+        if (!f) return fk_fail(err, FK_EIO, "%s: cannot open: %s", path, strerror(errno));
         struct stat sb;
         if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
             fclose(f);
-            return fk_fail(err, FK_EIO, "%s: is a directory", path);
+            return fk_fail(err, FK_EIO, "%s: cannot open: it is a directory (give a file)", path);
         }
     }
     setvbuf(f, NULL, _IOFBF, IOBUF);
@@ -73,16 +101,18 @@ int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_
 {
     *out = NULL;
     fk_output *o = calloc(1, sizeof *o);
-    if (!o) return fk_fail(err, FK_ENOMEM, "out of memory");
+    if (!o) return fk_fail(err, FK_ENOMEM, "%s: out of memory", is_dash(path) ? "stdout" : path);
     o->slot = -1;
     if (is_dash(path)) {
         if (binary && !force && isatty(STDOUT_FILENO)) {
             free(o);
-            return fk_fail(err, FK_EINVAL, "refusing to write binary data to a terminal (use -o FILE or redirect)");
+            return fk_fail(err, FK_EINVAL,
+                           "stdout: refusing to write binary data to a terminal (use -o FILE or redirect)");
         }
         o->is_stdout = 1;
         o->f = stdout;
         setvbuf(stdout, NULL, _IOFBF, IOBUF);
+        remember(o, 1);
         *out = o;
         return FK_OK;
     }
@@ -93,21 +123,23 @@ int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
         if (S_ISDIR(sb.st_mode)) {
             free(o);
-            return fk_fail(err, FK_EIO, "%s: is a directory", path);
+            return fk_fail(err, FK_EIO, "%s: cannot create: it is a directory (give a file name)", path);
         }
         if (binary && !force && S_ISCHR(sb.st_mode) && isatty_path(path)) {
             free(o);
-            return fk_fail(err, FK_EINVAL, "refusing to write binary data to a terminal (use -o FILE or redirect)");
+            return fk_fail(err, FK_EINVAL, "%s: refusing to write binary data to a terminal (use -o FILE or redirect)",
+                           path);
         }
         o->path = strdup(path);
         o->f = o->path ? fopen(path, "wb") : NULL;
         if (!o->f) {
             int e = errno;
             fk_output_abort(o);
-            return fk_fail(err, FK_EIO, "%s: %s", path, strerror(e));
+            return fk_fail(err, FK_EIO, "%s: cannot create: %s", path, strerror(e));
         }
         o->in_place = 1;
         setvbuf(o->f, NULL, _IOFBF, IOBUF);
+        remember(o, 1);
         *out = o;
         return FK_OK;
     }
@@ -116,7 +148,7 @@ int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_
     o->tmp = malloc(n + 16);
     if (!o->path || !o->tmp) {
         fk_output_abort(o);
-        return fk_fail(err, FK_ENOMEM, "out of memory");
+        return fk_fail(err, FK_ENOMEM, "%s: out of memory", path);
     }
     snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
     for (int i = 0; i < MAX_PENDING; i++)
@@ -130,7 +162,11 @@ int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_
         free(o->tmp);
         o->tmp = NULL;
         fk_output_abort(o);
-        return fk_fail(err, FK_EIO, "%s: cannot create a temporary file beside it: %s", path, strerror(e));
+        /* the temporary file is written beside path: what fails is creating path's */
+        const char *slash = strrchr(path, '/');
+        if (e == ENOENT && slash)
+            return fk_fail(err, FK_EIO, "%s: cannot create: no directory %.*s", path, (int)(slash - path), path);
+        return fk_fail(err, FK_EIO, "%s: cannot create: %s", path, strerror(e));
     }
     if (o->slot >= 0 && n + 16 <= sizeof pending_name[0]) {
         memcpy(pending_name[o->slot], o->tmp, n + 16);
@@ -144,9 +180,10 @@ int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_
     if (!o->f) {
         close(fd);
         fk_output_abort(o);
-        return fk_fail(err, FK_EIO, "%s: %s", path, strerror(errno));
+        return fk_fail(err, FK_EIO, "%s: cannot create: %s", path, strerror(errno));
     }
     setvbuf(o->f, NULL, _IOFBF, IOBUF);
+    remember(o, 1);
     *out = o;
     return FK_OK;
 }
@@ -168,6 +205,7 @@ const char *fk_output_target(const fk_output *o)
 
 static void release(fk_output *o)
 {
+    remember(o, 0);
     if (o->slot >= 0) pending_used[o->slot] = 0;
     free(o->path);
     free(o->tmp);
@@ -178,28 +216,25 @@ int fk_output_commit(fk_output *o, fk_error *err)
 {
     int st = FK_OK;
     if (o->is_stdout) {
-        if (fflush(stdout) != 0 || ferror(stdout))
-            st = fk_fail(err, FK_EIO, "write error on stdout: %s", strerror(errno));
+        if (fflush(stdout) != 0 || ferror(stdout)) st = fk_write_failed(err, "stdout", NULL, errno);
         release(o);
         return st;
     }
     if (o->in_place) {
-        if (fflush(o->f) != 0 || ferror(o->f))
-            st = fk_fail(err, FK_EIO, "%s: write error: %s", o->path, strerror(errno));
-        if (fclose(o->f) != 0 && st == FK_OK) st = fk_fail(err, FK_EIO, "%s: close: %s", o->path, strerror(errno));
+        if (fflush(o->f) != 0 || ferror(o->f)) st = fk_write_failed(err, o->path, NULL, errno);
+        if (fclose(o->f) != 0 && st == FK_OK) st = fk_write_failed(err, o->path, NULL, errno);
         o->f = NULL;
         release(o);
         return st;
     }
     if (fflush(o->f) != 0 || ferror(o->f))
-        st = fk_fail(err, FK_EIO, "%s: write error: %s", o->path, strerror(errno));
+        st = fk_write_failed(err, o->path, NULL, errno);
     else if (fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS)
-        st = fk_fail(err, FK_EIO, "%s: fsync: %s", o->path, strerror(errno));
-    if (fclose(o->f) != 0 && st == FK_OK)
-        st = fk_fail(err, FK_EIO, "%s: close: %s", o->path, strerror(errno));
+        st = fk_write_failed(err, o->path, NULL, errno);
+    if (fclose(o->f) != 0 && st == FK_OK) st = fk_write_failed(err, o->path, NULL, errno);
     o->f = NULL;
     if (st == FK_OK && rename(o->tmp, o->path) != 0)
-        st = fk_fail(err, FK_EIO, "%s: rename: %s", o->path, strerror(errno));
+        st = fk_fail(err, FK_EIO, "%s: cannot put the finished output in place (rename): %s", o->path, strerror(errno));
     if (st != FK_OK) unlink(o->tmp);
     release(o);
     return st;

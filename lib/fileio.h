@@ -46,6 +46,15 @@ int fk_output_commit(fk_output *o, fk_error *err);
 /* Discards the output: closes and removes the temporary file. Frees o. */
 void fk_output_abort(fk_output *o);
 
+/* The name of the output being written through f in messages ("stdout", or
+ * the path given to fk_output_open), or NULL when f is no such output. */
+const char *fk_output_name_of(const FILE *f);
+
+/* The one shape of a failed write: "NAME: cannot write: REASON" (FK_EIO),
+ * the reason strerror(errnum) ("an I/O error" for 0). name NULL: the output
+ * being written through f (fk_output_name_of; "the output" if none). */
+int fk_write_failed(fk_error *err, const char *name, const FILE *f, int errnum);
+
 /* Removes every temporary file still open. Async-signal-safe (only
  * unlink(2)); for signal handlers and fatal-error paths. */
 void fk_output_cleanup_all(void);

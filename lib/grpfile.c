@@ -1,5 +1,6 @@
 /* grpfile.c - the tipsy .grp text of a group-id array, formatted on all cores and written in order. */
 #include "grpfile.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -35,14 +36,14 @@ static size_t format_rows(const uint32_t *gid, uint64_t lo, uint64_t hi, char *o
 int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *name, fk_error *err)
 {
     if (fprintf(f, "%" PRIu64 "\n", nsource) < 0)
-        return fk_fail(err, FK_EIO, "%s: writing the .grp text: %s", name, strerror(errno));
+        return fk_write_failed(err, name, f, errno);
     int nt = omp_get_max_threads();
     char *buf = malloc((size_t)nt * ROWS_PER_THREAD * MAX_ROW);
     size_t *len = calloc((size_t)nt, sizeof *len);
     if (!buf || !len) {
         free(buf);
         free(len);
-        return fk_fail(err, FK_ENOMEM, "out of memory formatting the .grp text");
+        return fk_fail(err, FK_ENOMEM, "%s: out of memory formatting the .grp text", name);
     }
     int st = FK_OK;
     uint64_t block = (uint64_t)nt * ROWS_PER_THREAD;
@@ -56,7 +57,7 @@ int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *nam
         }
         for (int t = 0; t < used && st == FK_OK; t++)
             if (fwrite(buf + (size_t)t * ROWS_PER_THREAD * MAX_ROW, 1, len[t], f) != len[t])
-                st = fk_fail(err, FK_EIO, "%s: writing the .grp text: %s", name, strerror(errno));
+                st = fk_write_failed(err, name, f, errno);
     }
     free(buf);
     free(len);

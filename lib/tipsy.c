@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "fileio.h"
+#include "sniff.h"
 #include "snap.h"
 
 const unsigned fk_tipsy_recsize[3] = {48, 36, 44};
@@ -216,6 +218,9 @@ static int decode_header(const unsigned char *buf, int format, fk_tipsy_header *
             format = FK_TIPSY_STANDARD;
         else if (le == 3)
             format = FK_TIPSY_NATIVE;
+        else if (fk_sniff(buf, 32) != FK_FILE_UNKNOWN)
+            return fk_fail(err, FK_EFORMAT, "%s: not a tipsy file but %s (%s)", name, fk_sniff_what(fk_sniff(buf, 32)),
+                           fk_sniff_advice(fk_sniff(buf, 32)));
         else
             return fk_fail(err, FK_EFORMAT,
                            "%s: not a tipsy file: ndim reads %" PRId32 " (big-endian) or %" PRId32
@@ -500,7 +505,7 @@ done:
 
 static int write_bytes(FILE *f, const char *name, const void *p, size_t len, fk_error *err)
 {
-    if (len && fwrite(p, 1, len, f) != len) return fk_fail(err, FK_EIO, "%s: write error: %s", name, strerror(errno));
+    if (len && fwrite(p, 1, len, f) != len) return fk_write_failed(err, name, f, errno);
     return FK_OK;
 }
 

@@ -204,6 +204,6 @@ EOF
     [ "$(cat out.bin | tr '\n' ' ')" = "0.5 2 0.25 " ]
     [ -z "$(ls -A | grep '\.tmp\.')" ]
     [ -w /dev/full ] || skip "no /dev/full"
-    fails "fofdump: write error on stdout: No space left on device" stdout_to /dev/full fofdump in.bin
-    fails "fofdump: write error on stdout: No space left on device" stdout_to /dev/full fofdump -c POS in.bin
+    fails "fofdump: stdout: cannot write: No space left on device" stdout_to /dev/full fofdump in.bin
+    fails "fofdump: stdout: cannot write: No space left on device" stdout_to /dev/full fofdump -c POS in.bin
 }

@@ -23,6 +23,6 @@ setup() {
     mkdir d
     run --separate-stderr tipsy2bin snap.std -o d
     [ "$status" -eq 1 ]
-    [ "$stderr" = "tipsy2bin: d: is a directory" ]
+    [ "$stderr" = "tipsy2bin: d: cannot create: it is a directory (give a file name)" ]
     [ -d d ]
 }

@@ -84,14 +84,14 @@ terminal_refusals() {
     run script -qec "$prog $* -o out.x" /dev/null </dev/null
     [ "$status" -ne 127 ] || skip "no pseudo-terminal here"
     [ "$(printf '%s' "$output" | tr -d '\r')" = \
-        "$prog: refusing to read binary data from a terminal (give a file, or pipe one in)" ]
+        "$prog: stdin: refusing to read binary data from a terminal (give a file, or pipe one in)" ]
     [ "$status" -eq 1 ]
     [ ! -e out.x ]
     if [ "$writes" = writes ]; then
         run script -qec "$prog $* $input" /dev/null
         [ "$status" -eq 1 ]
         [ "$(printf '%s' "$output" | tr -d '\r')" = \
-            "$prog: refusing to write binary data to a terminal (use -o FILE or redirect)" ]
+            "$prog: stdout: refusing to write binary data to a terminal (use -o FILE or redirect)" ]
         run script -qec "$prog -f $* $input | head -c 8 | od -An -c | tr -d ' '" /dev/null
         [ "$status" -eq 0 ]
         [[ "$output" == *FOF* ]]
@@ -106,9 +106,9 @@ unreadable_inputs() {
     : >empty.bin
     fails "$prog: empty.bin: empty input" "$prog" "$@" empty.bin
     fails "$prog: stdin: empty input" "$prog" "$@" <empty.bin
-    fails "$prog: missing.bin: No such file or directory" "$prog" "$@" missing.bin
+    fails "$prog: missing.bin: cannot open: No such file or directory" "$prog" "$@" missing.bin
     mkdir -p dir.bin
-    fails "$prog: dir.bin: is a directory" "$prog" "$@" dir.bin
+    fails "$prog: dir.bin: cannot open: it is a directory (give a file)" "$prog" "$@" dir.bin
 }
 
 # Checks that a failing PROG ARGS... (status STATUS) leaves no output file: -o out with

@@ -189,11 +189,11 @@ int prog_std_option(int c, const char *arg, prog_std *o, void (*help)(void), cha
     switch (c) {
     case 'h':
         help();
-        if (fflush(stdout) != 0 || ferror(stdout)) prog_die(EXIT_DATA, "write error on stdout");
+        if (fflush(stdout) != 0 || ferror(stdout)) prog_die(EXIT_DATA, "stdout: cannot write: %s", strerror(errno));
         exit(EXIT_OK);
     case 'V':
         printf("%s (fofkit) %s\n", prog_name, FK_VERSION);
-        if (fflush(stdout) != 0 || ferror(stdout)) prog_die(EXIT_DATA, "write error on stdout");
+        if (fflush(stdout) != 0 || ferror(stdout)) prog_die(EXIT_DATA, "stdout: cannot write: %s", strerror(errno));
         exit(EXIT_OK);
     case 'v':
         prog_verbose = 1;

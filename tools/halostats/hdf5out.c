@@ -1,6 +1,7 @@
 /* hdf5out.c - halostats --format=hdf5: builds the Gadget-4 style catalogue (lib/halocat_hdf5) and writes it out. */
 #include "hdf5out.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include "halocat_hdf5.h"
@@ -24,8 +25,10 @@ fk_output *hdf5_write(const prog_std *std, const fk_snap *snap, const float *mas
     size_t size;
     if (fk_halocat_hdf5(&cat, &image, &size, &err)) prog_fail(&err);
     fk_output *out = prog_open_output(std, 1);
-    if (fwrite(image, 1, size, fk_output_file(out)) != size)
-        prog_die(EXIT_DATA, "%s: write error", fk_output_name(out));
+    if (fwrite(image, 1, size, fk_output_file(out)) != size) {
+        fk_write_failed(&err, fk_output_name(out), NULL, errno);
+        prog_fail(&err);
+    }
     free(image);
     return out;
 }
