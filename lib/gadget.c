@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fileio.h"
 #include "sniff.h"
 
 /* One open file being read record by record. */
@@ -363,11 +364,8 @@ static int count_files(const char *path, const rd *r0, const g2hdr *g0, int form
                          r0->name, nfiles);
             break;
         }
-        FILE *f = fopen(name, "rb");
-        if (!f) {
-            st = fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
-            break;
-        }
+        FILE *f;
+        if ((st = fk_input_open(&f, name, 0, 1, err))) break;
         rd r = rd_open(f, name);
         g2hdr g;
         int fmt;
@@ -376,7 +374,7 @@ static int count_files(const char *path, const rd *r0, const g2hdr *g0, int form
             st = claims_fit(&r, &g, fmt, err);
             if (r.size < 0) *vouched = 0;
         }
-        fclose(f);
+        fk_input_close(f);
         for (int t = 0; t < 6 && !st; t++) sum[t] += g.npart[t], before[t] += g.npart[t];
     }
     free(name);
@@ -542,14 +540,11 @@ int fk_gadget_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_gad
         } else {
             file_name(path, k, name, plen + 16); /* count_files made sure that path names a first file */
         }
-        FILE *f = use_stdin ? stdin : fopen(name, "rb");
-        if (!f) {
-            st = fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
-            break;
-        }
+        FILE *f = stdin; /* "-": the program opened it */
+        if (!use_stdin && (st = fk_input_open(&f, name, 0, 1, err))) break;
         rd r = rd_open(f, name);
         st = read_file(&r, k, path, o, s, &h0, seen, info, err);
-        if (!use_stdin) fclose(f);
+        fk_input_close(f);
     }
     for (int t = 0; st == FK_OK && t < 6; t++)
         if (seen[t] != s->hdr.ntotal[t])

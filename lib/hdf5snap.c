@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "sniff.h"
 
 #ifndef FK_HAVE_HDF5
@@ -332,12 +333,15 @@ typedef struct source {
 static int open_file(const source *src, int k, const char *name, hid_t *f, fk_error *err)
 {
     if (!src->images) {
-        FILE *probe = fopen(name, "rb");
-        if (!probe) return fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
+        FILE *probe;
+        int st = fk_input_open(&probe, name, 0, 1, err);
+        if (st) return st;
         unsigned char head[FK_SNIFF_BYTES];
-        const int k = fk_sniff(head, fread(head, 1, sizeof head, probe));
-        fclose(probe);
+        const size_t got = fread(head, 1, sizeof head, probe);
+        const int k = fk_sniff(head, got);
+        fk_input_close(probe);
         if (H5Fis_hdf5(name) <= 0) {
+            if (got == 0) return fk_fail(err, FK_EFORMAT, "%s: empty input (not an HDF5 file)", name);
             if (k != FK_FILE_UNKNOWN && k != FK_FILE_HDF5)
                 return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file but %s (%s)", name, fk_sniff_what(k),
                                fk_sniff_advice(k));

@@ -207,6 +207,13 @@ static int read_error(fk_reader *r, fk_error *err)
 
 static int truncated(fk_reader *r, const char *what, fk_error *err)
 {
+    /* a pipe that stops early: its writer stopped, and said why if it was one of ours */
+    if (r->io.kind == FK_IO_PIPE && r->off == 0)
+        return fk_fail(err, FK_ECUT, "%s: no input (the program writing the pipe stopped before writing anything)",
+                       r->name);
+    if (r->io.kind == FK_IO_PIPE)
+        return fk_fail(err, FK_ECUT, "%s: the stream stops %s%s at byte %llu (the program writing the pipe stopped)",
+                       r->name, what ? "inside " : "before its END chunk", what ? what : "", (unsigned long long)r->off);
     if (r->off == 0) return fk_fail(err, FK_EFORMAT, "%s: empty input", r->name);
     return fk_fail(err, FK_EFORMAT, "%s: truncated stream (ends inside %s at byte %llu)", r->name, what,
                    (unsigned long long)r->off);
@@ -337,6 +344,7 @@ int fk_reader_next(fk_reader *r, fk_chunk *c, fk_error *err)
     int64_t got = fk_io_read(&r->io, h, HDR);
     if (got < 0) return read_error(r, err);
     r->off += (uint64_t)got;
+    if (r->io.kind == FK_IO_PIPE && got != HDR) return truncated(r, got ? "a chunk header" : NULL, err);
     if (got == 0) return fk_fail(err, FK_EFORMAT, "%s: truncated stream (no END chunk)", r->name);
     if (got != HDR) return fk_fail(err, FK_EFORMAT, "%s: truncated stream (ends inside a chunk header)", r->name);
     int st = decode(r, h, c, err);
@@ -507,6 +515,11 @@ int fk_reader_load_text(fk_reader *r, char **text, fk_error *err)
     }
     *text = p;
     return FK_OK;
+}
+
+double fk_reader_waited(const fk_reader *r)
+{
+    return r->io.waited;
 }
 
 uint64_t fk_reader_offset(const fk_reader *r)

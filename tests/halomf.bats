@@ -235,7 +235,7 @@ EOF2
     run pngprobe
     [ "$status" -eq 77 ] && return 0
     # no bin holds a halo: no picture, and no file left
-    one_line 1 "halomf: mass function: no bin holds a halo" halomf --plot --min=1e10 --max=1e11 h.txt
+    one_line 1 "halomf: h.txt: mass function: no bin holds a halo" halomf --plot --min=1e10 --max=1e11 h.txt
 }
 
 @test "without libpng: --plot says so in one line, the table still works" {

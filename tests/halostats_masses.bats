@@ -86,7 +86,7 @@ snap_append() {
     # massless particles: no mean density either
     awk '$1 == "p" { $8 = 0 } $1 == "periodic" { $2 = 1 } { print }' iso.txt | mkstream >zero.fof
     run -1 halostats --so --omega-m=1 zero.fof
-    [ "$output" = "halostats: the stream's particles have no mass, so no mean density: give --rho-crit or --hubble" ]
+    [ "$output" = "halostats: zero.fof: the stream's particles have no mass, so no mean density: give --rho-crit or --hubble" ]
 }
 
 @test "without --so and --unbind the catalogue is unchanged; with them, their columns and header lines" {
@@ -187,7 +187,7 @@ snap_append() {
     halostats --unbind --bound-min=2 --format=grp -o b.grp fast.fof
     [ "$(tr '\n' ' ' <b.grp)" = "13 0 0 1 3 0 3 0 1 1 0 0 0 0 " ]
     run -1 halostats --unbind --format=grp --level=1 -o c.grp fast.fof
-    [ "$output" = "halostats: option --level=1: the stream has 1 level" ]
+    [ "$output" = "halostats: fast.fof: option --level=1: the stream has 1 level" ]
     [ ! -e c.grp ]
 }
 

@@ -237,7 +237,7 @@ partition() {
     fails "kdbuild: cut.bin: truncated stream (ends inside a chunk header)" kdbuild cut.bin
     head -c $((pos + 64 + 100)) in.bin >cut.bin
     fails "kdbuild: cut.bin: truncated stream: chunk POS at byte $pos claims $(stored in.bin "$pos") bytes of payload, the file holds 100 more" kdbuild cut.bin
-    cat cut.bin | fails "kdbuild: stdin: truncated stream (ends inside a chunk payload at byte $((pos + 64 + 100)))" kdbuild
+    cat cut.bin | fails "kdbuild: stdin: the stream stops inside a chunk payload at byte $((pos + 64 + 100)) (the program writing the pipe stopped)" kdbuild
     head -c $((pos + 64 + 250)) in.bin >cut.bin
     fails "kdbuild: cut.bin: truncated stream (ends inside chunk padding at byte $((pos + 64 + 250)))" kdbuild cut.bin
     head -c $((size - 64)) in.bin >cut.bin

@@ -68,6 +68,7 @@ const char *gsnapout_options(int argc, char **argv, prog_std *std, fk_gsnap_opts
         gsnapout_option(c, optarg, o);
     }
     const char *in = prog_one_input(argc, argv, optind);
+    prog_input(in);
     if (gsnapout_distributed(std)) {
         /* the same command line on every rank: the same verdict, said once */
         const char *e = getenv("OMPI_COMM_WORLD_SIZE");

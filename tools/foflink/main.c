@@ -159,7 +159,7 @@ int main(int argc, char **argv)
     const char *name = pf.name;
     const fk_snap snap = pf.f.snap;
     fk_error err = {0};
-    double t0 = prog_now();
+    double t0 = prog_now(), w0 = fk_reader_waited(pf.f.r);
 
     /* What foflink reads; every other chunk passes on unread. */
     enum { W_SINK, W_LINK, W_POS, W_TREE, W_TBOX, W_VEL, NW }; /* VEL last: read for 6D only */
@@ -176,7 +176,8 @@ int main(int argc, char **argv)
     fk_tree tree;
     if (fk_tree_from_chunks(&want[W_TREE], &want[W_TBOX], &snap, pos, name, &tree, &err)) prog_fail(&err);
     if (sixd && fk_phase_check(vel, snap.n, name, &err)) prog_fail(&err);
-    double t_read = prog_now() - t0;
+    /* -v: the time spent waiting for the stage before is not the work */
+    double w_read = fk_reader_waited(pf.f.r) - w0, t_read = prog_now() - t0 - w_read;
 
     /* One set of options per level; level 0 has the longest linking length. */
     fk_linkopts lo[FK_LEVELS_MAX];
@@ -228,7 +229,10 @@ int main(int argc, char **argv)
     fk_link_meta par = {have_l ? NULL : b, psi_rel ? rel : NULL, vscale};
     if (fk_link_write(pf.f.w, &job, &par, &rep, sinks, &err)) prog_fail(&err);
     prog_filter_close(&pf);
-    prog_info("read and checked in %.3f s, linked in %.3f s, written in %.3f s", t_read, rep.total, prog_now() - t1);
+    char wait[48] = ""; /* a pipe's writer kept it waiting: not the work */
+    if (pf.waited > 0) snprintf(wait, sizeof wait, "; waited %.3f s for the input", pf.waited);
+    prog_info("read and checked in %.3f s, linked in %.3f s, written in %.3f s%s", t_read, rep.total,
+              prog_now() - t1 - (pf.waited - w0 - w_read), wait);
     fk_tree_free(&tree);
     fk_want_free(want, NW);
     for (int k = 0; k < nlev; k++) free(sinks[k]);

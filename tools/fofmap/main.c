@@ -139,6 +139,7 @@ int main(int argc, char **argv)
     fk_catalog_sort_mass(&cat);
 
     char caption[160];
+    if (halos_path) prog_input(halos_path); /* a halo that is not there: --halos names the file that lacks it */
     int st = fk_densmap_frame(&view, &snap, &cat, zoom, have_centre ? centre : NULL, width, depth, caption,
                               sizeof caption, &err);
     if (st == FK_EINVAL) prog_usage("%s", err.msg);

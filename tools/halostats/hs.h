@@ -35,6 +35,7 @@ typedef struct input {
     int nlevels;     /* 1 + the highest level of a GID, GRPS or GPAR */
     int have_link, replaced;
     char *snaptext;  /* the SNAP record, for the cosmology of --so */
+    double waited;   /* seconds spent waiting for the input's writer (-v) */
 } input;
 
 /* The options that shape the output. */

@@ -210,6 +210,7 @@ int main(int argc, char **argv)
     if (!have_origin) opts.origin = -opts.box / 2;
     const char *in = prog_one_input(argc, argv, optind);
     const char *name = strcmp(in, "-") ? in : "stdin";
+    prog_input(in);
     prog_rank_quiet(0);
     if (fk_dist_wanted((const char *const[]){std.output}, 1)) return run_ranks(in, name, &std, &opts);
 
