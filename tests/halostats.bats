@@ -85,16 +85,16 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     hs_usage "halostats: too many input files (one at most, or '-' for stdin)" a b
     hs_usage "halostats: option --centre needs 'mbp' or 'com', not 'middle'" --centre=middle
     hs_usage "halostats: option --format needs 'text', 'csv', 'stream', 'hdf5' or 'grp', not 'json'" --format=json
-    hs_usage "halostats: option --theta must be positive, not '0'" --theta=0
+    hs_usage "halostats: option --theta: 0 is out of range (it must be above 0)" --theta=0
     hs_usage "halostats: option --theta: 1.5 is out of range (0, 1]" --theta=1.5
-    hs_usage "halostats: option --softening must be positive, not '0'" --softening=0
-    hs_usage "halostats: option --softening: -1 is out of range [0, 1.79769e+308]" --softening=-1
+    hs_usage "halostats: option --softening: 0 is out of range (it must be above 0)" --softening=0
+    hs_usage "halostats: option --softening: -1 is out of range (it must be above 0)" --softening=-1
     hs_usage "halostats: option --softening needs a number, not 'small'" --softening=small
     hs_usage "halostats: option --exact-max: -1 is out of range [0, 9223372036854775807]" --exact-max=-1
-    hs_usage "halostats: option --length-unit must be positive, not '0'" --length-unit=0
+    hs_usage "halostats: option --length-unit: 0 is out of range (it must be above 0)" --length-unit=0
     hs_usage "halostats: option --mass-unit needs a number, not '1e10Msun'" --mass-unit=1e10Msun
-    hs_usage "halostats: option --velocity-unit must be positive, not '-0'" --velocity-unit=-0
-    hs_usage "halostats: option --G must be positive, not '0'" --G=0
+    hs_usage "halostats: option --velocity-unit: -0 is out of range (it must be above 0)" --velocity-unit=-0
+    hs_usage "halostats: option --G: 0 is out of range (it must be above 0)" --G=0
     hs_usage "halostats: option --length-name needs a name without spaces or control characters, not 'k pc'" \
         --length-name="k pc"
     hs_usage "halostats: option --mass-name needs a name of 1 to 32 characters, not ''" --mass-name=

@@ -71,8 +71,8 @@ snap_append() {
     hs_usage "halostats: option --format=grp needs --unbind (it writes the bound members)" --format=grp
     hs_usage "halostats: option --level applies to --format=grp only" --unbind --level=1
     hs_usage "halostats: option --bound-min: 0 is out of range [1, 9223372036854775807]" --unbind --bound-min=0
-    hs_usage "halostats: option --omega-m must be positive, not '0'" --so --omega-m=0
-    hs_usage "halostats: option --redshift: -2 is out of range [0, 1e+06]" --so --redshift=-2
+    hs_usage "halostats: option --omega-m: 0 is out of range (it must be above 0)" --so --omega-m=0
+    hs_usage "halostats: option --redshift: -2 is out of range (it must be from 0 to 1e+06)" --so --redshift=-2
     # what the stream must give
     nine_grouped >in.fof
     hs_usage "halostats: option --so needs --omega-m (the stream's SNAP gives no omega_m)" --so in.fof

@@ -242,7 +242,7 @@ partition() {
     fails "kdbuild: cut.bin: truncated stream (ends inside chunk padding at byte $((pos + 64 + 250)))" kdbuild cut.bin
     head -c $((size - 64)) in.bin >cut.bin
     fails "kdbuild: cut.bin: truncated stream (no END chunk)" kdbuild cut.bin
-    head -c $((size - 1)) in.bin | fails "kdbuild: stdin: truncated stream (ends inside a chunk header)" kdbuild
+    head -c $((size - 1)) in.bin | fails "kdbuild: stdin: the stream stops inside a chunk header at byte $((size - 1)) (the program writing the pipe stopped)" kdbuild
     # damage
     cp in.bin crc.bin
     flip_byte crc.bin $((pos + 64 + 7))

@@ -47,7 +47,7 @@ halos() {
     run -2 mkuniverse -s 99999999999999999999999
     [ "${lines[0]}" = "mkuniverse: option --seed: 99999999999999999999999 is out of range [0, 18446744073709551615]" ]
     run -2 mkuniverse --halo-fraction=1.5
-    [ "${lines[0]}" = "mkuniverse: option --halo-fraction: 1.5 is out of range [0, 1]" ]
+    [ "${lines[0]}" = "mkuniverse: option --halo-fraction: 1.5 is out of range (it must be from 0 to 1)" ]
     run -2 mkuniverse -n 1000 --big-halo=2k
     [ "${lines[0]}" = "mkuniverse: option --big-halo: 2000 is more than the 1000 particles" ]
     run -2 mkuniverse --max-halo=10

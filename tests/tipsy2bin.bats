@@ -56,7 +56,7 @@ EOF
     run -2 tipsy2bin --box=0
     [ "${lines[0]}" = "tipsy2bin: option --box needs a length > 0, not '0'" ]
     run -2 tipsy2bin --box=-1
-    [ "${lines[0]}" = "tipsy2bin: option --box: -1 is out of range [0, 8.50706e+37]" ]
+    [ "${lines[0]}" = "tipsy2bin: option --box: -1 is out of range (it must be above 0 and at most 8.50706e+37)" ]
     run -2 tipsy2bin --box=1x
     [ "${lines[0]}" = "tipsy2bin: option --box needs a number, not '1x'" ]
     run -2 tipsy2bin --origin=nan

@@ -12,6 +12,23 @@ extern "C" int fk_gpu_compiled(void)
     return 1;
 }
 
+/* Why there is no GPU to use, in words for people: CUDA says "driver
+ * version is insufficient" also when there is no driver at all. */
+static void no_gpu(cudaError_t e, char *why, size_t size)
+{
+    int driver = 0, runtime = 0;
+    if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
+        snprintf(why, size, "no NVIDIA driver found (the GPU needs one; --device=cpu runs without it)");
+    else if (e == cudaErrorInsufficientDriver && cudaRuntimeGetVersion(&runtime) == cudaSuccess)
+        snprintf(why, size, "no usable NVIDIA driver: it runs CUDA %d.%d, this build needs %d.%d (update the driver)",
+                 driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+    else if (e == cudaSuccess || e == cudaErrorNoDevice)
+        snprintf(why, size, "no NVIDIA GPU found");
+    else
+        snprintf(why, size, "no usable NVIDIA GPU (CUDA says '%s')", cudaGetErrorString(e));
+    cudaGetLastError();
+}
+
 extern "C" int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
 {
     (void)err;
@@ -19,9 +36,7 @@ extern "C" int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
-        cudaGetLastError();
-        snprintf(info->reason, sizeof info->reason, "no usable CUDA device (%s)",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        no_gpu(e, info->reason, sizeof info->reason);
         return FK_OK;
     }
     cudaDeviceProp p;
@@ -29,7 +44,8 @@ extern "C" int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
     if ((e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess || (e = cudaSetDevice(0)) != cudaSuccess ||
         (e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess) {
         cudaGetLastError();
-        snprintf(info->reason, sizeof info->reason, "CUDA device 0 is not usable (%s)", cudaGetErrorString(e));
+        snprintf(info->reason, sizeof info->reason, "no usable NVIDIA GPU: device 0 refused (CUDA says '%s')",
+                 cudaGetErrorString(e));
         return FK_OK;
     }
     info->present = 1;

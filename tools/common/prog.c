@@ -3,6 +3,7 @@
 #include "prog.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -197,15 +198,45 @@ double prog_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-double prog_parse_double(const char *opt, const char *arg, double lo, double hi)
+/* The numbers v with lo <= v <= hi (lo < v when above), in words, so that
+ * the message says what the check does: "from 0.01 to 1000", "above 0",
+ * "at least 0" (a bound of DBL_MAX or beyond is no bound). */
+static void range_words(char *buf, size_t size, double lo, double hi, int above)
+{
+    const int top = hi < DBL_MAX, bottom = lo > -DBL_MAX;
+    if (above)
+        snprintf(buf, size, top ? "above %g and at most %g" : "above %g", lo, hi);
+    else if (bottom && top)
+        snprintf(buf, size, "from %g to %g", lo, hi);
+    else if (bottom)
+        snprintf(buf, size, "at least %g", lo);
+    else
+        snprintf(buf, size, top ? "at most %g" : "any number", hi);
+}
+
+static double parse_number(const char *opt, const char *arg, double lo, double hi, int above)
 {
     char *end;
     errno = 0;
     double v = strtod(arg, &end);
     if (end == arg || *end || errno == ERANGE || !isfinite(v))
         prog_usage("option %s needs a number, not '%s'", opt, arg);
-    if (v < lo || v > hi) prog_usage("option %s: %s is out of range [%g, %g]", opt, arg, lo, hi);
+    if ((above ? !(v > lo) : v < lo) || v > hi) {
+        char r[128];
+        range_words(r, sizeof r, lo, hi, above);
+        prog_usage("option %s: %s is out of range (it must be %s)", opt, arg, r);
+    }
     return v;
+}
+
+double prog_parse_double(const char *opt, const char *arg, double lo, double hi)
+{
+    return parse_number(opt, arg, lo, hi, 0);
+}
+
+double prog_parse_positive(const char *opt, const char *arg, double hi)
+{
+    return parse_number(opt, arg, 0, hi, 1);
 }
 
 long long prog_parse_int(const char *opt, const char *arg, long long lo, long long hi)

@@ -67,6 +67,10 @@ double prog_now(void);
 /* Strict numeric operands: the whole string must be a number within
  * [lo, hi], else a usage error naming the option. */
 double prog_parse_double(const char *opt, const char *arg, double lo, double hi);
+
+/* As prog_parse_double for a number above 0 and at most hi (DBL_MAX: no
+ * bound); the message says "above 0", as the check. */
+double prog_parse_positive(const char *opt, const char *arg, double hi);
 long long prog_parse_int(const char *opt, const char *arg, long long lo, long long hi);
 
 /* A list of up to max comma-separated numbers ("0.2,0.1"), each within

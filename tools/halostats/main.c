@@ -398,14 +398,6 @@ static void write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, 
     free(rows);
 }
 
-/* A strictly positive number. */
-static double positive(const char *opt, const char *arg)
-{
-    double v = prog_parse_double(opt, arg, 0, DBL_MAX);
-    if (!(v > 0)) prog_usage("option %s must be positive, not '%s'", opt, arg);
-    return v;
-}
-
 /* A unit name: printable, no white space, at most 32 bytes. */
 static const char *unit_name(const char *opt, const char *arg)
 {
@@ -487,22 +479,22 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                 prog_usage("option --centre needs 'mbp' or 'com', not '%s'", optarg);
             break;
         case O_EPS:
-            o->pot.eps = positive("--softening", optarg);
+            o->pot.eps = prog_parse_positive("--softening", optarg, DBL_MAX);
             o->have_eps = 1;
             break;
         case O_THETA:
-            o->pot.theta = positive("--theta", optarg);
+            o->pot.theta = prog_parse_positive("--theta", optarg, DBL_MAX);
             if (o->pot.theta > 1) prog_usage("option --theta: %s is out of range (0, 1]", optarg);
             break;
         case O_EXACT: o->pot.nexact = (uint64_t)prog_parse_int("--exact-max", optarg, 0, INT64_MAX); break;
-        case O_LU: o->units.length = positive("--length-unit", optarg); break;
-        case O_MU: o->units.mass = positive("--mass-unit", optarg); break;
-        case O_VU: o->units.velocity = positive("--velocity-unit", optarg); break;
+        case O_LU: o->units.length = prog_parse_positive("--length-unit", optarg, DBL_MAX); break;
+        case O_MU: o->units.mass = prog_parse_positive("--mass-unit", optarg, DBL_MAX); break;
+        case O_VU: o->units.velocity = prog_parse_positive("--velocity-unit", optarg, DBL_MAX); break;
         case O_LN: o->units.length_name = unit_name("--length-name", optarg); break;
         case O_MN: o->units.mass_name = unit_name("--mass-name", optarg); break;
         case O_VN: o->units.velocity_name = unit_name("--velocity-name", optarg); break;
         case O_G:
-            o->G_out = positive("--G", optarg);
+            o->G_out = prog_parse_positive("--G", optarg, DBL_MAX);
             o->have_G = 1;
             break;
         case O_DEV: o->device = device_parse(optarg); break;

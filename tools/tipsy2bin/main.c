@@ -192,8 +192,7 @@ int main(int argc, char **argv)
             break;
         case OPT_BOX:
             /* The stream stores positions as floats: the box must be one too. */
-            opts.box = prog_parse_double("--box", optarg, 0, FLT_MAX / 4);
-            if (opts.box == 0) prog_usage("option --box needs a length > 0, not '%s'", optarg);
+            opts.box = prog_parse_positive("--box", optarg, FLT_MAX / 4);
             break;
         case OPT_ORIGIN:
             opts.origin = prog_parse_double("--origin", optarg, -FLT_MAX / 4, FLT_MAX / 4);
