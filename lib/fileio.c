@@ -1,13 +1,15 @@
-/* fileio.c - opening inputs and writing outputs atomically (temporary file + rename). */
-#define _POSIX_C_SOURCE 200809L
+/* fileio.c - opening inputs and writing outputs atomically (an unnamed or temporary file, linked or renamed into place). */
+#define _GNU_SOURCE
 #include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define IOBUF (1u << 20)
@@ -17,7 +19,9 @@ struct fk_output {
     FILE *f;
     int is_stdout;
     char *path; /* final path */
-    char *tmp;  /* temporary path */
+    char *tmp;  /* temporary path ("PATH.tmp.XXXXXX"; a template while anon) */
+    int anon;   /* an unnamed file (O_TMPFILE) beside path, given tmp's name only at commit: a
+                   process killed while writing (SIGKILL, no handler runs) leaves nothing behind */
     int slot;
     int in_place; /* not a regular file: written directly, never renamed */
 };
@@ -156,7 +160,18 @@ int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_
             o->slot = i;
             break;
         }
-    int fd = mkstemp(o->tmp);
+    int fd = -1;
+#ifdef O_TMPFILE
+    {
+        /* an unnamed file in path's directory (not every file system has them: then a named one) */
+        const char *slash = strrchr(path, '/');
+        char *dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup(".");
+        if (dir) fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+        free(dir);
+        o->anon = fd >= 0;
+    }
+#endif
+    if (fd < 0) fd = mkstemp(o->tmp);
     if (fd < 0) {
         int e = errno;
         free(o->tmp);
@@ -168,14 +183,17 @@ int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_
             return fk_fail(err, FK_EIO, "%s: cannot create: no directory %.*s", path, (int)(slash - path), path);
         return fk_fail(err, FK_EIO, "%s: cannot create: %s", path, strerror(e));
     }
-    if (o->slot >= 0 && n + 16 <= sizeof pending_name[0]) {
+    if (!o->anon && o->slot >= 0 && n + 16 <= sizeof pending_name[0]) {
         memcpy(pending_name[o->slot], o->tmp, n + 16);
         pending_used[o->slot] = 1;
     }
-    /* mkstemp creates 0600; give the file the permissions a plain creat() would. */
-    mode_t um = umask(0);
-    umask(um);
-    fchmod(fd, 0666 & ~um);
+    /* mkstemp creates 0600; give the file the permissions a plain creat() would (O_TMPFILE
+     * took 0666 and the umask already). */
+    if (!o->anon) {
+        mode_t um = umask(0);
+        umask(um);
+        fchmod(fd, 0666 & ~um);
+    }
     o->f = fdopen(fd, "wb");
     if (!o->f) {
         close(fd);
@@ -198,9 +216,43 @@ const char *fk_output_name(const fk_output *o)
     return o->is_stdout ? "stdout" : o->path;
 }
 
-const char *fk_output_target(const fk_output *o)
+/* Gives the unnamed file of o its temporary name (tmp: the template filled
+ * in), registered for removal by fk_output_cleanup_all. 0, or -1 (errno). */
+static int name_it(fk_output *o)
 {
-    return o->is_stdout ? NULL : o->in_place ? o->path : o->tmp;
+    if (!o->anon) return 0;
+    if (fflush(o->f) != 0) return -1;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    static unsigned long long seq;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long x = (unsigned long long)ts.tv_nsec ^ (unsigned long long)getpid() << 32;
+    x ^= ++seq * 0x9E3779B97F4A7C15ull;
+    char *end = o->tmp + strlen(o->tmp) - 6;
+    for (int tries = 0; tries < 100; tries++) {
+        for (int i = 0; i < 6; i++, x = x * 6364136223846793005ull + 1442695040888963407ull)
+            end[i] = abc[(x >> 33) % 62];
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0) {
+            size_t n = strlen(o->tmp) + 1;
+            if (o->slot >= 0 && n <= sizeof pending_name[0]) {
+                memcpy(pending_name[o->slot], o->tmp, n);
+                pending_used[o->slot] = 1;
+            }
+            o->anon = 0;
+            return 0;
+        }
+        if (errno != EEXIST) return -1;
+    }
+    return -1;
+}
+
+const char *fk_output_target(fk_output *o)
+{
+    if (o->is_stdout) return NULL;
+    if (o->in_place) return o->path;
+    return name_it(o) == 0 ? o->tmp : NULL;
 }
 
 static void release(fk_output *o)
@@ -231,11 +283,14 @@ int fk_output_commit(fk_output *o, fk_error *err)
         st = fk_write_failed(err, o->path, NULL, errno);
     else if (fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS)
         st = fk_write_failed(err, o->path, NULL, errno);
+    /* the unnamed file gets a name only now, complete, for the rename */
+    if (st == FK_OK && name_it(o) != 0)
+        st = fk_fail(err, FK_EIO, "%s: cannot put the finished output in place (link): %s", o->path, strerror(errno));
     if (fclose(o->f) != 0 && st == FK_OK) st = fk_write_failed(err, o->path, NULL, errno);
     o->f = NULL;
     if (st == FK_OK && rename(o->tmp, o->path) != 0)
         st = fk_fail(err, FK_EIO, "%s: cannot put the finished output in place (rename): %s", o->path, strerror(errno));
-    if (st != FK_OK) unlink(o->tmp);
+    if (st != FK_OK && !o->anon) unlink(o->tmp);
     release(o);
     return st;
 }
@@ -245,7 +300,7 @@ void fk_output_abort(fk_output *o)
     if (!o) return;
     if (!o->is_stdout) {
         if (o->f) fclose(o->f);
-        if (o->tmp && !o->in_place) unlink(o->tmp);
+        if (o->tmp && !o->in_place && !o->anon) unlink(o->tmp);
     } else {
         fflush(stdout);
     }

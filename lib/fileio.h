@@ -34,9 +34,12 @@ FILE *fk_output_file(fk_output *o);
 const char *fk_output_name(const fk_output *o);
 
 /* The file being written: the temporary that commit renames, or the path
- * itself for an output written in place; NULL for stdout. For writers that
- * write it through other descriptors (MPI-IO) and commit it here. */
-const char *fk_output_target(const fk_output *o);
+ * itself for an output written in place; NULL for stdout (or when the
+ * unnamed file cannot be given a name). For writers that write it through
+ * other descriptors (MPI-IO) and commit it here: an output is written into
+ * an unnamed file where the system allows (it vanishes with a process that
+ * is killed), which this gives its temporary name. */
+const char *fk_output_target(fk_output *o);
 
 /* Flushes, fsyncs and closes the temporary file (each step checked) and
  * renames it onto the final path; for stdout, flushes and checks for write
