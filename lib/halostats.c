@@ -104,7 +104,8 @@ int fk_halo_format(const fk_halo *h, const fk_halo_column *c, const fk_halo_unit
 {
     const char *field = (const char *)h + c->offset;
     if (c->type == FK_HCOL_U64) return snprintf(buf, size, c->format, *(const uint64_t *)field);
-    return snprintf(buf, size, c->format, fk_halo_value(h, c, u));
+    /* + 0.0: a negative zero (the potential of a group of one, -G times an empty sum) prints as 0 */
+    return snprintf(buf, size, c->format, fk_halo_value(h, c, u) + 0.0);
 }
 
 /* Per-group scratch: the reference member and the centre relative to it. */

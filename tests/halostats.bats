@@ -112,6 +112,18 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     [ "$(cols $CENTRE <<<"$output")" = "$NINE_CENTRES" ]
 }
 
+@test "a group of one member: its potential phi_mbp is 0, never -0 (text and CSV)" {
+    nine | sed 's/^sink/text LINK l 0.1 b 0.2\nsink/' | mkstream | groups -m 1 >one.fof
+    halostats one.fof >halos.txt
+    local col
+    col=$(grep '^#' halos.txt | tail -n 1 | tr ' ' '\n' | grep -n '^phi_mbp$' | cut -d: -f1)
+    col=$((col - 1)) # the '#' of the column line
+    # groups 4 and 5 have one member each; every phi_mbp is a number, none "-0"
+    [ "$(grep -v '^#' halos.txt | awk -v c="$col" '$4 == 1 { print $c }' | sort -u)" = 0 ]
+    [ -z "$(grep -v '^#' halos.txt | awk -v c="$col" '$c == "-0"')" ]
+    [ -z "$(halostats --format=csv one.fof | grep -e ',-0,' -e ',-0$')" ]
+}
+
 @test "the header names every column with its unit and definition, and the run's parameters" {
     nine_grouped | halostats -o halos.txt
     grep -qx "# box 1 origin 0 periodic 1 (the stream's length unit)" halos.txt
