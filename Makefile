@@ -204,14 +204,26 @@ bench: all ## time every stage on mock universes; writes bench/RESULTS.md
 gpucheck: all ## on a GPU machine: GPU tests, CPU-GPU identity, compute-sanitizer; one-screen summary
 	$(Q)scripts/gpucheck
 
+# The directories install may make, parents first; those it made are listed in $(MADE_DIRS), so
+# that uninstall removes them again (when empty) and no directory that was there before.
+INST_DIRS := $(DESTDIR)$(PREFIX) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share $(DESTDIR)$(PREFIX)/share/man \
+	$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/fofkit
+MADE_DIRS := $(DESTDIR)$(PREFIX)/share/fofkit/made-dirs
+
 install: $(BINS) ## install the programs and man pages under PREFIX (default /usr/local)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	$(Q)made=; for d in $(INST_DIRS); do [ -d "$$d" ] || made="$$made $$d"; done; \
+	  install -d $(INST_DIRS) && \
+	  { cat $(MADE_DIRS) 2>/dev/null; for d in $$made; do echo "$$d"; done; } | sort -u >$(MADE_DIRS).new && \
+	  mv $(MADE_DIRS).new $(MADE_DIRS)
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5
 
-uninstall: ## remove what install put in place
+uninstall: ## remove what install put in place, and the directories it made (when empty)
 	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/%)
+	$(Q)made=$$(cat $(MADE_DIRS) 2>/dev/null); rm -f $(MADE_DIRS); \
+	  for d in $$(printf '%s\n' $$made | awk '{ print length, $$0 }' | sort -rn | cut -d' ' -f2-); do \
+	    rmdir "$$d" 2>/dev/null || true; done
 
 clean: ## remove the build
 	rm -rf $(B)
