@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "catalog.h"
 #include "kv.h"
@@ -280,6 +281,10 @@ int fk_cattab_read(FILE *f, const char *name, fk_cattab *t, fk_error *err)
 {
     tab_init(t);
     int c = getc(f);
+    struct stat sb;
+    if (c == EOF && fstat(fileno(f), &sb) == 0 && S_ISFIFO(sb.st_mode))
+        return fk_fail(err, FK_ECUT, "%s: no input (the program writing the pipe stopped before writing anything)",
+                       name);
     if (c == EOF) return fk_fail(err, FK_EFORMAT, "%s: empty input", name);
     ungetc(c, f);
     int st = c == 0x89 ? read_stream(f, name, t, err) : read_text(f, name, t, err);
