@@ -15,7 +15,7 @@ CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(NVCC) 2>/dev/null)))
 CFLAGS  ?= -O3 -g
 NVFLAGS ?= -O3
 ALL_CFLAGS  = $(CFLAGS) -std=c11 -Wall -Wextra -ffp-contract=off -fopenmp -D_DEFAULT_SOURCE -Ilib -Itools/common
-ALL_NVFLAGS = $(NVFLAGS) -std=c++17 --fmad=$(NV_FMAD) $(CUDA_ARCH) -Ilib -Xcompiler -Wall,-Wextra,-ffp-contract=off
+ALL_NVFLAGS = $(NVFLAGS) -std=c++17 --fmad=$(NV_FMAD) $(CUDA_ARCH) -Ilib -Xcompiler -Wall,-Wextra,-ffp-contract=off,-fopenmp
 NV_FMAD = false
 # Each host thread its own default stream: the unbinding feeds the GPU from several threads at once.
 ALL_NVFLAGS += --default-stream per-thread

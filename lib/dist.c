@@ -1,4 +1,5 @@
 /* dist.c - MPI for distributed runs: start and end, the rank and size, agreeing on failure; a stub without MPI. */
+#define _GNU_SOURCE
 #include "dist.h"
 
 #include <stdlib.h>
@@ -61,6 +62,33 @@ void fk_dist_abort(int status)
 #else
 
 #include <mpi.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
+
+/* Whether this rank's CPUs overlap another rank's of the node (Open MPI
+ * binds three ranks or more to a socket each, or none at all). */
+static int overlaps_others(MPI_Comm node, int lr, int ls)
+{
+#ifdef __linux__
+    cpu_set_t mine;
+    if (sched_getaffinity(0, sizeof mine, &mine)) CPU_ZERO(&mine);
+    cpu_set_t *all = malloc((size_t)ls * sizeof *all);
+    if (!all) return 0;
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, node);
+    int over = 0;
+    for (int d = 0; d < ls && !over; d++) {
+        cpu_set_t both;
+        CPU_AND(&both, &mine, &all[d]);
+        over = d != lr && CPU_COUNT(&both) > 0;
+    }
+    free(all);
+    return over;
+#else
+    (void)node, (void)lr, (void)ls;
+    return 0;
+#endif
+}
 
 int fk_dist_available(void)
 {
@@ -80,6 +108,22 @@ int fk_dist_init(int *rank, int *size, fk_error *err)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
+    if (!on) {
+        /* The ranks sharing this node: a GPU and a share of the cores each. */
+        MPI_Comm node;
+        int lr = 0, ls = 1;
+        int over = 0;
+        if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, *rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+            MPI_Comm_rank(node, &lr);
+            MPI_Comm_size(node, &ls);
+            over = overlaps_others(node, lr, ls);
+            MPI_Comm_free(&node);
+        }
+        fk_dist_set_node(lr, ls);
+        fk_cores got;
+        const char *keep = getenv("FOFKIT_AFFINITY");
+        fk_dist_share_cores(lr, ls, keep && !strcmp(keep, "keep") ? -1 : over, &got);
+    }
     return FK_OK;
 }
 

@@ -45,8 +45,39 @@ int fk_dist_has_pattern(const char *name);
  * caller frees). A "%" followed by anything else is FK_EINVAL. */
 int fk_dist_expand(const char *name, int rank, char **out, fk_error *err);
 
-/* Initialises MPI (once); sets *rank and *size. FK_EUNSUP without MPI. */
+/* Initialises MPI (once); sets *rank and *size. FK_EUNSUP without MPI.
+ * It also finds the rank's place on its node (fk_dist_node) and gives each
+ * rank its own share of the node's cores (fk_dist_share_cores) where the
+ * launcher bound it to fewer (Open MPI binds each of one or two ranks to a
+ * single core) or to cores other ranks of the node share (Open MPI binds
+ * three ranks or more to a socket each, or --bind-to none to all):
+ * FOFKIT_AFFINITY=keep keeps the launcher's binding. What it did is in
+ * fk_dist_cores. */
 int fk_dist_init(int *rank, int *size, fk_error *err);
+
+/* The calling rank's rank among the ranks of its node, and their number:
+ * 0 and 1 until fk_dist_init has run (and without MPI). distnode.c, no MPI. */
+void fk_dist_node(int *local_rank, int *local_size);
+void fk_dist_set_node(int local_rank, int local_size);
+
+/* A rank's cores: the node's CPUs the process may use (node), those it was
+ * bound to (before) and has now (after), the first and last of them. */
+typedef struct fk_cores {
+    int node, before, after, first, last;
+} fk_cores;
+
+/* Splits the CPUs this process may run on (its cpuset's, online) into
+ * local_size shares in order and, when the share of local_rank is wider
+ * than the CPUs the process is bound to now, or overlap says that other
+ * ranks of the node share them, binds it to that share and makes it
+ * OpenMP's default team (unless OMP_NUM_THREADS is set): 1 when it did, 0
+ * when it kept the binding (its own and as wide already, overlap < 0 to
+ * keep it in any case, or not Linux).
+ * distnode.c, no MPI. */
+int fk_dist_share_cores(int local_rank, int local_size, int overlap, fk_cores *got);
+
+/* What fk_dist_init did to the cores (all zero before it ran). */
+void fk_dist_cores(fk_cores *got);
 
 /* Collective: every rank passes its status (FK_OK or an error in err); all
  * return FK_OK when every rank did, else the status and message of the

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "dist.h"
+#include "bigmem.h"
 #include "dist_alltoall.h"
 #include "fileio.h"
 #include "grpfile.h"
@@ -93,21 +94,8 @@ static int load_u64(fk_reader *r, const fk_chunk *ch, fk_writer *w, uint64_t **o
 {
     void *raw;
     int st = fk_reader_load(r, &raw, err);
-    if (!st && w) st = fk_writer_put_read(w, ch, raw, err);
-    if (st) return st;
-    if (strcmp(ch->dtype, "<u8") == 0) {
-        *out = raw;
-        return FK_OK;
-    }
-    uint64_t *v = malloc(ch->nrows ? ch->nrows * sizeof *v : 1);
-    if (!v) {
-        free(raw);
-        return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " particle IDs", ch->nrows);
-    }
-    for (uint64_t i = 0; i < ch->nrows; i++) v[i] = ((const uint32_t *)raw)[i];
-    free(raw);
-    *out = v;
-    return FK_OK;
+    if (!st && w && (st = fk_writer_put_read(w, ch, raw, err))) free(raw);
+    return st ? st : fk_snap_widen_ids(raw, ch, out, err);
 }
 
 /* LINK may say which run wrote it: `ranks` and `rank` must be this run's. */
@@ -196,72 +184,134 @@ static int read_input(const ctx *c, const fk_dgroups_opts *o, input *d, fk_error
                            "%s: stream has GMIN level %d but no GMIN level %d (the levels run 0, 1, 2, ...)", name,
                            d->nlev - 1, k);
     if (!d->ids) return fk_fail(err, FK_EMISSING, "%s: stream has no ID chunk (run tipsy2bin first)", name);
-    uint64_t n = d->snap.n, ns = d->snap.nsource;
+    uint64_t n = d->snap.n, ns = d->snap.nsource, bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
     for (uint64_t i = 0; i < n; i++)
-        if (d->ids[i] >= ns)
-            return fk_fail(err, FK_EFORMAT,
-                           "%s: ID chunk: particle %" PRIu64 " has original index %" PRIu64
-                           ", beyond the %" PRIu64 " particles of the source",
-                           name, i, d->ids[i], ns);
-    for (int k = 0; k < d->nlev; k++)
+        if (d->ids[i] >= ns && i < bad) bad = i;
+    if (bad < n)
+        return fk_fail(err, FK_EFORMAT,
+                       "%s: ID chunk: particle %" PRIu64 " has original index %" PRIu64
+                       ", beyond the %" PRIu64 " particles of the source",
+                       name, bad, d->ids[bad], ns);
+    for (int k = 0; k < d->nlev; k++) {
+        const uint64_t *gm = d->gmin[k];
+#pragma omp parallel for schedule(static) reduction(min : bad)
         for (uint64_t i = 0; i < n; i++)
-            if (d->gmin[k][i] > d->ids[i])
-                return fk_fail(err, FK_EFORMAT,
-                               "%s: GMIN level %d: particle %" PRIu64 " (original index %" PRIu64
-                               ") has group minimum %" PRIu64 ", above its own index",
-                               name, k, i, d->ids[i], d->gmin[k][i]);
+            if (gm[i] > d->ids[i] && i < bad) bad = i;
+        if (bad < n)
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: GMIN level %d: particle %" PRIu64 " (original index %" PRIu64
+                           ") has group minimum %" PRIu64 ", above its own index",
+                           name, k, bad, d->ids[bad], gm[bad]);
+    }
     return FK_OK;
 }
 
 /* ---- the particles' IDs at their owners ---------------------------------- */
 
-/* Where each particle's (ID, ...) goes: to the ID's owner. */
+/* Where each particle's (ID, ...) goes: to the ID's owner. When every rank
+ * holds only IDs it owns (one rank, or tipsy2bin's slices under mpirun),
+ * nothing moves: pos is NULL and rid is the stream's own ids. */
 typedef struct route {
-    uint64_t *pos;   /* n: the particle's place in the send order */
+    uint64_t *pos;   /* n: the particle's place in the send order, or NULL */
     uint64_t *count; /* R: particles sent to each rank */
     uint64_t nrecv;  /* IDs received (owned here) */
-    uint64_t *rid;   /* nrecv: those IDs */
+    uint64_t *rid;   /* nrecv: those IDs (the stream's ids when pos is NULL) */
 } route;
+
+static void route_free(route *rt)
+{
+    if (rt->pos) free(rt->rid);
+    free(rt->pos);
+    free(rt->count);
+}
+
+/* Each particle's place in the send order, grouped by owner rank and in
+ * stream order within an owner (pos), and send[pos[i]] = ids[i]: a stable
+ * counting sort, each block of particles counted and placed on its own. */
+static int sort_by_owner(const ctx *c, const uint64_t *ids, uint64_t n, uint64_t *pos, uint64_t *send,
+                         uint64_t *count)
+{
+    const int R = c->R, nb = omp_get_max_threads();
+    uint64_t *at = calloc((size_t)nb * (size_t)R, sizeof *at); /* block b's count, then next place, for rank q */
+    if (!at) return FK_ENOMEM;
+#pragma omp parallel for schedule(static, 1)
+    for (int b = 0; b < nb; b++) {
+        uint64_t *mine = at + (size_t)b * (size_t)R;
+        for (uint64_t i = n * (uint64_t)b / (uint64_t)nb; i < n * (uint64_t)(b + 1) / (uint64_t)nb; i++)
+            mine[owner(c, ids[i])]++;
+    }
+    uint64_t next = 0;
+    for (int q = 0; q < R; q++) {
+        count[q] = 0;
+        for (int b = 0; b < nb; b++) {
+            uint64_t k = at[(size_t)b * (size_t)R + (size_t)q];
+            at[(size_t)b * (size_t)R + (size_t)q] = next;
+            next += k;
+            count[q] += k;
+        }
+    }
+#pragma omp parallel for schedule(static, 1)
+    for (int b = 0; b < nb; b++) {
+        uint64_t *mine = at + (size_t)b * (size_t)R;
+        for (uint64_t i = n * (uint64_t)b / (uint64_t)nb; i < n * (uint64_t)(b + 1) / (uint64_t)nb; i++) {
+            uint64_t p = mine[owner(c, ids[i])]++;
+            pos[i] = p;
+            send[p] = ids[i];
+        }
+    }
+    free(at);
+    return FK_OK;
+}
 
 /* Sends every ID to its owner, which checks that none repeats. */
 static int route_ids(ctx *c, const input *d, route *rt, fk_error *err)
 {
-    uint64_t n = d->snap.n;
+    uint64_t n = d->snap.n, len = c->hi - c->lo, away = 0;
     int st = FK_OK;
-    rt->pos = malloc(n ? n * sizeof *rt->pos : 1);
     rt->count = calloc((size_t)c->R, sizeof *rt->count);
-    uint64_t *send = malloc(n ? n * sizeof *send : 1), *at = calloc((size_t)c->R, sizeof *at);
-    if (!rt->pos || !rt->count || !send || !at) st = fk_fail(err, FK_ENOMEM, "out of memory routing %" PRIu64 " IDs", n);
-    if (!st) {
-        for (uint64_t i = 0; i < n; i++) rt->count[owner(c, d->ids[i])]++;
-        for (int q = 1; q < c->R; q++) at[q] = at[q - 1] + rt->count[q - 1];
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t p = at[owner(c, d->ids[i])]++;
-            rt->pos[i] = p;
-            send[p] = d->ids[i];
+    if (!rt->count) st = fk_fail(err, FK_ENOMEM, "out of memory routing %" PRIu64 " IDs", n);
+#pragma omp parallel for schedule(static) reduction(+ : away)
+    for (uint64_t i = 0; i < n; i++) away += d->ids[i] - c->lo >= len;
+    fk_dist_max(&away, 1);
+    if ((st = fk_dist_agree(st, err, NULL))) return st;
+    if (!away) {
+        rt->count[c->rank] = n;
+        rt->nrecv = n;
+        rt->rid = d->ids;
+    } else {
+        rt->pos = malloc(n ? n * sizeof *rt->pos : 1);
+        uint64_t *send = malloc(n ? n * sizeof *send : 1);
+        if (!rt->pos || !send || sort_by_owner(c, d->ids, n, rt->pos, send, rt->count))
+            st = fk_fail(err, FK_ENOMEM, "out of memory routing %" PRIu64 " IDs", n);
+        if ((st = fk_dist_agree(st, err, NULL))) {
+            free(send);
+            return st;
         }
-    }
-    free(at);
-    if ((st = fk_dist_agree(st, err, NULL))) {
+        void *recv;
+        st = exchange(c, send, rt->count, sizeof *send, &recv, &rt->nrecv, err);
         free(send);
-        return st;
+        if (st) return st;
+        rt->rid = recv;
     }
-    void *recv;
-    st = exchange(c, send, rt->count, sizeof *send, &recv, &rt->nrecv, err);
-    free(send);
-    if (st) return st;
-    rt->rid = recv;
-    /* A repeated ID: the lowest one repeated on this rank is named. */
-    uint64_t len = c->hi - c->lo, dup = UINT64_MAX;
-    unsigned char *seen = calloc(len / 8 + 1, 1);
+    /* A repeated ID: the lowest one repeated on this rank is named. Each
+     * ID's bit is set atomically (two threads may hold the same one): of
+     * the copies of an ID exactly one finds its bit set already. */
+    uint64_t dup = UINT64_MAX, words = len / 64 + 1;
+    uint64_t *seen = fk_big_alloc(words * sizeof *seen);
     if (!seen) {
         st = fk_fail(err, FK_ENOMEM, "out of memory checking %" PRIu64 " IDs", rt->nrecv);
     } else {
-        for (uint64_t m = 0; m < rt->nrecv; m++) {
-            uint64_t r = rt->rid[m] - c->lo;
-            unsigned char bit = (unsigned char)(1u << (r % 8));
-            if ((seen[r / 8] & bit) && rt->rid[m] < dup) dup = rt->rid[m];
-            seen[r / 8] |= bit;
+        const uint64_t *rid = rt->rid;
+#pragma omp parallel
+        {
+#pragma omp for schedule(static)
+            for (uint64_t w = 0; w < words; w++) seen[w] = 0;
+#pragma omp for schedule(static) reduction(min : dup)
+            for (uint64_t m = 0; m < rt->nrecv; m++) {
+                uint64_t r = rid[m] - c->lo, bit = UINT64_C(1) << (r % 64);
+                if ((__atomic_fetch_or(&seen[r / 64], bit, __ATOMIC_RELAXED) & bit) && rid[m] < dup) dup = rid[m];
+            }
         }
         free(seen);
         if (dup != UINT64_MAX)
@@ -274,12 +324,18 @@ static int route_ids(ctx *c, const input *d, route *rt, fk_error *err)
 }
 
 /* Sends one uint32_t a particle along the route; *out gets nrecv of them,
- * in the order of rt->rid. */
+ * in the order of rt->rid: v itself when nothing moves (the caller frees
+ * *out only when it is not v). */
 static int route_u32(ctx *c, const route *rt, const uint32_t *v, uint64_t n, uint32_t **out, fk_error *err)
 {
+    if (!rt->pos) {
+        *out = (uint32_t *)v;
+        return FK_OK;
+    }
     uint32_t *send = malloc(n ? n * sizeof *send : 1);
     int st = send ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory routing %" PRIu64 " group numbers", n);
     if ((st = fk_dist_agree(st, err, NULL))) return st;
+#pragma omp parallel for schedule(static)
     for (uint64_t i = 0; i < n; i++) send[rt->pos[i]] = v[i];
     void *recv;
     uint64_t nrecv;
@@ -290,9 +346,6 @@ static int route_u32(ctx *c, const route *rt, const uint32_t *v, uint64_t n, uin
 }
 
 /* ---- one level ---------------------------------------------------------- */
-
-/* slot of a particle whose group's lowest ID this rank owns */
-#define LOCAL UINT32_MAX
 
 /* Sizes below this are counted in an array indexed by size; the few groups
  * as large or larger are sorted. */
@@ -329,33 +382,55 @@ static int number_owned(ctx *c, const uint64_t *gsize, uint64_t minsize, uint64_
 {
     const uint64_t len = c->hi - c->lo;
     const int R = c->R;
+    /* The owned range in nb blocks taken on all cores: bh[b][s] counts
+     * block b's kept groups of size s < SMALL (then holds its first number
+     * of that size); nbigb[b] its larger ones, whose rows go to bl. */
+    const int nb = omp_get_max_threads();
     int st = FK_OK;
     uint64_t *hist = calloc(SMALL, sizeof *hist), *big = NULL, *first = NULL;
+    uint64_t *bh = calloc((size_t)nb * SMALL, sizeof *bh), *nbigb = calloc((size_t)nb + 1, sizeof *nbigb);
+    uint64_t *bl = NULL; /* the large kept groups' rows, in increasing order */
     sizecount *mine = NULL, *all = NULL;
     int *cnt = NULL, *dis = NULL;
-    if (!hist) st = fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of %" PRIu64 " IDs", len);
+    if (!hist || !bh || !nbigb) st = fk_fail(err, FK_ENOMEM, "out of memory for the group sizes of %" PRIu64 " IDs", len);
     uint64_t nfound = 0, ngroups = 0, ngrouped = 0, largest = 0, nbig = 0, nmine = 0;
+#define BLOCK_LO(b) (len * (uint64_t)(b) / (uint64_t)nb)
     if (!st) {
-        for (uint64_t r = 0; r < len; r++) {
-            uint64_t s = gsize[r];
-            if (!s) continue;
-            nfound++;
-            if (s < minsize) continue;
-            ngroups++;
-            ngrouped += s;
-            if (s > largest) largest = s;
-            if (s < SMALL)
-                hist[s]++;
-            else
-                nbig++;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : nfound, ngroups, ngrouped) reduction(max : largest)
+        for (int b = 0; b < nb; b++) {
+            uint64_t *h = bh + (size_t)b * SMALL, nbg = 0;
+            for (uint64_t r = BLOCK_LO(b); r < BLOCK_LO(b + 1); r++) {
+                uint64_t s = gsize[r];
+                if (!s) continue;
+                nfound++;
+                if (s < minsize) continue;
+                ngroups++;
+                ngrouped += s;
+                if (s > largest) largest = s;
+                if (s < SMALL)
+                    h[s]++;
+                else
+                    nbg++;
+            }
+            nbigb[b + 1] = nbg;
         }
+        for (int b = 0; b < nb; b++) nbigb[b + 1] += nbigb[b];
+        nbig = nbigb[nb];
         big = malloc((nbig ? nbig : 1) * sizeof *big);
-        if (!big) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " large groups", nbig);
+        bl = malloc((nbig ? nbig : 1) * sizeof *bl);
+        if (!big || !bl) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " large groups", nbig);
     }
     if (!st) {
-        uint64_t b = 0;
-        for (uint64_t r = 0; r < len; r++)
-            if (gsize[r] >= SMALL && gsize[r] >= minsize) big[b++] = gsize[r];
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int b = 0; b < nb; b++) {
+            uint64_t k = nbigb[b];
+            for (uint64_t r = BLOCK_LO(b); r < BLOCK_LO(b + 1); r++)
+                if (gsize[r] >= SMALL && gsize[r] >= minsize) bl[k++] = r;
+        }
+#pragma omp parallel for schedule(static)
+        for (uint64_t s = 1; s < SMALL; s++)
+            for (int b = 0; b < nb; b++) hist[s] += bh[(size_t)b * SMALL + s];
+        for (uint64_t b = 0; b < nbig; b++) big[b] = gsize[bl[b]];
         qsort(big, nbig, sizeof *big, by_u64);
         /* This rank's (size, count) list, by decreasing size. */
         uint64_t nd = 0;
@@ -428,25 +503,37 @@ static int number_owned(ctx *c, const uint64_t *gsize, uint64_t minsize, uint64_
      * next number of each size. */
     for (uint64_t j = 0; j < nmine; j++)
         if (mine[j].size < SMALL) hist[mine[j].size] = first[j];
-    /* the big sizes: mine[0..nbd) in decreasing size, their next numbers in first */
+    /* each block's first number of each size: the size's first number and
+     * the earlier blocks' groups of that size */
+#pragma omp parallel for schedule(static)
+    for (uint64_t s = 1; s < SMALL; s++) {
+        uint64_t v = hist[s];
+        for (int b = 0; b < nb; b++) {
+            uint64_t k = bh[(size_t)b * SMALL + s];
+            bh[(size_t)b * SMALL + s] = v;
+            v += k;
+        }
+    }
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int b = 0; b < nb; b++) {
+        uint64_t *h = bh + (size_t)b * SMALL;
+        for (uint64_t r = BLOCK_LO(b); r < BLOCK_LO(b + 1); r++) {
+            uint64_t s = gsize[r];
+            gidr[r] = s >= minsize && s && s < SMALL ? (uint32_t)h[s]++ : 0;
+        }
+    }
+#undef BLOCK_LO
+    /* the large ones in increasing order, each the next number of its size:
+     * mine[0..nbd) in decreasing size, their next numbers in first */
     uint64_t nbd = 0;
     while (nbd < nmine && mine[nbd].size >= SMALL) nbd++;
-    for (uint64_t r = 0; r < len; r++) {
-        uint64_t s = gsize[r];
-        uint32_t v = 0;
-        if (s >= minsize && s) {
-            if (s < SMALL) {
-                v = (uint32_t)hist[s]++;
-            } else {
-                uint64_t a = 0, b = nbd; /* mine is decreasing: find s */
-                while (b - a > 1) {
-                    uint64_t mid = (a + b) / 2;
-                    if (mine[mid].size >= s) a = mid; else b = mid;
-                }
-                v = (uint32_t)first[a]++;
-            }
+    for (uint64_t k = 0; k < nbig; k++) {
+        uint64_t s = gsize[bl[k]], a = 0, b = nbd; /* mine is decreasing: find s */
+        while (b - a > 1) {
+            uint64_t mid = (a + b) / 2;
+            if (mine[mid].size >= s) a = mid; else b = mid;
         }
-        gidr[r] = v;
+        gidr[bl[k]] = (uint32_t)first[a]++;
     }
     memset(info, 0, sizeof *info);
     info->n = g[3];
@@ -458,6 +545,9 @@ static int number_owned(ctx *c, const uint64_t *gsize, uint64_t minsize, uint64_
     info->largest = big1;
 out:
     free(hist);
+    free(bh);
+    free(nbigb);
+    free(bl);
     free(big);
     free(first);
     free(mine);
@@ -481,26 +571,48 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
      * open-addressing table. A run of one value (members often come
      * together) costs one look-up. */
     uint64_t cap = 64, rem = 0;
+#pragma omp parallel for schedule(static) reduction(+ : rem)
     for (uint64_t i = 0; i < n; i++) rem += gmin[i] - c->lo >= len;
     while (cap < 2 * rem) cap *= 2;
     uint64_t *tkey = malloc(cap * sizeof *tkey), *uk = malloc((rem ? rem : 1) * sizeof *uk),
              *uc = malloc((rem ? rem : 1) * sizeof *uc), *pairs = NULL, *count = calloc((size_t)R, sizeof *count);
-    uint32_t *tidx = malloc(cap * sizeof *tidx), *slot = malloc((n ? n : 1) * sizeof *slot), *reply = NULL;
-    uint64_t *order = NULL, m = 0, *gsize = calloc(len ? len : 1, sizeof *gsize);
+    uint32_t *tidx = malloc(cap * sizeof *tidx), *reply = NULL;
+    /* slot[i]: the table entry of particle i's value, for the values owned elsewhere only */
+    uint32_t *slot = rem ? fk_big_reserve(n * sizeof *slot) : NULL;
+    uint64_t *order = NULL, m = 0, *gsize = fk_big_alloc((len ? len : 1) * sizeof *gsize);
     void *recv = NULL;
     uint64_t nrecv = 0;
-    if (!tkey || !uk || !uc || !count || !tidx || !slot || !gsize) {
+    if (!tkey || !uk || !uc || !count || !tidx || (rem && !slot) || !gsize) {
         st = fk_fail(err, FK_ENOMEM, "out of memory counting the groups of %" PRIu64 " particles", n);
     } else {
+        /* the values owned here on all cores, a run of one value one atomic
+         * addition */
+#pragma omp parallel
+        {
+#pragma omp for schedule(static)
+            for (uint64_t r = 0; r < len; r++) gsize[r] = 0;
+            uint64_t prev = 0, run = 0;
+#pragma omp for schedule(static)
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t k = gmin[i];
+                if (k - c->lo >= len) continue;
+                if (run && k == prev) {
+                    run++;
+                    continue;
+                }
+                if (run) __atomic_fetch_add(&gsize[prev - c->lo], run, __ATOMIC_RELAXED);
+                prev = k;
+                run = 1;
+            }
+            if (run) __atomic_fetch_add(&gsize[prev - c->lo], run, __ATOMIC_RELAXED);
+        }
+        /* the others on one thread: few but where a rank's stream holds
+         * groups whose lowest IDs are another rank's */
         memset(tkey, 0xff, cap * sizeof *tkey);
         const uint64_t mask = cap - 1;
-        for (uint64_t i = 0; i < n; i++) {
+        for (uint64_t i = 0; i < n && rem; i++) {
             uint64_t k = gmin[i];
-            if (k - c->lo < len) {
-                gsize[k - c->lo]++;
-                slot[i] = LOCAL;
-                continue;
-            }
+            if (k - c->lo < len) continue;
             if (i && k == gmin[i - 1]) {
                 slot[i] = slot[i - 1];
             } else {
@@ -577,7 +689,7 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
     const uint32_t *a32 = ans;
     /* the answers come in the order the pairs were sent: order[j] */
 #pragma omp parallel for schedule(static)
-    for (uint64_t i = 0; i < n; i++) pgid[i] = slot[i] == LOCAL ? gidr[gmin[i] - c->lo] : a32[order[slot[i]]];
+    for (uint64_t i = 0; i < n; i++) pgid[i] = gmin[i] - c->lo < len ? gidr[gmin[i] - c->lo] : a32[order[slot[i]]];
     free(ans);
 out:
     free(tkey);
@@ -592,37 +704,83 @@ out:
     return st;
 }
 
+/* check_level's failure, the lowest failing row named (the rows, and
+ * which particles are there, built again). */
+static int check_exact(const ctx *c, const route *rt, const uint32_t *pr, const uint32_t *gidr, int k,
+                       fk_error *err)
+{
+    const uint64_t len = c->hi - c->lo, words = len / 64 + 1, *rid = rt->rid;
+    uint32_t *row = fk_big_alloc((len ? len : 1) * sizeof *row);
+    uint64_t *here = fk_big_alloc(words * sizeof *here), bad = len;
+    int st = row && here ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group ids", len);
+    if (!st) {
+        /* the IDs are distinct (route_ids): each row written once; the bits
+         * of one word may come from two threads */
+#pragma omp parallel
+        {
+#pragma omp for schedule(static) nowait
+            for (uint64_t r = 0; r < len; r++) row[r] = 0;
+#pragma omp for schedule(static)
+            for (uint64_t w = 0; w < words; w++) here[w] = 0;
+#pragma omp for schedule(static)
+            for (uint64_t m = 0; m < rt->nrecv; m++) {
+                uint64_t r = rid[m] - c->lo;
+                row[r] = pr[m];
+                __atomic_fetch_or(&here[r / 64], UINT64_C(1) << (r % 64), __ATOMIC_RELAXED);
+            }
+#pragma omp for schedule(static) reduction(min : bad)
+            for (uint64_t r = 0; r < len; r++)
+                if (gidr[r] && (!(here[r / 64] >> (r % 64) & 1) || row[r] != gidr[r]) && r < bad) bad = r;
+        }
+        if (bad < len && !(here[bad / 64] >> (bad % 64) & 1))
+            st = fk_fail(err, FK_EFORMAT,
+                         "GMIN level %d: the group of lowest original index %" PRIu64
+                         " has no particle %" PRIu64 " in any rank's stream (a rank's stream missing?)",
+                         k, c->lo + bad, c->lo + bad);
+        else if (bad < len)
+            st = fk_fail(err, FK_EFORMAT,
+                         "GMIN level %d: particle %" PRIu64 " is not in the group it is the lowest index of", k,
+                         c->lo + bad);
+    }
+    free(here);
+    free(row);
+    return st;
+}
+
 /* The owner's check of one level: each kept group's lowest ID is a particle
  * in that group (pr: the routed numbers of the owned particles, gidr the
- * groups by lowest ID). On success *rows (when asked) gets the .grp rows of
- * the owned range. */
+ * groups by lowest ID). The IDs being distinct, that holds when as many
+ * owned particles are some kept group's lowest ID as there are kept groups,
+ * and each of them is in its group: two passes, no scratch. On success
+ * *rows (when asked) gets the .grp rows of the owned range. */
 static int check_level(const ctx *c, const route *rt, const uint32_t *pr, const uint32_t *gidr, int k,
                        uint32_t **rows, fk_error *err)
 {
-    uint64_t len = c->hi - c->lo;
-    uint32_t *row = calloc(len ? len : 1, sizeof *row);
-    unsigned char *here = calloc(len / 8 + 1, 1);
-    int st = row && here ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group ids", len);
-    if (!st) {
+    const uint64_t len = c->hi - c->lo, *rid = rt->rid;
+    uint32_t *row = rows ? fk_big_alloc((len ? len : 1) * sizeof *row) : NULL;
+    if (rows && !row) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group ids", len);
+    uint64_t kept = 0, hit = 0;
+    int wrong = 0;
+#pragma omp parallel
+    {
+        if (row) {
+#pragma omp for schedule(static)
+            for (uint64_t r = 0; r < len; r++) row[r] = 0;
+        }
+#pragma omp for schedule(static) reduction(+ : hit) reduction(| : wrong) nowait
         for (uint64_t m = 0; m < rt->nrecv; m++) {
-            uint64_t r = rt->rid[m] - c->lo;
-            row[r] = pr[m];
-            here[r / 8] |= (unsigned char)(1u << (r % 8));
+            uint64_t r = rid[m] - c->lo;
+            uint32_t g = gidr[r];
+            if (row) row[r] = pr[m];
+            if (g) {
+                hit++;
+                wrong |= pr[m] != g;
+            }
         }
-        for (uint64_t r = 0; r < len && !st; r++) {
-            if (!gidr[r]) continue;
-            if (!(here[r / 8] >> (r % 8) & 1))
-                st = fk_fail(err, FK_EFORMAT,
-                             "GMIN level %d: the group of lowest original index %" PRIu64
-                             " has no particle %" PRIu64 " in any rank's stream (a rank's stream missing?)",
-                             k, c->lo + r, c->lo + r);
-            else if (row[r] != gidr[r])
-                st = fk_fail(err, FK_EFORMAT,
-                             "GMIN level %d: particle %" PRIu64 " is not in the group it is the lowest index of", k,
-                             c->lo + r);
-        }
+#pragma omp for schedule(static) reduction(+ : kept)
+        for (uint64_t r = 0; r < len; r++) kept += gidr[r] != 0;
     }
-    free(here);
+    int st = wrong || hit != kept ? check_exact(c, rt, pr, gidr, k, err) : FK_OK;
     if (st || !rows)
         free(row);
     else
@@ -864,7 +1022,7 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
         t = fk_now();
         if ((st = route_u32(&c, &rt, pgid[k], d.snap.n, &pr, err))) goto done;
         st = check_level(&c, &rt, pr, gidr, k, o->format == FK_DGROUPS_GRP ? &rows : NULL, err);
-        free(pr);
+        if (pr != pgid[k]) free(pr);
         pr = NULL;
         if ((st = fk_dist_agree(st, err, NULL))) goto done;
         info->t_check += fk_now() - t;
@@ -904,9 +1062,7 @@ done:
         free(d.gmin[k]);
         free(pgid[k]);
     }
-    free(rt.pos);
-    free(rt.count);
-    free(rt.rid);
+    route_free(&rt);
     free(rows);
     free(gidr);
     free(c.rc);

@@ -11,7 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "bigmem.h"
 #include "dist.h"
+#include "dist_alltoall.h"
 
 #define COMM MPI_COMM_WORLD
 
@@ -92,8 +98,15 @@ static int make_plan(const fk_dhalos_in *in, int k, int rank, int R, plan *p, ui
     st = fk_dist_agree(st, err, NULL);
     if (!st) {
         const uint32_t *gid = in->gid[k];
-        for (uint64_t i = 0; i < in->n; i++)
-            if (gid[i]) size[gid[i] - 1]++;
+        /* members of one group mostly come in runs: one atomic add a run */
+        #pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < in->n; i++) {
+            if (!gid[i] || (i > 0 && gid[i - 1] == gid[i] && i % 65536 != 0)) continue;
+            uint64_t e = i + 1;
+            while (e < in->n && gid[e] == gid[i] && e % 65536 != 0) e++;
+            #pragma omp atomic
+            size[gid[i] - 1] += e - i;
+        }
         for (uint64_t at = 0; at < ng; at += INT_MAX / 2) {
             int c = (int)(ng - at < INT_MAX / 2 ? ng - at : INT_MAX / 2);
             MPI_Allreduce(MPI_IN_PLACE, size + at, c, MPI_UINT64_T, MPI_SUM, COMM);
@@ -162,8 +175,16 @@ static int check_shared(const fk_dhalos_in *in, fk_error *err)
 static int check_level(const fk_dhalos_in *in, int k, fk_error *err)
 {
     const uint32_t *gid = in->gid[k];
+    uint64_t first = in->n; /* the first particle that fails, found on every core */
+    #pragma omp parallel for schedule(static) reduction(min : first)
     for (uint64_t i = 0; i < in->n; i++) {
-        if (gid[i] == 0) continue;
+        if (gid[i] == 0 || i >= first) continue;
+        int bad = gid[i] > in->ngroups[k] || !(in->mass[i] >= 0) || !isfinite(in->mass[i]);
+        for (int e = 0; e < 6; e++) bad |= !isfinite(e < 3 ? in->pos[3 * i + e] : in->vel[3 * i + e - 3]);
+        if (bad) first = i;
+    }
+    if (first < in->n) { /* the message for that one */
+        const uint64_t i = first;
         if (gid[i] > in->ngroups[k])
             return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " is in group %" PRIu32 " of level %d, beyond its %"
                            PRIu64 " groups (GRPS)", in->name, i, gid[i], k, in->ngroups[k]);
@@ -179,69 +200,95 @@ static int check_level(const fk_dhalos_in *in, int k, fk_error *err)
     return FK_OK;
 }
 
+static int nthreads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static int thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 /* Sends every grouped particle of level k to its group's owner; the owner's
- * come in w, by source rank, each rank's in its stream order. Collective;
- * failures agreed on. */
+ * come in w, by source rank, each rank's in its stream order. Every pass on
+ * every core: each thread counts, then places, its share of the particles,
+ * in order. Collective; failures agreed on. */
 static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, owned *w, uint64_t *sent,
                  fk_error *err)
 {
     const uint32_t *gid = in->gid[k];
-    int *sc = calloc((size_t)R, sizeof *sc), *sd = calloc((size_t)R, sizeof *sd);
-    int *rc = calloc((size_t)R, sizeof *rc), *rd = calloc((size_t)R, sizeof *rd);
-    uint64_t *cnt = calloc((size_t)R, sizeof *cnt), *at = calloc((size_t)R, sizeof *at);
-    member *sbuf = NULL, *rbuf = NULL;
+    const int T = nthreads();
+    uint64_t *cnt = calloc((size_t)R, sizeof *cnt), *rcnt = calloc((size_t)R, sizeof *rcnt);
+    uint64_t *at = calloc((size_t)R * (size_t)T, sizeof *at); /* each thread's place in each rank's part */
+    member *sbuf = NULL;
+    void *rbuf = NULL;
     uint64_t ns = 0, nr = 0;
     int st = FK_OK;
     memset(w, 0, sizeof *w);
-    if (!sc || !sd || !rc || !rd || !cnt || !at) st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory", rank);
+    if (!cnt || !rcnt || !at) st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory", rank);
     if (!st) {
-        for (uint64_t i = 0; i < in->n; i++)
-            if (gid[i]) cnt[p->owner[gid[i] - 1]]++;
-        for (int d = 0; d < R; d++) ns += cnt[d];
-        if (ns > INT_MAX)
-            st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " members to send at level %d: at most %d", rank, ns, k,
-                         INT_MAX);
-        else if (!(sbuf = malloc((ns ? ns : 1) * sizeof *sbuf)))
+        #pragma omp parallel num_threads(T)
+        {
+            const int t = thread_num();
+            const uint64_t a = in->n * (uint64_t)t / (uint64_t)T, b = in->n * (uint64_t)(t + 1) / (uint64_t)T;
+            uint64_t *my = at + (size_t)t * (size_t)R;
+            for (uint64_t i = a; i < b; i++)
+                if (gid[i]) my[p->owner[gid[i] - 1]]++;
+        }
+        for (int d = 0; d < R; d++) /* thread t's first slot for rank d, threads in order within a rank */
+            for (int t = 0; t < T; t++) {
+                uint64_t c = at[(size_t)t * (size_t)R + d];
+                at[(size_t)t * (size_t)R + d] = ns;
+                ns += c, cnt[d] += c;
+            }
+        if (!(sbuf = fk_big_alloc((ns ? ns : 1) * sizeof *sbuf)))
             st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members to send", rank, ns);
     }
     st = fk_dist_agree(st, err, NULL);
     if (!st) {
         /* grouped by destination, each destination's in stream order */
-        for (int d = 0, o = 0; d < R; d++) sc[d] = (int)cnt[d], sd[d] = o, at[d] = (uint64_t)o, o += sc[d];
-        for (uint64_t i = 0; i < in->n; i++) {
-            if (!gid[i]) continue;
-            uint32_t q = gid[i] - 1;
-            member *m = &sbuf[at[p->owner[q]]++];
-            memcpy(m->pos, in->pos + 3 * i, sizeof m->pos);
-            memcpy(m->vel, in->vel + 3 * i, sizeof m->vel);
-            m->mass = in->mass[i];
-            m->g = p->local[q] + 1;
-            m->id = in->ids[i];
+        #pragma omp parallel num_threads(T)
+        {
+            const int t = thread_num();
+            const uint64_t a = in->n * (uint64_t)t / (uint64_t)T, b = in->n * (uint64_t)(t + 1) / (uint64_t)T;
+            uint64_t *my = at + (size_t)t * (size_t)R;
+            for (uint64_t i = a; i < b; i++) {
+                if (!gid[i]) continue;
+                uint32_t q = gid[i] - 1;
+                member *m = &sbuf[my[p->owner[q]]++];
+                memcpy(m->pos, in->pos + 3 * i, sizeof m->pos);
+                memcpy(m->vel, in->vel + 3 * i, sizeof m->vel);
+                m->mass = in->mass[i];
+                m->g = p->local[q] + 1;
+                m->id = in->ids[i];
+            }
         }
-        MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, COMM);
-        for (int d = 0; d < R; d++) {
-            rd[d] = (int)(nr < INT_MAX ? nr : 0);
-            nr += (uint64_t)rc[d];
-        }
-        if (nr > INT_MAX)
-            st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " members to receive at level %d: at most %d", rank, nr,
-                         k, INT_MAX);
-        else if (!(rbuf = malloc((nr ? nr : 1) * sizeof *rbuf)) || !(w->pos = malloc((nr ? nr : 1) * 3 * sizeof(float))) ||
-                 !(w->vel = malloc((nr ? nr : 1) * 3 * sizeof(float))) || !(w->mass = malloc((nr ? nr : 1) * sizeof(float))) ||
-                 !(w->ids = malloc((nr ? nr : 1) * sizeof *w->ids)) || !(w->grp = malloc((nr ? nr : 1) * sizeof *w->grp)))
+        st = fk_dist_alltoall(sbuf, cnt, sizeof(member), &rbuf, rcnt, &nr, err); /* failures agreed inside */
+    }
+    if (!st) {
+        const uint64_t m = nr ? nr : 1;
+        if (!(w->pos = fk_big_alloc(m * 3 * sizeof(float))) || !(w->vel = fk_big_alloc(m * 3 * sizeof(float))) ||
+            !(w->mass = fk_big_alloc(m * sizeof(float))) || !(w->ids = fk_big_alloc(m * sizeof *w->ids)) ||
+            !(w->grp = fk_big_alloc(m * sizeof *w->grp)))
             st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members received", rank, nr);
         st = fk_dist_agree(st, err, NULL);
     }
     if (!st) {
-        MPI_Datatype t;
-        MPI_Type_contiguous((int)sizeof(member), MPI_BYTE, &t);
-        MPI_Type_commit(&t);
-        MPI_Alltoallv(sbuf, sc, sd, t, rbuf, rc, rd, t, COMM);
-        MPI_Type_free(&t);
-        *sent += (ns - (uint64_t)sc[rank]) * sizeof(member);
+        *sent += (ns - cnt[rank]) * sizeof(member);
         w->n = nr;
+        const member *rb = rbuf;
+        #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < nr; i++) {
-            const member *m = &rbuf[i];
+            const member *m = &rb[i];
             memcpy(w->pos + 3 * i, m->pos, sizeof m->pos);
             memcpy(w->vel + 3 * i, m->vel, sizeof m->vel);
             w->mass[i] = m->mass;
@@ -250,7 +297,7 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
         }
     }
     if (st) owned_free(w);
-    free(sc), free(sd), free(rc), free(rd), free(cnt), free(at), free(sbuf), free(rbuf);
+    free(cnt), free(rcnt), free(at), free(sbuf), free(rbuf);
     return st;
 }
 

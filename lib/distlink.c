@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "dist.h"
 #include "dist_alltoall.h"
 #include "gpu.h"
@@ -53,6 +54,11 @@ int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, 
     return FK_OK;
 }
 
+/* A node of the merge: a component's key and lowest ID. */
+typedef struct node {
+    uint64_t key, mid;
+} node;
+
 /* The state of one run on one rank. */
 typedef struct run {
     int rank, size, sixd, nlev;
@@ -63,21 +69,58 @@ typedef struct run {
     int axis;
     double amin, amax, period, margin;
     uint32_t *cut; /* size + 1 bin indices: rank d owns bins [cut[d], cut[d+1]) */
-    /* owned particles (no) and ghosts (ng): positions in tree order after linking */
+    /* owned particles (no) and ghosts (ng), in the rank's own order: owned by
+     * source rank and, within one, in the source's order (so that the global
+     * stream index grows with the owned index), then the ghosts */
     uint64_t no, ng;
-    float *pos, *vel;     /* (no + ng) x 3 */
-    uint64_t *oid, *ogix; /* ID and global stream index of each owned particle: first by owned
-                             index (no), after linking by tree position (nl; UINT64_MAX for ghosts) */
+    float *pos, *vel;     /* (no + ng) x 3 (the CPU tree build reorders them) */
+    int idw;              /* bytes of an ID here: 4 when every rank's fit, else 8 */
+    void *oid;            /* no IDs of idw bytes: each owned particle's          */
+    uint64_t *ogix;       /* no: the global stream index of each owned particle  */
+    /* where the rank's own input particles went (send_owned), for the labels'
+     * way back: each one's owner and slot among the particles sent, the
+     * count from each source rank, and of this rank's own those that stayed
+     * (own) and the slots before them (below) */
+    int *dest;
+    uint64_t *slot, *rcnt, own, below;
     uint32_t *gsrc;       /* ng: the owner rank of each ghost                      */
     uint32_t *gidx;       /* ng: its index among the owner's owned particles        */
-    uint32_t *perm, *inv; /* tree position -> local index, and back                 */
-    fk_tree tree;
-    uint32_t *sink[FK_LEVELS_MAX];
+    /* the local link's answers for each level: key[k][i] (no + ng) the lowest
+     * owned index in i's local group (UINT32_MAX: a group of ghosts only),
+     * low[k][j] (no) the lowest ID of an owned particle in j's local group */
+    uint32_t *key[FK_LEVELS_MAX];
+    void *low[FK_LEVELS_MAX]; /* of idw bytes */
+    /* each level's groups that crossed ranks, after the merge: their keys
+     * (sorted), each one's answer (the global group's root and lowest ID),
+     * and bit kk set when group kk is one */
+    uint32_t *bkeys[FK_LEVELS_MAX];
+    uint64_t nb[FK_LEVELS_MAX];
+    node *ans[FK_LEVELS_MAX];
+    uint8_t *bound[FK_LEVELS_MAX];
 } run;
 
 static void *xmalloc(size_t n)
 {
     return malloc(n ? n : 1);
+}
+
+/* An array of the rank's particles: huge pages, faulted in on every core. */
+static void *big(size_t n)
+{
+    return fk_big_alloc(n ? n : 1);
+}
+
+static inline uint64_t get_id(const void *a, uint64_t i, int w)
+{
+    return w == 4 ? ((const uint32_t *)a)[i] : ((const uint64_t *)a)[i];
+}
+
+static inline void put_id(void *a, uint64_t i, int w, uint64_t v)
+{
+    if (w == 4)
+        ((uint32_t *)a)[i] = (uint32_t)v;
+    else
+        ((uint64_t *)a)[i] = v;
 }
 
 /* The coordinate's bin, the same arithmetic on every rank. */
@@ -276,20 +319,26 @@ static int decompose(run *r, fk_error *err)
     return FK_OK;
 }
 
-/* Owned particles to the ranks of their slabs; those that stay on this rank
- * are copied straight from the input, not through the exchange. */
+/* Owned particles to the ranks of their slabs: each one's position (and
+ * velocity), ID (idw bytes) and index on its rank; those that stay on this
+ * rank are copied straight from the input, not through the exchange. The
+ * owners receive them grouped by source rank in the source's order, which
+ * is the owned order; the slots (r->dest, r->slot) are kept, since the
+ * labels come back in the order the particles went. */
 static int send_owned(run *r, fk_error *err)
 {
     const fk_distlink_in *in = r->in;
-    int R = r->size, me = r->rank;
-    size_t stride = 12 + (r->sixd ? 12 : 0) + 16;
+    const int R = r->size, me = r->rank, w = r->idw;
+    const size_t stride = 12 + (r->sixd ? 12 : 0) + (size_t)w + 4;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
-    uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
-    uint64_t *at = xmalloc(in->n * sizeof *at);
-    int *dest = xmalloc(in->n * sizeof *dest);
+    r->rcnt = xmalloc(R * sizeof *r->rcnt);
+    r->slot = big(in->n * sizeof *r->slot);
+    r->dest = big(in->n * sizeof *r->dest);
+    int *dest = r->dest;
+    uint64_t *at = r->slot;
     unsigned char *sb = NULL;
     uint64_t own = 0, below = 0; /* staying here; in the buffer for lower ranks */
-    int st = (!cnt || !rcnt || !at || !dest) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
+    int st = (!cnt || !r->rcnt || !at || !dest) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
     if (!st) {
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < in->n; i++) dest[i] = owner_of(r, in->pos[3 * i + r->axis]);
@@ -298,60 +347,78 @@ static int send_owned(run *r, fk_error *err)
     if (!st) {
         own = cnt[me];
         for (int d = 0; d < me; d++) below += cnt[d];
-        if (!(sb = xmalloc((in->n - own) * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory sending particles");
+        if (!(sb = big((in->n - own) * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory sending particles");
     }
     if (!st) {
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < in->n; i++) {
             if (dest[i] == me) continue;
             unsigned char *p = sb + stride * (at[i] < below ? at[i] : at[i] - own);
-            uint64_t g = r->off[me] + i;
+            uint32_t ix = (uint32_t)i;
             memcpy(p, in->pos + 3 * i, 12);
             if (r->sixd) memcpy(p + 12, in->vel + 3 * i, 12);
-            memcpy(p + stride - 16, &in->id[i], 8);
-            memcpy(p + stride - 8, &g, 8);
+            if (w == 4) {
+                uint32_t id = (uint32_t)in->id[i];
+                memcpy(p + stride - 8, &id, 4);
+            } else {
+                memcpy(p + stride - 12, &in->id[i], 8);
+            }
+            memcpy(p + stride - 4, &ix, 4);
         }
         cnt[me] = 0;
     }
     void *rb;
     uint64_t nr;
-    st = exchange(r, st, sb, cnt, stride, &rb, rcnt, &nr, err);
-    if (st) {
-        free(rcnt), free(at), free(dest);
-        return st;
-    }
+    st = exchange(r, st, sb, cnt, stride, &rb, r->rcnt, &nr, err);
+    if (st) return st;
     /* The owned particles by source rank, this rank's own in its place. */
     uint64_t rbelow = 0, no = nr + own;
-    for (int d = 0; d < me; d++) rbelow += (uint64_t)rcnt[d];
-    free(rcnt);
+    for (int d = 0; d < me; d++) rbelow += r->rcnt[d];
+    r->own = own;
+    r->below = below;
     r->no = no;
     if (no >= UINT32_MAX)
         st = fk_fail(err, FK_EUNSUP, "rank %d owns %" PRIu64 " particles: at most %" PRIu32 " per rank (run more ranks)",
                      me, no, UINT32_MAX - 1);
-    else if (!(r->oid = xmalloc(no * 8)) || !(r->ogix = xmalloc(no * 8)) || !(r->pos = xmalloc(no * 12)) ||
-             (r->sixd && !(r->vel = xmalloc(no * 12))))
+    else if (!(r->oid = big(no * (size_t)w)) || !(r->ogix = big(no * 8)) || !(r->pos = big(no * 12)) ||
+             (r->sixd && !(r->vel = big(no * 12))))
         st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles", me, no);
     if (!st) {
-        #pragma omp parallel for schedule(static)
-        for (uint64_t e = 0; e < nr; e++) {
-            const unsigned char *p = (const unsigned char *)rb + stride * e;
-            uint64_t j = e < rbelow ? e : e + own;
-            memcpy(r->pos + 3 * j, p, 12);
-            if (r->sixd) memcpy(r->vel + 3 * j, p + 12, 12);
-            memcpy(&r->oid[j], p + stride - 16, 8);
-            memcpy(&r->ogix[j], p + stride - 8, 8);
+        const unsigned char *p = rb;
+        uint64_t j = 0;
+        for (int s = 0; s < R; s++) { /* source by source: the index there makes the global index */
+            if (s == me) {
+                j += own;
+                continue;
+            }
+            const uint64_t m = r->rcnt[s], base = r->off[s];
+            #pragma omp parallel for schedule(static)
+            for (uint64_t e = 0; e < m; e++) {
+                const unsigned char *q = p + stride * e;
+                uint32_t ix;
+                memcpy(r->pos + 3 * (j + e), q, 12);
+                if (r->sixd) memcpy(r->vel + 3 * (j + e), q + 12, 12);
+                if (w == 4)
+                    memcpy((uint32_t *)r->oid + j + e, q + stride - 8, 4);
+                else
+                    memcpy((uint64_t *)r->oid + j + e, q + stride - 12, 8);
+                memcpy(&ix, q + stride - 4, 4);
+                r->ogix[j + e] = base + ix;
+            }
+            p += stride * m;
+            j += m;
         }
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < in->n; i++) {
             if (dest[i] != me) continue;
-            uint64_t j = rbelow + (at[i] - below);
-            memcpy(r->pos + 3 * j, in->pos + 3 * i, 12);
-            if (r->sixd) memcpy(r->vel + 3 * j, in->vel + 3 * i, 12);
-            r->oid[j] = in->id[i];
-            r->ogix[j] = r->off[me] + i;
+            uint64_t k = rbelow + (at[i] - below);
+            memcpy(r->pos + 3 * k, in->pos + 3 * i, 12);
+            if (r->sixd) memcpy(r->vel + 3 * k, in->vel + 3 * i, 12);
+            put_id(r->oid, k, w, in->id[i]);
+            r->ogix[k] = r->off[me] + i;
         }
     }
-    free(rb), free(at), free(dest);
+    free(rb);
     return fk_dist_agree(st, err, NULL);
 }
 
@@ -434,40 +501,118 @@ static int send_ghosts(run *r, fk_error *err)
 
 static int link_pieces(run *r, uint64_t npieces, fk_error *err);
 
-/* The local tree over owned particles and ghosts, and every level linked. */
+/* *p = min(*p, v), safe against other threads doing the same (the
+ * minimum does not depend on their order). */
+static void min_u64(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+static void min_u32(uint32_t *p, uint32_t v)
+{
+    uint32_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+/* The answers of level k (run's key and low) from sinks over the rank's
+ * particles: sink[t] names t's group (any one member), perm[t] is t's
+ * index in the rank's own order (NULL: t itself). What fk_gpu_link_owned
+ * computes on the GPU. */
+static int answers(run *r, int k, const uint32_t *sink, const uint32_t *perm, fk_error *err)
+{
+    uint64_t nl = r->no + r->ng, no = r->no;
+    const int w = r->idw;
+    uint32_t *kmin = big(nl * 4);
+    uint64_t *idmin = big(nl * 8);
+    r->key[k] = big(nl * 4);
+    r->low[k] = big(no * (size_t)w);
+    if (!kmin || !idmin || !r->key[k] || !r->low[k]) {
+        free(kmin), free(idmin);
+        return fk_fail(err, FK_ENOMEM, "out of memory for the groups' keys");
+    }
+    uint32_t *key = r->key[k];
+    void *low = r->low[k];
+    #pragma omp parallel
+    {
+        #pragma omp for schedule(static)
+        for (uint64_t t = 0; t < nl; t++) kmin[t] = UINT32_MAX, idmin[t] = UINT64_MAX;
+        #pragma omp for schedule(static)
+        for (uint64_t t = 0; t < nl; t++) {
+            uint32_t j = perm ? perm[t] : (uint32_t)t;
+            if (j >= no) continue;
+            min_u32(&kmin[sink[t]], j);
+            min_u64(&idmin[sink[t]], get_id(r->oid, j, w));
+        }
+        #pragma omp for schedule(static)
+        for (uint64_t t = 0; t < nl; t++) {
+            uint32_t j = perm ? perm[t] : (uint32_t)t;
+            key[j] = kmin[sink[t]];
+            if (j < no) put_id(low, j, w, idmin[sink[t]]);
+        }
+    }
+    free(kmin);
+    free(idmin);
+    return FK_OK;
+}
+
+/* The local link over owned particles and ghosts, every level: on the GPU
+ * the whole of it there (fk_gpu_link_owned: one upload, one download of
+ * the answers); on the CPU the tree, the linker and the answers here; in
+ * pieces when the whole does not fit the GPU or a piece size is given. */
 static int link_local(run *r, fk_error *err)
 {
     uint64_t nl = r->no + r->ng, piece = r->in->piece;
-    if (!piece && r->in->gpu && r->in->gpu_mem && !r->in->brute) {
+    const uint32_t S = r->in->leafsize;
+    const int gpu = r->in->gpu && !r->in->brute;
+    if (!piece && gpu && r->in->gpu_mem) {
         /* Pieces that fit the GPU: the memory of the whole, over 80% of what
          * is free, pieces enough; a piece's ghosts make it a little larger. */
-        uint64_t nodes = nl ? (UINT64_C(2) << fk_tree_depth(nl, r->in->leafsize)) - 1 : 0;
-        double need = (double)fk_gpu_link_bytes(nl, nodes, r->sixd), have = 0.8 * (double)r->in->gpu_mem;
+        double need = (double)fk_gpu_link_owned_bytes(nl, r->no, S, r->sixd, r->idw),
+               have = 0.8 * (double)r->in->gpu_mem;
         if (need > have) piece = (uint64_t)((double)r->no / ceil(1.25 * need / have)) + 1;
     }
     if (piece && r->no > piece) return link_pieces(r, (r->no + piece - 1) / piece, err);
     r->rep->pieces = 1;
-    int st = fk_tree_build_cpu(r->pos, nl, r->in->leafsize, &r->tree, &r->perm, err);
-    if (!st && !(r->inv = xmalloc(nl * 4))) st = fk_fail(err, FK_ENOMEM, "out of memory for a permutation");
-    if (!st) {
-        for (uint64_t t = 0; t < nl; t++) r->inv[r->perm[t]] = (uint32_t)t;
-        if (r->sixd) {
-            float *v = xmalloc(nl * 12);
-            if (!v)
-                st = fk_fail(err, FK_ENOMEM, "out of memory for velocities");
-            else {
-                for (uint64_t t = 0; t < nl; t++) memcpy(v + 3 * t, r->vel + 3 * (uint64_t)r->perm[t], 12);
-                free(r->vel);
-                r->vel = v;
-            }
+    int st = FK_OK;
+    if (gpu) {
+        for (int k = 0; !st && k < r->nlev; k++)
+            if (!(r->key[k] = big(nl * 4)) || !(r->low[k] = big(r->no * (size_t)r->idw)))
+                st = fk_fail(err, FK_ENOMEM, "out of memory for the groups' keys");
+        double t0 = now();
+        if (!st)
+            st = fk_gpu_link_owned(r->pos, r->vel, nl, r->no, r->oid, r->idw, S, 0, 0, r->in->lo, r->nlev, r->key,
+                                   r->low, r->rep->link.stats, &r->rep->link.gpu, err);
+        r->rep->link.total = now() - t0;
+        return fk_dist_agree(st, err, NULL);
+    }
+    fk_tree tree;
+    uint32_t *perm = NULL, *sink[FK_LEVELS_MAX] = {0};
+    memset(&tree, 0, sizeof tree);
+    st = fk_tree_build_cpu(r->pos, nl, S, &tree, &perm, err);
+    if (!st && r->sixd) {
+        float *v = xmalloc(nl * 12);
+        if (!v)
+            st = fk_fail(err, FK_ENOMEM, "out of memory for velocities");
+        else {
+            #pragma omp parallel for schedule(static)
+            for (uint64_t t = 0; t < nl; t++) memcpy(v + 3 * t, r->vel + 3 * (uint64_t)perm[t], 12);
+            free(r->vel);
+            r->vel = v;
         }
     }
     for (int k = 0; !st && k < r->nlev; k++)
-        if (!(r->sink[k] = xmalloc(nl * 4))) st = fk_fail(err, FK_ENOMEM, "out of memory for sinks");
+        if (!(sink[k] = xmalloc(nl * 4))) st = fk_fail(err, FK_ENOMEM, "out of memory for sinks");
     if (!st) {
-        fk_link_job job = {nl, r->pos, r->vel, &r->tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu};
-        st = fk_link_run(&job, r->sink, &r->rep->link, err);
+        fk_link_job job = {nl, r->pos, r->vel, &tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu};
+        st = fk_link_run(&job, sink, &r->rep->link, err);
     }
+    for (int k = 0; !st && k < r->nlev; k++) st = answers(r, k, sink[k], perm, err);
+    for (int k = 0; k < FK_LEVELS_MAX; k++) free(sink[k]);
+    free(perm);
+    fk_tree_free(&tree);
     return fk_dist_agree(st, err, NULL);
 }
 
@@ -515,18 +660,14 @@ static int link_pieces(run *r, uint64_t npieces, fk_error *err)
     keyed *ord = xmalloc(r->no * sizeof *ord);
     uint32_t *member = xmalloc(nl * 4);
     float *ppos = xmalloc(nl * 12), *pvel = r->sixd ? xmalloc(nl * 12) : NULL;
-    uint32_t *psink[FK_LEVELS_MAX] = {0};
-    r->perm = xmalloc(nl * 4);
-    r->inv = xmalloc(nl * 4);
-    if (!ord || !member || !ppos || (r->sixd && !pvel) || !r->perm || !r->inv)
-        st = fk_fail(err, FK_ENOMEM, "out of memory for the pieces");
+    uint32_t *psink[FK_LEVELS_MAX] = {0}, *sink[FK_LEVELS_MAX] = {0};
+    if (!ord || !member || !ppos || (r->sixd && !pvel)) st = fk_fail(err, FK_ENOMEM, "out of memory for the pieces");
     for (int k = 0; !st && k < r->nlev; k++)
-        if (!(r->sink[k] = xmalloc(nl * 4)) || !(psink[k] = xmalloc(nl * 4)))
+        if (!(sink[k] = xmalloc(nl * 4)) || !(psink[k] = xmalloc(nl * 4)))
             st = fk_fail(err, FK_ENOMEM, "out of memory for sinks");
     if (!st) {
-        for (uint64_t i = 0; i < nl; i++) r->perm[i] = r->inv[i] = (uint32_t)i;
         for (int k = 0; k < r->nlev; k++)
-            for (uint64_t i = 0; i < nl; i++) r->sink[k][i] = (uint32_t)i;
+            for (uint64_t i = 0; i < nl; i++) sink[k][i] = (uint32_t)i;
         for (uint64_t i = 0; i < r->no; i++) ord[i] = (keyed){r->pos[3 * i + r->axis], (uint32_t)i};
         qsort(ord, r->no, sizeof *ord, cmp_keyed);
     }
@@ -566,7 +707,7 @@ static int link_pieces(run *r, uint64_t npieces, fk_error *err)
             st = fk_link_run(&job, psink, &rep, err);
         }
         for (int k = 0; !st && k < r->nlev; k++) {
-            for (uint64_t t = 0; t < m; t++) uf_join(r->sink[k], member[perm[t]], member[perm[psink[k][t]]]);
+            for (uint64_t t = 0; t < m; t++) uf_join(sink[k], member[perm[t]], member[perm[psink[k][t]]]);
             lr->seconds[k] += rep.seconds[k];
             lr->stats[k].pair_tests += rep.stats[k].pair_tests;
             lr->stats[k].node_tests += rep.stats[k].node_tests;
@@ -576,18 +717,16 @@ static int link_pieces(run *r, uint64_t npieces, fk_error *err)
         free(perm);
         fk_tree_free(&tree);
     }
-    for (int k = 0; !st && k < r->nlev; k++)
-        for (uint64_t i = 0; i < nl; i++) r->sink[k][i] = uf_find(r->sink[k], (uint32_t)i);
+    for (int k = 0; !st && k < r->nlev; k++) {
+        for (uint64_t i = 0; i < nl; i++) sink[k][i] = uf_find(sink[k], (uint32_t)i);
+        st = answers(r, k, sink[k], NULL, err);
+    }
     r->rep->pieces = st ? 0 : npieces;
     free(ord), free(member), free(ppos), free(pvel);
-    for (int k = 0; k < FK_LEVELS_MAX; k++) free(psink[k]);
+    for (int k = 0; k < FK_LEVELS_MAX; k++) free(psink[k]), free(sink[k]);
     return fk_dist_agree(st, err, NULL);
 }
 
-/* A node of the merge: a component's key and lowest ID. */
-typedef struct node {
-    uint64_t key, mid;
-} node;
 
 static int cmp_node(const void *a, const void *b)
 {
@@ -658,86 +797,70 @@ static int resolve(node *nodes, uint64_t nn, const uint64_t *edges, uint64_t ne,
     return st;
 }
 
-/* The owned particles' IDs and stream indices by tree position (UINT64_MAX
- * for ghosts), so that the merge reads them in the order of the sinks. */
-static int tree_order_ids(run *r, fk_error *err)
+static int cmp_u32(const void *a, const void *b)
 {
-    uint64_t nl = r->no + r->ng;
-    uint64_t *id = xmalloc(nl * 8), *gix = xmalloc(nl * 8);
-    int st = FK_OK;
-    if (!id || !gix) {
-        free(id);
-        free(gix);
-        st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
-    } else {
-        #pragma omp parallel for schedule(static)
-        for (uint64_t t = 0; t < nl; t++) {
-            uint32_t j = r->perm[t];
-            id[t] = j < r->no ? r->oid[j] : UINT64_MAX;
-            gix[t] = j < r->no ? r->ogix[j] : UINT64_MAX;
-        }
-        free(r->oid);
-        free(r->ogix);
-        r->oid = id;
-        r->ogix = gix;
-    }
-    return fk_dist_agree(st, err, NULL);
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
 }
 
-/* *p = min(*p, v), safe against other threads doing the same (the
- * minimum does not depend on their order). */
-static void min_u64(uint64_t *p, uint64_t v)
+static int cmp_edge(const void *a, const void *b)
 {
-    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v < cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
+    const uint64_t *p = a, *q = b;
+    if (p[0] != q[0]) return p[0] < q[0] ? -1 : 1;
+    return (p[1] > q[1]) - (p[1] < q[1]);
 }
 
-/* Level k's merge: label[t] (an owned particle's tree position t) gets the lowest ID of its group, and
- * the number of global groups is counted. */
-static int merge(run *r, int k, uint64_t *label, fk_error *err)
+/* The slot of key kk among the sorted bkeys (nb of them), or -1. */
+static int64_t slot_of(const uint32_t *bkeys, uint64_t nb, uint32_t kk)
+{
+    uint64_t lo = 0, hi = nb;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (bkeys[mid] < kk)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nb && bkeys[lo] == kk ? (int64_t)lo : -1;
+}
+
+/* Level k's merge: the answers for the rank's groups that crossed ranks
+ * (run's bkeys, nb, ans, bound), and the global groups counted. A local group is named
+ * by its lowest owned index kk; across ranks by the global stream index of
+ * that particle, ogix[kk] (the lowest of the group's, since ogix grows with
+ * the owned index). Only boundary groups travel: those holding ghosts
+ * (each ghost's group tells the ghost's owner which group its particle
+ * meets here) and those such a message names. */
+static int merge(run *r, int k, fk_error *err)
 {
     int R = r->size;
-    uint64_t nl = r->no + r->ng;
-    const uint32_t *sink = r->sink[k];
-    uint64_t *ckey = xmalloc(nl * 8), *cmid = xmalloc(nl * 8);
-    int64_t *slot = xmalloc(nl * 8); /* a component's place among this rank's nodes, -1: none */
+    const uint64_t no = r->no, ng = r->ng;
+    const uint32_t *key = r->key[k];
+    const void *low = r->low[k];
+    const int w = r->idw;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
     uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
     uint64_t *at = xmalloc(R * sizeof *at);
     const size_t stride = 24;
     unsigned char *sb = NULL;
-    int st = (!ckey || !cmid || !slot || !cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the merge")
-                                                               : FK_OK;
-    uint64_t nnode = 0;
+    int st = (!cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the merge") : FK_OK;
+    uint64_t nsent = 0;
     if (!st) {
-        #pragma omp parallel for schedule(static)
-        for (uint64_t t = 0; t < nl; t++) ckey[t] = cmid[t] = UINT64_MAX, slot[t] = -1;
-        #pragma omp parallel for schedule(static)
-        for (uint64_t t = 0; t < nl; t++) {
-            uint32_t s = sink[t];
-            if (r->ogix[t] == UINT64_MAX) continue; /* a ghost */
-            min_u64(&ckey[s], r->ogix[t]);
-            min_u64(&cmid[s], r->oid[t]);
-        }
+        /* to each ghost's owner: (its index there, our group's key and lowest ID) */
         memset(cnt, 0, R * sizeof *cnt);
-        for (uint64_t g = 0; g < r->ng; g++) {
-            uint32_t s = sink[r->inv[r->no + g]];
-            if (ckey[s] == UINT64_MAX) continue;
-            cnt[r->gsrc[g]]++;
-            if (slot[s] < 0) slot[s] = (int64_t)nnode++;
-        }
-        uint64_t total = 0;
-        for (int d = 0; d < R; d++) at[d] = total, total += (uint64_t)cnt[d];
-        if (!(sb = xmalloc(total * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
-        for (uint64_t g = 0; !st && g < r->ng; g++) {
-            uint32_t s = sink[r->inv[r->no + g]];
-            if (ckey[s] == UINT64_MAX) continue;
+        for (uint64_t g = 0; g < ng; g++)
+            if (key[no + g] != UINT32_MAX) cnt[r->gsrc[g]]++;
+        for (int d = 0; d < R; d++) at[d] = nsent, nsent += cnt[d];
+        if (!(sb = xmalloc(nsent * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        for (uint64_t g = 0; !st && g < ng; g++) {
+            uint32_t kk = key[no + g];
+            if (kk == UINT32_MAX) continue;
             unsigned char *p = sb + stride * at[r->gsrc[g]]++;
             uint64_t j = r->gidx[g];
             memcpy(p, &j, 8);
-            memcpy(p + 8, &ckey[s], 8);
-            memcpy(p + 16, &cmid[s], 8);
+            uint64_t mid = get_id(low, kk, w);
+            memcpy(p + 8, &r->ogix[kk], 8);
+            memcpy(p + 16, &mid, 8);
         }
     }
     free(at);
@@ -747,58 +870,73 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
     st = exchange(r, st, sb, cnt, stride, &rb, rcnt, &nr, err);
     sb = NULL;
     cnt = NULL;
-    /* This rank's part of the merge: its nodes (key, lowest ID) and its
-     * edges (own key, other key) */
-    node *nodes = NULL;
-    uint64_t *edges = NULL;
+    /* This rank's boundary groups (sorted keys kk) and its edges (own
+     * group's key, the other's), each edge once. */
+    uint32_t *bkeys = NULL;
+    uint64_t *edges = NULL, nb = 0, ne = 0;
     if (!st) {
+        bkeys = xmalloc((nsent + nr) * 4);
         edges = xmalloc(nr * 16);
-        if (!edges) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        if (!bkeys || !edges) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        for (uint64_t g = 0; !st && g < ng; g++)
+            if (key[no + g] != UINT32_MAX) bkeys[nb++] = key[no + g];
         const unsigned char *p = rb;
         for (uint64_t e = 0; !st && e < nr; e++, p += stride) {
             uint64_t j;
             memcpy(&j, p, 8);
-            if (j >= r->no) {
-                st = fk_fail(err, FK_EINVAL, "a ghost names particle %" PRIu64 " of %" PRIu64 " (internal error)", j,
-                             r->no);
+            if (j >= no) {
+                st = fk_fail(err, FK_EINVAL, "a ghost names particle %" PRIu64 " of %" PRIu64 " (internal error)", j, no);
                 break;
             }
-            uint32_t s = sink[r->inv[j]];
-            if (slot[s] < 0) slot[s] = (int64_t)nnode++;
-            edges[2 * e] = ckey[s];
-            memcpy(&edges[2 * e + 1], p + 8, 8);
-        }
-        if (!st && !(nodes = xmalloc(nnode * sizeof *nodes))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
-        if (!st) {
-            #pragma omp parallel for schedule(static)
-            for (uint64_t t = 0; t < nl; t++)
-                if (slot[t] >= 0) nodes[slot[t]] = (node){ckey[t], cmid[t]};
+            bkeys[nb++] = key[j];
+            edges[2 * ne] = r->ogix[key[j]];
+            memcpy(&edges[2 * ne + 1], p + 8, 8);
+            ne++;
         }
     }
     free(rb);
-    if (!st) r->rep->edges[k] = nr;
+    if (!st) {
+        qsort(bkeys, nb, 4, cmp_u32);
+        uint64_t u = 0;
+        for (uint64_t i = 0; i < nb; i++)
+            if (u == 0 || bkeys[i] != bkeys[u - 1]) bkeys[u++] = bkeys[i];
+        nb = u;
+        qsort(edges, ne, 16, cmp_edge);
+        u = 0;
+        for (uint64_t i = 0; i < ne; i++)
+            if (u == 0 || edges[2 * i] != edges[2 * u - 2] || edges[2 * i + 1] != edges[2 * u - 1]) {
+                edges[2 * u] = edges[2 * i];
+                edges[2 * u + 1] = edges[2 * i + 1];
+                u++;
+            }
+        ne = u;
+        r->rep->edges[k] = ne;
+    }
+    node *nodes = NULL;
+    if (!st && !(nodes = xmalloc(nb * sizeof *nodes))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+    for (uint64_t i = 0; !st && i < nb; i++) nodes[i] = (node){r->ogix[bkeys[i]], get_id(low, bkeys[i], w)};
     st = fk_dist_agree(st, err, NULL);
     /* Gather nodes and edges on rank 0. */
-    int nn32 = (int)nnode, ne32 = (int)nr;
-    if (!st && (nnode > INT_MAX / 2 || nr > INT_MAX / 2))
-        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " boundary edges: too many for one merge", r->rank, nr);
+    int nn32 = (int)nb, ne32 = (int)ne;
+    if (!st && (nb > INT_MAX / 2 || ne > INT_MAX / 2))
+        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " boundary edges: too many for one merge", r->rank, ne);
     st = fk_dist_agree(st, err, NULL);
-    int *nn = NULL, *ne = NULL, *dn = NULL, *de = NULL;
+    int *nn = NULL, *nen = NULL, *dn = NULL, *de = NULL;
     node *allnodes = NULL, *ans = NULL, *myans = NULL;
     uint64_t *alledges = NULL, tn = 0, te = 0;
     if (!st) {
-        nn = xmalloc(R * sizeof *nn), ne = xmalloc(R * sizeof *ne), dn = xmalloc(R * sizeof *dn),
+        nn = xmalloc(R * sizeof *nn), nen = xmalloc(R * sizeof *nen), dn = xmalloc(R * sizeof *dn),
         de = xmalloc(R * sizeof *de);
-        if (!nn || !ne || !dn || !de) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        if (!nn || !nen || !dn || !de) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
     }
     st = fk_dist_agree(st, err, NULL);
     if (!st) {
         MPI_Gather(&nn32, 1, MPI_INT, nn, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        MPI_Gather(&ne32, 1, MPI_INT, ne, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Gather(&ne32, 1, MPI_INT, nen, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (r->rank == 0) {
             for (int d = 0; d < R; d++) {
                 dn[d] = (int)tn, de[d] = (int)te;
-                tn += (uint64_t)nn[d], te += (uint64_t)ne[d];
+                tn += (uint64_t)nn[d], te += (uint64_t)nen[d];
             }
             if (tn > INT_MAX || te > INT_MAX)
                 st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " boundary components: too many for one merge", tn);
@@ -806,7 +944,7 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
                      !(ans = xmalloc(tn * sizeof *ans)))
                 st = fk_fail(err, FK_ENOMEM, "out of memory merging %" PRIu64 " boundary components", tn);
         }
-        if (!st && !(myans = xmalloc(nnode * sizeof *myans))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        if (!st && !(myans = xmalloc(nb * sizeof *myans))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
     }
     st = fk_dist_agree(st, err, NULL);
     if (!st) {
@@ -814,7 +952,7 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
         MPI_Type_contiguous(16, MPI_BYTE, &tnode);
         MPI_Type_commit(&tnode);
         MPI_Gatherv(nodes, nn32, tnode, allnodes, nn, dn, tnode, 0, MPI_COMM_WORLD);
-        MPI_Gatherv(edges, ne32, tnode, alledges, ne, de, tnode, 0, MPI_COMM_WORLD);
+        MPI_Gatherv(edges, ne32, tnode, alledges, nen, de, tnode, 0, MPI_COMM_WORLD);
         if (r->rank) r->rep->bytes_sent += (uint64_t)(nn32 + ne32) * 16;
         if (r->rank == 0) st = resolve(allnodes, tn, alledges, te, ans, err);
         st = fk_dist_agree(st, err, NULL);
@@ -823,110 +961,112 @@ static int merge(run *r, int k, uint64_t *label, fk_error *err)
         MPI_Type_free(&tnode);
     }
     r->rep->t_cross += now() - tc;
+    uint8_t *bound = NULL; /* bit kk: owned group kk is a boundary group */
+    if (!st && !(bound = calloc(no / 8 + 1, 1))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+    st = fk_dist_agree(st, err, NULL);
     if (!st) {
-        /* Each owned particle's label: its component's answer, or the
-         * component's own lowest ID when it touched no other rank. */
-        uint64_t roots = 0;
-        #pragma omp parallel for schedule(static) reduction(+ : roots)
-        for (uint64_t t = 0; t < nl; t++) {
-            if (r->ogix[t] == UINT64_MAX) continue;
-            uint32_t s = sink[t];
-            uint64_t root = ckey[s];
-            label[t] = cmid[s];
-            if (slot[s] >= 0) {
-                root = myans[slot[s]].key;
-                label[t] = myans[slot[s]].mid;
-            }
-            roots += r->ogix[t] == root;
-        }
-        MPI_Allreduce(&roots, &r->rep->groups[k], 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        for (uint64_t i = 0; i < nb; i++) bound[bkeys[i] >> 3] |= (uint8_t)(1u << (bkeys[i] & 7));
+        /* The global groups: this rank's own groups (each named by its lowest
+         * owned index) less those that crossed ranks, and of those the ones
+         * whose root is here. */
+        uint64_t local = 0, roots = 0;
+        #pragma omp parallel for schedule(static) reduction(+ : local)
+        for (uint64_t i = 0; i < no; i++) local += key[i] == i;
+        for (uint64_t i = 0; i < nb; i++) roots += myans[i].key == nodes[i].key;
+        uint64_t mine = local - nb + roots;
+        MPI_Allreduce(&mine, &r->rep->groups[k], 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        r->bkeys[k] = bkeys, r->nb[k] = nb, r->ans[k] = myans, r->bound[k] = bound;
+        bkeys = NULL, myans = NULL, bound = NULL;
     }
-    free(nn), free(ne), free(dn), free(de);
+    free(bound);
+    free(nn), free(nen), free(dn), free(de);
     free(allnodes), free(alledges), free(ans), free(myans);
-    free(nodes), free(edges);
-    free(ckey), free(cmid), free(slot), free(cnt), free(rcnt);
+    free(nodes), free(edges), free(bkeys);
+    free(cnt), free(rcnt);
     return st;
 }
 
-/* The labels back to the ranks and places the particles came from. */
-static int send_back(run *r, uint64_t *const *label, uint64_t *const *gmin, fk_error *err)
+/* Owned particle j's label at level k: its global group's lowest ID, from
+ * the merge's answer when its group crossed ranks, else its own group's. */
+static inline uint64_t label_of(const run *r, int k, uint64_t j)
 {
-    int R = r->size, L = r->nlev;
-    size_t stride = 8 + 8 * (size_t)L;
-    uint64_t *cnt = xmalloc(R * sizeof *cnt);
-    uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
-    uint64_t nl = r->no + r->ng;
-    uint64_t *at = xmalloc(nl * sizeof *at);
-    int *dest = xmalloc(nl * sizeof *dest);
-    unsigned char *sb = xmalloc(r->no * stride);
-    int st = (!cnt || !rcnt || !at || !dest || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory returning labels") : FK_OK;
+    const uint32_t kk = r->key[k][j];
+    if (r->bound[k][kk >> 3] >> (kk & 7) & 1) return r->ans[k][slot_of(r->bkeys[k], r->nb[k], kk)].mid;
+    return get_id(r->low[k], j, r->idw);
+}
+
+/* The labels back to the ranks the particles came from: to each source
+ * rank, its particles' labels (label_of; idw bytes a level) in the order it
+ * sent them, which is their owned order here; the source puts them in place
+ * by the slots send_owned kept. */
+static int send_back(run *r, uint64_t *const *gmin, fk_error *err)
+{
+    const int R = r->size, L = r->nlev, me = r->rank, w = r->idw;
+    const size_t stride = (size_t)L * (size_t)w;
+    const uint64_t no = r->no, own = r->own, below = r->below, n = r->in->n;
+    uint64_t *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
+    uint64_t rbelow = 0;
+    for (int d = 0; d < me; d++) rbelow += r->rcnt[d];
+    unsigned char *sb = big((no - own) * stride);
+    int st = (!cnt || !rcnt || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory returning labels") : FK_OK;
     if (!st) {
+        for (int d = 0; d < R; d++) cnt[d] = d == me ? 0 : r->rcnt[d];
         #pragma omp parallel for schedule(static)
-        for (uint64_t t = 0; t < nl; t++) {
-            dest[t] = -1; /* a ghost */
-            if (r->ogix[t] == UINT64_MAX) continue;
-            int lo = 0, hi = R - 1; /* the last rank d with off[d] <= ogix */
-            while (lo < hi) {
-                int mid = (lo + hi + 1) / 2;
-                if (r->off[mid] <= r->ogix[t])
-                    lo = mid;
-                else
-                    hi = mid - 1;
-            }
-            dest[t] = lo;
-            if (lo == r->rank) { /* this rank's own particle: its labels straight into place */
-                for (int k = 0; k < L; k++) gmin[k][r->ogix[t] - r->off[lo]] = label[k][t];
-                dest[t] = -1;
+        for (uint64_t j = 0; j < no; j++) {
+            if (j >= rbelow && j < rbelow + own) continue; /* this rank's own */
+            unsigned char *p = sb + stride * (j < rbelow ? j : j - own);
+            for (int k = 0; k < L; k++) {
+                uint64_t v = label_of(r, k, j);
+                if (w == 4) {
+                    uint32_t v4 = (uint32_t)v;
+                    memcpy(p + 4 * k, &v4, 4);
+                } else {
+                    memcpy(p + 8 * k, &v, 8);
+                }
             }
         }
-        st = bucket(dest, nl, R, cnt, at, err);
     }
-    if (!st) {
-        #pragma omp parallel for schedule(static)
-        for (uint64_t t = 0; t < nl; t++) {
-            if (dest[t] < 0) continue;
-            unsigned char *p = sb + stride * at[t];
-            memcpy(p, &r->ogix[t], 8);
-            for (int k = 0; k < L; k++) memcpy(p + 8 + 8 * k, &label[k][t], 8);
-        }
-    }
-    free(dest);
-    free(at);
     void *rb;
     uint64_t nr;
     st = exchange(r, st, sb, cnt, stride, &rb, rcnt, &nr, err);
-    free(rcnt);
-    if (st) return st;
-    uint64_t base = r->off[r->rank], n = r->in->n;
-    uint64_t mine = 0; /* labels this rank set itself */
-    for (uint64_t t = 0; t < nl; t++) mine += r->ogix[t] != UINT64_MAX && r->ogix[t] - base < n;
-    if (nr + mine != n) st = fk_fail(err, FK_EINVAL, "rank %d got %" PRIu64 " labels for %" PRIu64 " particles (internal error)",
-                              r->rank, nr, n);
-    int bad = 0;
+    if (!st && nr + own != n)
+        st = fk_fail(err, FK_EINVAL, "rank %d got %" PRIu64 " labels for %" PRIu64 " particles (internal error)", me,
+                     nr + own, n);
     if (!st) {
-        #pragma omp parallel for schedule(static) reduction(| : bad)
-        for (uint64_t e = 0; e < nr; e++) {
-            const unsigned char *p = (const unsigned char *)rb + stride * e;
-            uint64_t g;
-            memcpy(&g, p, 8);
-            if (g < base || g - base >= n) {
-                bad = 1;
+        const int *dest = r->dest;
+        const uint64_t *at = r->slot;
+        #pragma omp parallel for schedule(static)
+        for (uint64_t i = 0; i < n; i++) {
+            if (dest[i] == me) {
+                uint64_t j = rbelow + (at[i] - below);
+                for (int k = 0; k < L; k++) gmin[k][i] = label_of(r, k, j);
                 continue;
             }
-            for (int k = 0; k < L; k++) memcpy(&gmin[k][g - base], p + 8 + 8 * k, 8);
+            const unsigned char *p = (const unsigned char *)rb + stride * (at[i] < below ? at[i] : at[i] - own);
+            for (int k = 0; k < L; k++) {
+                if (w == 4) {
+                    uint32_t v;
+                    memcpy(&v, p + 4 * k, 4);
+                    gmin[k][i] = v;
+                } else {
+                    memcpy(&gmin[k][i], p + 8 * k, 8);
+                }
+            }
         }
     }
-    if (bad) st = fk_fail(err, FK_EINVAL, "rank %d got a label for another rank's particle (internal error)", r->rank);
     free(rb);
+    free(rcnt);
     return fk_dist_agree(st, err, NULL);
 }
 
 static void run_free(run *r)
 {
     free(r->off), free(r->cut), free(r->pos), free(r->vel), free(r->oid), free(r->ogix);
-    free(r->gsrc), free(r->gidx), free(r->perm), free(r->inv);
-    fk_tree_free(&r->tree);
-    for (int k = 0; k < FK_LEVELS_MAX; k++) free(r->sink[k]);
+    free(r->gsrc), free(r->gidx), free(r->dest), free(r->slot), free(r->rcnt);
+    for (int k = 0; k < FK_LEVELS_MAX; k++) {
+        free(r->key[k]), free(r->low[k]);
+        free(r->bkeys[k]), free(r->ans[k]), free(r->bound[k]);
+    }
 }
 
 int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink_report *rep_, fk_error *err)
@@ -950,13 +1090,20 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
     if (!st && (!(r.off = xmalloc((r.size + 1) * sizeof *r.off)) || !(r.cut = xmalloc((r.size + 1) * sizeof *r.cut))))
         st = fk_fail(err, FK_ENOMEM, "out of memory");
     st = fk_dist_agree(st, err, NULL);
-    uint64_t *label[FK_LEVELS_MAX] = {0};
     double t0 = now();
     if (!st) {
         MPI_Allgather(&in->n, 1, MPI_UINT64_T, r.off + 1, 1, MPI_UINT64_T, MPI_COMM_WORLD);
         r.off[0] = 0;
         for (int d = 0; d < r.size; d++) r.off[d + 1] += r.off[d];
         rep->ntotal = r.off[r.size];
+        /* IDs travel and are kept in 4 bytes when every rank's fit */
+        uint64_t idmax = 0;
+        #pragma omp parallel for schedule(static) reduction(max : idmax)
+        for (uint64_t i = 0; i < in->n; i++)
+            if (in->id[i] > idmax) idmax = in->id[i];
+        MPI_Allreduce(MPI_IN_PLACE, &idmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+        const char *wide = getenv("FOFKIT_DIST_WIDE_IDS"); /* for tests: 8 bytes whatever the IDs */
+        r.idw = idmax < UINT32_MAX && !(wide && !strcmp(wide, "1")) ? 4 : 8;
         st = decompose(&r, err);
     }
     if (!st) st = send_owned(&r, err);
@@ -972,17 +1119,11 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
         rep->t_link = now() - t0;
     }
     t0 = now();
-    if (!st) st = tree_order_ids(&r, err);
-    for (int k = 0; !st && k < r.nlev; k++) {
-        if (!(label[k] = xmalloc((r.no + r.ng) * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory for labels");
-        st = fk_dist_agree(st, err, NULL);
-        if (!st) st = merge(&r, k, label[k], err);
-    }
+    for (int k = 0; !st && k < r.nlev; k++) st = merge(&r, k, err);
     rep->t_merge = now() - t0;
     t0 = now();
-    if (!st) st = send_back(&r, label, gmin, err);
+    if (!st) st = send_back(&r, gmin, err);
     rep->t_return = now() - t0;
-    for (int k = 0; k < FK_LEVELS_MAX; k++) free(label[k]);
     run_free(&r);
     return st;
 }

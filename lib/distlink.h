@@ -27,15 +27,20 @@ extern "C" {
  *     periodically wrapped in a periodic box), reaches it. Positions are
  *     sent as they are, never shifted: the predicate sees the floats a
  *     single process sees, so every pair test gives the same answer.
- *  3. Each rank builds a kd tree over its owned particles and ghosts and
- *     links them with the library's linker (CPU or GPU, every level;
- *     fk_link_run). A link with an owned end is found there.
- *  4. Merge: each local component that holds owned particles is keyed by
- *     the lowest global stream index (rank offset + index) of its owned
- *     members; for each ghost in it, (owner's index, key) goes to the
- *     ghost's owner, which makes it an edge between two keys. Rank 0
- *     gathers the edges, joins the keys (union-find, lowest key as root)
- *     and sends every key its group's root and lowest ID.
+ *  3. Each rank links its owned particles and ghosts, every level: on its
+ *     GPU the whole of it (fk_gpu_link_owned: the tree built and linked
+ *     there, one upload and one download), on the CPU with the library's
+ *     tree and linker (fk_link_run). A link with an owned end is found
+ *     there. Each local group gets its lowest owned index (its key) and
+ *     the lowest ID of its owned particles.
+ *  4. Merge: a local group that holds owned particles is named across
+ *     ranks by the lowest global stream index (rank offset + index) of its
+ *     owned members; for each ghost in it, (owner's index, name) goes to
+ *     the ghost's owner, which makes it an edge between two names. Only
+ *     such boundary groups travel: rank 0 gathers their names and edges
+ *     (each edge once), joins them (union-find, lowest name as root) and
+ *     sends every name its group's root and lowest ID; every other group's
+ *     lowest ID is the rank's own.
  *  5. The labels go back to the rank and position each particle came from.
  *
  * A rank whose particles do not fit its GPU (or with a piece size given)
@@ -47,6 +52,9 @@ extern "C" {
  * Every pair of friends is found by the owner of either end (its friend is
  * within l of the owner's slab), so the edges join exactly the components of
  * one global group. IDs need not be unique: keys are stream indices.
+ *
+ * IDs travel and are kept in 4 bytes when every rank's are below 2^32 - 1,
+ * else in 8 (FOFKIT_DIST_WIDE_IDS=1 takes 8 in any case, for tests).
  *
  * Collective: every rank calls it; a failure on any rank is agreed on
  * (fk_dist_agree), so all ranks return the same status and message.
@@ -85,6 +93,11 @@ typedef struct fk_distlink_report {
                                           rank 0 and answered (the rest labels
                                           the rank's own components)            */
     fk_link_report link;               /* the local linking                       */
+    /* where the rank ran, for its caller to fill in (fk_distlink_run leaves them) */
+    int device;                        /* the GPU's ordinal, -1: the CPU          */
+    int threads;                       /* its OpenMP threads                      */
+    int cpu_count, cpu_first, cpu_last; /* the cores it may use: how many, the
+                                           first and last (-1: unknown)          */
 } fk_distlink_report;
 
 /* Links in's particles with every rank's: gmin[k][i] (n entries per level)

@@ -93,6 +93,20 @@ int64_t fk_io_read(fk_io *io, void *buf, uint64_t n)
     return (int64_t)got;
 }
 
+int64_t fk_pread(int fd, void *buf, uint64_t n, uint64_t at)
+{
+    uint64_t got = 0;
+    while (got < n) {
+        uint64_t want = n - got < MAX_SYSCALL ? n - got : MAX_SYSCALL;
+        ssize_t k = pread(fd, (char *)buf + got, (size_t)want, (off_t)(at + got));
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        if (k == 0) break;
+        got += (uint64_t)k;
+    }
+    return (int64_t)got;
+}
+
 uint32_t fk_crc32(uint32_t crc, const void *p, uint64_t n)
 {
     const unsigned char *b = p;

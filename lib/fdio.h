@@ -73,6 +73,11 @@ int64_t fk_io_transfer(fk_io *in, fk_io *out, uint64_t n, void *scratch, size_t 
  * only at the end of the input), or -1 with errno set. */
 int64_t fk_io_skip(fk_io *in, uint64_t n, void *scratch, size_t scratchsize);
 
+/* Reads n bytes at offset at of the descriptor fd (pread: the file offset
+ * stays, so that threads read their own ranges of one file at once):
+ * returns the bytes read, fewer only at the end of the file, or -1 (errno). */
+int64_t fk_pread(int fd, void *buf, uint64_t n, uint64_t at);
+
 /* zlib's CRC-32 of n bytes continuing crc (0 to start), on every core for
  * large n (slices combined with crc32_combine): the same value as
  * crc32_z(crc, p, n). */

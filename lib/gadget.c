@@ -1,13 +1,15 @@
-/* gadget.c - the Gadget-2 binary snapshot reader: Fortran records checked, format 1 and 2, either byte order, many files. */
+/* gadget.c - the Gadget-2 binary snapshot reader: Fortran records checked, format 1 and 2, either byte order, many files; a regular file's blocks read and decoded on every core. */
 #include "gadget.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fdio.h"
 #include "fileio.h"
 #include "sniff.h"
 
@@ -189,42 +191,111 @@ static void snapshot_header(const g2hdr *g, fk_gsnap_header *h)
     }
 }
 
+/* Decodes c values of a block (rec bytes each, big-endian or not) from buf
+ * into particles at, at + 1, ... of s: ncomp floats or doubles (wide) each
+ * into dst, or with ids one integer (4 or 8 bytes) each into s->pid. */
+static void decode(const unsigned char *buf, uint64_t c, uint64_t rec, int big, int wide, int ncomp, int ids,
+                   fk_gsnap *s, float *dst, uint64_t at)
+{
+    const uint64_t w = wide ? 8 : 4;
+    for (uint64_t i = 0; i < c; i++) {
+        const unsigned char *p = buf + i * rec;
+        if (ids) {
+            s->pid[at + i] = wide ? u64(p, big) : u32(p, big);
+            continue;
+        }
+        for (int k = 0; k < ncomp; k++, p += w) dst[(at + i) * ncomp + k] = wide ? (float)f64(p, big) : f32(p, big);
+    }
+}
+
+/* Reads m values (rec bytes each) from byte r->off of a regular file that
+ * holds them on every core, each thread reading pieces of its own with
+ * pread into bufs[thread] (PIECE values of 3 doubles, allocated when NULL)
+ * and decoding them into particles at, at + 1, ...; then moves the file to
+ * their end. */
+static int read_span(rd *r, const char *block, uint64_t start, uint64_t len, uint64_t m, uint64_t rec, int wide,
+                     int ncomp, int ids, fk_gsnap *s, float *dst, uint64_t at, unsigned char **bufs, fk_error *err)
+{
+    const int fd = fileno(r->f), big = r->big;
+    const uint64_t from = r->off, pieces = (m + PIECE - 1) / PIECE;
+    uint64_t failed = UINT64_MAX, reached = 0; /* the first piece that failed, and how far it read */
+    int nomem = 0, e = 0;
+#pragma omp parallel
+    {
+        unsigned char **mine = &bufs[omp_get_thread_num()];
+        if (!*mine) *mine = malloc(PIECE * 3 * 8);
+        unsigned char *buf = *mine;
+        if (!buf) __atomic_store_n(&nomem, 1, __ATOMIC_RELAXED);
+#pragma omp for schedule(dynamic, 1)
+        for (uint64_t j = 0; j < pieces; j++) {
+            const uint64_t c = m - j * PIECE < PIECE ? m - j * PIECE : PIECE, off = from + j * PIECE * rec;
+            if (!buf || j > __atomic_load_n(&failed, __ATOMIC_RELAXED)) continue;
+            int64_t got = fk_pread(fd, buf, c * rec, off);
+            if (got == (int64_t)(c * rec)) {
+                decode(buf, c, rec, big, wide, ncomp, ids, s, dst, at + j * PIECE);
+                continue;
+            }
+#pragma omp critical(fk_gadget_fail)
+            if (j < failed) {
+                failed = j;
+                e = got < 0 ? errno : 0;
+                reached = off + (got > 0 ? (uint64_t)got : 0);
+            }
+        }
+    }
+    if (nomem) return fk_fail(err, FK_ENOMEM, "%s: out of memory", r->name);
+    if (failed != UINT64_MAX && e) return fk_fail(err, FK_EIO, "%s: block %s: read error: %s", r->name, block, strerror(e));
+    if (failed != UINT64_MAX) {
+        r->off = reached;
+        return truncated(r, block, start, len, err);
+    }
+    r->off = from + m * rec;
+    if (fseeko(r->f, (off_t)r->off, SEEK_SET))
+        return fk_fail(err, FK_EIO, "%s: block %s: cannot seek: %s", r->name, block, strerror(errno));
+    return FK_OK;
+}
+
 /* The arrays a block fills. */
 enum { B_POS, B_VEL, B_MASS, B_ID };
+
+static float *block_array(fk_gsnap *s, int which)
+{
+    return which == B_POS ? s->pos : which == B_VEL ? s->vel : which == B_MASS ? s->mass : NULL;
+}
 
 /* Reads what s holds of a block of per-particle values, its payload (len
  * bytes of the record that starts at start) beginning at r->off: ncomp
  * floats or doubles (wide) each, or for B_ID one integer (4 or 8 bytes)
  * each into s->pid, for the file's particles of every type in order (for
- * B_MASS, of the types of mass 0). Only the held particles' bytes are read
- * (through buf, PIECE particles at a time), s's arrays grown as they
- * arrive; ends at the payload's end. */
+ * B_MASS, of the types of mass 0). Only the held particles' bytes are read:
+ * from a regular file on every core (read_span), else through bufs[0],
+ * PIECE particles at a time, s's arrays grown as they arrive; ends at the
+ * payload's end. */
 static int read_block(rd *r, const char *block, uint32_t len, uint64_t start, fk_gsnap *s, const g2hdr *g,
-                      const uint64_t *seen, int wide, int ncomp, int which, unsigned char *buf, fk_error *err)
+                      const uint64_t *seen, int wide, int ncomp, int which, unsigned char **bufs, fk_error *err)
 {
+    const int mass_only = which == B_MASS, ids = which == B_ID;
     const uint64_t body = r->off, w = wide ? 8 : 4, rec = w * (uint64_t)ncomp;
     const int big = r->big;
     uint64_t at = 0;
     int st = FK_OK;
     for (int t = 0; t < 6 && !st; t++) {
-        if (which == B_MASS && g->mass[t] != 0) continue;
+        if (mass_only && g->mass[t] != 0) continue;
         uint64_t skip, m = fk_gsnap_part(s, t, seen[t], g->npart[t], &skip);
         if (m && !(st = advance(r, body + (at + skip) * rec, block, start, len, err))) {
             const uint64_t slot = fk_gsnap_slot(s, t, seen[t] + skip);
-            for (uint64_t j = 0; j < m && !st; j += PIECE) {
-                const uint64_t c = m - j < PIECE ? m - j : PIECE;
-                if ((st = get(r, buf, c * rec, block, start, len, err)) ||
-                    (st = fk_gsnap_reserve(s, slot + j + c, r->name, err)))
-                    break;
-                float *dst = which == B_POS ? s->pos : which == B_VEL ? s->vel : s->mass;
-                for (uint64_t i = 0; i < c; i++) {
-                    const unsigned char *p = buf + i * rec;
-                    if (which == B_ID) {
-                        s->pid[slot + j + i] = wide ? u64(p, big) : u32(p, big);
-                        continue;
-                    }
-                    for (int k = 0; k < ncomp; k++, p += w)
-                        dst[(slot + j + i) * ncomp + k] = wide ? (float)f64(p, big) : f32(p, big);
+            if (r->size >= 0 && r->off + m * rec <= (uint64_t)r->size) {
+                /* the file holds them: their arrays are vouched for */
+                if (!(st = fk_gsnap_reserve(s, slot + m, r->name, err)))
+                    st = read_span(r, block, start, len, m, rec, wide, ncomp, ids, s, block_array(s, which), slot,
+                                   bufs, err);
+            } else {
+                /* a pipe: the arrays grow as the particles arrive */
+                for (uint64_t j = 0; j < m && !st; j += PIECE) {
+                    const uint64_t c = m - j < PIECE ? m - j : PIECE;
+                    if (!(st = get(r, bufs[0], c * rec, block, start, len, err)) &&
+                        !(st = fk_gsnap_reserve(s, slot + j + c, r->name, err)))
+                        decode(bufs[0], c, rec, big, wide, ncomp, ids, s, block_array(s, which), slot + j);
                 }
             }
         }
@@ -386,7 +457,7 @@ static int count_files(const char *path, const rd *r0, const g2hdr *g0, int form
  * masses in the MASS block), every other block skipped, every record
  * marker checked. buf holds PIECE particles of 3 doubles. */
 static int read_blocks(rd *r, int format, fk_gsnap *s, const g2hdr *g, const uint64_t *seen, uint64_t nfile,
-                       uint64_t nvar, unsigned char *buf, fk_gadget_info *info, fk_error *err)
+                       uint64_t nvar, unsigned char **bufs, fk_gadget_info *info, fk_error *err)
 {
     int st;
     uint32_t len;
@@ -436,7 +507,7 @@ static int read_blocks(rd *r, int format, fk_gsnap *s, const g2hdr *g, const uin
                            " particles (neither 4- nor 8-byte values)",
                            r->name, name, start, len, count);
         const int which = is_pos ? B_POS : is_vel ? B_VEL : is_mass ? B_MASS : B_ID;
-        if ((st = read_block(r, name, len, start, s, g, seen, wide, (int)ncomp, which, buf, err)) ||
+        if ((st = read_block(r, name, len, start, s, g, seen, wide, (int)ncomp, which, bufs, err)) ||
             (st = rec_close(r, name, len, start, err)))
             return st;
         got_pos |= is_pos, got_vel |= is_vel, got_mass |= is_mass, got_id |= is_id;
@@ -504,16 +575,24 @@ static int read_file(rd *r, int k, const char *path, const fk_gsnap_opts *o, fk_
         if (info) info->bytes += r->off;
         return FK_OK;
     }
-    unsigned char *buf = malloc(PIECE * 3 * 8);
-    if (!buf) return fk_fail(err, FK_ENOMEM, "%s: out of memory", r->name);
-    st = read_blocks(r, format, s, &g, seen, nfile, nvar, buf, info, err);
-    free(buf);
+    /* a buffer of PIECE values a thread, bufs[0] now, the others when used */
+    const int nt = omp_get_max_threads();
+    unsigned char **bufs = calloc((size_t)nt, sizeof *bufs);
+    if (bufs) bufs[0] = malloc(PIECE * 3 * 8);
+    if (!bufs || !bufs[0]) {
+        free(bufs);
+        return fk_fail(err, FK_ENOMEM, "%s: out of memory", r->name);
+    }
+    st = read_blocks(r, format, s, &g, seen, nfile, nvar, bufs, info, err);
+    for (int t = 0; t < nt; t++) free(bufs[t]);
+    free(bufs);
     if (st) return st;
 
     for (int t = 0; t < 6; t++) {
         uint64_t m = fk_gsnap_part(s, t, seen[t], g.npart[t], &skip);
         if (m && g.mass[t] != 0) {
             uint64_t slot = fk_gsnap_slot(s, t, seen[t] + skip);
+#pragma omp parallel for schedule(static)
             for (uint64_t j = 0; j < m; j++) s->mass[slot + j] = (float)g.mass[t];
         }
         seen[t] += g.npart[t];

@@ -16,6 +16,7 @@ extern "C" {
 
 typedef struct fk_gpuinfo {
     int present;          /* a usable CUDA device was found        */
+    int ordinal, count;   /* the device probed, of count visible   */
     char name[256];       /* e.g. "NVIDIA H100 80GB HBM3"          */
     char reason[160];     /* why none is usable, when present == 0 */
     int cc_major, cc_minor;
@@ -34,9 +35,23 @@ typedef struct fk_gputimes {
 /* 1 when this build has the CUDA backend. */
 int fk_gpu_compiled(void);
 
-/* Looks for device 0. Never fails for a missing GPU or driver: info->present
- * is 0 and info->reason says why. */
+/* Looks for the selected device (fk_gpu_select; 0 unless another was
+ * chosen). Never fails for a missing GPU or driver: info->present is 0 and
+ * info->reason says why. */
 int fk_gpu_probe(fk_gpuinfo *info, fk_error *err);
+
+/* The CUDA devices this process sees (those CUDA_VISIBLE_DEVICES lists): 0
+ * without a driver, a device or CUDA in the build. */
+int fk_gpu_count(void);
+
+/* Makes device ordinal (0 .. fk_gpu_count() - 1) the one every later call
+ * of this interface uses, on whichever thread calls it (a process-wide
+ * choice: CUDA's current device is a thread's own, so each call sets it).
+ * FK_EINVAL for a device that does not exist. */
+int fk_gpu_select(int ordinal, fk_error *err);
+
+/* The selected device's ordinal. */
+int fk_gpu_selected(void);
 
 /* Device memory (bytes) fk_gpu_link / fk_gpu_build will allocate. */
 uint64_t fk_gpu_link_bytes(uint64_t n, uint64_t nnodes, int sixd);
@@ -67,6 +82,25 @@ int fk_gpu_link_levels(const fk_tree *t, const float *pos, const float *vel, con
 uint64_t fk_gpu_build_link_bytes(uint64_t n, uint32_t leafsize, int sixd);
 int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n, uint32_t leafsize, double lo, double span,
                       const fk_linkopts *o, uint32_t *sink, uint32_t *perm, fk_linkstats *stats, fk_gputimes *times,
+                      fk_error *err);
+
+/* A rank's whole local link in a distributed run (distlink.c), on the GPU
+ * with the particles resident: one upload of pos (n x 3: the first no are
+ * the rank's own particles, the rest copies of other ranks'), vel for 6D
+ * and the owned particles' IDs (id: no entries of idw = 4 or 8 bytes); the
+ * tree built there (quantised in [lo, lo + span), as fk_gpu_build_link),
+ * every level linked whole; then for level k, in the particles' own order,
+ * key[k][i] (n entries) = the lowest owned index in i's group (UINT32_MAX
+ * for a group of copies only) and low[k][j] (no entries of idw bytes) = the
+ * lowest ID of an owned particle in j's group: one download of those. The
+ * tree, its order and the sinks never leave the device; the copies are
+ * staged through pinned chunks on every core (fk_gpu_put). stats gets
+ * nlevels entries; times has upload, build, link (every level's, with its
+ * answers) and download. */
+uint64_t fk_gpu_link_owned_bytes(uint64_t n, uint64_t no, uint32_t leafsize, int sixd, int idw);
+int fk_gpu_link_owned(const float *pos, const float *vel, uint64_t n, uint64_t no, const void *id, int idw,
+                      uint32_t leafsize, double lo, double span, const fk_linkopts *o, int nlevels,
+                      uint32_t *const *key, void *const *low, fk_linkstats *stats, fk_gputimes *times,
                       fk_error *err);
 
 /* All-pairs linking on the GPU (shared-memory tiles, one thread a

@@ -9,6 +9,21 @@ int fk_gpu_compiled(void)
     return 0;
 }
 
+int fk_gpu_count(void)
+{
+    return 0;
+}
+
+int fk_gpu_select(int ordinal, fk_error *err)
+{
+    return fk_fail(err, FK_EINVAL, "there is no GPU %d: this build has no CUDA support (built with CUDA=0)", ordinal);
+}
+
+int fk_gpu_selected(void)
+{
+    return 0;
+}
+
 int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
 {
     (void)err;
@@ -173,4 +188,20 @@ uint64_t fk_gpu_unbind_bytes(uint64_t n)
 uint64_t fk_gpu_unbind_budget(void)
 {
     return 0;
+}
+
+uint64_t fk_gpu_link_owned_bytes(uint64_t n, uint64_t no, uint32_t leafsize, int sixd, int idw)
+{
+    (void)n, (void)no, (void)leafsize, (void)sixd, (void)idw;
+    return 0;
+}
+
+int fk_gpu_link_owned(const float *pos, const float *vel, uint64_t n, uint64_t no, const void *id, int idw,
+                      uint32_t leafsize, double lo, double span, const fk_linkopts *o, int nlevels,
+                      uint32_t *const *key, void *const *low, fk_linkstats *stats, fk_gputimes *times,
+                      fk_error *err)
+{
+    (void)pos, (void)vel, (void)n, (void)no, (void)id, (void)idw, (void)leafsize, (void)lo, (void)span, (void)o, (void)nlevels;
+    (void)key, (void)low, (void)stats, (void)times;
+    return none(err);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "kv.h"
 
 enum { UNSEEN = 0, ON_PATH = 1, RESOLVED = 2 };
@@ -88,21 +89,25 @@ int fk_groups_resolve(uint32_t *sink, uint64_t n, const char *name, fk_error *er
     if (n > UINT32_MAX)
         return fk_fail(err, FK_EUNSUP, "%s: SINK chunk: %" PRIu64 " particles do not fit 32-bit indices", name, n);
     /* Values out of range first, so that the message names the lowest bad
-     * particle whatever the chains look like. */
+     * particle whatever the chains look like; in the same parallel read,
+     * whether the array is resolved already (every value a sink), as
+     * foflink's canonical arrays are. */
     uint64_t bad = n;
-#pragma omp parallel for schedule(static) reduction(min : bad)
-    for (uint64_t i = 0; i < n; i++)
-        if (sink[i] >= n && i < bad) bad = i;
+    int deep = 0;
+#pragma omp parallel for schedule(static) reduction(min : bad) reduction(| : deep)
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t s = sink[i];
+        if (s >= n) {
+            if (i < bad) bad = i;
+        } else {
+            deep |= sink[s] != s;
+        }
+    }
     if (bad < n)
         return fk_fail(err, FK_EFORMAT,
                        "%s: SINK chunk: particle %" PRIu64 " links to %" PRIu32 ", beyond the last particle (%" PRIu64
                        ")",
                        name, bad, sink[bad], n - 1);
-    /* foflink's canonical arrays are resolved already (every value a sink):
-     * one parallel read says so. */
-    int deep = 0;
-#pragma omp parallel for schedule(static) reduction(| : deep)
-    for (uint64_t i = 0; i < n; i++) deep |= sink[sink[i]] != sink[i];
     if (!deep) return FK_OK;
     /* Other arrays jump on a copy, so that a cycle is reported by the walk
      * on the untouched chains, naming the same particle whatever the
@@ -130,12 +135,35 @@ int fk_groups_resolve(uint32_t *sink, uint64_t n, const char *name, fk_error *er
 
 int fk_groups_check_ids(const uint64_t *ids, uint64_t n, uint64_t nsource, const char *name, fk_error *err)
 {
+    uint64_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
     for (uint64_t i = 0; i < n; i++)
-        if (ids[i] >= nsource)
-            return fk_fail(err, FK_EFORMAT,
-                           "%s: ID chunk: particle %" PRIu64 " has original index %" PRIu64
-                           ", beyond the %" PRIu64 " particles of the source",
-                           name, i, ids[i], nsource);
+        if (ids[i] >= nsource && i < bad) bad = i;
+    if (bad < n)
+        return fk_fail(err, FK_EFORMAT,
+                       "%s: ID chunk: particle %" PRIu64 " has original index %" PRIu64
+                       ", beyond the %" PRIu64 " particles of the source",
+                       name, bad, ids[bad], nsource);
+    /* Every index's bit set on all cores (atomically: two threads may hold
+     * the same index); only when some bit was set twice is the first repeat
+     * searched for in order, so that the message names the same particle
+     * for every number of threads. */
+    const uint64_t words = nsource / 64 + 1;
+    uint64_t *bits = fk_big_alloc(words * sizeof *bits);
+    if (!bits) return fk_fail(err, FK_ENOMEM, "out of memory checking %" PRIu64 " particle IDs", n);
+    int twice = 0;
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+        for (uint64_t w = 0; w < words; w++) bits[w] = 0;
+#pragma omp for schedule(static) reduction(| : twice)
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t bit = UINT64_C(1) << (ids[i] % 64);
+            twice |= (__atomic_fetch_or(&bits[ids[i] / 64], bit, __ATOMIC_RELAXED) & bit) != 0;
+        }
+    }
+    free(bits);
+    if (!twice) return FK_OK;
     unsigned char *seen = calloc(nsource / 8 + 1, 1);
     if (!seen) return fk_fail(err, FK_ENOMEM, "out of memory checking %" PRIu64 " particle IDs", n);
     int st = FK_OK;
@@ -211,8 +239,10 @@ int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint
         return fk_fail(err, FK_EINVAL, "without IDs the source must be the stream (%" PRIu64 " != %" PRIu64 ")",
                        nsource, n);
     /* slot[r]: first the size of the group whose sink is r, then its index
-     * among the kept groups (NOT_KEPT for dropped ones), finally its number (0 for dropped ones). */
-    uint32_t *slot = calloc(n ? n : 1, sizeof *slot);
+     * among the kept groups (NOT_KEPT for dropped ones); number[k] the
+     * number of kept group k once they are sorted. Huge pages: the scatter
+     * into gid and the look-ups in slot go anywhere. */
+    uint32_t *slot = fk_big_alloc((n ? n : 1) * sizeof *slot), *number = NULL;
     int nt = omp_get_max_threads();
     uint64_t *start = calloc((size_t)nt + 1, sizeof *start);
     if (!slot || !start) {
@@ -228,6 +258,8 @@ int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint
         /* Sizes: members of a group mostly come in runs (tree order), so a
          * thread adds a run's length at once, not one atomic per particle. */
         uint32_t prev = 0, run = 0;
+#pragma omp for schedule(static)
+        for (uint64_t i = 0; i < n; i++) slot[i] = 0;
 #pragma omp for schedule(static)
         for (uint64_t i = 0; i < n; i++) {
             if (root[i] != prev || !run) {
@@ -256,7 +288,8 @@ int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint
             nkept = start[nth];
             g = malloc(nkept ? nkept * sizeof *g : 1);
             tmp = malloc(nkept ? nkept * sizeof *tmp : 1);
-            nomem = !g || !tmp;
+            number = malloc(nkept ? nkept * sizeof *number : 1);
+            nomem = !g || !tmp || !number;
         }
         if (!nomem) {
             uint64_t k = start[t];
@@ -290,20 +323,22 @@ int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint
 #pragma omp single
             sort_kept(g, tmp, nkept);
 #pragma omp for schedule(static)
-            for (uint64_t r = 0; r < n; r++)
-                if (root[r] == r && slot[r] == NOT_KEPT) slot[r] = 0;
-#pragma omp for schedule(static)
-            for (uint64_t q = 0; q < nkept; q++) slot[g[q].root] = (uint32_t)(q + 1);
-            if (ids) {
+            for (uint64_t q = 0; q < nkept; q++) number[slot[g[q].root]] = (uint32_t)(q + 1);
+            /* distinct IDs, as many as the source's rows, write every row */
+            if (ids && n < nsource) {
 #pragma omp for schedule(static)
                 for (uint64_t r = 0; r < nsource; r++) gid[r] = 0;
             }
 #pragma omp for schedule(static)
-            for (uint64_t i = 0; i < n; i++) gid[ids ? ids[i] : i] = slot[root[i]];
+            for (uint64_t i = 0; i < n; i++) {
+                uint32_t k = slot[root[i]];
+                gid[ids ? ids[i] : i] = k == NOT_KEPT ? 0 : number[k];
+            }
         }
     }
     free(start);
     free(tmp);
+    free(number);
     if (nomem) {
         free(g);
         free(slot);

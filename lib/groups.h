@@ -79,7 +79,7 @@ int fk_groups_check_ids(const uint64_t *ids, uint64_t n, uint64_t nsource, const
  * (fk_groups_check_ids), or NULL for the identity (then nsource must be n).
  * Groups of fewer than minsize (>= 1) members are dropped. Fills info (level
  * left 0). O(n) plus a sort of the kept groups, on all cores (OpenMP), the
- * same result for every number of threads; 4n bytes of scratch plus 32
+ * same result for every number of threads; 4n bytes of scratch plus 36
  * bytes a kept group.
  * FK_EINVAL for bad arguments, FK_ENOMEM. */
 int fk_groups_number(const uint32_t *root, const uint64_t *ids, uint64_t n, uint64_t nsource, uint64_t minsize,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "grpfile.h"
 
 void fk_groups_in_free(fk_groups_in *in)
@@ -73,7 +74,8 @@ int fk_groups_write_levels(fk_writer *w, fk_groups_in *in, const fk_snap *snap, 
                            fk_groups *info, fk_error *err)
 {
     const uint64_t ns = snap->nsource;
-    uint32_t *gid = malloc(ns ? ns * sizeof *gid : 1), *up = in->nlevels > 1 ? malloc(ns ? ns * sizeof *up : 1) : NULL;
+    uint32_t *gid = fk_big_alloc(ns ? ns * sizeof *gid : 1),
+             *up = in->nlevels > 1 ? fk_big_alloc(ns ? ns * sizeof *up : 1) : NULL;
     int st = FK_OK;
     if (!gid || (in->nlevels > 1 && !up))
         st = fk_fail(err, FK_ENOMEM, "out of memory for the group ids of %" PRIu64 " particles", ns);
@@ -125,7 +127,7 @@ int fk_groups_write_grp(FILE *f, fk_groups_in *in, const fk_snap *snap, int k, u
         return fk_fail(err, FK_EINVAL, "%s: --level=%d: the stream has SINK levels 0 to %d", name, k, in->nlevels - 1);
     }
     const uint64_t ns = snap->nsource;
-    uint32_t *gid = malloc(ns ? ns * sizeof *gid : 1);
+    uint32_t *gid = fk_big_alloc(ns ? ns * sizeof *gid : 1);
     if (!gid) return fk_fail(err, FK_ENOMEM, "out of memory for the group ids of %" PRIu64 " particles", ns);
     int st = fk_groups_resolve(in->sinks[k], snap->n, name, err);
     if (!st) st = fk_groups_number(in->sinks[k], in->ids, snap->n, ns, minsize, gid, info, err);

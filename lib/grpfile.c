@@ -1,4 +1,4 @@
-/* grpfile.c - the tipsy .grp text of a group-id array, formatted on all cores and written in order. */
+/* grpfile.c - the tipsy .grp text of a group-id array, formatted on all cores and written in order beside the formatting. */
 #include "grpfile.h"
 #include "fileio.h"
 
@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* Rows a thread formats at a time: 1 << 18 rows is at most 2.9 MB of text,
- * large enough that one fwrite a thread costs little, small enough to stay
+ * large enough that one fwrite a piece costs little, small enough to stay
  * in cache. */
 #define ROWS_PER_THREAD (1u << 18)
 #define MAX_ROW 11 /* "4294967295\n" */
@@ -37,31 +37,30 @@ int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *nam
 {
     if (fprintf(f, "%" PRIu64 "\n", nsource) < 0)
         return fk_write_failed(err, name, f, errno);
-    int nt = omp_get_max_threads();
-    char *buf = malloc((size_t)nt * ROWS_PER_THREAD * MAX_ROW);
-    size_t *len = calloc((size_t)nt, sizeof *len);
-    if (!buf || !len) {
-        free(buf);
-        free(len);
-        return fk_fail(err, FK_ENOMEM, "%s: out of memory formatting the .grp text", name);
-    }
-    int st = FK_OK;
-    uint64_t block = (uint64_t)nt * ROWS_PER_THREAD;
-    for (uint64_t lo = 0; lo < nsource && st == FK_OK; lo += block) {
-        uint64_t hi = nsource - lo < block ? nsource : lo + block;
-        int used = (int)((hi - lo + ROWS_PER_THREAD - 1) / ROWS_PER_THREAD);
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (int t = 0; t < used; t++) {
-            uint64_t a = lo + (uint64_t)t * ROWS_PER_THREAD, b = a + ROWS_PER_THREAD < hi ? a + ROWS_PER_THREAD : hi;
-            len[t] = format_rows(gid, a, b, buf + (size_t)t * ROWS_PER_THREAD * MAX_ROW);
+    /* Pieces of rows taken by the threads as they come free, each written
+     * in turn as soon as it and those before it are formatted: the writing
+     * goes on beside the formatting of the next pieces. */
+    const uint64_t pieces = (nsource + ROWS_PER_THREAD - 1) / ROWS_PER_THREAD;
+    int nomem = 0, failed = 0, e = 0;
+#pragma omp parallel
+    {
+        char *buf = malloc((size_t)ROWS_PER_THREAD * MAX_ROW);
+        if (!buf) __atomic_store_n(&nomem, 1, __ATOMIC_RELAXED);
+#pragma omp for ordered schedule(dynamic, 1)
+        for (uint64_t j = 0; j < pieces; j++) {
+            uint64_t a = j * ROWS_PER_THREAD, b = a + ROWS_PER_THREAD < nsource ? a + ROWS_PER_THREAD : nsource;
+            size_t len = buf && !__atomic_load_n(&failed, __ATOMIC_RELAXED) ? format_rows(gid, a, b, buf) : 0;
+#pragma omp ordered
+            if (buf && !failed && fwrite(buf, 1, len, f) != len) {
+                e = errno;
+                __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+            }
         }
-        for (int t = 0; t < used && st == FK_OK; t++)
-            if (fwrite(buf + (size_t)t * ROWS_PER_THREAD * MAX_ROW, 1, len[t], f) != len[t])
-                st = fk_write_failed(err, name, f, errno);
+        free(buf);
     }
-    free(buf);
-    free(len);
-    return st;
+    if (nomem) return fk_fail(err, FK_ENOMEM, "%s: out of memory formatting the .grp text", name);
+    if (failed) return fk_write_failed(err, name, f, e);
+    return FK_OK;
 }
 
 size_t fk_grp_format(const uint32_t *gid, uint64_t lo, uint64_t hi, char *out)

@@ -110,44 +110,68 @@ int fk_gsnap_reserve(fk_gsnap *s, uint64_t n, const char *name, fk_error *err)
     return FK_OK;
 }
 
+/* What is wrong with held particle i (src: its index in the snapshot)
+ * before wrapping: NULL when nothing. */
+static const char *nonfinite(const fk_gsnap *s, uint64_t i)
+{
+    const float *p = s->pos + 3 * i, *v = s->vel + 3 * i;
+    if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2])) return "a non-finite position";
+    if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2])) return "a non-finite velocity";
+    if (!isfinite(s->mass[i])) return "a non-finite mass";
+    return NULL;
+}
+
 int fk_gsnap_finish(fk_gsnap *s, const char *name, fk_error *err)
 {
-    uint64_t i = 0, base = 0;
+    uint64_t i0 = 0, base = 0;
     const float lo = (float)s->origin, hi = (float)(s->origin + s->box);
     for (int t = 0; t < s->hdr.ntypes; t++) {
-        /* the held particles of type t; src their index in the snapshot */
-        const uint64_t k0 = s->slice.first[t], k1 = k0 + s->slice.count[t];
-        uint64_t src = base + k0;
+        /* the held particles of type t, at i0 on; their index in the snapshot src0 on */
+        const uint64_t k0 = s->slice.first[t], cnt = s->slice.count[t], src0 = base + k0;
         base += s->hdr.ntotal[t];
-        for (uint64_t k = k0; k < k1; k++, i++, src++) {
+        /* On all cores: the first bad particle (a non-finite value, or a
+         * position more than a box length out) is left as it was and named;
+         * those after it are done as well, to no use. */
+        uint64_t bad = UINT64_MAX, wrapped = 0;
+#pragma omp parallel for schedule(static) reduction(min : bad) reduction(+ : wrapped)
+        for (uint64_t j = 0; j < cnt; j++) {
+            const uint64_t i = i0 + j;
             s->type[i] = (uint8_t)fk_gsnap_stream_type(t);
             s->gtype[i] = (uint8_t)t;
-            s->id[i] = src;
-            float *p = s->pos + 3 * i, *v = s->vel + 3 * i;
-            const char *bad = NULL;
-            if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
-                bad = "a non-finite position";
-            else if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
-                bad = "a non-finite velocity";
-            else if (!isfinite(s->mass[i]))
-                bad = "a non-finite mass";
-            if (bad)
-                return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " (type %d, number %" PRIu64 " of its type) has %s",
-                               name, src, t, k, bad);
+            s->id[i] = src0 + j;
+            if (nonfinite(s, i)) {
+                if (j < bad) bad = j;
+                continue;
+            }
             if (!s->periodic) continue;
-            int moved = 0;
-            const float before[3] = {p[0], p[1], p[2]};
+            float p[3] = {s->pos[3 * i], s->pos[3 * i + 1], s->pos[3 * i + 2]};
+            int moved = 0, out = 0;
             for (int d = 0; d < 3; d++) {
                 int w = fk_tipsy_wrap(&p[d], s->origin, s->box, lo, hi);
-                if (w < 0)
-                    return fk_fail(err, FK_EFORMAT,
-                                   "%s: particle %" PRIu64 " (type %d) at (%g %g %g) lies more than one box length outside "
-                                   "[%g, %g) (wrong --box or --origin? or --no-periodic for an isolated snapshot)",
-                                   name, src, t, before[0], before[1], before[2], s->origin, s->origin + s->box);
-                moved |= w;
+                out |= w < 0;
+                moved |= w > 0;
             }
-            s->nwrapped += moved;
+            if (out) {
+                if (j < bad) bad = j;
+                continue;
+            }
+            for (int d = 0; d < 3; d++) s->pos[3 * i + d] = p[d];
+            wrapped += (uint64_t)moved;
         }
+        s->nwrapped += wrapped;
+        if (bad != UINT64_MAX) {
+            const uint64_t i = i0 + bad, src = src0 + bad;
+            const char *what = nonfinite(s, i);
+            const float *p = s->pos + 3 * i;
+            if (what)
+                return fk_fail(err, FK_EFORMAT, "%s: particle %" PRIu64 " (type %d, number %" PRIu64 " of its type) has %s",
+                               name, src, t, k0 + bad, what);
+            return fk_fail(err, FK_EFORMAT,
+                           "%s: particle %" PRIu64 " (type %d) at (%g %g %g) lies more than one box length outside "
+                           "[%g, %g) (wrong --box or --origin? or --no-periodic for an isolated snapshot)",
+                           name, src, t, p[0], p[1], p[2], s->origin, s->origin + s->box);
+        }
+        i0 += cnt;
     }
     return FK_OK;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "kv.h"
 
 static const char *type_key[3] = {"ngas", "ndark", "nstar"};
@@ -161,12 +162,13 @@ int fk_snap_widen_ids(void *raw, const fk_chunk *c, uint64_t **ids, fk_error *er
         *ids = raw;
         return FK_OK;
     }
-    uint64_t *out = malloc(c->nrows ? c->nrows * sizeof *out : 1);
+    uint64_t *out = fk_big_alloc(c->nrows ? c->nrows * sizeof *out : 1);
     if (!out) {
         free(raw);
         return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " particle IDs", c->nrows);
     }
     const uint32_t *in = raw;
+    #pragma omp parallel for schedule(static)
     for (uint64_t i = 0; i < c->nrows; i++) out[i] = in[i];
     free(raw);
     *ids = out;

@@ -1,15 +1,18 @@
-/* tipsy.c - reading tipsy snapshots into arrays (block by block, byte-swapped in parallel) and writing them. */
+/* tipsy.c - reading tipsy snapshots into arrays (a plain file on every core, each thread reading its own blocks; gzip and pipes block by block) and writing them. */
 #include "tipsy.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bigmem.h"
+#include "fdio.h"
 #include "fileio.h"
 #include "sniff.h"
 #include "snap.h"
@@ -254,11 +257,12 @@ static uint64_t body_bytes(const fk_tipsy_header *h)
  * first bad particle (non-finite, or far outside the box), or UINT64_MAX. */
 static inline __attribute__((always_inline)) uint64_t convert(const unsigned char *raw, uint64_t count, int t,
                                                               uint64_t first, const int format, const fk_tipsy_opts *o,
-                                                              float lo, float hi, fk_tipsy_snap *s, uint64_t out)
+                                                              float lo, float hi, fk_tipsy_snap *s, uint64_t out,
+                                                              uint64_t *nwrapped)
 {
     const unsigned rec = fk_tipsy_recsize[t];
     uint64_t bad = UINT64_MAX, wrapped = 0;
-    #pragma omp parallel for schedule(static) reduction(min : bad) reduction(+ : wrapped) if (count > 4096)
+    #pragma omp parallel for schedule(static) reduction(min : bad) reduction(+ : wrapped) if (count > 4096 && !omp_in_parallel())
     for (uint64_t k = 0; k < count; k++) {
         const unsigned char *r = raw + k * rec;
         float m = getf(r, format), p[3], v[3];
@@ -291,17 +295,20 @@ static inline __attribute__((always_inline)) uint64_t convert(const unsigned cha
         else
             ((uint32_t *)s->id)[i] = (uint32_t)(first + k);
     }
-    s->nwrapped += wrapped;
+    *nwrapped += wrapped;
     return bad;
 }
 
 /* convert() with the byte order a constant, so that the swaps compile to
- * single instructions. */
+ * single instructions; *nwrapped counts the particles wrapped. On all cores
+ * when called outside a parallel region. */
 static uint64_t convert_block(const unsigned char *raw, uint64_t count, int t, uint64_t first, int format,
-                              const fk_tipsy_opts *o, float lo, float hi, fk_tipsy_snap *s, uint64_t out)
+                              const fk_tipsy_opts *o, float lo, float hi, fk_tipsy_snap *s, uint64_t out,
+                              uint64_t *nwrapped)
 {
-    if (format == FK_TIPSY_STANDARD) return convert(raw, count, t, first, FK_TIPSY_STANDARD, o, lo, hi, s, out);
-    return convert(raw, count, t, first, FK_TIPSY_NATIVE, o, lo, hi, s, out);
+    if (format == FK_TIPSY_STANDARD)
+        return convert(raw, count, t, first, FK_TIPSY_STANDARD, o, lo, hi, s, out, nwrapped);
+    return convert(raw, count, t, first, FK_TIPSY_NATIVE, o, lo, hi, s, out, nwrapped);
 }
 
 /* The message for bad particle index (file index) whose record is at r. */
@@ -338,14 +345,16 @@ static int64_t regular_size(int fd)
     return (int64_t)(sb.st_size - at);
 }
 
-/* Makes the arrays hold cap particles (at least 1), keeping their content. */
+/* Makes the arrays hold cap particles (at least 1), keeping their content;
+ * new ones on huge pages where the kernel gives them, faulted in by the
+ * threads that fill them. */
 static int alloc_arrays(fk_tipsy_snap *s, uint64_t cap, const char *name, fk_error *err)
 {
     uint64_t n = cap ? cap : 1;
     void **a[5] = {(void **)&s->pos, (void **)&s->vel, (void **)&s->mass, (void **)&s->type, &s->id};
     const uint64_t size[5] = {12, 12, 4, 1, s->id_size};
     for (int k = 0; k < 5; k++) {
-        void *p = n <= SIZE_MAX / size[k] ? realloc(*a[k], n * size[k]) : NULL;
+        void *p = n > SIZE_MAX / size[k] ? NULL : *a[k] ? realloc(*a[k], n * size[k]) : fk_big_reserve(n * size[k]);
         if (!p) return fk_fail(err, FK_ENOMEM, "%s: out of memory for %" PRIu64 " particles", name, s->n);
         *a[k] = p;
     }
@@ -399,7 +408,7 @@ static int read_particles(source *src, const fk_tipsy_opts *o, fk_tipsy_snap *s,
                 if ((st = alloc_arrays(s, cap, name, err))) break;
             }
             if (keep) {
-                uint64_t bad = convert_block(raw, count, t, first, h->format, o, lo, hi, s, out);
+                uint64_t bad = convert_block(raw, count, t, first, h->format, o, lo, hi, s, out, &s->nwrapped);
                 if (bad != UINT64_MAX) {
                     st = bad_particle(raw + (bad - first) * rec, bad, t, h->format, o, name, err);
                     break;
@@ -421,6 +430,98 @@ static int read_particles(source *src, const fk_tipsy_opts *o, fk_tipsy_snap *s,
     return FK_OK;
 }
 
+/* How far the first failing block of read_parallel got: a read error, the
+ * input ending inside it, or a bad particle. */
+enum { FAIL_READ = 1, FAIL_SHORT, FAIL_BAD };
+typedef struct block_fail {
+    int kind, errnum, type;
+    uint64_t index;          /* FAIL_SHORT: particles before the end; FAIL_BAD: the particle */
+    unsigned char rec[48];   /* FAIL_BAD: its record */
+} block_fail;
+
+/* read_particles for a plain regular file whose size was checked against
+ * the header: every thread reads blocks of its own with pread (body: the
+ * file offset of the first particle) and converts them straight into the
+ * arrays (allocated for s->n). The blocks are read_particles', so the
+ * failure reported is the one it reports: that of the first failing block
+ * (a read error or the file ending inside it before its first bad
+ * particle), whatever the threads' order. */
+static int read_parallel(int fd, uint64_t body, const fk_tipsy_opts *o, fk_tipsy_snap *s, const char *name,
+                         fk_error *err)
+{
+    const fk_tipsy_header *h = &s->hdr;
+    uint64_t sa, sb, a[3], b[3], at[3], out[3], nblk[4] = {0}, first = 0, bytes = body, kept = 0;
+    size_t rawsize = 1;
+    slice_range(o, h->nbodies, &sa, &sb);
+    /* each type's kept file indices [a, b), their bytes' offset, their first slot */
+    for (int t = 0; t < 3; t++) {
+        const unsigned rec = fk_tipsy_recsize[t];
+        uint64_t end = first + h->ntype[t];
+        a[t] = sa < first ? first : sa > end ? end : sa;
+        b[t] = (o->types >> t) & 1 ? (sb < first ? first : sb > end ? end : sb) : a[t];
+        at[t] = bytes + (a[t] - first) * rec;
+        out[t] = kept;
+        kept += b[t] - a[t];
+        nblk[t + 1] = nblk[t] + (b[t] - a[t] + BLOCK - 1) / BLOCK;
+        size_t k = (size_t)(b[t] - a[t] < BLOCK ? b[t] - a[t] : BLOCK) * rec;
+        if (k > rawsize) rawsize = k;
+        bytes += (uint64_t)h->ntype[t] * rec;
+        first = end;
+    }
+    const float lo = (float)o->origin, hi = (float)(o->origin + o->box);
+    uint64_t failed = UINT64_MAX, wrapped = 0; /* the first failing block */
+    block_fail fail = {0};
+    int nomem = 0;
+    #pragma omp parallel reduction(+ : wrapped)
+    {
+        unsigned char *raw = malloc(rawsize);
+        if (!raw) __atomic_store_n(&nomem, 1, __ATOMIC_RELAXED);
+        #pragma omp for schedule(dynamic, 1)
+        for (uint64_t j = 0; j < nblk[3]; j++) {
+            if (!raw || j > __atomic_load_n(&failed, __ATOMIC_RELAXED)) continue;
+            const int t = j < nblk[1] ? 0 : j < nblk[2] ? 1 : 2;
+            const unsigned rec = fk_tipsy_recsize[t];
+            const uint64_t k = (j - nblk[t]) * BLOCK, f = a[t] + k, count = b[t] - f < BLOCK ? b[t] - f : BLOCK;
+            block_fail mine = {.type = t};
+            int64_t got = fk_pread(fd, raw, count * rec, at[t] + k * rec);
+            if (got < 0) {
+                mine.kind = FAIL_READ;
+                mine.errnum = errno;
+            } else if ((uint64_t)got < count * rec) {
+                mine.kind = FAIL_SHORT;
+                mine.index = f + (uint64_t)got / rec;
+            } else {
+                mine.index = convert_block(raw, count, t, f, h->format, o, lo, hi, s, out[t] + k, &wrapped);
+                if (mine.index == UINT64_MAX) continue;
+                mine.kind = FAIL_BAD;
+                memcpy(mine.rec, raw + (mine.index - f) * rec, rec);
+            }
+            #pragma omp critical(fk_tipsy_fail)
+            if (j < failed) {
+                fail = mine;
+                __atomic_store_n(&failed, j, __ATOMIC_RELAXED);
+            }
+        }
+        free(raw);
+    }
+    s->nwrapped = wrapped;
+    if (nomem) return fk_fail(err, FK_ENOMEM, "%s: out of memory", name);
+    if (fail.kind == FAIL_READ) return fk_fail(err, FK_EIO, "%s: read error: %s", name, strerror(fail.errnum));
+    if (fail.kind == FAIL_SHORT)
+        return fk_fail(err, FK_EFORMAT,
+                       "%s: truncated: the header promises %" PRIu32 " particles (%" PRIu32 " gas, %" PRIu32
+                       " dark, %" PRIu32 " star), the input ends after %" PRIu64 "%s",
+                       name, h->nbodies, h->ntype[0], h->ntype[1], h->ntype[2], fail.index, "");
+    if (fail.kind == FAIL_BAD) return bad_particle(fail.rec, fail.index, fail.type, h->format, o, name, err);
+    if (o->nslices) return FK_OK;
+    unsigned char extra;
+    int64_t got = fk_pread(fd, &extra, 1, bytes);
+    if (got < 0) return fk_fail(err, FK_EIO, "%s: read error: %s", name, strerror(errno));
+    if (got) return fk_fail(err, FK_EFORMAT, "%s: trailing data after the %" PRIu32 " particles the header promises",
+                            name, h->nbodies);
+    return FK_OK;
+}
+
 int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_snap *s, fk_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -435,6 +536,7 @@ int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_sn
     int fd = fileno(f);
     if (fd < 0) return fk_fail(err, FK_EINVAL, "%s: not a file with a descriptor", name);
     int64_t avail = regular_size(fd);
+    const off_t base = avail >= 0 ? lseek(fd, 0, SEEK_CUR) : -1; /* where the snapshot starts */
     int fd2 = dup(fd);
     if (fd2 < 0) return fk_fail(err, FK_EIO, "%s: %s", name, strerror(errno));
     source src = {gzdopen(fd2, "rb"), name, {0}, 0, 0};
@@ -495,7 +597,10 @@ int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_sn
      * not make the reader claim memory for particles that never come). */
     uint64_t cap = avail >= 0 && !s->compressed ? s->n : (s->n < BLOCK ? s->n : BLOCK);
     if ((st = alloc_arrays(s, cap, name, err))) goto done;
-    st = read_particles(&src, &opt, s, cap, name, err);
+    if (avail >= 0 && !s->compressed)
+        st = read_parallel(fd, (uint64_t)base + (uint64_t)h->header_size, &opt, s, name, err);
+    else
+        st = read_particles(&src, &opt, s, cap, name, err);
 done:
     gzclose_r(src.gz);
     return st;

@@ -137,7 +137,11 @@ typedef struct fk_tipsy_snap {
  * skipped (seeked over in a plain file, decompressed and dropped in a gzip
  * one, read and dropped from a pipe); IDs stay file indices, hdr the
  * file's, and the input's end is checked only in a plain file (its size).
- * Returns FK_OK, or
+ * A plain regular file is read on every core (each thread reads blocks of
+ * its own with pread and converts them into the arrays); gzip data and
+ * pipes are read block by block, each block converted on every core. The
+ * arrays, and the first failure reported, are the same either way and for
+ * any number of threads. Returns FK_OK, or
  * FK_EFORMAT (not tipsy, inconsistent header, truncated, trailing data,
  * corrupt gzip data, non-finite values, far outside the box), FK_EIO (read
  * error), FK_EINVAL (bad options, f without a file descriptor) or

@@ -86,6 +86,10 @@ same_partition() {
     same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2
     # groups of many members span the slabs: the test is not trivial
     [ "$(awk '$1 != $2' ref.0 | wc -l)" -gt 5000 ]
+    # IDs in 8 bytes (as when some exceed 32 bits), and with 3 levels
+    FOFKIT_DIST_WIDE_IDS=1 RANKS="3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 3 -b 0.2,0.1,0.05
+    # exchanges through MPI's own transport instead of the node's shared memory
+    FOFKIT_DIST_SHARED=0 RANKS="2 3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2
 }
 
 @test "foflink on 1, 2, 3, 4 and 8 ranks: the single-process groups (6D)" {
@@ -186,6 +190,38 @@ rank1_fails() {
     grep -q '^foflink: ghosts: [1-9][0-9]* for 20000 particles' <<<"$stderr"
     grep -q '^foflink: slowest rank: decomposition [0-9.]* s, link [0-9.]* s, merge [0-9.]* s' <<<"$stderr"
     grep -q '^foflink: level 0: [1-9][0-9]* groups' <<<"$stderr"
+}
+
+@test "foflink on ranks: each rank takes its own share of the node's cores, from one core or from all" {
+    mock
+    splitstream 1 "$BATS_FILE_TMPDIR/snap.fof" in.%r.fof
+    n=$(env -u OMP_NUM_THREADS nproc)
+    [ "$n" -ge 2 ] || skip "one core: nothing to share"
+    # Open MPI binds one rank to one core: the rank widens it to the node's cores and runs as many threads
+    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to core -n 1 foflink -v in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    grep -q "^foflink: rank 0: CPU, $n threads, $n cores (" <<<"$stderr"
+    # OMP_NUM_THREADS still sets the threads
+    run --separate-stderr mpirun --bind-to core -n 1 foflink -v in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    grep -q "^foflink: rank 0: CPU, 1 threads, $n cores (" <<<"$stderr"
+    # two ranks on two cores: a core each, each its own
+    [ "$n" -eq 2 ] || return 0
+    splitstream 2 "$BATS_FILE_TMPDIR/snap.fof" two.%r.fof
+    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to core -n 2 foflink -v two.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    grep -q "^foflink: rank 0: CPU, 1 threads, 1 core (0 to 0)" <<<"$stderr"
+    grep -q "^foflink: rank 1: CPU, 1 threads, 1 core (1 to 1)" <<<"$stderr"
+    # unbound ranks would share every core: each takes its own, unless FOFKIT_AFFINITY=keep
+    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to none -n 2 foflink -v two.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    grep -q "^foflink: rank 0: CPU, 1 threads, 1 core (0 to 0)" <<<"$stderr"
+    grep -q "^foflink: rank 1: CPU, 1 threads, 1 core (1 to 1)" <<<"$stderr"
+    run --separate-stderr mpirun -x FOFKIT_AFFINITY=keep --bind-to none -n 2 foflink -v two.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    grep -q "^foflink: rank 1: CPU, 1 threads, 2 cores (0 to 1)" <<<"$stderr"
 }
 
 @test "foflink on ranks on the GPU: the single-process groups, whole and in pieces (skipped without a GPU)" {

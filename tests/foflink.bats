@@ -61,9 +61,11 @@ expected_sink() {
     usage_fails "option --method takes tree or brute, not 'fast'" foflink --method=fast
     usage_fails "option --threads: 0 is out of range [1, 4096]" foflink -j 0
     usage_fails "option --threads needs a whole number, not 'x'" foflink --threads=x
-    usage_fails "option --device takes auto, cpu or gpu, not 'tpu'" foflink --device=tpu
+    usage_fails "option --device takes auto, cpu, gpu or gpu:N (the N-th GPU), not 'tpu'" foflink --device=tpu
     usage_fails "too many input files (one at most, or '-' for stdin)" foflink a.bin b.bin
-    FOFKIT_DEVICE=bogus usage_fails "FOFKIT_DEVICE must be auto, cpu or gpu, not 'bogus'" foflink
+    FOFKIT_DEVICE=bogus usage_fails "FOFKIT_DEVICE must be auto, cpu, gpu or gpu:N, not 'bogus'" foflink
+    usage_fails "option --device takes auto, cpu, gpu or gpu:N (the N-th GPU), not 'gpu:x'" foflink --device=gpu:x
+    usage_fails "option --device takes auto, cpu, gpu or gpu:N (the N-th GPU), not 'gpu:'" foflink --device=gpu:
 }
 
 @test "linking lengths the box or binary32 cannot take: status 2, one line" {

@@ -99,7 +99,7 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
         --length-name="k pc"
     hs_usage "halostats: option --mass-name needs a name of 1 to 32 characters, not ''" --mass-name=
     hs_usage "halostats: option '--theta' needs a value" --theta
-    hs_usage "halostats: option --device takes auto, cpu or gpu, not 'tpu'" --device=tpu
+    hs_usage "halostats: option --device takes auto, cpu, gpu or gpu:N (the N-th GPU), not 'tpu'" --device=tpu
 }
 
 @test "one line per group with the hand-computed values, sorted by id" {

@@ -111,11 +111,11 @@ partition() {
     usage_fails "option --leaf-size: 1 is out of range [2, 1048576]" kdbuild -s 1
     usage_fails "option --leaf-size: 1048577 is out of range [2, 1048576]" kdbuild --leaf-size=1048577
     usage_fails "option --leaf-size needs a whole number, not '16x'" kdbuild -s 16x
-    usage_fails "option --device takes auto, cpu or gpu, not 'tpu'" kdbuild --device=tpu
+    usage_fails "option --device takes auto, cpu, gpu or gpu:N (the N-th GPU), not 'tpu'" kdbuild --device=tpu
     usage_fails "option --compress: 10 is out of range [1, 9]" kdbuild --compress=10
     usage_fails "option -o needs a file name, not '-v'" kdbuild -o -v
     usage_fails "too many input files (one at most, or '-' for stdin)" kdbuild a.bin b.bin
-    FOFKIT_DEVICE=bogus usage_fails "FOFKIT_DEVICE must be auto, cpu or gpu, not 'bogus'" kdbuild
+    FOFKIT_DEVICE=bogus usage_fails "FOFKIT_DEVICE must be auto, cpu, gpu or gpu:N, not 'bogus'" kdbuild
 }
 
 @test "refuses to write binary data to a terminal, or to read it from one" {

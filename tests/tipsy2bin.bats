@@ -54,7 +54,7 @@ EOF
     run -2 tipsy2bin -t
     [ "${lines[0]}" = "tipsy2bin: option '-t' needs a value" ]
     run -2 tipsy2bin --box=0
-    [ "${lines[0]}" = "tipsy2bin: option --box needs a length > 0, not '0'" ]
+    [ "${lines[0]}" = "tipsy2bin: option --box: 0 is out of range (it must be above 0 and at most 8.50706e+37)" ]
     run -2 tipsy2bin --box=-1
     [ "${lines[0]}" = "tipsy2bin: option --box: -1 is out of range (it must be above 0 and at most 8.50706e+37)" ]
     run -2 tipsy2bin --box=1x

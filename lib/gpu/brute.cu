@@ -48,6 +48,7 @@ __global__ void k_iota(uint32_t *s, uint64_t n)
 extern "C" int fk_gpu_link_brute(uint64_t n, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,
                                  fk_linkstats *stats, fk_gputimes *times, fk_error *err)
 {
+    FK_GPU_ENTER(err);
     int st = fk_link_check(o, err);
     if (st) return st;
     if (n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU linker handles fewer than 2^31 particles");

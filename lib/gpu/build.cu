@@ -213,6 +213,7 @@ extern "C" uint64_t fk_gpu_build_bytes(uint64_t n, uint32_t leafsize)
 extern "C" int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo, double span, fk_tree *t,
                             uint32_t **perm, fk_gputimes *times, fk_error *err)
 {
+    FK_GPU_ENTER(err);
     *perm = NULL;
     if (n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU tree builder handles fewer than 2^31 particles");
     fk_gputimes tz;

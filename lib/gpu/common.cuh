@@ -25,6 +25,16 @@
 /* After a launch: a bad configuration shows at once, a fault at the next sync. */
 #define FK_LAUNCHED(what, err) FK_CU(cudaPeekAtLastError(), err)
 
+/* Makes the selected device (fk_gpu_select) current on the calling thread:
+ * every entry point of gpu.h that touches the device starts with
+ * FK_GPU_ENTER, since each host thread has its own current device. */
+int fk_gpu_use(fk_error *err);
+#define FK_GPU_ENTER(err)                                                                                  \
+    do {                                                                                                   \
+        int st_ = fk_gpu_use(err);                                                                         \
+        if (st_) return st_;                                                                               \
+    } while (0)
+
 /* The device's default memory pool keeps what is freed (no release to the
  * driver), so that allocating and freeing on a thread's stream never waits
  * for the other threads' work as cudaMalloc and cudaFree do; when the pool
@@ -93,6 +103,15 @@ struct pinned {
         if (p) cudaHostUnregister(p);
     }
 };
+
+/* Copies bytes from pageable host memory to the device, and back, through
+ * two pinned chunks: every core of the calling thread's OpenMP team copies
+ * into one while the DMA engine moves the other, so that neither pinning
+ * the whole array (cudaHostRegister, slow for gigabytes) nor the driver's
+ * own one-thread staging bounds the rate. On the calling thread's stream;
+ * synchronous (done when they return). */
+int fk_gpu_put(void *d_dst, const void *src, size_t bytes, fk_error *err);
+int fk_gpu_get(void *dst, const void *d_src, size_t bytes, fk_error *err);
 
 /* CUDA events around phases; destroyed with the object. */
 struct timer {

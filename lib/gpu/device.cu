@@ -29,22 +29,58 @@ static void no_gpu(cudaError_t e, char *why, size_t size)
     cudaGetLastError();
 }
 
+/* The device every call uses (fk_gpu_select). */
+static int g_ordinal = 0;
+
+extern "C" int fk_gpu_count(void)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
+extern "C" int fk_gpu_select(int ordinal, fk_error *err)
+{
+    int count = fk_gpu_count();
+    if (ordinal < 0 || ordinal >= count)
+        return fk_fail(err, FK_EINVAL, "there is no GPU %d: %d %s visible", ordinal, count,
+                       count == 1 ? "is" : "are");
+    g_ordinal = ordinal;
+    return fk_gpu_use(err);
+}
+
+extern "C" int fk_gpu_selected(void)
+{
+    return g_ordinal;
+}
+
+int fk_gpu_use(fk_error *err)
+{
+    FK_CU(cudaSetDevice(g_ordinal), err);
+    return FK_OK;
+}
+
 extern "C" int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
 {
     (void)err;
     memset(info, 0, sizeof *info);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
+    info->ordinal = g_ordinal;
+    info->count = e == cudaSuccess ? count : 0;
     if (e != cudaSuccess || count == 0) {
         no_gpu(e, info->reason, sizeof info->reason);
         return FK_OK;
     }
     cudaDeviceProp p;
     size_t fr = 0, tot = 0;
-    if ((e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess || (e = cudaSetDevice(0)) != cudaSuccess ||
+    if ((e = cudaGetDeviceProperties(&p, g_ordinal)) != cudaSuccess || (e = cudaSetDevice(g_ordinal)) != cudaSuccess ||
         (e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess) {
         cudaGetLastError();
-        snprintf(info->reason, sizeof info->reason, "no usable NVIDIA GPU: device 0 refused (CUDA says '%s')",
+        snprintf(info->reason, sizeof info->reason, "no usable NVIDIA GPU: device %d refused (CUDA says '%s')", g_ordinal,
                  cudaGetErrorString(e));
         return FK_OK;
     }
@@ -157,5 +193,84 @@ int fk_gpu_flatten(uint32_t *d_sink, uint64_t n, uint64_t *groups, fk_error *err
     unsigned long long g = 0;
     FK_CU(cudaMemcpy(&g, d_groups.p, sizeof g, cudaMemcpyDeviceToHost), err);
     *groups = g;
+    return FK_OK;
+}
+
+/* ---- staged copies between pageable host memory and the device ---- */
+
+/* Pinned chunks: large enough that a DMA transfer runs at the bus's rate,
+ * small enough that pinning them costs nothing against the copy. */
+static const size_t STAGE = (size_t)32 << 20;
+
+/* memcpy on every core of the team, in 1 MiB pieces. */
+static void team_copy(void *dst, const void *src, size_t n)
+{
+    const size_t piece = (size_t)1 << 20;
+    const int64_t pieces = (int64_t)((n + piece - 1) / piece);
+    #pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < pieces; b++) {
+        const size_t at = (size_t)b * piece, len = n - at < piece ? n - at : piece;
+        memcpy((char *)dst + at, (const char *)src + at, len);
+    }
+}
+
+/* Two pinned chunks and their events, freed with the object. */
+struct stages {
+    void *buf = nullptr;
+    cudaEvent_t ev[2] = {nullptr, nullptr};
+    ~stages()
+    {
+        if (buf) cudaFreeHost(buf);
+        for (int k = 0; k < 2; k++)
+            if (ev[k]) cudaEventDestroy(ev[k]);
+    }
+    int init(fk_error *err)
+    {
+        FK_CU(cudaMallocHost(&buf, 2 * STAGE), err);
+        for (int k = 0; k < 2; k++) FK_CU(cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming), err);
+        return FK_OK;
+    }
+    char *at(int k) { return (char *)buf + (size_t)k * STAGE; }
+};
+
+int fk_gpu_put(void *d_dst, const void *src, size_t bytes, fk_error *err)
+{
+    if (bytes == 0) return FK_OK;
+    stages s;
+    int st = s.init(err);
+    if (st) return st;
+    for (size_t off = 0, c = 0; off < bytes; off += STAGE, c++) {
+        const int k = (int)(c & 1);
+        const size_t len = bytes - off < STAGE ? bytes - off : STAGE;
+        if (c >= 2) FK_CU(cudaEventSynchronize(s.ev[k]), err); /* its last chunk has left */
+        team_copy(s.at(k), (const char *)src + off, len);
+        FK_CU(cudaMemcpyAsync((char *)d_dst + off, s.at(k), len, cudaMemcpyHostToDevice, cudaStreamPerThread), err);
+        FK_CU(cudaEventRecord(s.ev[k], cudaStreamPerThread), err);
+    }
+    FK_CU(cudaStreamSynchronize(cudaStreamPerThread), err);
+    return FK_OK;
+}
+
+int fk_gpu_get(void *dst, const void *d_src, size_t bytes, fk_error *err)
+{
+    if (bytes == 0) return FK_OK;
+    stages s;
+    int st = s.init(err);
+    if (st) return st;
+    const size_t chunks = (bytes + STAGE - 1) / STAGE;
+    auto start = [&](size_t c) -> int { /* the DMA of chunk c into its stage */
+        const size_t off = c * STAGE, len = bytes - off < STAGE ? bytes - off : STAGE;
+        FK_CU(cudaMemcpyAsync(s.at((int)(c & 1)), (const char *)d_src + off, len, cudaMemcpyDeviceToHost,
+                              cudaStreamPerThread), err);
+        FK_CU(cudaEventRecord(s.ev[c & 1], cudaStreamPerThread), err);
+        return FK_OK;
+    };
+    if ((st = start(0))) return st;
+    for (size_t c = 0; c < chunks; c++) {
+        if (c + 1 < chunks && (st = start(c + 1))) return st; /* the other stage is free: emptied last round */
+        FK_CU(cudaEventSynchronize(s.ev[c & 1]), err);
+        const size_t off = c * STAGE, len = bytes - off < STAGE ? bytes - off : STAGE;
+        team_copy((char *)dst + off, s.at((int)(c & 1)), len);
+    }
     return FK_OK;
 }

@@ -832,6 +832,7 @@ extern "C" int fk_gpu_link_levels(const fk_tree *t, const float *pos, const floa
                                   int nlevels, uint32_t *const *sinks, fk_linkstats *stats, fk_gputimes *times,
                                   fk_error *err)
 {
+    FK_GPU_ENTER(err);
     int st, sixd = 0;
     for (int k = 0; k < nlevels; k++) {
         if ((st = link_preconditions(t, &o[k], err))) return st;
@@ -908,6 +909,7 @@ extern "C" int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n,
                                  double span, const fk_linkopts *o, uint32_t *sink, uint32_t *perm,
                                  fk_linkstats *stats, fk_gputimes *times, fk_error *err)
 {
+    FK_GPU_ENTER(err);
     fk_tree t;
     int st = fk_tree_alloc(&t, n, leafsize, "gpu-hilbert", err);
     if (st) return st;

@@ -412,6 +412,7 @@ static int tree_group(uint64_t a, uint64_t n, const double *d_x, const double *d
 extern "C" int fk_gpu_pot_exact(const fk_pot_members *g, double G, double eps, double *phi, fk_gputimes *times,
                                 fk_error *err)
 {
+    FK_GPU_ENTER(err);
     const uint64_t n = g->n;
     fk_gputimes tz;
     memset(&tz, 0, sizeof tz);
@@ -468,6 +469,7 @@ int fk_gpu_pot_phi_dev(uint64_t n, const double *d_x, const double *d_y, const d
 extern "C" int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_gputimes *times,
                                fk_error *err)
 {
+    FK_GPU_ENTER(err);
     int st = fk_pot_check(p, err);
     if (st) return st;
     const uint64_t n = g->n;
@@ -510,6 +512,7 @@ extern "C" uint64_t fk_gpu_pot_bytes(uint64_t nmembers, uint64_t ngroups, uint64
 extern "C" int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min,
                                  fk_gputimes *times, fk_error *err)
 {
+    FK_GPU_ENTER(err);
     int st = fk_pot_check(p, err);
     if (st) return st;
     const uint64_t ng = g->ngroups;

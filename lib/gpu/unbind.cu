@@ -52,6 +52,7 @@ __global__ void __launch_bounds__(UTPB) k_unbind_update(const double *__restrict
 extern "C" int fk_gpu_unbind_update(const fk_pot_members *stay, double *phi, const fk_pot_members *leave, double G,
                                     double eps, fk_error *err)
 {
+    FK_GPU_ENTER(err);
     const uint64_t ns = stay->n, nu = leave->n;
     if (ns == 0 || nu == 0) return FK_OK;
     if ((ns + UTPB - 1) / UTPB > 0x7fffffffu) return fk_fail(err, FK_EUNSUP, "a group of more than 2^39 members");
@@ -237,12 +238,13 @@ extern "C" uint64_t fk_gpu_unbind_budget(void)
     size_t fr = 0, tot = 0;
     fk_error err;
     memset(&err, 0, sizeof err);
-    if (fk_gpu_free_bytes(&fr, &tot, &err)) return 0;
+    if (fk_gpu_use(&err) || fk_gpu_free_bytes(&fr, &tot, &err)) return 0;
     return fr / 10 * 9; /* a margin for the allocator and the driver */
 }
 
 extern "C" int fk_gpu_unbind_open(void **ctx, const fk_unbind_group *g, fk_error *err)
 {
+    FK_GPU_ENTER(err);
     *ctx = NULL;
     const uint64_t n = g->n;
     if (n >= (UINT64_C(1) << 31) - 1) return fk_fail(err, FK_EUNSUP, "a group of 2^31 - 1 members or more");
@@ -271,6 +273,7 @@ extern "C" int fk_gpu_unbind_open(void **ctx, const fk_unbind_group *g, fk_error
 
 extern "C" int fk_gpu_unbind_sum(void *ctx, const fk_pot_params *p, fk_error *err)
 {
+    FK_GPU_ENTER(err);
     udev *d = (udev *)ctx;
     int st = fk_pot_check(p, err);
     if (st) return st;
@@ -279,6 +282,7 @@ extern "C" int fk_gpu_unbind_sum(void *ctx, const fk_pot_params *p, fk_error *er
 
 extern "C" int fk_gpu_unbind_get(void *ctx, double *x, double *y, double *z, double *m, double *phi, fk_error *err)
 {
+    FK_GPU_ENTER(err);
     udev *d = (udev *)ctx;
     double *h[5] = {x, y, z, m, phi};
     for (int f = 0; f < 5; f++)
@@ -288,6 +292,7 @@ extern "C" int fk_gpu_unbind_get(void *ctx, double *x, double *y, double *z, dou
 
 extern "C" int fk_gpu_unbind_load(void *ctx, const double *phi, fk_error *err)
 {
+    FK_GPU_ENTER(err);
     udev *d = (udev *)ctx;
     if (d->ns) FK_CU(cudaMemcpy(d->a(4), phi, d->ns * 8, cudaMemcpyHostToDevice), err);
     return FK_OK;
@@ -295,6 +300,7 @@ extern "C" int fk_gpu_unbind_load(void *ctx, const double *phi, fk_error *err)
 
 extern "C" int fk_gpu_unbind_sums(void *ctx, double (*part)[7], fk_error *err)
 {
+    FK_GPU_ENTER(err);
     udev *d = (udev *)ctx;
     if (d->ns == 0) return FK_OK;
     const unsigned nc = uchunks(d->ns);
@@ -306,6 +312,7 @@ extern "C" int fk_gpu_unbind_sums(void *ctx, double (*part)[7], fk_error *err)
 
 extern "C" int fk_gpu_unbind_energies(void *ctx, const double v[3], int massive, double (*part)[7], fk_error *err)
 {
+    FK_GPU_ENTER(err);
     udev *d = (udev *)ctx;
     if (d->ns == 0) return FK_OK;
     const unsigned nc = uchunks(d->ns);
@@ -319,6 +326,7 @@ extern "C" int fk_gpu_unbind_energies(void *ctx, const double v[3], int massive,
 extern "C" int fk_gpu_unbind_drop(void *ctx, double emin, size_t maxupd, double G, double eps, size_t *nu,
                                   fk_error *err)
 {
+    FK_GPU_ENTER(err);
     udev *d = (udev *)ctx;
     *nu = 0;
     const uint64_t ns = d->ns;
@@ -353,6 +361,7 @@ extern "C" int fk_gpu_unbind_drop(void *ctx, double emin, size_t maxupd, double 
 
 extern "C" int fk_gpu_unbind_members(void *ctx, size_t *idx, fk_error *err)
 {
+    FK_GPU_ENTER(err);
     udev *d = (udev *)ctx;
     if (d->ns == 0) return FK_OK;
     std::vector<uint32_t> h(d->ns);
@@ -363,5 +372,7 @@ extern "C" int fk_gpu_unbind_members(void *ctx, size_t *idx, fk_error *err)
 
 extern "C" void fk_gpu_unbind_close(void *ctx)
 {
+    fk_error err;
+    fk_gpu_use(&err); /* its buffers are freed on the device that holds them */
     delete (udev *)ctx;
 }

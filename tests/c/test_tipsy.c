@@ -1,5 +1,6 @@
 /* test_tipsy.c - tipsy reading and writing: round trips, byte order, selection, gzip, pipes, wrapping, every error. */
 #include <math.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -275,6 +276,27 @@ static void test_large(void)
     memcpy(b.p + at, "\x7f\x80\x00\x00", 4); /* +inf */
     expect_error(b.p, b.len, FILEIN, &o, FK_EFORMAT,
                  "in: particle 219999 (dark) has a non-finite velocity (inf 216.749 213.499)");
+    /* with a second bad particle in an earlier block (gas 65600's mass, a
+     * block read by another thread), every input kind and every number of
+     * threads names that one; a slice that starts after it names the late one */
+    const size_t early = 32 + 65600 * 48;
+    unsigned char saved2[4];
+    memcpy(saved2, b.p + early, 4);
+    memcpy(b.p + early, "\x7f\xc0\x00\x00", 4); /* nan */
+    static const int threads[] = {1, 2, 3, 8};
+    const int nt = omp_get_max_threads();
+    for (int k = 0; k < 4; k++) {
+        omp_set_num_threads(threads[k]);
+        for (int how = FILEIN; how <= GZPIPE; how++)
+            expect_error(b.p, b.len, how, &o, FK_EFORMAT, "in: particle 65600 (gas) has a non-finite mass (nan)");
+        fk_tipsy_opts late = o;
+        late.slice = 2;
+        late.nslices = 3;
+        expect_error(b.p, b.len, FILEIN, &late, FK_EFORMAT,
+                     "in: particle 219999 (dark) has a non-finite velocity (inf 216.749 213.499)");
+    }
+    omp_set_num_threads(nt);
+    memcpy(b.p + early, saved2, 4);
     memcpy(b.p + at, saved, 4);
     /* truncation in a late block, through a pipe: how many particles arrived */
     expect_error(b.p, b.len - 50, PIPEIN, &o, FK_EFORMAT,

@@ -135,6 +135,14 @@ void prog_info(const char *fmt, ...)
     va_end(ap);
 }
 
+void prog_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(fmt, ap);
+    va_end(ap);
+}
+
 void prog_progress_clear(void)
 {
     if (!progress_shown) return;

@@ -46,6 +46,10 @@ _Noreturn void prog_usage(const char *fmt, ...) __attribute__((format(printf, 1,
 /* "name: message" on stderr when -v was given. */
 void prog_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* "name: message" on stderr, -v or not: what a user should know although
+ * nothing failed (said once). */
+void prog_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Progress on a terminal: when stderr is one, -v was not given and the
  * program has run for a second (FOFKIT_PROGRESS=0 never, =always from the
  * start), one line redrawn in place at most 4 times a second: what the

@@ -2,6 +2,7 @@
 #include "distrun.h"
 
 #include <inttypes.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     if (!st) {
         const void *raw = want[W_ID].data[0];
         int wide = !strcmp(want[W_ID].chunk[0].dtype, "<u8");
+        #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < snap.n; i++)
             id[i] = wide ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
     }
@@ -148,6 +150,13 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     check(st, &err);
     fk_distlink_report rep;
     if (fk_distlink_run(&din, gmin, &rep, &err)) agreed_fail(&err, 0); /* agreed inside: the same on all */
+    fk_cores cores;
+    fk_dist_cores(&cores);
+    rep.device = din.gpu ? gi.ordinal : -1;
+    rep.threads = omp_get_max_threads();
+    rep.cpu_first = cores.after ? cores.first : -1;
+    rep.cpu_last = cores.after ? cores.last : -1;
+    rep.cpu_count = cores.after;
 
     /* -v: the whole run, then every rank's part. */
     fk_distlink_report *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
@@ -158,6 +167,16 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         uint64_t ghosts = 0;
         for (int d = 0; d < size; d++) {
             const fk_distlink_report *a = &all[d];
+            char cpus[64] = "";
+            if (a->cpu_first >= 0)
+                snprintf(cpus, sizeof cpus, ", %d core%s (%d to %d)", a->cpu_count, a->cpu_count == 1 ? "" : "s",
+                         a->cpu_first, a->cpu_last);
+            if (a->device >= 0)
+                prog_info("rank %d: GPU %d, %d threads%s; GPU: upload %.3f s, build %.3f s, link %.3f s, download "
+                          "%.3f s", d, a->device, a->threads, cpus, a->link.gpu.upload, a->link.gpu.build,
+                          a->link.gpu.link, a->link.gpu.download);
+            else
+                prog_info("rank %d: CPU, %d threads%s", d, a->threads, cpus);
             prog_info("rank %d: slab %.6g to %.6g (axis %d), %" PRIu64 " owned, %" PRIu64
                       " ghosts (%.2f%%), %.3f MB sent, %.3f MB received, %" PRIu64 " boundary edges",
                       d, a->slab_lo, a->slab_hi, a->axis, a->owned, a->ghosts,

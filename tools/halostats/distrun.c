@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "device.h"
 #include "dist.h"
 #include "dist_halos.h"
@@ -187,16 +188,20 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     if (!st) st = read_levels(want, &in, name, &err);
     if (!st && want[W_LINK].data[0]) st = hs_parse_link(&in, want[W_LINK].data[0], name, &err);
     const fk_snap snap = flt.snap;
-    if (!st && !(ids = malloc((snap.n ? snap.n : 1) * sizeof *ids)))
+    if (!st && !(ids = fk_big_alloc((snap.n ? snap.n : 1) * sizeof *ids)))
         st = fk_fail(&err, FK_ENOMEM, "out of memory for the IDs of %" PRIu64 " particles", snap.n);
     if (!st) {
         const void *raw = want[W_ID].data[0];
         int wide = !strcmp(want[W_ID].chunk[0].dtype, "<u8");
-        for (uint64_t i = 0; i < snap.n; i++) ids[i] = wide ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
-        for (uint64_t i = 0; i < snap.n && !st; i++)
-            if (ids[i] >= snap.nsource)
-                st = fk_fail(&err, FK_EFORMAT, "%s: particle %" PRIu64 " has ID %" PRIu64 ", beyond the %" PRIu64
-                             " particles of the source", name, i, ids[i], snap.nsource);
+        uint64_t first = snap.n; /* the first ID beyond the source's particles */
+        #pragma omp parallel for schedule(static) reduction(min : first)
+        for (uint64_t i = 0; i < snap.n; i++) {
+            ids[i] = wide ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
+            if (ids[i] >= snap.nsource && i < first) first = i;
+        }
+        if (first < snap.n)
+            st = fk_fail(&err, FK_EFORMAT, "%s: particle %" PRIu64 " has ID %" PRIu64 ", beyond the %" PRIu64
+                         " particles of the source", name, first, ids[first], snap.nsource);
     }
     check(st, &err);
     uint64_t ntotal = 0, lo = snap.nsource, hi = snap.nsource;
@@ -224,6 +229,18 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     prog_rank_quiet(1);
     hs_setup(&in, o);
     prog_rank_quiet(0);
+    { /* -v: each rank's GPU (or the CPU), as rank 0 learns them; collective on every rank */
+        uint64_t *dev = calloc((size_t)size, sizeof *dev);
+        check(dev ? FK_OK : fk_fail(&err, FK_ENOMEM, "out of memory"), &err);
+        dev[rank] = o->device == DEV_GPU ? (uint64_t)fk_gpu_selected() + 1 : 0;
+        fk_dist_sum(dev, size);
+        char list[256] = "";
+        for (int d = 0, at = 0; d < size && at < (int)sizeof list - 16; d++)
+            at += dev[d] ? snprintf(list + at, sizeof list - (size_t)at, "%sGPU %d", d ? ", " : "", (int)dev[d] - 1)
+                         : snprintf(list + at, sizeof list - (size_t)at, "%sCPU", d ? ", " : "");
+        if (rank == 0) prog_info("the ranks' devices (rank 0 first): %s", list);
+        free(dev);
+    }
     double t_read = prog_now() - t0;
 
     fk_dhalos_in din = {.n = snap.n, .pos = want[W_POS].data[0], .vel = want[W_VEL].data[0],
