@@ -116,48 +116,48 @@ kill_rank1() {
     nothing_left part
 }
 
+# Runs `mpirun -n 3 PROG ARGS...` (with -o OUT.%r.fof, or -o FULL when FULL is a path) with
+# OUT.R.fof (or FULL) a full disk: it fails by itself, one line from PROG says "FILE: cannot
+# write: ..." and nothing named OUT.* is left but the link. Usage:
+#   full_disk OUT R PROG ARGS...     (rank R's stream OUT.R.fof links to /dev/full)
+#   full_disk /dev/full - PROG ARGS... (the one output is /dev/full)
+full_disk() {
+    local out=$1 r=$2 prog=$3 file
+    shift 2
+    if [ "$r" = - ]; then
+        file=$out
+        run --separate-stderr timeout "$LIMIT" mpirun -n 3 "$@" -o "$out"
+    else
+        file=$out.$r.fof
+        ln -s /dev/full "$file"
+        run --separate-stderr timeout "$LIMIT" mpirun -n 3 "$@" -o "$out.%r.fof"
+    fi
+    echo "$stderr"
+    failed_alone
+    [ "$(grep -c "^$prog: " <<<"$stderr")" -eq 1 ]
+    grep -q "^$prog: $file: cannot write: " <<<"$stderr"
+    if [ "$r" != - ]; then
+        nothing_left "$out" "$file"
+        rm "$file"
+    fi
+    [ -z "$(find . -name '*.tmp.*')" ]
+}
+
 @test "a full disk on one rank: one message naming its file, every rank fails, no output left" {
     need_mpi tipsy2bin
     [ -w /dev/full ] || skip "no /dev/full"
     rm -f part.* link.* grp.*
-    # rank 1 writes its stream into a full disk (/dev/full through a link)
-    ln -s /dev/full part.1.fof
-    run --separate-stderr timeout "$LIMIT" mpirun -n 3 tipsy2bin u.std -o part.%r.fof
-    echo "$stderr"
-    failed_alone
-    [ "$(grep -c '^tipsy2bin: ' <<<"$stderr")" -eq 1 ]
+    full_disk part 1 tipsy2bin u.std
     grep -qx 'tipsy2bin: part.1.fof: cannot write: No space left on device' <<<"$stderr"
-    nothing_left part part.1.fof
-    rm part.1.fof
     mpirun -n 3 tipsy2bin u.std -o part.%r.fof
-    ln -s /dev/full link.1.fof
-    run --separate-stderr timeout "$LIMIT" mpirun -n 3 foflink -b 0.2 part.%r.fof -o link.%r.fof
-    echo "$stderr"
-    failed_alone
-    [ "$(grep -c '^foflink: ' <<<"$stderr")" -eq 1 ]
+    full_disk link 1 foflink -b 0.2 part.%r.fof
     grep -qx 'foflink: link.1.fof: cannot write: No space left on device' <<<"$stderr"
-    nothing_left link link.1.fof
-    rm link.1.fof
     mpirun -n 3 foflink -b 0.2 part.%r.fof -o link.%r.fof
-    ln -s /dev/full grp.2.fof
-    run --separate-stderr timeout "$LIMIT" mpirun -n 3 groups -m 5 --format=stream link.%r.fof -o grp.%r.fof
-    echo "$stderr"
-    failed_alone
-    [ "$(grep -c '^groups: ' <<<"$stderr")" -eq 1 ]
+    full_disk grp 2 groups -m 5 --format=stream link.%r.fof
     grep -qx 'groups: grp.2.fof: cannot write: No space left on device' <<<"$stderr"
-    nothing_left grp grp.2.fof
-    rm grp.2.fof
     # one file from every rank (MPI-IO), and the catalogue rank 0 writes
-    run --separate-stderr timeout "$LIMIT" mpirun -n 3 groups -m 5 --format=grp -o /dev/full link.%r.fof
-    echo "$stderr"
-    failed_alone
-    [ "$(grep -c '^groups: ' <<<"$stderr")" -eq 1 ]
-    grep -q '^groups: /dev/full: cannot write' <<<"$stderr"
+    full_disk /dev/full - groups -m 5 --format=grp link.%r.fof
     mpirun -n 3 groups -m 5 --format=stream link.%r.fof -o grp.%r.fof
-    run --separate-stderr timeout "$LIMIT" mpirun -n 3 halostats grp.%r.fof -o /dev/full
-    echo "$stderr"
-    failed_alone
-    [ "$(grep -c '^halostats: ' <<<"$stderr")" -eq 1 ]
+    full_disk /dev/full - halostats grp.%r.fof
     grep -qx 'halostats: /dev/full: cannot write: No space left on device' <<<"$stderr"
-    [ -z "$(find . -name '*.tmp.*')" ]
 }
