@@ -34,14 +34,9 @@ typedef struct input {
     size_t size[FILES];
 } input;
 
-/* Writes the parts of the input into dir, removing those of the previous input. */
-static void put_files(input *in)
+/* Removes the files of the previous input. */
+static void clear_files(void)
 {
-    if (!dir[0]) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/fuzz_gadget.XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp");
-        if (!mkdtemp(dir)) abort();
-    }
     char name[128];
     for (int k = 0; k < FILES; k++) {
         snprintf(name, sizeof name, "%s/snap.%d", dir, k);
@@ -49,6 +44,26 @@ static void put_files(input *in)
     }
     snprintf(name, sizeof name, "%s/one", dir);
     unlink(name);
+}
+
+/* At exit: the folder and what is left in it. */
+static void remove_dir(void)
+{
+    clear_files();
+    rmdir(dir);
+}
+
+/* Writes the parts of the input into dir, removing those of the previous input. */
+static void put_files(input *in)
+{
+    if (!dir[0]) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/fuzz_gadget.XXXXXX", tmp && strlen(tmp) < 32 ? tmp : "/tmp");
+        if (!mkdtemp(dir)) abort();
+        atexit(remove_dir);
+    }
+    char name[128];
+    clear_files();
     for (int k = 0; k < in->nfiles; k++) {
         if (in->nfiles == 1)
             snprintf(name, sizeof name, "%s/one", dir);
