@@ -7,6 +7,7 @@
 
 #include "catalog.h"
 #include "kv.h"
+#include "sniff.h"
 #include "snap.h"
 #include "stream.h"
 
@@ -105,8 +106,11 @@ static int read_text(FILE *f, const char *name, fk_cattab *t, fk_error *err)
     int st = units ? FK_OK : fk_fail(err, FK_ENOMEM, "%s: no memory", name), csv = -1;
     long lineno = 0;
     ssize_t len;
+    unsigned char head[FK_SNIFF_BYTES]; /* the first line's first bytes: a snapshot is named */
+    size_t nhead = 0;
     while (st == FK_OK && (len = getline(&line, &lcap, f)) != -1) {
         lineno++;
+        if (lineno == 1) memcpy(head, line, nhead = (size_t)len < sizeof head ? (size_t)len : sizeof head);
         if (len && line[len - 1] == '\n') line[--len] = 0;
         char *s = line;
         while (isspace((unsigned char)*s)) s++;
@@ -123,6 +127,12 @@ static int read_text(FILE *f, const char *name, fk_cattab *t, fk_error *err)
             /* The first row: CSV names, or the first data row under the text header's names. */
             csv = strchr(s, ',') != NULL && !names;
             char *hdr = csv ? s : names;
+            const int kind = fk_sniff(head, nhead);
+            if (!hdr && kind != FK_FILE_UNKNOWN) {
+                st = fk_fail(err, FK_EFORMAT, "%s: not a catalogue but %s (%s)", name, fk_sniff_what(kind),
+                             fk_sniff_advice(kind));
+                break;
+            }
             if (!hdr) {
                 st = fk_fail(err, FK_EFORMAT, "%s: line %ld: no header naming the columns", name, lineno);
                 break;
@@ -155,7 +165,11 @@ static int read_text(FILE *f, const char *name, fk_cattab *t, fk_error *err)
     if (st == FK_OK && ferror(f)) st = fk_fail(err, FK_EIO, "%s: read error", name);
     if (st == FK_OK && csv < 0) {
         /* No row: a catalogue of no halos is valid when its header names the columns. */
-        if (!names) {
+        const int kind = fk_sniff(head, nhead);
+        if (!names && kind != FK_FILE_UNKNOWN) {
+            st = fk_fail(err, FK_EFORMAT, "%s: not a catalogue but %s (%s)", name, fk_sniff_what(kind),
+                         fk_sniff_advice(kind));
+        } else if (!names) {
             st = fk_fail(err, FK_EFORMAT, "%s: no header naming the columns (not a catalogue?)", name);
         } else {
             int n = split(names, 0, fields, FK_CAT_MAXCOLS);

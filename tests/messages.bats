@@ -152,6 +152,9 @@ unwritable() {
         fails "${p%% *}: g2.dat: not a fofkit stream but a Gadget-2 snapshot (convert it with gadget2bin)" $p g2.dat
     done
     fails "gadget2bin: u.std: not a Gadget-2 snapshot but a tipsy snapshot (convert it with tipsy2bin)" gadget2bin u.std
+    # the catalogue readers
+    fails "halomf: u.std: not a catalogue but a tipsy snapshot (convert it with tipsy2bin)" halomf u.std
+    fails "halomf: g2.dat: not a catalogue but a Gadget-2 snapshot (convert it with gadget2bin)" halomf g2.dat
     fails "tipsy2bin: g2.dat: not a tipsy file but a Gadget-2 snapshot (convert it with gadget2bin)" tipsy2bin g2.dat
     fails "tipsy2bin: s.fof: not a tipsy file but a fofkit stream (it needs no conversion: give it to kdbuild, foflink, groups or halostats)" tipsy2bin s.fof
     fails "gadget2bin: t.fof: not a Gadget-2 snapshot but a fofkit stream (it needs no conversion: give it to kdbuild, foflink, groups or halostats)" gadget2bin t.fof
