@@ -163,10 +163,11 @@ int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_
     int fd = -1;
 #ifdef O_TMPFILE
     {
-        /* an unnamed file in path's directory (not every file system has them: then a named one) */
+        /* an unnamed file in path's directory (not every file system has them, and naming one
+         * needs /proc: else a named one) */
         const char *slash = strrchr(path, '/');
         char *dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup(".");
-        if (dir) fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+        if (dir && access("/proc/self/fd", X_OK) == 0) fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
         free(dir);
         o->anon = fd >= 0;
     }
