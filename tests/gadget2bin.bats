@@ -129,17 +129,17 @@ claim_header() {
 
 @test "gadget2bin: a header that claims more particles than the file holds is refused before anything is allocated" {
     # 428 bytes claiming 10737418235 particles: exit 1 naming the mismatch, not out of memory,
-    # with at most 512 MB of address space
+    # able to allocate 512 MB at most (small_memory)
     claim_header big.dat 428 4294967295 4294967295 2147483645 0 0 0
     fails_with 1 "gadget2bin: big.dat: the header claims 10737418235 particles in this file, which needs at least 300647710868 bytes; the file holds 428 (truncated, or not a Gadget-2 snapshot)" \
-        bash -c 'ulimit -v 524288 && exec gadget2bin -o out.bin big.dat'
+        small_memory gadget2bin -o out.bin big.dat
     # a file one byte short of its claim (2 particles: 264 + 3 x 8 + 2 x 28 = 344 bytes)
     claim_header short.dat 343 0 2 0 0 0 0
     fails_with 1 "gadget2bin: short.dat: the header claims 2 particles in this file, which needs at least 344 bytes; the file holds 343 (truncated, or not a Gadget-2 snapshot)" \
         gadget2bin -o out.bin short.dat
     # through a pipe, whose size is unknown, the arrays grow as the particles arrive: the end
     # of the data is found without allocating for the claim
-    run --separate-stderr bash -c 'ulimit -v 524288 && cat big.dat | gadget2bin -o out.bin'
+    run --separate-stderr small_memory bash -c 'cat big.dat | gadget2bin -o out.bin'
     echo "$stderr"
     [ "$status" -eq 1 ]
     [ "$stderr" = "gadget2bin: stdin: block POS: truncated: the file ends at byte 428, inside the record of 0 bytes that starts at byte 264" ] ||

@@ -157,14 +157,14 @@ load snap_helpers
 @test "hdf52bin: a header that claims more particles than the datasets hold is refused before anything is allocated" {
     need_hdf5
     # NumPart 2^31 - 1 over datasets of 32768 rows: exit 1 naming the mismatch, not out of memory,
-    # with at most 512 MB of address space
+    # able to allocate 512 MB at most (small_memory)
     snapcopy --to=hdf5 --claim=2147483647 "$G4" claim
     fails_with 1 "hdf52bin: claim.0.hdf5: dataset PartType1/Coordinates has shape 32768 x 3, but NumPart_ThisFile claims 2147483647 x 3" \
-        bash -c 'ulimit -v 524288 && exec hdf52bin -o out.bin claim.0.hdf5'
+        small_memory hdf52bin -o out.bin claim.0.hdf5
     # datasets that declare the claimed rows but hold none (chunked, never written)
     snapcopy --to=hdf5 --claim=2147483647 --unwritten "$G4" empty
     fails_with 1 "hdf52bin: empty.0.hdf5: dataset PartType1/Coordinates declares 2147483647 rows but none was written" \
-        bash -c 'ulimit -v 524288 && exec hdf52bin -o out.bin empty.0.hdf5'
+        small_memory hdf52bin -o out.bin empty.0.hdf5
     # a type left out is not read, and its claims do not matter
     hdf52bin --types=gas -o gas.bin claim.0.hdf5
     [ ! -e out.bin ]

@@ -141,7 +141,7 @@ unwritable() {
     # out of memory: status 3, one line (a SNAP record whose source snapshot has 2^40 particles:
     # groups numbers every one of them)
     printf 'box 1\norigin 0\nperiodic 1\nnsource 1099511627776\np 0.5 0.5 0.5 0 0 0 1 1 3\nsink 0\n' | mkstream -o huge.fof
-    AS=groups shaped 3 huge.fof bash -c 'ulimit -v 400000 && exec groups -m 1 -o out.fof huge.fof'
+    AS=groups shaped 3 huge.fof small_memory groups -m 1 -o out.fof huge.fof
     [ ! -e out.fof ]
 }
 

@@ -35,6 +35,17 @@ stdout_to() {
     "$@" >"$f"
 }
 
+# Runs COMMAND ARGS... able to allocate 512 MB at most: under ulimit -v, or, under the
+# sanitizers (make check-asan sets ASAN_OPTIONS; they reserve terabytes of address space
+# and would not start), with ASan's own limit on an allocation.
+small_memory() {
+    if [ -n "${ASAN_OPTIONS:-}" ]; then
+        ASAN_OPTIONS="$ASAN_OPTIONS:max_allocation_size_mb=512" "$@"
+    else
+        (ulimit -v 524288 && exec "$@")
+    fi
+}
+
 # As fails_with, status 1: PROG ARGS... must fail with exactly MESSAGE.
 fails() {
     local msg=$1
