@@ -18,7 +18,7 @@ static void no_gpu(cudaError_t e, char *why, size_t size)
 {
     int driver = 0, runtime = 0;
     if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
-        snprintf(why, size, "no NVIDIA driver found (the GPU needs one; --device=cpu runs without it)");
+        snprintf(why, size, "no NVIDIA driver found");
     else if (e == cudaErrorInsufficientDriver && cudaRuntimeGetVersion(&runtime) == cudaSuccess)
         snprintf(why, size, "no usable NVIDIA driver: it runs CUDA %d.%d, this build needs %d.%d (update the driver)",
                  driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
