@@ -14,8 +14,8 @@ CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(NVCC) 2>/dev/null)))
 # CFLAGS and NVFLAGS are yours to set (make CFLAGS=-O0, NVFLAGS=-DFK_GPU_STATS); what the code needs is added.
 CFLAGS  ?= -O3 -g
 NVFLAGS ?= -O3
-ALL_CFLAGS  = $(CFLAGS) -std=c11 -Wall -Wextra -ffp-contract=off -fopenmp -D_DEFAULT_SOURCE -Ilib -Itools/common
-ALL_NVFLAGS = $(NVFLAGS) -std=c++17 --fmad=$(NV_FMAD) $(CUDA_ARCH) -Ilib -Xcompiler -Wall,-Wextra,-ffp-contract=off,-fopenmp
+ALL_CFLAGS  = $(CFLAGS) -std=c11 -Wall -Wextra -ffp-contract=off -fopenmp -D_DEFAULT_SOURCE -Iinclude -Ilib -Itools/common
+ALL_NVFLAGS = $(NVFLAGS) -std=c++17 --fmad=$(NV_FMAD) $(CUDA_ARCH) -Iinclude -Ilib -Xcompiler -Wall,-Wextra,-ffp-contract=off,-fopenmp
 NV_FMAD = false
 # Each host thread its own default stream: the unbinding feeds the GPU from several threads at once.
 ALL_NVFLAGS += --default-stream per-thread
@@ -57,16 +57,21 @@ MPI_PROGS := foflink groups tipsy2bin gadget2bin hdf52bin halostats
 ifeq ($(MPI),1)
 $(patsubst %.c,$(B)/%.o,$(wildcard lib/dist*.c)): ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
 $(foreach p,$(MPI_PROGS),$(eval $(B)/bin/$(p): LDLIBS += $(MPI_LIBS)))
+$(B)/tests/fofmpi: ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
+$(B)/tests/fofmpi: LDLIBS += $(MPI_LIBS)
 endif
 
 LIB_C   := $(wildcard lib/*.c)
 LIB_CU  := $(wildcard lib/gpu/*.cu)
 ifeq ($(CUDA),1)
-LIB_C   := $(filter-out lib/gpu_none.c,$(LIB_C))
+LIB_C   := $(filter-out lib/gpu_none.c lib/gpuarrays_none.c,$(LIB_C))
 LIB_OBJ := $(LIB_C:%.c=$(B)/%.o) $(LIB_CU:%.cu=$(B)/%.o)
 else
 LIB_OBJ := $(LIB_C:%.c=$(B)/%.o)
 endif
+# The library's objects are position-independent: the same ones make libfofkit.a and libfofkit.so.
+$(filter %.o,$(LIB_C:%.c=$(B)/%.o)): ALL_CFLAGS += -fPIC
+$(LIB_CU:%.cu=$(B)/%.o): ALL_NVFLAGS += -Xcompiler -fPIC
 COMMON_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard tools/common/*.c))
 # The programs' shared code as an archive: each program links only the files it calls (so
 # that the MPI calls of one reach only the programs in MPI_PROGS).
@@ -77,7 +82,18 @@ CTESTS  := $(patsubst tests/c/%.c,$(B)/tests/%,$(wildcard tests/c/test_*.c))
 CHELP   := $(patsubst tests/c/%.c,$(B)/tests/%,$(filter-out tests/c/test_%,$(wildcard tests/c/*.c)))
 BENCHES := $(patsubst bench/%.c,$(B)/bench/%,$(wildcard bench/*.c))
 MAN1    := $(wildcard man/man1/*.1)
+MAN3    := $(wildcard man/man3/*.3)
 MAN5    := $(wildcard man/man5/*.5)
+
+# libfofkit: the public header include/fofkit.h, a shared library exporting only its fofkit_*
+# calls (lib/fofkit.map), versioned by lib/version.h (soname libfofkit.so.MAJOR), and fofkit.pc.
+VERSION := $(shell sed -n 's/^\#define FK_VERSION "\(.*\)"/\1/p' lib/version.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+SONAME  := libfofkit.so.$(SOMAJOR)
+SHLIB   := $(B)/libfofkit.so.$(VERSION)
+LIBDIR  ?= $(PREFIX)/lib
+SHLIB_LIBS = $(LDLIBS) $(if $(filter 1,$(MPI)),$(MPI_LIBS))
+EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 ifeq ($(V),1)
 Q :=
@@ -85,10 +101,18 @@ else
 Q := @
 endif
 
-.PHONY: all help deps config test check-c check-bats demo bench gpucheck install uninstall clean fuzz check-asan
+.PHONY: all lib help deps config test check-c check-bats demo bench gpucheck install uninstall clean fuzz check-asan
 .DEFAULT_GOAL := all
 
-all: $(BINS) $(CTESTS) $(CHELP) $(BENCHES) ## build every program (and the test and benchmark programs)
+all: $(BINS) $(B)/bin/fofgroups $(CTESTS) $(CHELP) $(BENCHES) lib $(EXAMPLES) ## build every program, the library (and the test and benchmark programs)
+
+lib: $(B)/libfofkit.a $(SHLIB) $(B)/libfofkit.so $(B)/fofkit.pc ## build libfofkit: static, shared, fofkit.pc (in the build tree)
+
+# The grouping stage is groups, and fofgroups too: coreutils has a groups of its own (groups(1),
+# README's Install). INSTALL_GROUPS=0 installs it as fofgroups only.
+INSTALL_GROUPS ?= 1
+$(B)/bin/fofgroups: $(B)/bin/groups
+	$(Q)ln -sf groups $@
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -113,6 +137,28 @@ $(B)/%.o: %.cu
 $(B)/libfofkit.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(SHLIB): $(LIB_OBJ) lib/fofkit.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/fofkit.map -Wl,--as-needed \
+	  $(LIB_OBJ) -o $@ $(SHLIB_LIBS)
+
+$(B)/libfofkit.so: $(SHLIB)
+	$(Q)ln -sf $(notdir $(SHLIB)) $(B)/$(SONAME) && ln -sf $(SONAME) $@
+
+# fofkit.pc for prefix $(1) (the build tree's names its own directories).
+# A library built with sanitizers (make check-asan) says so in Libs: a program linked to it needs their runtimes first.
+pc_text = sed -e 's|@PREFIX@|$(1)|; s|@LIBDIR@|$(2)|; s|@INCLUDEDIR@|$(3)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(strip $(SHLIB_LIBS))|; s|@SANITIZE@|$(if $(filter -fsanitize=%,$(CFLAGS)), $(filter -fsanitize=%,$(CFLAGS)))|' lib/fofkit.pc.in
+$(B)/fofkit.pc: lib/fofkit.pc.in lib/version.h Makefile
+	$(Q)$(call pc_text,$(CURDIR),$(CURDIR)/$(B),$(CURDIR)/include) >$@
+
+# Examples (examples/*.c): programs a user of the installed library would write, built against
+# include/fofkit.h and the shared library only; with CUDA they put their particles on the GPU.
+$(B)/examples/%: examples/%.c include/fofkit.h $(B)/libfofkit.so
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -Iinclude $(if $(filter 1,$(CUDA)),-DHAVE_CUDA=1 -I$(CUDA_HOME)/include) \
+	  $< -o $@ -L$(B) -lfofkit -Wl,-rpath,$(CURDIR)/$(B) $(if $(filter 1,$(CUDA)),-L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread) -lm
 
 $(COMMON_LIB): $(COMMON_OBJ)
 	@$(if $(Q),echo "  AR      $@")
@@ -193,7 +239,7 @@ config: ## probe the optional libraries again (HDF5, libpng) into $(B)/config.mk
 test: all ## build, then run every test (C tests, then the programs' bats tests)
 	$(Q)CC="$(CC)" scripts/deps test
 	$(Q)tests/run-c-tests $(CTESTS)
-	$(Q)PATH="$(CURDIR)/$(B)/bin:$(CURDIR)/$(B)/tests:$$PATH" bats tests
+	$(Q)PATH="$(CURDIR)/$(B)/bin:$(CURDIR)/$(B)/tests:$(CURDIR)/$(B)/examples:$$PATH" FOFKIT_BUILD="$(CURDIR)/$(B)" bats tests
 
 demo: all ## build, make a sample universe, run the whole pipeline, show the biggest halos
 	$(Q)B="$(B)" scripts/demo
@@ -206,21 +252,35 @@ gpucheck: all ## on a GPU machine: GPU tests, CPU-GPU identity, compute-sanitize
 
 # The directories install may make, parents first; those it made are listed in $(MADE_DIRS), so
 # that uninstall removes them again (when empty) and no directory that was there before.
-INST_DIRS := $(DESTDIR)$(PREFIX) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share $(DESTDIR)$(PREFIX)/share/man \
-	$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/fofkit
-MADE_DIRS := $(DESTDIR)$(PREFIX)/share/fofkit/made-dirs
+INST_DIRS = $(DESTDIR)$(PREFIX) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(LIBDIR) \
+	$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/share $(DESTDIR)$(PREFIX)/share/man \
+	$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man5 \
+	$(DESTDIR)$(PREFIX)/share/fofkit
+MADE_DIRS = $(DESTDIR)$(PREFIX)/share/fofkit/made-dirs
 
-install: $(BINS) ## install the programs and man pages under PREFIX (default /usr/local)
+install: $(BINS) lib ## install the programs, libfofkit (header, .so, .a, fofkit.pc) and man pages under PREFIX (INSTALL_GROUPS=0: the groups stage as fofgroups only)
 	$(Q)made=; for d in $(INST_DIRS); do [ -d "$$d" ] || made="$$made $$d"; done; \
 	  install -d $(INST_DIRS) && \
 	  { cat $(MADE_DIRS) 2>/dev/null; for d in $$made; do echo "$$d"; done; } | sort -u >$(MADE_DIRS).new && \
 	  mv $(MADE_DIRS).new $(MADE_DIRS)
-	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin
-	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(filter-out %/groups,$(BINS)) $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(B)/bin/groups $(DESTDIR)$(PREFIX)/bin/fofgroups
+	$(if $(filter 0,$(INSTALL_GROUPS)),,ln -sf fofgroups $(DESTDIR)$(PREFIX)/bin/groups)
+	install -m 644 $(filter-out %/groups.1,$(MAN1)) $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 man/man1/groups.1 $(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1
+	$(if $(filter 0,$(INSTALL_GROUPS)),,ln -sf fofgroups.1 $(DESTDIR)$(PREFIX)/share/man/man1/groups.1)
+	install -m 644 $(MAN3) $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 644 include/fofkit.h $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libfofkit.so
+	install -m 644 $(B)/libfofkit.a $(DESTDIR)$(LIBDIR)
+	$(call pc_text,$(PREFIX),$(LIBDIR),$(PREFIX)/include) >$(DESTDIR)$(LIBDIR)/pkgconfig/fofkit.pc
 
 uninstall: ## remove what install put in place, and the directories it made (when empty)
-	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/%)
+	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/fofgroups $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1 $(MAN3:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/%)
+	rm -f $(DESTDIR)$(PREFIX)/include/fofkit.h $(DESTDIR)$(LIBDIR)/libfofkit.so* $(DESTDIR)$(LIBDIR)/libfofkit.a $(DESTDIR)$(LIBDIR)/pkgconfig/fofkit.pc
 	$(Q)made=$$(cat $(MADE_DIRS) 2>/dev/null); rm -f $(MADE_DIRS); \
 	  for d in $$(printf '%s\n' $$made | awk '{ print length, $$0 }' | sort -rn | cut -d' ' -f2-); do \
 	    rmdir "$$d" 2>/dev/null || true; done

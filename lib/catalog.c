@@ -28,7 +28,15 @@ int fk_cattab_find(const fk_cattab *t, const char *col)
 static int add_name(fk_cattab *t, const char *s, const char *name, fk_error *err)
 {
     if (t->ncols == FK_CAT_MAXCOLS) return fk_fail(err, FK_EFORMAT, "%s: more than %d columns", name, FK_CAT_MAXCOLS);
-    snprintf(t->names[t->ncols], FK_CAT_NAME, "%s", s);
+    /* a CSV header's "name[unit]": the unit apart */
+    size_t len = strlen(s);
+    const char *open = strchr(s, '[');
+    if (open && open > s && len > 0 && s[len - 1] == ']') {
+        snprintf(t->units[t->ncols], FK_CAT_NAME, "%.*s", (int)(len - 2 - (size_t)(open - s)), open + 1);
+        len = (size_t)(open - s);
+    }
+    snprintf(t->names[t->ncols], FK_CAT_NAME, "%.*s", (int)(len < FK_CAT_NAME ? len : FK_CAT_NAME - 1), s);
+    s = t->names[t->ncols];
     if (!strcmp(s, "level") && t->level < 0) t->level = t->ncols;
     t->ncols++;
     return FK_OK;

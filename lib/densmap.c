@@ -110,10 +110,42 @@ void fk_densmap_render(const double *grid, int size, const unsigned char (*cmap)
     }
 }
 
-int fk_densmap_circle(fk_image *im, const fk_view *v, const fk_catalog *cat, size_t count, int label)
+static int overlaps(const fk_label_box *a, const fk_label_box *b)
+{
+    /* a pixel of room between labels */
+    return a->x <= b->x + b->w && b->x <= a->x + a->w && a->y <= b->y + b->h && b->y <= a->y + a->h;
+}
+
+int fk_densmap_label_place(int W, int H, double cx, double cy, double r, int w, int h, const fk_label_box *placed,
+                           int n, fk_label_box *box)
+{
+    const double d = 0.7071 * r;
+    const double at[4][2] = {{cx + d + 2, cy - d - h}, {cx - d - 2 - w, cy - d - h}, {cx + d + 2, cy + d + 2},
+                             {cx - d - 2 - w, cy + d + 2}};
+    for (int k = 0; k < 4; k++) {
+        /* a huge ring's places, far outside, are clamped before they become ints */
+        double ax = fmin(fmax(at[k][0], -1e6), 1e6), ay = fmin(fmax(at[k][1], -1e6), 1e6);
+        fk_label_box b = {(int)floor(ax), (int)floor(ay), w, h};
+        /* inside the picture, a pixel from its edges where it fits */
+        if (b.x + w > W - 1) b.x = W - 1 - w;
+        if (b.y + h > H - 1) b.y = H - 1 - h;
+        if (b.x < 1) b.x = 1;
+        if (b.y < 1) b.y = 1;
+        int free = 1;
+        for (int j = 0; j < n && free; j++) free = !overlaps(&b, &placed[j]);
+        if (free) {
+            *box = b;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int fk_densmap_circle(fk_image *im, const fk_view *v, const fk_catalog *cat, size_t count, int label, int *unlabelled)
 {
     static const unsigned char ring[3] = {255, 255, 255}, shade[3] = {0, 0, 0};
-    int drawn = 0;
+    int drawn = 0, nplaced = 0, skipped = 0;
+    fk_label_box *placed = label ? malloc((count < cat->n ? count : cat->n) * sizeof *placed + 1) : NULL;
     for (size_t i = 0; i < cat->n && (size_t)drawn < count; i++) {
         const fk_cat_halo *h = &cat->h[i];
         double x, y;
@@ -124,15 +156,23 @@ int fk_densmap_circle(fk_image *im, const fk_view *v, const fk_catalog *cat, siz
         /* A dark halo under a white ring keeps it visible over bright and dark pixels alike. */
         fk_image_ring(im, x, y, r, 3.0, shade);
         fk_image_ring(im, x, y, r, 1.5, ring);
-        if (label) {
-            char s[32];
-            snprintf(s, sizeof s, "%llu", (unsigned long long)h->id);
-            int tx = (int)(x + 0.7071 * r) + 2, ty = (int)(y - 0.7071 * r) - 14;
-            fk_image_text(im, tx + 1, ty + 1, s, 2, 0, shade);
-            fk_image_text(im, tx, ty, s, 2, 0, ring);
-        }
         drawn++;
+        if (!label) continue;
+        char s[32];
+        snprintf(s, sizeof s, "%llu", (unsigned long long)h->id);
+        fk_label_box b;
+        /* the 5x7 font at scale 2, and a pixel of shade */
+        if (placed && fk_densmap_label_place(im->w, im->h, x, y, r, fk_text_width(s, 2) + 1, 2 * 7 + 1, placed, nplaced,
+                                             &b)) {
+            placed[nplaced++] = b;
+            fk_image_text(im, b.x + 1, b.y + 1, s, 2, 0, shade);
+            fk_image_text(im, b.x, b.y, s, 2, 0, ring);
+        } else {
+            skipped++;
+        }
     }
+    free(placed);
+    if (unlabelled) *unlabelled = skipped;
     return drawn;
 }
 
@@ -143,7 +183,7 @@ static double round_down(double x)
     return (m >= 5 ? 5 : m >= 2 ? 2 : 1) * p;
 }
 
-void fk_densmap_annotate(fk_image *im, const fk_view *v, const char *caption)
+void fk_densmap_annotate(fk_image *im, const fk_view *v, const char *caption, const char *unit)
 {
     static const unsigned char white[3] = {255, 255, 255}, black[3] = {0, 0, 0};
     int scale = im->w >= 600 ? 2 : 1;
@@ -152,8 +192,8 @@ void fk_densmap_annotate(fk_image *im, const fk_view *v, const char *caption)
     int x0 = 16 * scale, y0 = im->h - 16 * scale;
     fk_image_line(im, x0 + 1, y0 + 1, x0 + px + 1, y0 + 1, 2.0 * scale, black);
     fk_image_line(im, x0, y0, x0 + px, y0, 2.0 * scale, white);
-    char s[64];
-    snprintf(s, sizeof s, "%g", len);
+    char s[128];
+    snprintf(s, sizeof s, "%g%s%s", len, unit && *unit ? " " : "", unit ? unit : "");
     int ty = y0 - (12 * scale);
     fk_image_text(im, x0 + 1, ty + 1, s, scale, 0, black);
     fk_image_text(im, x0, ty, s, scale, 0, white);

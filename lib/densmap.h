@@ -55,13 +55,30 @@ int fk_densmap_smooth(double *grid, int size, double sigma, fk_error *err);
  * (empty pixels too). Can't fail. */
 void fk_densmap_render(const double *grid, int size, const unsigned char (*cmap)[3], double range_dex, fk_image *im);
 
+/* A label's box: left, top, width, height in pixels. */
+typedef struct fk_label_box {
+    int x, y, w, h;
+} fk_label_box;
+
+/* Where a w x h label of a ring of radius r about (cx, cy) goes in an
+ * image of W x H pixels: beside the ring at its upper right, else upper
+ * left, lower right, lower left, each moved inside the image when it would
+ * cross an edge, the first that overlaps none of the n boxes placed (nor
+ * comes within a pixel of one). Returns 1 and sets *box, or 0 when every
+ * place overlaps one. Can't fail. */
+int fk_densmap_label_place(int W, int H, double cx, double cy, double r, int w, int h, const fk_label_box *placed,
+                           int n, fk_label_box *box);
+
 /* Rings the first count halos of cat (as ordered there) whose centres lie in
  * the slab, each at its radius (at least 4 pixels), labelled with its id when
- * label is set. Returns the number drawn. Can't fail. */
-int fk_densmap_circle(fk_image *im, const fk_view *v, const fk_catalog *cat, size_t count, int label);
+ * label is set (fk_densmap_label_place: inside the picture, never over
+ * another label; *unlabelled, when not NULL, counts the rings left without
+ * one for want of room). Returns the number drawn. Can't fail. */
+int fk_densmap_circle(fk_image *im, const fk_view *v, const fk_catalog *cat, size_t count, int label, int *unlabelled);
 
 /* Draws a scale bar in the lower left corner (a round length near a fifth of
- * the field) and the caption text in the upper left. Can't fail. */
-void fk_densmap_annotate(fk_image *im, const fk_view *v, const char *caption);
+ * the field, labelled with unit, the length unit's name) and the caption
+ * text in the upper left. Can't fail. */
+void fk_densmap_annotate(fk_image *im, const fk_view *v, const char *caption, const char *unit);
 
 #endif

@@ -98,6 +98,7 @@ typedef struct fk_distlink_report {
     int threads;                       /* its OpenMP threads                      */
     int cpu_count, cpu_first, cpu_last; /* the cores it may use: how many, the
                                            first and last (-1: unknown)          */
+    uint64_t peak_rss;                 /* its peak resident memory, bytes         */
 } fk_distlink_report;
 
 /* Links in's particles with every rank's: gmin[k][i] (n entries per level)

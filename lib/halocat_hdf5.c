@@ -1,4 +1,4 @@
-/* halocat_hdf5.c - writes the halo catalogue as an in-memory HDF5 file in Gadget-4's fof_subhalo_tab layout. */
+/* halocat_hdf5.c - the halo catalogue as an in-memory HDF5 file in Gadget-4's fof_subhalo_tab layout, units and conventions. */
 #include "halocat_hdf5.h"
 
 #include <inttypes.h>
@@ -6,35 +6,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef FK_HAVE_HDF5
-
-int fk_halocat_hdf5_available(void)
-{
-    return 0;
-}
-
-int fk_halocat_hdf5(const fk_halocat *cat, void **image, size_t *size, fk_error *err)
-{
-    (void)cat;
-    *image = NULL;
-    *size = 0;
-    return fk_fail(err, FK_EUNSUP, "this build has no HDF5 (install libhdf5-dev, then make config and rebuild)");
-}
-
-#else
-
-#include <hdf5.h>
+#include "snapunits.h"
 
 #define NTYPES 6 /* Gadget's particle types */
 
-int fk_halocat_hdf5_available(void)
+/* Gadget's usual internal units, which a stream without units is taken to
+ * be in (Gadget-4's defaults: kpc/h, 1e10 Msun/h, km/s). */
+#define GADGET_LENGTH_CM FK_KPC_CM
+#define GADGET_MASS_G (1e10 * FK_MSUN_G)
+#define GADGET_VELOCITY_CM_S 1e5
+
+void fk_gadget_meta_init(fk_gadget_meta *m, const fk_snap *s, const fk_halo_units *u, const fk_cosmo *so)
 {
-    return 1;
+    memset(m, 0, sizeof *m);
+    double lu = u ? u->length : 1, mu = u ? u->mass : 1, vu = u ? u->velocity : 1;
+    m->stream_units = s->have_units;
+    m->unit_length_cm = (s->have_units ? s->unit_length_cm : GADGET_LENGTH_CM) / lu;
+    m->unit_mass_g = (s->have_units ? s->unit_mass_g : GADGET_MASS_G) / mu;
+    m->unit_velocity_cm_s = (s->have_units ? s->unit_velocity_cm_s : GADGET_VELOCITY_CM_S) / vu;
+    m->units_per_h = s->have_units ? s->units_per_h : 1;
+    m->time = s->time;
+    /* a key that was absent reads as +0 (snap.h) */
+    const int snap_cosmo = s->have_cosmology || s->hubble != 0 || s->omega0 != 0 || s->omega_lambda != 0;
+    const int expansion = s->periodic && s->time > 0 && s->time <= 1;
+    m->hubble = s->hubble > 0 ? s->hubble : 1;
+    if (snap_cosmo) {
+        m->omega0 = s->omega0, m->omega_lambda = s->omega_lambda;
+    } else if (so) {
+        m->omega0 = so->omega_m, m->omega_lambda = so->omega_l;
+    }
+    if (s->have_cosmology || s->redshift != 0)
+        m->redshift = s->redshift;
+    else if (so && so->a > 0)
+        m->redshift = 1 / so->a - 1;
+    else if (expansion)
+        m->redshift = 1 / s->time - 1;
+    m->comoving = snap_cosmo || so != NULL || expansion;
 }
 
-/* Gadget's type of original index r: the source holds gas, dark, star in
- * that order (snap.h); Gadget's stars are type 4. */
-static int gadget_type(const fk_snap *s, uint64_t r)
+int fk_gadget_type(const fk_snap *s, uint64_t r)
 {
     if (r < s->nsource_type[FK_GAS]) return 0;
     if (r < s->nsource_type[FK_GAS] + s->nsource_type[FK_DARK]) return 1;
@@ -45,7 +55,7 @@ static int gadget_type(const fk_snap *s, uint64_t r)
 typedef struct table {
     uint64_t rows;
     int64_t *len, *lentype, *offtype; /* rows, rows x 6, rows x 6 */
-    double *masstype;                 /* rows x 6                 */
+    double *masstype;                 /* rows x 6, the stream's mass unit */
 } table;
 
 static int table_alloc(table *t, uint64_t rows)
@@ -64,73 +74,223 @@ static void table_free(table *t)
     free(t->len), free(t->lentype), free(t->offtype), free(t->masstype);
 }
 
-/* HDF5 writing: every call checked, the first failure kept in st. */
-typedef struct h5w {
-    int st;
-    fk_error *err;
-} h5w;
+/* Where everything goes: the Subhalo rows host by host, both tables, and
+ * the stream row of each original index. */
+typedef struct layout {
+    uint64_t ng, ns;
+    uint64_t *sorder;   /* ns: Subhalo row k is subs[sorder[k]]      */
+    uint64_t *subrow;   /* ns: the row of subs[j]                    */
+    int64_t *firstsub;  /* ng: first row of the group's Subhalos, -1 */
+    int64_t *nsubs;     /* ng                                        */
+    uint64_t *row_of;   /* nsource: stream row, UINT64_MAX if absent */
+    table gt, st;
+    uint64_t nids;
+} layout;
 
-static void h5_check(h5w *w, herr_t r, const char *what)
+static void layout_free(layout *l)
 {
-    if (r < 0 && w->st == FK_OK) w->st = fk_fail(w->err, FK_EIO, "HDF5 catalogue: libhdf5 failed to write %s", what);
+    free(l->sorder), free(l->subrow), free(l->firstsub), free(l->nsubs), free(l->row_of);
+    table_free(&l->gt), table_free(&l->st);
 }
 
-/* Objects carry no modification times, so that the same catalogue gives the
- * same bytes whenever it is written. */
-static hid_t untimed(hid_t cls)
+/* Counts members by type into the tables and checks them against the halos. */
+static int count_members(const fk_halocat *cat, layout *l, fk_error *err)
 {
-    hid_t p = H5Pcreate(cls);
-    if (p >= 0) H5Pset_obj_track_times(p, 0);
-    return p;
+    const fk_snap *s = cat->snap;
+    for (uint64_t r = 0; r < s->nsource; r++) {
+        uint64_t i = l->row_of[r];
+        uint32_t g = cat->gid0[r], sg = cat->gsub ? cat->gsub[r] : 0;
+        if (i == UINT64_MAX) {
+            if (g || sg)
+                return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: particle %" PRIu64 " is in a group but not in the stream",
+                               r);
+            continue;
+        }
+        int t = fk_gadget_type(s, r);
+        if (g > l->ng)
+            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: particle %" PRIu64 " is in group %" PRIu32 " of %" PRIu64, r,
+                           g, l->ng);
+        if (sg > l->ns)
+            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: particle %" PRIu64 " is in subhalo %" PRIu32 " of %" PRIu64,
+                           r, sg, l->ns);
+        if (g) {
+            l->gt.len[g - 1]++;
+            l->gt.lentype[(g - 1) * NTYPES + t]++;
+            l->gt.masstype[(g - 1) * NTYPES + t] += cat->mass[i];
+        }
+        if (sg) {
+            const fk_halo *h = &cat->subs[sg - 1];
+            if (h->host != g)
+                return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: particle %" PRIu64 " of the subhalo of level %" PRIu64
+                               " group %" PRIu64 " lies in group %" PRIu32 ", not in its host %" PRIu64, r, h->level,
+                               h->id, g, h->host);
+            uint64_t k = l->subrow[sg - 1];
+            l->st.len[k]++;
+            l->st.lentype[k * NTYPES + t]++;
+            l->st.masstype[k * NTYPES + t] += cat->mass[i];
+        }
+    }
+    for (uint64_t g = 0; g < l->ng; g++)
+        if ((uint64_t)l->gt.len[g] != cat->groups[g].n)
+            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: group %" PRIu64 " has %" PRId64 " members in the stream, not %"
+                           PRIu64, g + 1, l->gt.len[g], cat->groups[g].n);
+    for (uint64_t j = 0; j < l->ns; j++)
+        if ((uint64_t)l->st.len[l->subrow[j]] != cat->subs[j].n)
+            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: the subhalo of level %" PRIu64 " group %" PRIu64 " has %" PRId64
+                           " members in the stream, not %" PRIu64, cat->subs[j].level, cat->subs[j].id,
+                           l->st.len[l->subrow[j]], cat->subs[j].n);
+    return FK_OK;
 }
 
-static hid_t new_group(hid_t loc, const char *name)
+/* Offsets in the group-ordered snapshot, type by type: groups one after
+ * the other; in a group its subhalos (in row order), then the rest. */
+static void set_offsets(layout *l)
 {
-    hid_t gcpl = untimed(H5P_GROUP_CREATE);
-    hid_t g = gcpl < 0 ? -1 : H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    if (gcpl >= 0) H5Pclose(gcpl);
-    return g;
+    for (int t = 0; t < NTYPES; t++) {
+        int64_t at = 0;
+        for (uint64_t g = 0; g < l->ng; g++) {
+            l->gt.offtype[g * NTYPES + t] = at;
+            int64_t sub_at = at;
+            for (int64_t k = l->firstsub[g]; k >= 0 && k < l->firstsub[g] + l->nsubs[g]; k++) {
+                l->st.offtype[k * NTYPES + t] = sub_at;
+                sub_at += l->st.lentype[k * NTYPES + t];
+            }
+            at += l->gt.lentype[g * NTYPES + t];
+        }
+    }
 }
 
-/* A dataset of rows x cols (cols 1: one dimension) under loc. */
-static void h5_data(h5w *w, hid_t loc, const char *name, hid_t type, uint64_t rows, int cols, const void *data)
+static int layout_build(const fk_halocat *cat, layout *l, fk_error *err)
 {
-    if (w->st) return;
-    hsize_t dims[2] = {rows, (hsize_t)cols};
-    hid_t sp = H5Screate_simple(cols > 1 ? 2 : 1, dims, NULL);
-    hid_t dcpl = untimed(H5P_DATASET_CREATE);
-    hid_t d = sp < 0 || dcpl < 0 ? -1 : H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    if (dcpl >= 0) H5Pclose(dcpl);
-    h5_check(w, d < 0 ? -1 : H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), name);
-    if (d >= 0) H5Dclose(d);
-    if (sp >= 0) H5Sclose(sp);
+    memset(l, 0, sizeof *l);
+    const fk_snap *s = cat->snap;
+    uint64_t ng = cat->ngroups, ns = cat->gsub ? cat->nsubs : 0;
+    l->ng = ng, l->ns = ns;
+    l->sorder = malloc((ns ? ns : 1) * sizeof *l->sorder);
+    l->subrow = malloc((ns ? ns : 1) * sizeof *l->subrow);
+    l->firstsub = malloc((ng ? ng : 1) * sizeof *l->firstsub);
+    l->nsubs = calloc(ng ? ng : 1, sizeof *l->nsubs);
+    l->row_of = malloc((s->nsource ? s->nsource : 1) * sizeof *l->row_of);
+    if (!l->sorder || !l->subrow || !l->firstsub || !l->nsubs || !l->row_of || table_alloc(&l->gt, ng) ||
+        table_alloc(&l->st, ns))
+        return fk_fail(err, FK_ENOMEM, "out of memory for the HDF5 catalogue of %" PRIu64 " groups", ng + ns);
+    for (uint64_t r = 0; r < s->nsource; r++) l->row_of[r] = UINT64_MAX;
+    for (uint64_t i = 0; i < cat->n; i++) {
+        uint64_t r = cat->ids[i];
+        if (r >= s->nsource)
+            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: particle %" PRIu64 " has ID %" PRIu64 ", beyond the %" PRIu64
+                           " of the source", i, r, s->nsource);
+        if (l->row_of[r] != UINT64_MAX)
+            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: ID %" PRIu64 " appears twice in the stream", r);
+        l->row_of[r] = i;
+    }
+    /* Subhalo rows host by host (a counting sort by host), in the given order within. */
+    for (uint64_t k = 0; k < ns; k++) {
+        uint64_t h = cat->subs[k].host;
+        if (h < 1 || h > ng)
+            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: the subhalo of level %" PRIu64 " group %" PRIu64
+                           " has host %" PRIu64 " of %" PRIu64, cat->subs[k].level, cat->subs[k].id, h, ng);
+        l->nsubs[h - 1]++;
+    }
+    int64_t at = 0;
+    for (uint64_t g = 0; g < ng; g++) {
+        l->firstsub[g] = l->nsubs[g] ? at : -1;
+        at += l->nsubs[g];
+    }
+    int64_t *next = malloc((ng ? ng : 1) * sizeof *next);
+    if (!next) return fk_fail(err, FK_ENOMEM, "out of memory for the HDF5 catalogue of %" PRIu64 " groups", ng + ns);
+    for (uint64_t g = 0; g < ng; g++) next[g] = l->firstsub[g];
+    for (uint64_t k = 0; k < ns; k++) {
+        uint64_t row = (uint64_t)next[cat->subs[k].host - 1]++;
+        l->subrow[k] = row;
+        l->sorder[row] = k;
+    }
+    free(next);
+    int st = count_members(cat, l, err);
+    if (st) return st;
+    set_offsets(l);
+    for (uint64_t g = 0; g < ng; g++) l->nids += (uint64_t)l->gt.len[g];
+    return FK_OK;
 }
 
-/* A scalar attribute of loc. */
-static void h5_attr(h5w *w, hid_t loc, const char *name, hid_t type, const void *value)
+/* The stream rows in the group-ordered snapshot's order (layout's). */
+static uint64_t *member_rows(const fk_halocat *cat, const layout *l)
 {
-    if (w->st) return;
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
-    h5_check(w, a < 0 ? -1 : H5Awrite(a, type, value), name);
-    if (a >= 0) H5Aclose(a);
-    if (sp >= 0) H5Sclose(sp);
+    uint64_t ng = l->ng, ns = l->ns;
+    uint64_t *rows = malloc((cat->n ? cat->n : 1) * sizeof *rows);
+    uint64_t *gat = malloc((ng ? ng : 1) * sizeof *gat); /* next slot of each group's rest */
+    uint64_t *sat = malloc((ns ? ns : 1) * sizeof *sat); /* next slot of each subhalo row  */
+    if (!rows || !gat || !sat) {
+        free(rows), free(gat), free(sat);
+        return NULL;
+    }
+    uint64_t at = 0;
+    for (uint64_t g = 0; g < ng; g++) {
+        uint64_t start = at;
+        for (int64_t k = l->firstsub[g]; k >= 0 && k < l->firstsub[g] + l->nsubs[g]; k++) {
+            sat[k] = at;
+            at += (uint64_t)l->st.len[k];
+        }
+        gat[g] = at;
+        at = start + (uint64_t)l->gt.len[g];
+    }
+    uint64_t rest = at;
+    for (uint64_t r = 0; r < cat->snap->nsource; r++) {
+        uint64_t i = l->row_of[r];
+        if (i == UINT64_MAX) continue;
+        uint32_t g = cat->gid0[r], sg = cat->gsub ? cat->gsub[r] : 0;
+        if (sg)
+            rows[sat[l->subrow[sg - 1]]++] = i;
+        else if (g)
+            rows[gat[g - 1]++] = i;
+        else
+            rows[rest++] = i;
+    }
+    free(gat), free(sat);
+    return rows;
 }
 
-static void attr_i64(h5w *w, hid_t loc, const char *name, int64_t v)
+int fk_halocat_order(const fk_halocat *cat, uint64_t **order, uint64_t *nids, fk_error *err)
 {
-    h5_attr(w, loc, name, H5T_NATIVE_INT64, &v);
+    *order = NULL;
+    *nids = 0;
+    layout l;
+    int st = layout_build(cat, &l, err);
+    if (!st && !(*order = member_rows(cat, &l)))
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the order of %" PRIu64 " particles", cat->n);
+    if (!st) *nids = l.nids;
+    layout_free(&l);
+    return st;
 }
 
-static void attr_f64(h5w *w, hid_t loc, const char *name, double v)
+#ifndef FK_HAVE_HDF5
+
+int fk_halocat_hdf5_available(void)
 {
-    h5_attr(w, loc, name, H5T_NATIVE_DOUBLE, &v);
+    return 0;
+}
+
+int fk_halocat_hdf5(const fk_halocat *cat, void **image, size_t *size, fk_error *err)
+{
+    (void)cat;
+    *image = NULL;
+    *size = 0;
+    return fk_fail(err, FK_EUNSUP, "this build has no HDF5 (install libhdf5-dev, then make config and rebuild)");
+}
+
+#else
+
+#include "h5write.h"
+
+int fk_halocat_hdf5_available(void)
+{
+    return 1;
 }
 
 /* The per-halo columns both tables share: Len, LenType, Mass, MassType,
  * OffsetType, Pos, CM, Vel; prefix "Group" or "Subhalo". halos[order[k]]
- * is row k. */
-static void write_common(h5w *w, hid_t loc, const char *prefix, const table *t, const fk_halo *halos,
+ * (order NULL: k) is row k. */
+static void write_common(fk_h5w *w, hid_t loc, const char *prefix, const table *t, const fk_halo *halos,
                          const uint64_t *order, const fk_halocat *cat, double *scratch)
 {
     const fk_snap *s = cat->snap;
@@ -138,286 +298,174 @@ static void write_common(h5w *w, hid_t loc, const char *prefix, const table *t, 
     double vu = cat->units ? cat->units->velocity : 1;
     char name[64];
 #define NAME(x) (snprintf(name, sizeof name, "%s%s", prefix, x), name)
-    h5_data(w, loc, NAME("Len"), H5T_NATIVE_INT64, t->rows, 1, t->len);
-    h5_data(w, loc, NAME("LenType"), H5T_NATIVE_INT64, t->rows, NTYPES, t->lentype);
-    h5_data(w, loc, NAME("OffsetType"), H5T_NATIVE_INT64, t->rows, NTYPES, t->offtype);
-    h5_data(w, loc, NAME("MassType"), H5T_NATIVE_DOUBLE, t->rows, NTYPES, t->masstype);
-    for (uint64_t k = 0; k < t->rows; k++) scratch[k] = halos[order[k]].mass * mu;
-    h5_data(w, loc, NAME("Mass"), H5T_NATIVE_DOUBLE, t->rows, 1, scratch);
+#define ROW(k) (&halos[order ? order[k] : (k)])
+    fk_h5_data(w, loc, NAME("Len"), H5T_NATIVE_INT64, t->rows, 1, t->len, FK_DIM_1);
+    fk_h5_data(w, loc, NAME("LenType"), H5T_NATIVE_INT64, t->rows, NTYPES, t->lentype, FK_DIM_1);
+    fk_h5_data(w, loc, NAME("OffsetType"), H5T_NATIVE_INT64, t->rows, NTYPES, t->offtype, FK_DIM_1);
+    for (uint64_t k = 0; k < t->rows * NTYPES; k++) scratch[k] = t->masstype[k] * mu;
+    fk_h5_data(w, loc, NAME("MassType"), H5T_NATIVE_DOUBLE, t->rows, NTYPES, scratch, FK_DIM_MASS);
+    for (uint64_t k = 0; k < t->rows; k++) scratch[k] = ROW(k)->mass * mu;
+    fk_h5_data(w, loc, NAME("Mass"), H5T_NATIVE_DOUBLE, t->rows, 1, scratch, FK_DIM_MASS);
     for (uint64_t k = 0; k < t->rows; k++)
-        for (int a = 0; a < 3; a++) scratch[3 * k + a] = (halos[order[k]].xc[a] - s->origin) * lu;
-    h5_data(w, loc, NAME("Pos"), H5T_NATIVE_DOUBLE, t->rows, 3, scratch);
+        for (int a = 0; a < 3; a++) scratch[3 * k + a] = (ROW(k)->xc[a] - s->origin) * lu;
+    fk_h5_data(w, loc, NAME("Pos"), H5T_NATIVE_DOUBLE, t->rows, 3, scratch, FK_DIM_LENGTH);
     for (uint64_t k = 0; k < t->rows; k++)
-        for (int a = 0; a < 3; a++) scratch[3 * k + a] = (halos[order[k]].x[a] - s->origin) * lu;
-    h5_data(w, loc, NAME("CM"), H5T_NATIVE_DOUBLE, t->rows, 3, scratch);
+        for (int a = 0; a < 3; a++) scratch[3 * k + a] = (ROW(k)->x[a] - s->origin) * lu;
+    fk_h5_data(w, loc, NAME("CM"), H5T_NATIVE_DOUBLE, t->rows, 3, scratch, FK_DIM_LENGTH);
     for (uint64_t k = 0; k < t->rows; k++)
-        for (int a = 0; a < 3; a++) scratch[3 * k + a] = halos[order[k]].v[a] * vu;
-    h5_data(w, loc, NAME("Vel"), H5T_NATIVE_DOUBLE, t->rows, 3, scratch);
+        for (int a = 0; a < 3; a++) scratch[3 * k + a] = ROW(k)->v[a] * vu;
+    fk_h5_data(w, loc, NAME("Vel"), H5T_NATIVE_DOUBLE, t->rows, 3, scratch, FK_DIM_VELOCITY);
+#undef ROW
 #undef NAME
 }
 
+/* A NaN (not reached) as Gadget-4 writes it: 0. */
+static double so_value(double v, double unit)
+{
+    return isnan(v) ? 0 : v * unit;
+}
+
+/* The Group-only columns: subhalo links, Ascale, SO masses and radii, bound parts. */
+static void write_groups(fk_h5w *w, hid_t loc, const fk_halocat *cat, const layout *l, double *dscr, int64_t *iscr)
+{
+    const fk_halo *h = cat->groups;
+    uint64_t ng = cat->ngroups;
+    double lu = cat->units ? cat->units->length : 1, mu = cat->units ? cat->units->mass : 1;
+    fk_h5_data(w, loc, "GroupFirstSub", H5T_NATIVE_INT64, ng, 1, l->firstsub, FK_DIM_1);
+    fk_h5_data(w, loc, "GroupNsubs", H5T_NATIVE_INT64, ng, 1, l->nsubs, FK_DIM_1);
+    for (uint64_t k = 0; k < ng; k++) dscr[k] = cat->snap->time;
+    fk_h5_data(w, loc, "GroupAscale", H5T_NATIVE_DOUBLE, ng, 1, dscr, FK_DIM_1);
+    if (cat->have_so) {
+        static const char *names[8] = {"Group_M_Crit200", "Group_R_Crit200", "Group_M_Crit500", "Group_R_Crit500",
+                                       "Group_M_Mean200", "Group_R_Mean200", "Group_M_TopHat200", "Group_R_TopHat200"};
+        for (int q = 0; q < 8; q++) {
+            int radius = q % 2;
+            for (uint64_t k = 0; k < ng; k++) {
+                const double v[8] = {h[k].m200c, h[k].r200c, h[k].m500c, h[k].r500c,
+                                     h[k].m200m, h[k].r200m, h[k].mvir,  h[k].rvir};
+                dscr[k] = so_value(v[q], radius ? lu : mu);
+            }
+            fk_h5_data(w, loc, names[q], H5T_NATIVE_DOUBLE, ng, 1, dscr, radius ? FK_DIM_LENGTH : FK_DIM_MASS);
+        }
+    }
+    if (cat->have_bound) {
+        for (uint64_t k = 0; k < ng; k++) iscr[k] = (int64_t)h[k].n_bound;
+        fk_h5_data(w, loc, "GroupLenBound", H5T_NATIVE_INT64, ng, 1, iscr, FK_DIM_1);
+        for (uint64_t k = 0; k < ng; k++) dscr[k] = h[k].mass_bound * mu;
+        fk_h5_data(w, loc, "GroupMassBound", H5T_NATIVE_DOUBLE, ng, 1, dscr, FK_DIM_MASS);
+    }
+}
+
+/* A particle's ID as the file gives it: its PID, else its original index. */
+static int64_t file_id(const fk_halocat *cat, const layout *l, uint64_t r)
+{
+    uint64_t i = l->row_of[r];
+    return (int64_t)(cat->pids && i != UINT64_MAX ? cat->pids[i] : r);
+}
+
 /* The Subhalo-only columns. */
-static void write_subs(h5w *w, hid_t loc, const fk_halocat *cat, const uint64_t *order, double *dscr, int64_t *iscr)
+static void write_subs(fk_h5w *w, hid_t loc, const fk_halocat *cat, const layout *l, double *dscr, int64_t *iscr)
 {
     const fk_halo *h = cat->subs;
-    uint64_t ns = cat->nsubs;
+    const uint64_t *order = l->sorder;
+    uint64_t ns = l->ns;
     double lu = cat->units ? cat->units->length : 1, vu = cat->units ? cat->units->velocity : 1;
     for (uint64_t k = 0; k < ns; k++) iscr[k] = (int64_t)h[order[k]].host - 1;
-    h5_data(w, loc, "SubhaloGroupNr", H5T_NATIVE_INT64, ns, 1, iscr);
-    h5_data(w, loc, "SubhaloGrNr", H5T_NATIVE_INT64, ns, 1, iscr);
+    fk_h5_data(w, loc, "SubhaloGroupNr", H5T_NATIVE_INT64, ns, 1, iscr, FK_DIM_1);
+    fk_h5_data(w, loc, "SubhaloGrNr", H5T_NATIVE_INT64, ns, 1, iscr, FK_DIM_1);
+    for (uint64_t k = 0; k < ns; k++) iscr[k] = (int64_t)h[order[k]].level;
+    fk_h5_data(w, loc, "SubhaloFofLevel", H5T_NATIVE_INT64, ns, 1, iscr, FK_DIM_1);
     for (uint64_t k = 0; k < ns; k++) iscr[k] = (int64_t)h[order[k]].id;
-    h5_data(w, loc, "SubhaloFofID", H5T_NATIVE_INT64, ns, 1, iscr);
+    fk_h5_data(w, loc, "SubhaloFofID", H5T_NATIVE_INT64, ns, 1, iscr, FK_DIM_1);
     for (uint64_t k = 0; k < ns; k++)
         iscr[k] = (k && h[order[k]].host == h[order[k - 1]].host) ? iscr[k - 1] + 1 : 0;
-    h5_data(w, loc, "SubhaloRankInGr", H5T_NATIVE_INT64, ns, 1, iscr);
+    fk_h5_data(w, loc, "SubhaloRankInGr", H5T_NATIVE_INT64, ns, 1, iscr, FK_DIM_1);
     if (cat->have_mbp) {
-        for (uint64_t k = 0; k < ns; k++) iscr[k] = (int64_t)h[order[k]].mbp_id;
-        h5_data(w, loc, "SubhaloIDMostbound", H5T_NATIVE_INT64, ns, 1, iscr);
+        for (uint64_t k = 0; k < ns; k++) iscr[k] = file_id(cat, l, h[order[k]].mbp_id);
+        fk_h5_data(w, loc, "SubhaloIDMostbound", H5T_NATIVE_INT64, ns, 1, iscr, FK_DIM_1);
     }
     for (uint64_t k = 0; k < ns; k++) dscr[k] = h[order[k]].sigma_v / sqrt(3.0) * vu;
-    h5_data(w, loc, "SubhaloVelDisp", H5T_NATIVE_DOUBLE, ns, 1, dscr);
+    fk_h5_data(w, loc, "SubhaloVelDisp", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_VELOCITY);
     for (uint64_t k = 0; k < ns; k++) dscr[k] = h[order[k]].vmax * vu;
-    h5_data(w, loc, "SubhaloVmax", H5T_NATIVE_DOUBLE, ns, 1, dscr);
+    fk_h5_data(w, loc, "SubhaloVmax", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_VELOCITY);
     for (uint64_t k = 0; k < ns; k++) dscr[k] = h[order[k]].r_vmax * lu;
-    h5_data(w, loc, "SubhaloVmaxRad", H5T_NATIVE_DOUBLE, ns, 1, dscr);
+    fk_h5_data(w, loc, "SubhaloVmaxRad", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_LENGTH);
     for (uint64_t k = 0; k < ns; k++) dscr[k] = h[order[k]].r_half * lu;
-    h5_data(w, loc, "SubhaloHalfmassRad", H5T_NATIVE_DOUBLE, ns, 1, dscr);
+    fk_h5_data(w, loc, "SubhaloHalfmassRad", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_LENGTH);
 }
 
 /* The Header group's attributes. */
-static void write_header(h5w *w, hid_t file, const fk_halocat *cat, int64_t nids)
+static void write_header(fk_h5w *w, hid_t file, const fk_halocat *cat, const layout *l)
 {
     const fk_snap *s = cat->snap;
     double lu = cat->units ? cat->units->length : 1;
-    hid_t g = new_group(file, "Header");
-    h5_check(w, g, "the Header group");
+    hid_t g = fk_h5_group(w, file, "Header");
     if (g < 0) return;
-    attr_i64(w, g, "Ngroups_ThisFile", (int64_t)cat->ngroups);
-    attr_i64(w, g, "Ngroups_Total", (int64_t)cat->ngroups);
-    attr_i64(w, g, "Nsubhalos_ThisFile", (int64_t)cat->nsubs);
-    attr_i64(w, g, "Nsubhalos_Total", (int64_t)cat->nsubs);
-    attr_i64(w, g, "Nsubgroups_ThisFile", (int64_t)cat->nsubs);
-    attr_i64(w, g, "Nsubgroups_Total", (int64_t)cat->nsubs);
-    attr_i64(w, g, "Nids_ThisFile", nids);
-    attr_i64(w, g, "Nids_Total", nids);
-    int32_t one = 1;
-    h5_attr(w, g, "NumFiles", H5T_NATIVE_INT32, &one);
-    attr_f64(w, g, "BoxSize", s->box * lu);
-    attr_f64(w, g, "Time", s->time);
-    /* a periodic box's time in (0, 1] is an expansion factor; anything else has no redshift */
-    attr_f64(w, g, "Redshift", s->periodic && s->time > 0 && s->time <= 1 ? 1 / s->time - 1 : 0);
-    attr_f64(w, g, "Omega0", 0);
-    attr_f64(w, g, "OmegaLambda", 0);
-    attr_f64(w, g, "HubbleParam", 1);
+    fk_h5_attr_i64(w, g, "Ngroups_ThisFile", (int64_t)l->ng);
+    fk_h5_attr_i64(w, g, "Ngroups_Total", (int64_t)l->ng);
+    fk_h5_attr_i64(w, g, "Nsubhalos_ThisFile", (int64_t)l->ns);
+    fk_h5_attr_i64(w, g, "Nsubhalos_Total", (int64_t)l->ns);
+    fk_h5_attr_i64(w, g, "Nsubgroups_ThisFile", (int64_t)l->ns);
+    fk_h5_attr_i64(w, g, "Nsubgroups_Total", (int64_t)l->ns);
+    fk_h5_attr_i64(w, g, "Nids_ThisFile", (int64_t)l->nids);
+    fk_h5_attr_i64(w, g, "Nids_Total", (int64_t)l->nids);
+    fk_h5_attr_i32(w, g, "NumFiles", 1);
+    fk_h5_attr_f64(w, g, "BoxSize", s->box * lu);
+    fk_h5_attr_f64(w, g, "Time", s->time);
+    fk_h5_attr_f64(w, g, "Redshift", cat->meta->redshift);
+    fk_h5_header_cosmology(w, g);
     H5Gclose(g);
-}
-
-/* Counts members by type into the tables (subhalo rows through subrow) and
- * checks them against the halos. */
-static int count_members(const fk_halocat *cat, const uint64_t *subrow, table *gt, table *st, fk_error *err)
-{
-    const fk_snap *s = cat->snap;
-    for (uint64_t i = 0; i < cat->n; i++) {
-        uint64_t r = cat->ids[i];
-        if (r >= s->nsource)
-            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: particle %" PRIu64 " has ID %" PRIu64 ", beyond the %" PRIu64
-                           " of the source", i, r, s->nsource);
-        uint32_t g = cat->gid0[r], sg = cat->gid1 ? cat->gid1[r] : 0;
-        int t = gadget_type(s, r);
-        if (g > cat->ngroups)
-            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: particle %" PRIu64 " is in group %" PRIu32 " of %" PRIu64, r,
-                           g, cat->ngroups);
-        if (sg > cat->nsubs)
-            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: particle %" PRIu64 " is in level 1 group %" PRIu32
-                           " of %" PRIu64, r, sg, cat->nsubs);
-        if (g) {
-            gt->len[g - 1]++;
-            gt->lentype[(g - 1) * NTYPES + t]++;
-            gt->masstype[(g - 1) * NTYPES + t] += cat->mass[i];
-        }
-        if (sg) {
-            if (cat->subs[sg - 1].host != g)
-                return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: particle %" PRIu64 " of level 1 group %" PRIu32
-                               " lies in group %" PRIu32 ", not in its host %" PRIu64, r, sg, g, cat->subs[sg - 1].host);
-            uint64_t k = subrow[sg - 1];
-            st->len[k]++;
-            st->lentype[k * NTYPES + t]++;
-            st->masstype[k * NTYPES + t] += cat->mass[i];
-        }
-    }
-    for (uint64_t g = 0; g < cat->ngroups; g++)
-        if ((uint64_t)gt->len[g] != cat->groups[g].n)
-            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: group %" PRIu64 " has %" PRId64 " members in the stream, not %"
-                           PRIu64, g + 1, gt->len[g], cat->groups[g].n);
-    for (uint64_t g = 0; g < cat->nsubs; g++)
-        if ((uint64_t)st->len[subrow[g]] != cat->subs[g].n)
-            return fk_fail(err, FK_EFORMAT, "HDF5 catalogue: level 1 group %" PRIu64 " has %" PRId64
-                           " members in the stream, not %" PRIu64, g + 1, st->len[subrow[g]], cat->subs[g].n);
-    return FK_OK;
-}
-
-/* Offsets in the group-ordered snapshot, type by type: groups one after
- * the other; in a group its subhalos (in row order), then the rest. */
-static void set_offsets(const int64_t *firstsub, const int64_t *nsubs, table *gt, table *st)
-{
-    for (int t = 0; t < NTYPES; t++) {
-        int64_t at = 0;
-        for (uint64_t g = 0; g < gt->rows; g++) {
-            gt->offtype[g * NTYPES + t] = at;
-            int64_t sub_at = at;
-            for (int64_t k = firstsub[g]; k >= 0 && k < firstsub[g] + nsubs[g]; k++) {
-                st->offtype[k * NTYPES + t] = sub_at;
-                sub_at += st->lentype[k * NTYPES + t];
-            }
-            at += gt->lentype[g * NTYPES + t];
-        }
-    }
-}
-
-/* IDs/ID: the members' original indices in the order of the offsets. */
-static int64_t *member_ids(const fk_halocat *cat, const table *gt, const table *st, const int64_t *firstsub,
-                           const int64_t *nsubs, const uint64_t *subrow, int64_t nids)
-{
-    uint64_t ng = cat->ngroups, ns = cat->nsubs;
-    int64_t *ids = malloc(nids ? (size_t)nids * sizeof *ids : 1);
-    int64_t *gat = malloc((ng ? ng : 1) * sizeof *gat); /* next slot of each group's rest */
-    int64_t *sat = malloc((ns ? ns : 1) * sizeof *sat); /* next slot of each subhalo      */
-    if (!ids || !gat || !sat) {
-        free(ids), free(gat), free(sat);
-        return NULL;
-    }
-    int64_t at = 0;
-    for (uint64_t g = 0; g < ng; g++) {
-        int64_t start = at;
-        for (int64_t k = firstsub[g]; k >= 0 && k < firstsub[g] + nsubs[g]; k++) {
-            sat[k] = at;
-            at += st->len[k];
-        }
-        gat[g] = at;
-        at = start + gt->len[g];
-    }
-    for (uint64_t r = 0; r < cat->snap->nsource; r++) {
-        uint32_t g = cat->gid0[r], sg = cat->gid1 ? cat->gid1[r] : 0;
-        if (sg)
-            ids[sat[subrow[sg - 1]]++] = (int64_t)r;
-        else if (g)
-            ids[gat[g - 1]++] = (int64_t)r;
-    }
-    free(gat), free(sat);
-    return ids;
 }
 
 int fk_halocat_hdf5(const fk_halocat *cat, void **image, size_t *size, fk_error *err)
 {
     *image = NULL;
     *size = 0;
-    uint64_t ng = cat->ngroups, ns = cat->gid1 ? cat->nsubs : 0;
-    fk_halocat c = *cat;
-    c.nsubs = ns;
-    int st = FK_OK;
-    table gt = {0}, stab = {0};
-    uint64_t *gorder = malloc((ng ? ng : 1) * sizeof *gorder), *sorder = malloc((ns ? ns : 1) * sizeof *sorder);
-    uint64_t *subrow = malloc((ns ? ns : 1) * sizeof *subrow);
-    int64_t *firstsub = malloc((ng ? ng : 1) * sizeof *firstsub), *nsubs = calloc(ng ? ng : 1, sizeof *nsubs);
-    double *dscr = malloc((ng > ns ? ng : ns ? ns : 1) * 3 * sizeof *dscr);
-    int64_t *iscr = malloc((ng > ns ? ng : ns ? ns : 1) * sizeof *iscr);
-    int64_t *ids = NULL;
-    hid_t fapl = -1, file = -1;
-    if (!gorder || !sorder || !subrow || !firstsub || !nsubs || !dscr || !iscr || table_alloc(&gt, ng) ||
-        table_alloc(&stab, ns)) {
+    layout l;
+    uint64_t *rows = NULL;
+    double *dscr = NULL;
+    int64_t *iscr = NULL;
+    hid_t file = -1;
+    int st = layout_build(cat, &l, err);
+    if (st) goto done;
+    uint64_t ng = l.ng, ns = l.ns, most = ng > ns ? ng : ns ? ns : 1;
+    dscr = malloc(most * NTYPES * sizeof *dscr);
+    iscr = malloc((most > l.nids ? most : l.nids) * sizeof *iscr);
+    if (!dscr || !iscr || !(rows = member_rows(cat, &l))) {
         st = fk_fail(err, FK_ENOMEM, "out of memory for the HDF5 catalogue of %" PRIu64 " groups", ng + ns);
         goto done;
     }
-    /* Subhalo rows host by host (a counting sort by host), by id within. */
-    for (uint64_t g = 0; g < ng; g++) gorder[g] = g;
-    for (uint64_t k = 0; k < ns; k++) {
-        uint64_t h = cat->subs[k].host;
-        if (h < 1 || h > ng) {
-            st = fk_fail(err, FK_EFORMAT, "HDF5 catalogue: level 1 group %" PRIu64 " has host %" PRIu64 " of %" PRIu64,
-                         k + 1, h, ng);
-            goto done;
-        }
-        nsubs[h - 1]++;
-    }
-    int64_t at = 0;
-    for (uint64_t g = 0; g < ng; g++) {
-        firstsub[g] = nsubs[g] ? at : -1;
-        at += nsubs[g];
-    }
-    {
-        int64_t *next = iscr; /* scratch: the next row of each host */
-        for (uint64_t g = 0; g < ng; g++) next[g] = firstsub[g];
-        for (uint64_t k = 0; k < ns; k++) {
-            uint64_t row = (uint64_t)next[cat->subs[k].host - 1]++;
-            subrow[k] = row;
-            sorder[row] = k;
-        }
-    }
-    if ((st = count_members(&c, subrow, &gt, &stab, err))) goto done;
-    set_offsets(firstsub, nsubs, &gt, &stab);
-    double mu = cat->units ? cat->units->mass : 1; /* the sums are in the stream's mass unit */
-    for (uint64_t k = 0; k < ng * NTYPES; k++) gt.masstype[k] *= mu;
-    for (uint64_t k = 0; k < ns * NTYPES; k++) stab.masstype[k] *= mu;
-    int64_t nids = 0;
-    for (uint64_t g = 0; g < ng; g++) nids += gt.len[g];
-    if (!(ids = member_ids(&c, &gt, &stab, firstsub, nsubs, subrow, nids))) {
-        st = fk_fail(err, FK_ENOMEM, "out of memory for the HDF5 catalogue's %" PRId64 " member IDs", nids);
-        goto done;
-    }
 
-    /* An HDF5 file in memory (the core driver without a backing store),
-     * so that the program writes it like any output: atomically, or to a
-     * pipe. Error printing is off: failures come back as statuses. */
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    h5w w = {FK_OK, err};
-    fapl = H5Pcreate(H5P_FILE_ACCESS);
-    h5_check(&w, fapl < 0 ? -1 : H5Pset_fapl_core(fapl, 1 << 20, 0), "the file access list");
-    if (!w.st) file = H5Fcreate("fofkit-halocat.hdf5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    h5_check(&w, file, "the file");
+    /* An HDF5 file in memory, so that the program writes it like any
+     * output: atomically, or to a pipe. */
+    fk_h5w w = {FK_OK, err, cat->meta};
+    file = fk_h5_create(&w, NULL);
     if (!w.st) {
-        write_header(&w, file, &c, nids);
-        hid_t g = new_group(file, "Group");
-        h5_check(&w, g, "the Group group");
+        write_header(&w, file, cat, &l);
+        fk_h5_parameters(&w, file, cat->snap->box * (cat->units ? cat->units->length : 1));
+        hid_t g = fk_h5_group(&w, file, "Group");
         if (g >= 0 && ng) {
-            write_common(&w, g, "Group", &gt, cat->groups, gorder, &c, dscr);
-            h5_data(&w, g, "GroupFirstSub", H5T_NATIVE_INT64, ng, 1, firstsub);
-            h5_data(&w, g, "GroupNsubs", H5T_NATIVE_INT64, ng, 1, nsubs);
-            for (uint64_t k = 0; k < ng; k++) dscr[k] = cat->snap->time;
-            h5_data(&w, g, "GroupAscale", H5T_NATIVE_DOUBLE, ng, 1, dscr);
+            write_common(&w, g, "Group", &l.gt, cat->groups, NULL, cat, dscr);
+            write_groups(&w, g, cat, &l, dscr, iscr);
         }
         if (g >= 0) H5Gclose(g);
-        hid_t sg = new_group(file, "Subhalo");
-        h5_check(&w, sg, "the Subhalo group");
+        hid_t sg = fk_h5_group(&w, file, "Subhalo");
         if (sg >= 0 && ns) {
-            write_common(&w, sg, "Subhalo", &stab, cat->subs, sorder, &c, dscr);
-            write_subs(&w, sg, &c, sorder, dscr, iscr);
+            write_common(&w, sg, "Subhalo", &l.st, cat->subs, l.sorder, cat, dscr);
+            write_subs(&w, sg, cat, &l, dscr, iscr);
         }
         if (sg >= 0) H5Gclose(sg);
-        hid_t ig = new_group(file, "IDs");
-        h5_check(&w, ig, "the IDs group");
-        if (ig >= 0 && nids) h5_data(&w, ig, "ID", H5T_NATIVE_INT64, (uint64_t)nids, 1, ids);
+        hid_t ig = fk_h5_group(&w, file, "IDs");
+        for (uint64_t k = 0; k < l.nids; k++) iscr[k] = file_id(cat, &l, cat->ids[rows[k]]);
+        if (ig >= 0 && l.nids) fk_h5_data(&w, ig, "ID", H5T_NATIVE_INT64, l.nids, 1, iscr, FK_DIM_1);
         if (ig >= 0) H5Gclose(ig);
-        h5_check(&w, H5Fflush(file, H5F_SCOPE_GLOBAL), "the file");
-    }
-    if (!w.st) {
-        ssize_t len = H5Fget_file_image(file, NULL, 0);
-        void *buf = len > 0 ? malloc((size_t)len) : NULL;
-        if (len > 0 && !buf) {
-            w.st = fk_fail(err, FK_ENOMEM, "out of memory for the HDF5 catalogue's %zd bytes", len);
-        } else if (len <= 0 || H5Fget_file_image(file, buf, (size_t)len) != len) {
-            free(buf);
-            h5_check(&w, -1, "the file image");
-        } else {
-            *image = buf;
-            *size = (size_t)len;
-        }
+        fk_h5_image(&w, file, image, size);
     }
     st = w.st;
 done:
     if (file >= 0) H5Fclose(file);
-    if (fapl >= 0) H5Pclose(fapl);
-    table_free(&gt), table_free(&stab);
-    free(gorder), free(sorder), free(subrow), free(firstsub), free(nsubs), free(dscr), free(iscr), free(ids);
+    layout_free(&l);
+    free(rows), free(dscr), free(iscr);
     return st;
 }
 

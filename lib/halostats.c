@@ -36,9 +36,11 @@ const fk_halo_column fk_halo_columns[] = {
     F64("xc", FK_DIM_LENGTH, "centre x: the most bound member (--centre=mbp) or the centre of mass", xc[0], 0),
     F64("yc", FK_DIM_LENGTH, "centre y", xc[1], 0),
     F64("zc", FK_DIM_LENGTH, "centre z", xc[2], 0),
-    U64("mbp_id", "original index (ID) of the most bound member: least phi", mbp_id, FK_HCOL_MBP),
+    U64("mbp_id", "original index (ID) of the most bound member: least phi; -1 with --centre=com", mbp_id,
+        FK_HCOL_MBP),
     F64("phi_mbp", FK_DIM_VELOCITY2,
-        "its potential: -G sum_(j != mbp) m_j / sqrt(r_j^2 + eps^2), exact sum", phi_mbp, FK_HCOL_MBP),
+        "its potential: -G sum_(j != mbp) m_j / sqrt(r_j^2 + eps^2), exact sum; nan with --centre=com", phi_mbp,
+        FK_HCOL_MBP),
     F64("rc_max", FK_DIM_LENGTH, "largest distance r of a member from the centre", rc_max, 0),
     F64("r_half", FK_DIM_LENGTH, "least member r with M(<=r) >= mass / 2", r_half, 0),
     F64("vmax", FK_DIM_VELOCITY, "maximum circular velocity: max over member r > 0 of sqrt(G M(<=r) / r)", vmax, 0),
@@ -77,17 +79,24 @@ double fk_halo_units_factor(const fk_halo_units *u, fk_dim d)
     }
 }
 
+const char *fk_unit_power(const char *name, int power, char *buf, size_t size)
+{
+    /* a plain word takes the power as it is, anything else in brackets */
+    int plain = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_") == strlen(name);
+    if (power == 1)
+        snprintf(buf, size, "%s", name);
+    else
+        snprintf(buf, size, plain ? "%s^%d" : "(%s)^%d", name, power);
+    return buf;
+}
+
 const char *fk_halo_units_name(const fk_halo_units *u, fk_dim d, char *buf, size_t size)
 {
     switch (d) {
     case FK_DIM_LENGTH: snprintf(buf, size, "%s", u->length_name); break;
     case FK_DIM_MASS: snprintf(buf, size, "%s", u->mass_name); break;
     case FK_DIM_VELOCITY: snprintf(buf, size, "%s", u->velocity_name); break;
-    case FK_DIM_VELOCITY2:
-        /* a plain word squares as it is, anything else in brackets */
-        snprintf(buf, size, strspn(u->velocity_name, "abcdefghijklmnopqrstuvwxyz_") == strlen(u->velocity_name)
-                                ? "%s^2" : "(%s)^2", u->velocity_name);
-        break;
+    case FK_DIM_VELOCITY2: fk_unit_power(u->velocity_name, 2, buf, size); break;
     default: snprintf(buf, size, "1");
     }
     return buf;
@@ -96,14 +105,20 @@ const char *fk_halo_units_name(const fk_halo_units *u, fk_dim d, char *buf, size
 double fk_halo_value(const fk_halo *h, const fk_halo_column *c, const fk_halo_units *u)
 {
     const char *field = (const char *)h + c->offset;
-    if (c->type == FK_HCOL_U64) return (double)*(const uint64_t *)field;
+    if (c->type == FK_HCOL_U64) {
+        uint64_t v = *(const uint64_t *)field;
+        return v == FK_HALO_NONE ? -1.0 : (double)v;
+    }
     return *(const double *)field * (u ? fk_halo_units_factor(u, c->dim) : 1.0);
 }
 
 int fk_halo_format(const fk_halo *h, const fk_halo_column *c, const fk_halo_units *u, char *buf, size_t size)
 {
     const char *field = (const char *)h + c->offset;
-    if (c->type == FK_HCOL_U64) return snprintf(buf, size, c->format, *(const uint64_t *)field);
+    if (c->type == FK_HCOL_U64) {
+        uint64_t v = *(const uint64_t *)field;
+        return v == FK_HALO_NONE ? snprintf(buf, size, "-1") : snprintf(buf, size, c->format, v);
+    }
     /* + 0.0: a negative zero (the potential of a group of one, -G times an empty sum) prints as 0 */
     return snprintf(buf, size, c->format, fk_halo_value(h, c, u) + 0.0);
 }
@@ -467,6 +482,7 @@ int fk_halostats_centres_phi(const fk_halo_input *in, uint64_t ng, fk_centre cen
                     a->method = min[g].method;
                     a->candidates = min[g].candidates;
                 } else {
+                    a->mbp_id = FK_HALO_NONE, a->phi_mbp = NAN; /* no potentials: the columns say so */
                     for (int e = 0; e < 3; e++) {
                         c[e] = a->x[e] - (double)in->pos[3 * a->ref + e];
                         if (in->periodic) c[e] -= in->box * nearbyint(c[e] / in->box);

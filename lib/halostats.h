@@ -42,8 +42,8 @@ typedef struct fk_halo {
     double rmax;     /* largest member distance from x              */
     /* from fk_halostats_centres: */
     double xc[3];    /* the centre: the most bound member's position, or x */
-    uint64_t mbp_id; /* original index of the most bound member    */
-    double phi_mbp;  /* its potential (an exact sum)                */
+    uint64_t mbp_id; /* original index of the most bound member (FK_HALO_NONE: COM centres) */
+    double phi_mbp;  /* its potential (an exact sum; NaN: COM centres) */
     double rc_max;   /* largest member distance from xc            */
     double r_half;   /* least member radius about xc enclosing half the mass */
     double vmax;     /* max over member radii r of sqrt(G M(<=r) / r) */
@@ -84,11 +84,16 @@ double fk_halo_units_factor(const fk_halo_units *u, fk_dim d);
  * potential "velocity^2" or "(km/s)^2". Returns buf. Can't fail. */
 const char *fk_halo_units_name(const fk_halo_units *u, fk_dim d, char *buf, size_t size);
 
+/* A unit name raised to a power into buf: "kpc^3", "(kpc/h)^-3" (a name
+ * other than a plain word in brackets), the name itself for power 1.
+ * Returns buf. Can't fail. */
+const char *fk_unit_power(const char *name, int power, char *buf, size_t size);
+
 /* One output column: a field of fk_halo, how to name, print and explain
  * it. Adding a column is adding a row to fk_halo_columns. */
 typedef enum { FK_HCOL_U64, FK_HCOL_F64 } fk_hcol_type;
 
-#define FK_HCOL_MBP 1u    /* the column exists only with potential centres */
+#define FK_HCOL_MBP 1u    /* meaningful only with potential centres (else -1, nan) */
 #define FK_HCOL_SO 2u     /* only with spherical-overdensity masses (so.h) */
 #define FK_HCOL_UNBIND 4u /* only with unbinding (unbind.h)               */
 
@@ -105,8 +110,11 @@ typedef struct fk_halo_column {
 extern const fk_halo_column fk_halo_columns[];
 extern const size_t fk_halo_ncolumns;
 
+/* An id field that holds none (mbp_id without potentials): printed -1. */
+#define FK_HALO_NONE UINT64_MAX
+
 /* Column c of h in the units u (NULL: the stream's), as a double (ids are
- * exact up to 2^53). Can't fail. */
+ * exact up to 2^53; FK_HALO_NONE is -1). Can't fail. */
 double fk_halo_value(const fk_halo *h, const fk_halo_column *c, const fk_halo_units *u);
 
 /* Formats column c of h in the units u (NULL: the stream's) into buf
@@ -145,7 +153,7 @@ int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, c
  *            FK_CENTRE_COM, x - x_ref
  *   xc       x_ref + c, wrapped into [origin, origin+box) when periodic
  *   mbp_id   the most bound member's original index; phi_mbp its phi_i
- *            (FK_CENTRE_MBP only; with FK_CENTRE_COM they are left 0)
+ *            (FK_CENTRE_MBP only; with FK_CENTRE_COM FK_HALO_NONE and NaN)
  *   r_i      |d_i - c|, the members' radii about the centre
  *   rc_max   max r_i
  *   M(<=r)   sum of w_i over the members with r_i <= r

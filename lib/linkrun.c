@@ -56,7 +56,14 @@ int fk_link_record(const fk_link_job *job, const fk_link_meta *p, const fk_link_
     fk_kvbuf kv;
     fk_kv_init(&kv);
     fk_kv_dbl(&kv, "l", (double)(float)o->l);
-    if (p->b) fk_kv_dbl(&kv, "b", p->b[0]);
+    if (p->b) {
+        fk_kv_dbl(&kv, "b", p->b[0]);
+        if (p->spacing_of) {
+            fk_kv_dbl(&kv, "spacing", p->spacing);
+            fk_kv_str(&kv, "spacing_of", p->spacing_of);
+            fk_kv_dbl(&kv, "neff", p->neff);
+        }
+    }
     fk_kv_dbl(&kv, "psi", (double)(float)o->psi);
     if (p->psi_rel) {
         fk_kv_dbl(&kv, "psi_rel", p->psi_rel[0]);

@@ -50,10 +50,13 @@ typedef struct fk_link_meta {
     const double *b;       /* -b per level, or NULL when -l gave the lengths */
     const double *psi_rel; /* --psi-rel per level, or NULL                   */
     double vscale;         /* the rms velocity psi_rel multiplies            */
+    double spacing, neff;  /* with b: the mean spacing b multiplies, box / neff^(1/3) (spacing.h) */
+    const char *spacing_of; /* with b: what it is of: "lightest", "all", "types dark", "mass M" */
 } fk_link_meta;
 
-/* The LINK record (kv text, caller frees): level 0's keys l, b, psi (and
- * psi_rel, vscale), periodic, box, method, device, levels, groups, then
+/* The LINK record (kv text, caller frees): level 0's keys l, b (and
+ * spacing, spacing_of, neff), psi (and psi_rel, vscale), periodic, box,
+ * method, device, levels, groups, then
  * l_k, b_k, psi_k, psi_rel_k, groups_k for every level k. Lengths are the
  * binary32 values the predicate uses. */
 int fk_link_record(const fk_link_job *job, const fk_link_meta *p, const fk_link_report *rep, char **text,

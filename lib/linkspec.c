@@ -6,7 +6,7 @@
 
 #include "phase.h"
 
-int fk_linkspec_levels(const fk_linkspec *s, const fk_snap *snap, uint64_t ntotal, const float *vel,
+int fk_linkspec_levels(const fk_linkspec *s, const fk_snap *snap, double neff, const float *vel,
                        const char *name, fk_linkopts *lo, double *vscale, double *rel, fk_error *err)
 {
     const int sixd = s->npsi > 0;
@@ -24,7 +24,7 @@ int fk_linkspec_levels(const fk_linkspec *s, const fk_snap *snap, uint64_t ntota
         memset(o, 0, sizeof *o);
         o->periodic = snap->periodic && !s->no_periodic;
         o->box = snap->box;
-        o->l = s->have_l ? s->l[k] : s->b[k] * snap->box / cbrt((double)(ntotal ? ntotal : 1));
+        o->l = s->have_l ? s->l[k] : s->b[k] * snap->box / cbrt(neff > 0 ? neff : 1);
         const double given = sixd ? s->psi[s->npsi > 1 ? k : 0] : 0;
         if (rel) rel[k] = given;
         o->psi = given * (s->psi_rel ? vs : 1);

@@ -23,13 +23,13 @@ typedef struct fk_linkspec {
     int nthreads;    /* CPU threads (0: all)                                              */
 } fk_linkspec;
 
-/* Each level's options lo[0..nlevels) for ntotal particles (all ranks') in
- * snap's box: l = b box / ntotal^(1/3) or as given; psi as given or, with
+/* Each level's options lo[0..nlevels) in snap's box: l = b box / neff^(1/3)
+ * (neff from spacing.h: all ranks' particles) or as given; psi as given or, with
  * psi_rel, times the rms velocity of the n = snap->n velocities at vel
  * (*vscale, else 0). rel (nlevels entries, may be NULL) gets each level's
  * psi as given. FK_EFORMAT (naming name) when psi_rel finds velocities that
  * do not vary; FK_EINVAL when the levels fail fk_levels_check. */
-int fk_linkspec_levels(const fk_linkspec *s, const fk_snap *snap, uint64_t ntotal, const float *vel,
+int fk_linkspec_levels(const fk_linkspec *s, const fk_snap *snap, double neff, const float *vel,
                        const char *name, fk_linkopts *lo, double *vscale, double *rel, fk_error *err);
 
 #ifdef __cplusplus

@@ -5,6 +5,8 @@
 
 #include "massfunc.h"
 
+#include "halostats.h"
+
 int fk_massfunc_points(const fk_massfn *mf, double volume, fk_mf_bin *bins, fk_error *err)
 {
     if (!(volume > 0) || !isfinite(volume)) return fk_fail(err, FK_EINVAL, "mass function: volume %g", volume);
@@ -102,7 +104,8 @@ int fk_massfunc_plot(const fk_mf_bin *bins, int nbins, const char *mass_unit, co
     char label[160];
     snprintf(label, sizeof label, "M [%s]", mass_unit);
     fk_image_text(im, (left + right - fk_text_width(label, scale)) / 2, im->h - 3 * ch / 2, label, scale, 0, black);
-    snprintf(label, sizeof label, "dn/dlog10 M [%s^-3]", length_unit);
+    char per_volume[96];
+    snprintf(label, sizeof label, "dn/dlog10 M [%s]", fk_unit_power(length_unit, -3, per_volume, sizeof per_volume));
     fk_image_text(im, ch / 2, (top + bottom + fk_text_width(label, scale)) / 2, label, scale, 1, black);
     if (title && *title) fk_image_text(im, (left + right - fk_text_width(title, scale)) / 2, ch, title, scale, 0, black);
     return FK_OK;

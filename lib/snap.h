@@ -21,6 +21,8 @@ extern "C" {
  *   ID    <u4 or <u8 1   index of the particle in the source snapshot (file
  *                        order: gas, then dark, then star); <u8 when the
  *                        source holds more than 2^31 particles
+ *   PID   <u8   1        the snapshot's own particle ID (Gadget's ParticleIDs
+ *                        or ID block; hdf52bin and gadget2bin), optional
  *
  * The SNAP chunk (text, see kv.h) comes first and describes them:
  *   n              particles in this stream

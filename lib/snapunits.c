@@ -1,6 +1,8 @@
 /* snapunits.c - a stream's own units (SNAP's optional unit keys) as halostats' default output units and G. */
 #include "snapunits.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 int fk_snap_default_units(const fk_snap *s, fk_halo_units *u)
@@ -23,6 +25,21 @@ int fk_snap_default_units(const fk_snap *s, fk_halo_units *u)
         set++;
     }
     return set;
+}
+
+const char *fk_snap_length_name(const fk_snap *s, char *buf, size_t size)
+{
+    const char *h = s->have_units && s->units_per_h ? "/h" : "";
+    double kpc = s->unit_length_cm / FK_KPC_CM;
+    if (!s->have_units)
+        snprintf(buf, size, "%s", "");
+    else if (fabs(kpc - 1) < 1e-6)
+        snprintf(buf, size, "kpc%s", h);
+    else if (fabs(kpc / 1000 - 1) < 1e-6)
+        snprintf(buf, size, "Mpc%s", h);
+    else
+        snprintf(buf, size, "(%g cm)%s", s->unit_length_cm, h);
+    return buf;
 }
 
 double fk_snap_G(const fk_snap *s)

@@ -2,6 +2,8 @@
 #ifndef FK_SNAPUNITS_H
 #define FK_SNAPUNITS_H
 
+#include <stddef.h>
+
 #include "halostats.h"
 #include "snap.h"
 
@@ -22,6 +24,11 @@ extern "C" {
  * per h. Returns how many dimensions were set (0 without unit keys); cannot
  * fail. */
 int fk_snap_default_units(const fk_snap *s, fk_halo_units *u);
+
+/* The name of s's length unit into buf: "kpc", "Mpc" ("kpc/h", "Mpc/h"
+ * when per h) for a unit of 1 or 1000 kpc (to 1e-6), else "(X cm)"; ""
+ * when s has no unit keys. Returns buf. Can't fail. */
+const char *fk_snap_length_name(const fk_snap *s, char *buf, size_t size);
 
 /* G in the stream's units, from s's unit keys (G M / L has no h left when
  * the units are per h); 0 when s has none. */

@@ -12,7 +12,6 @@
 
 #define SO_PER_CELL 8      /* particles per grid cell on average */
 #define SO_MAX_SIDE 1024   /* cells per side, at most (2^30 cells) */
-#define SO_TEAM_MIN (1u << 19) /* particles about a centre that every thread searches together */
 
 int fk_so_thresholds(const fk_cosmo *c, double rho[FK_SO_N], double *delta_vir, fk_error *err)
 {
@@ -66,36 +65,60 @@ static int cell_chk(const fk_so_grid *g, double q, int k, int *out)
     return t >= g->side ? g->side - 1 : 0;
 }
 
+void fk_so_bounds(const fk_so_particles *p, double lo[3], double hi[3])
+{
+    double a[3] = {INFINITY, INFINITY, INFINITY}, b[3] = {-INFINITY, -INFINITY, -INFINITY};
+    const uint64_t n = p->n;
+#pragma omp parallel for schedule(static) reduction(min : a[:3]) reduction(max : b[:3])
+    for (uint64_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            double q = p->pos[3 * i + k];
+            if (q < a[k]) a[k] = q;
+            if (q > b[k]) b[k] = q;
+        }
+    for (int k = 0; k < 3; k++) lo[k] = a[k], hi[k] = b[k];
+}
+
+void fk_so_frame_make(uint64_t n, int periodic, double box, double origin, const double lo[3], const double hi[3],
+                      fk_so_frame *f)
+{
+    double ext = 0;
+    if (periodic) {
+        for (int k = 0; k < 3; k++) f->lo[k] = origin, f->hi[k] = origin + box;
+        ext = box;
+    } else {
+        for (int k = 0; k < 3; k++) f->lo[k] = n ? lo[k] : 0, f->hi[k] = n ? hi[k] : 0;
+        for (int k = 0; k < 3; k++)
+            if (f->hi[k] - f->lo[k] > ext) ext = f->hi[k] - f->lo[k];
+    }
+    double s = cbrt((double)n / SO_PER_CELL);
+    f->side = s < 1 ? 1 : s > SO_MAX_SIDE ? SO_MAX_SIDE : (int)s;
+    f->cell = ext > 0 ? ext / f->side : 1;
+    if (!periodic) f->cell *= 1 + 1e-9; /* the top particles fall inside the last cell */
+}
+
 int fk_so_grid_build(const fk_so_particles *p, fk_so_grid **grid, fk_error *err)
+{
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    fk_so_frame f;
+    if (!p->periodic) fk_so_bounds(p, lo, hi);
+    fk_so_frame_make(p->n, p->periodic, p->box, p->origin, lo, hi, &f);
+    return fk_so_grid_build_frame(p, &f, grid, err);
+}
+
+int fk_so_grid_build_frame(const fk_so_particles *p, const fk_so_frame *f, fk_so_grid **grid, fk_error *err)
 {
     *grid = NULL;
     if (p->periodic && !(p->box > 0)) return fk_fail(err, FK_EINVAL, "a periodic box needs a positive side");
     if (p->n >= UINT32_MAX) return fk_fail(err, FK_EINVAL, "%" PRIu64 " particles are too many for the SO grid", p->n);
+    if (f->side < 1 || f->side > SO_MAX_SIDE || !(f->cell > 0))
+        return fk_fail(err, FK_EINVAL, "an SO grid of %d cells a side of %g: not a grid", f->side, f->cell);
     fk_so_grid *g = calloc(1, sizeof *g);
     if (!g) return fk_fail(err, FK_ENOMEM, "out of memory for the SO grid");
     g->p = p;
     const uint64_t n = p->n;
-    double ext = 0;
-    if (p->periodic) {
-        for (int k = 0; k < 3; k++) g->lo[k] = p->origin, g->hi[k] = p->origin + p->box;
-        ext = p->box;
-    } else {
-        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-#pragma omp parallel for schedule(static) reduction(min : lo[:3]) reduction(max : hi[:3])
-        for (uint64_t i = 0; i < n; i++)
-            for (int k = 0; k < 3; k++) {
-                double q = p->pos[3 * i + k];
-                if (q < lo[k]) lo[k] = q;
-                if (q > hi[k]) hi[k] = q;
-            }
-        for (int k = 0; k < 3; k++) g->lo[k] = n ? lo[k] : 0, g->hi[k] = n ? hi[k] : 0;
-        for (int k = 0; k < 3; k++)
-            if (g->hi[k] - g->lo[k] > ext) ext = g->hi[k] - g->lo[k];
-    }
-    double s = cbrt((double)n / SO_PER_CELL);
-    g->side = s < 1 ? 1 : s > SO_MAX_SIDE ? SO_MAX_SIDE : (int)s;
-    g->cell = ext > 0 ? ext / g->side : 1;
-    if (!p->periodic) g->cell *= 1 + 1e-9; /* the top particles fall inside the last cell */
+    g->side = f->side, g->cell = f->cell;
+    for (int k = 0; k < 3; k++) g->lo[k] = f->lo[k], g->hi[k] = f->hi[k];
     uint64_t ncell = (uint64_t)g->side * g->side * g->side;
     /* A stable counting sort by cell, in two passes so that the counters stay few: by x slab
      * (each thread counting and placing a contiguous run of the stream), then each slab by
@@ -374,11 +397,12 @@ static size_t gather_team(const fk_so_grid *g, const search *sr, fk_so_prof *w, 
 }
 
 /* One centre's radii into R, M (nt each): gather from r (rin2 < 0), doubling
- * until the lowest threshold is crossed or the limit reached. team: every
- * thread on it (outside a parallel region). 0, or -1 when out of memory. */
+ * until the lowest threshold is crossed or the limit reached; *reach the
+ * radius of the last search. team: every thread on it (outside a parallel
+ * region). 0, or -1 when out of memory. */
 static int one_centre(const fk_so_grid *g, const double c[3], double r, double limit, int method, size_t first,
                       size_t nt, const double *rho, size_t low, int team, fk_so_prof *w, search *sr, double *R,
-                      double *M)
+                      double *M, double *reach)
 {
     double rin2 = -1;
     size_t n = 0;
@@ -391,6 +415,7 @@ static int one_centre(const fk_so_grid *g, const double c[3], double r, double l
         n = team ? gather_team(g, sr, w, keep ? n : 0) : gather(g, sr, w, keep ? n : 0);
         if (n == (size_t)-1) return -1;
         int st = fk_so_profile(w, n, r, method, first, nt, rho, low, !(r < limit), team, R, M);
+        *reach = r;
         if (st == 0) return 0;
         if (st != -1) return -1;
         rin2 = r * r;
@@ -430,8 +455,9 @@ static double search_limit(const fk_so_grid *g, const double c[3])
     return sqrt(s) * (1 + 1e-9) + g->cell;
 }
 
-int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
-                         const double *rho, size_t minpart, int method, double *R, double *M, fk_error *err)
+/* fk_so_measure_method, and each centre's reach into reach (nh, or NULL). */
+static int measure(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
+                   const double *rho, size_t minpart, int method, double *R, double *M, double *reach, fk_error *err)
 {
     const size_t first = minpart ? minpart - 1 : 0;
     const int how = method == FK_SO_TEAM ? FK_SO_BINS : method; /* the profiles' method */
@@ -441,7 +467,7 @@ int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *cent
             return fk_fail(err, FK_EINVAL, "SO threshold %zu is %g: thresholds must be positive", t, rho[t]);
         if (rho[t] < rho[low]) low = t;
     }
-    /* Spheres that start with SO_TEAM_MIN particles or more in their cells (a rough
+    /* Spheres that start with FK_SO_TEAM_MIN particles or more in their cells (a rough
      * count, the same on any number of threads) are searched one at a time by every thread,
      * the largest halos of a big snapshot, which alone would outlast the rest; then the
      * others, a thread each. */
@@ -459,7 +485,8 @@ int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *cent
         for (uint64_t h = 0; h < nh; h++) {
             if (!ax) continue;
             double r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell, limit = search_limit(grid, centre + 3 * h);
-            team[h] = method == FK_SO_TEAM || cube_count(grid, centre + 3 * h, r < limit ? r : limit, ax) >= SO_TEAM_MIN;
+            team[h] = method == FK_SO_TEAM ||
+                      cube_count(grid, centre + 3 * h, r < limit ? r : limit, ax) >= FK_SO_TEAM_MIN;
             nteam += team[h];
         }
         free(ax);
@@ -472,7 +499,10 @@ int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *cent
             if (!team[h]) continue;
             const double *c = centre + 3 * h;
             double limit = search_limit(grid, c), r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell;
-            if (one_centre(grid, c, r, limit, how, first, nt, rho, low, 1, w, sr, R + nt * h, M + nt * h)) failed = 1;
+            double rh = NAN;
+            if (one_centre(grid, c, r, limit, how, first, nt, rho, low, 1, w, sr, R + nt * h, M + nt * h, &rh))
+                failed = 1;
+            if (reach) reach[h] = rh;
         }
         if (w) fk_so_prof_free(w);
         free(w), free(sr);
@@ -490,10 +520,12 @@ int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *cent
             if (failed || team[h]) continue;
             const double *c = centre + 3 * h;
             double limit = search_limit(grid, c), r = r0[h] > 0 && isfinite(r0[h]) ? r0[h] : grid->cell;
-            if (one_centre(grid, c, r, limit, how, first, nt, rho, low, 0, w, sr, R + nt * h, M + nt * h)) {
+            double rh = NAN;
+            if (one_centre(grid, c, r, limit, how, first, nt, rho, low, 0, w, sr, R + nt * h, M + nt * h, &rh)) {
 #pragma omp atomic write
                 failed = 1;
             }
+            if (reach) reach[h] = rh;
         }
         if (w) fk_so_prof_free(w);
         free(w), free(sr);
@@ -501,6 +533,18 @@ int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *cent
     free(team);
     if (failed) return fk_fail(err, FK_ENOMEM, "out of memory for the SO profiles");
     return FK_OK;
+}
+
+int fk_so_measure_method(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
+                         const double *rho, size_t minpart, int method, double *R, double *M, fk_error *err)
+{
+    return measure(grid, nh, centre, r0, nt, rho, minpart, method, R, M, NULL, err);
+}
+
+int fk_so_measure_reach(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
+                        const double *rho, size_t minpart, double *R, double *M, double *reach, fk_error *err)
+{
+    return measure(grid, nh, centre, r0, nt, rho, minpart, FK_SO_AUTO, R, M, reach, err);
 }
 
 int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
@@ -513,7 +557,7 @@ int fk_halostats_so(const fk_so_grid *grid, uint64_t ng, fk_halo *halos, const d
                     fk_error *err)
 {
     size_t n = ng ? ng : 1;
-    double *c = malloc(3 * n * sizeof *c), *r0 = malloc(n * sizeof *r0);
+    double *c = calloc(3 * n, sizeof *c), *r0 = calloc(n, sizeof *r0); /* calloc: gcc does not see that none is read unset */
     double *R = malloc(FK_SO_N * n * sizeof *R), *M = malloc(FK_SO_N * n * sizeof *M);
     int st = FK_ENOMEM;
     if (!c || !r0 || !R || !M) {

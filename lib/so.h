@@ -34,6 +34,7 @@ extern "C" {
 enum { FK_SO_200C = 0, FK_SO_500C = 1, FK_SO_200M = 2, FK_SO_VIR = 3, FK_SO_N = 4 };
 
 #define FK_SO_MINPART 10 /* default particles in the profile's first sphere */
+#define FK_SO_TEAM_MIN (1u << 19) /* particles in the first search's cells: every thread searches it */
 
 typedef struct fk_cosmo {
     double omega_m; /* (0, ...)                                 */
@@ -103,6 +104,38 @@ int fk_so_grid_build(const fk_so_particles *p, fk_so_grid **grid, fk_error *err)
 
 void fk_so_grid_free(fk_so_grid *grid);
 
+/* Where a grid's cells lie: cells per axis, the lower corner, the cell
+ * side, the particles' upper corner (isolated boxes: it bounds the
+ * search). fk_so_grid_build takes the frame of its particles. */
+typedef struct fk_so_frame {
+    int side;
+    double lo[3], hi[3], cell;
+} fk_so_frame;
+
+/* The least and greatest coordinate of p's particles on each axis (as
+ * doubles; +inf and -inf when there are none). Can't fail. */
+void fk_so_bounds(const fk_so_particles *p, double lo[3], double hi[3]);
+
+/* The frame fk_so_grid_build gives n particles: in a periodic box of side
+ * box from origin, else (lo, hi unused when periodic) within the bounds lo,
+ * hi of fk_so_bounds. Can't fail. */
+void fk_so_frame_make(uint64_t n, int periodic, double box, double origin, const double lo[3], const double hi[3],
+                      fk_so_frame *f);
+
+/* fk_so_grid_build in the frame f: a part of a larger set of particles
+ * (one rank's share of a distributed run, fk_so_frame_make of the whole
+ * set's count and bounds) laid out in the cells the whole set's grid has,
+ * each cell's particles in p's order. A search in it gathers what the
+ * whole set's grid gathers, in the same order, wherever p holds every
+ * particle of the whole set within the search's radius and p's order is
+ * the whole set's order restricted; the reach of fk_so_measure_reach and
+ * the choice of the centres searched by every thread (the particles in
+ * the cells of the first search: p must hold every particle within
+ * sqrt(3) (r0 + cell) of the centre for it to be the whole set's) are then
+ * the whole set's too. FK_EINVAL for a frame of no cells, else as
+ * fk_so_grid_build. */
+int fk_so_grid_build_frame(const fk_so_particles *p, const fk_so_frame *f, fk_so_grid **grid, fk_error *err);
+
 /* For each of nh centres (centre[3 h + k]) with start radius r0[h] (> 0;
  * anything else starts from one grid cell), the radius and mass of each of
  * the nt thresholds rho[t] (> 0): R[nt h + t], M[nt h + t] (NaN when not
@@ -111,6 +144,13 @@ void fk_so_grid_free(fk_so_grid *grid);
  * number of threads. FK_EINVAL (a threshold <= 0), FK_ENOMEM. */
 int fk_so_measure(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
                   const double *rho, size_t minpart, double *R, double *M, fk_error *err);
+
+/* fk_so_measure, and each centre's reach into reach[h]: the radius of its
+ * last search, r0[h] (one cell when r0[h] is not > 0) times a power of 2,
+ * or the search's limit; its radii and masses come from the particles
+ * within it alone. */
+int fk_so_measure_reach(const fk_so_grid *grid, uint64_t nh, const double *centre, const double *r0, size_t nt,
+                        const double *rho, size_t minpart, double *R, double *M, double *reach, fk_error *err);
 
 /* fk_so_measure reading each profile by method (so_profile.h): FK_SO_AUTO
  * (what fk_so_measure does), FK_SO_SORT (every gathered particle sorted:

@@ -304,3 +304,47 @@ expected_sink() {
     eight t.bin
     device_choices foflink t.bin --method=brute
 }
+
+@test "a zoom-in snapshot (test4-zoom.std): -b takes the lightest particles' spacing; -v, LINK and a hint say so; --spacing" {
+    local data=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
+    [ -f "$data/test4-zoom.std" ] || skip "no $data/test4-zoom.std"
+    tipsy2bin "$data/test4-zoom.std" | kdbuild -o z.bin
+    # five masses a factor 4096 apart; 43984 of the 67495 particles are the lightest, 3.349e-7 of a total 1:
+    # n_eff = 1 / 3.349e-7 = 2985984 (144^3), the spacing 1/144
+    run --separate-stderr foflink -b 0.2 -o lightest.bin z.bin
+    [ "$status" -eq 0 ]
+    [ "$stderr" = "foflink: hint: the dark particles' masses span a factor of 4096 (a zoom-in snapshot?): -b 0.2 is a fraction of the mean spacing of the lightest particles, 0.00694444 (l = 0.00138889), not of every particle's, 0.0245608 (l = 0.00491216 with --spacing=all); see foflink(1), THE MEAN SPACING" ]
+    fofdump -c LINK lightest.bin >link.txt
+    grep -qx "l 0.0013888889225199819" link.txt
+    grep -qx "spacing_of lightest" link.txt
+    grep -q "^neff 2985983\.[0-9]*$" link.txt
+    grep -q "^spacing 0.006944444[0-9]*$" link.txt
+    # -v says it too
+    run --separate-stderr foflink -v --device=cpu -b 0.2 -o /dev/null z.bin
+    [ "${stderr_lines[0]}" = "foflink: -b: the mean spacing box / n_eff^(1/3) = 0.0069444447 of the lightest particles (n_eff 2985983.66; 67495 particles in the stream)" ]
+    # the cluster the snapshot was made for, 16242 particles; every particle's spacing links the whole
+    # high-resolution region, 44626
+    [ "$(groups -m 20 --format=grp lightest.bin | tail -n +2 | grep -cx 1)" -eq 16242 ]
+    run --separate-stderr foflink -b 0.2 --spacing=all -o all.bin z.bin
+    [ -z "$stderr" ] # asked for: no hint
+    grep -qx "l 0.0049121631309390068" <(fofdump -c LINK all.bin)
+    grep -qx "spacing_of all" <(fofdump -c LINK all.bin)
+    [ "$(groups -m 20 --format=grp all.bin | tail -n +2 | grep -cx 1)" -eq 44626 ]
+    # the types (all dark here) and the high-resolution mass name the same spacing
+    foflink -b 0.2 --spacing=dark -o dark.bin z.bin
+    cmp <(fofdump -c SINK lightest.bin) <(fofdump -c SINK dark.bin)
+    grep -qx "spacing_of types dark" <(fofdump -c LINK dark.bin)
+    foflink -b 0.2 --spacing=3.34898004e-07 -o mass.bin z.bin
+    grep -qx "spacing_of mass 3.34898004e-07" <(fofdump -c LINK mass.bin)
+    cmp <(fofdump -c SINK lightest.bin) <(fofdump -c SINK mass.bin)
+    # the independent reference links at the same length
+    fofref -b 0.2 -m 20 -o ref.grp z.bin
+    cmp ref.grp <(groups -m 20 --format=grp lightest.bin)
+    # usage
+    run -2 foflink -l 0.001 --spacing=all z.bin
+    [ "${lines[0]}" = "foflink: option --spacing applies to -b, not -l" ]
+    run -2 foflink --spacing=heavy z.bin
+    [ "${lines[0]}" = "foflink: option --spacing needs lightest, all, types (gas, dark, star) or a mass, not 'heavy'" ]
+    fails_with 1 "foflink: z.bin: -b: the stream has no particles to take the mean spacing of (--spacing=types gas)" foflink --spacing=gas -o none.bin z.bin
+    [ ! -e none.bin ]
+}

@@ -6,15 +6,26 @@ bats_require_minimum_version 1.5.0
 DATA=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
 CHECK=$BATS_TEST_DIRNAME/py/halocat_check.py
 NOHDF5="halostats: --format=hdf5: this build has no HDF5 (install libhdf5-dev, then make config and rebuild)"
+G4=$DATA/g4-lcdm-gas-z0.hdf5
 export PYTHONDONTWRITEBYTECODE=1
 
 # One mock universe through the pipeline with two levels (b 0.2 and 0.1), for every test:
-# u.fof (groups' output), u.txt (halostats' text), snap.std and its .grp.
+# u.fof (groups' output), u.txt (halostats' text), snap.std and its .grp. With HDF5 and the
+# real Gadget-4 snapshot: its dark matter at b 0.2 and 0.1 (g4.fof), the text catalogue with SO
+# masses and unbinding (g4.txt), the same as a stream (g4s.fof: BGID), and the HDF5 catalogue
+# with the group-ordered snapshot beside it (fof_subhalo_tab_000.0.hdf5, snapshot_000.0.hdf5).
 setup_file() {
     cd "$BATS_FILE_TMPDIR" || return 1
     mkuniverse -n 20000 -s 7 -o snap.std
     tipsy2bin snap.std | kdbuild | foflink -b 0.2,0.1 | groups -m 10 -o u.fof
     halostats -o u.txt u.fof
+    if [ -f "$G4" ] && [ "$(halostats --format=hdf5 /dev/null 2>&1)" != "$NOHDF5" ]; then
+        mkdir g4 && cd g4 || return 1
+        hdf52bin --types=dark "$G4" | kdbuild | foflink -b 0.2,0.1 | groups -m 20 -o g4.fof
+        halostats --so --unbind -o g4.txt g4.fof
+        halostats --so --unbind --format=stream -o g4s.fof g4.fof
+        halostats --so --unbind --format=hdf5 --snapshot=snapshot_000.0.hdf5 -o fof_subhalo_tab_000.0.hdf5 g4.fof
+    fi
 }
 
 setup() {
@@ -64,6 +75,18 @@ need_python() {
     run -1 halostats --format=hdf5 -o bad.hdf5 cut.fof
     [[ "$output" == "halostats: cut.fof: truncated stream"* ]]
     [ ! -e bad.hdf5 ]
+    # the group-ordered snapshot beside it: the same bytes each time, none after a failure
+    halostats --format=hdf5 --snapshot=s1.hdf5 -o c1.hdf5 u.fof
+    halostats --format=hdf5 --snapshot=s2.hdf5 -o c2.hdf5 u.fof
+    cmp s1.hdf5 s2.hdf5
+    cmp c1.hdf5 cat.hdf5
+    rm s1.hdf5 s2.hdf5 c1.hdf5 c2.hdf5
+    run -1 halostats --format=hdf5 --snapshot=bad-snap.hdf5 -o bad.hdf5 cut.fof
+    [ ! -e bad-snap.hdf5 ] && [ ! -e bad.hdf5 ]
+    run -2 halostats --snapshot=s.hdf5 u.fof
+    [ "${lines[0]}" = "halostats: option --snapshot applies to --format=hdf5 only" ]
+    run -2 halostats --format=hdf5 --snapshot=- u.fof
+    [ "${lines[0]}" = "halostats: option --snapshot needs a file name (the snapshot is not written to stdout)" ]
     ls -A | grep -v -e '^cat.hdf5$' -e '^stdout.hdf5$' -e '^cut.fof$' -e '^u.fof$' -e '^u.txt$' -e '^snap.std$' && return 1
     true
 }
@@ -110,7 +133,7 @@ EOF
     [ -f "$DATA/run99-gas-dark-star.std" ] || skip "no $DATA/run99-gas-dark-star.std"
     tipsy2bin --no-periodic "$DATA/run99-gas-dark-star.std" | kdbuild | foflink -l 0.01,0.005 | groups -m 10 -o r.fof
     halostats -o r.txt r.fof
-    halostats --format=hdf5 -o fof_subhalo_tab_099.hdf5 r.fof
+    halostats --format=hdf5 --snapshot=snapshot_099.hdf5 -o fof_subhalo_tab_099.hdf5 r.fof
     run python3 "$CHECK" h5 fof_subhalo_tab_099.hdf5 r.fof r.txt
     echo "$output"
     [ "$status" -eq 0 ]
@@ -121,10 +144,10 @@ EOF
     [[ "${lines[-1]}" == "pynbody "*": 2 halos and 4 subhalos, their members"* ]]
 }
 
-@test "pynbody opens the catalogue beside a Gadget-4 snapshot: halos, subhalos, members" {
+@test "pynbody opens the catalogue beside the group-ordered snapshot halostats writes: halos, subhalos, members" {
     need_hdf5
     need_python numpy h5py pynbody
-    halostats --format=hdf5 -o fof_subhalo_tab_000.hdf5 u.fof
+    halostats --format=hdf5 --snapshot=snapshot_000.hdf5 -o fof_subhalo_tab_000.hdf5 u.fof
     run python3 "$CHECK" pynbody fof_subhalo_tab_000.hdf5 u.fof u.txt
     echo "$output"
     [ "$status" -eq 0 ]
@@ -161,4 +184,61 @@ EOF
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "${lines[-1]}" == "pynbody "*": the .grp's 237 halos have"* ]]
+}
+
+# Skips unless the real Gadget-4 snapshot's catalogue was made (setup_file), and enters its folder.
+need_g4() {
+    need_hdf5
+    [ -f "$G4" ] || skip "no $G4"
+    cd "$BATS_FILE_TMPDIR/g4" || return 1
+}
+
+@test "the real Gadget-4 snapshot, h5py: the snapshot's units and cosmology, SO and bound masses, bound subhalos, members by ID in the snapshot" {
+    need_g4
+    need_python numpy h5py
+    run python3 "$CHECK" g4-h5 fof_subhalo_tab_000.0.hdf5 g4s.fof g4.txt "$G4"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "h5py: 106 groups, "*" bound subhalos; units, cosmology, SO masses, bound masses and members by ID in the snapshot agree with the text" ]]
+    # halostats' header says which particles the SO sums counted: the dark matter, not the gas
+    grep -qx "# SO sums: the stream's 32768 particles (gas 0 of 32768, dark 32768 of 32768, star 0 of 0 in the snapshot);" g4.txt
+}
+
+@test "the real Gadget-4 snapshot, pynbody: halos and subhalos through the group-ordered snapshot, halo 0 by ID in the snapshot itself" {
+    need_g4
+    need_python numpy h5py pynbody
+    run python3 "$CHECK" g4-pynbody fof_subhalo_tab_000.0.hdf5 g4s.fof g4.txt "$G4"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "pynbody "*": 106 halos and their bound subhalos in the group-ordered snapshot, and halo 0 by ID in the snapshot itself, agree with the text" ]]
+}
+
+@test "the real Gadget-4 snapshot, yt: masses, positions and SO radii in the snapshot's units, members by ID in the snapshot" {
+    need_g4
+    need_python numpy h5py yt
+    run python3 "$CHECK" g4-yt fof_subhalo_tab_000.0.hdf5 g4s.fof g4.txt "$G4"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "yt "*": masses, positions, SO radii and member IDs in the snapshot's units agree with the text; halo 0 found by ID in the snapshot" ]]
+}
+
+@test "--subhalos: the level 1 groups even with --unbind, or the bound subhalos; usage errors" {
+    need_hdf5
+    need_python numpy h5py
+    halostats --unbind --subhalos=levels --format=hdf5 -o fof_subhalo_tab_000.hdf5 u.fof
+    halostats --unbind -o ub.txt u.fof
+    run python3 "$CHECK" h5 fof_subhalo_tab_000.hdf5 u.fof ub.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "h5py: 62 groups, 66 subhalos, "* ]]
+    halostats --unbind --format=hdf5 -o bound.hdf5 u.fof
+    halostats --unbind --subhalos=bound --format=hdf5 -o bound2.hdf5 u.fof
+    cmp bound.hdf5 bound2.hdf5
+    python3 -c 'import h5py, sys; f = h5py.File(sys.argv[1]); l = f["Subhalo/SubhaloFofLevel"][()]; assert (l == 0).sum() > 0 and set(l) <= {0, 1}; print("ok")' bound.hdf5
+    run -2 halostats --subhalos=bound --format=hdf5 u.fof
+    [ "${lines[0]}" = "halostats: option --subhalos=bound needs --unbind" ]
+    run -2 halostats --subhalos=levels u.fof
+    [ "${lines[0]}" = "halostats: option --subhalos applies to --format=hdf5 only" ]
+    run -2 halostats --subhalos=all --format=hdf5 u.fof
+    [ "${lines[0]}" = "halostats: option --subhalos needs 'levels' or 'bound', not 'all'" ]
 }

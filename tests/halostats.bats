@@ -150,21 +150,25 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     [ "$(grep -v '^#' halos.txt | awk 'NF == 23' | wc -l)" -eq 3 ]
 }
 
-@test "--csv and --format=csv: one header row of column names, then the same rows comma-separated" {
+@test "--csv and --format=csv: one header row of column names and units, then the same rows comma-separated" {
     nine_grouped >in.fof
     run --separate-stderr halostats --csv in.fof
     [ "$status" -eq 0 ]
-    [ "${lines[0]}" = "level,host,id,n,mass,x,y,z,vx,vy,vz,sigma_v,rmax,xc,yc,zc,mbp_id,phi_mbp,rc_max,r_half,vmax,r_vmax,lambda" ]
+    # every column's unit in its name, as the text header gives it
+    [ "${lines[0]}" = "level,host,id,n,mass[mass],x[length],y[length],z[length],vx[velocity],vy[velocity],vz[velocity],sigma_v[velocity],rmax[length],xc[length],yc[length],zc[length],mbp_id,phi_mbp[velocity^2],rc_max[length],r_half[length],vmax[velocity],r_vmax[length],lambda" ]
     [ "$(tail -n +2 <<<"$output")" = "$(halostats in.fof | grep -v '^#' | tr ' ' ',')" ]
     [ "$(halostats --format=csv in.fof)" = "$output" ]
 }
 
-@test "--centre=com: centred on the centre of mass, no potential columns" {
+@test "--centre=com: centred on the centre of mass; the potential columns stay in place, -1 and nan" {
     nine_grouped >in.fof
     halostats --centre=com in.fof >com.txt
     grep -qx "# centre: the centre of mass (no potentials: --centre=com)" com.txt
-    ! grep -q "mbp_id\|phi_mbp\|Barnes" com.txt
-    [ "$(grep '^#' com.txt | tail -n 1)" = "# level host id n mass x y z vx vy vz sigma_v rmax xc yc zc rc_max r_half vmax r_vmax lambda" ]
+    ! grep -q "Barnes" com.txt
+    # the same columns as --centre=mbp, so that every column keeps its number
+    [ "$(grep '^#' com.txt | tail -n 1)" = "$(halostats in.fof | grep '^#' | tail -n 1)" ]
+    [ "$(cols mbp_id phi_mbp <com.txt | sort -u)" = "-1 nan" ]
+    grep -q "^# 17 mbp_id .*-1 with --centre=com" com.txt
     [ "$(cols x y z <com.txt)" = "$(cols xc yc zc <com.txt)" ]
     [ "$(cols rmax <com.txt)" = "$(cols rc_max <com.txt)" ]
     [ "$(cols $OLD <com.txt)" = "$NINE_ROWS" ]
@@ -377,7 +381,7 @@ END 0" ]
     [[ "${stderr_lines[-1]}" == *"; the input's HALO and HCOL replaced" ]]
     [ "$(chunks again.fof | awk '$2 == "HALO" || $2 == "HCOL"' | wc -l)" -eq 3 ]
     chunks again.fof | awk '$2 == "HALO" { if ($4 % 2 != 1) exit 1 }'
-    fofdump -c HCOL again.fof | grep -qx "columns 21"
+    fofdump -c HCOL again.fof | grep -qx "columns 23"
 }
 
 @test "--format=stream refuses a terminal, and a failure leaves no output" {
@@ -589,4 +593,14 @@ awk_centres() {
         [[ "$stderr" =~ ^halostats:\ --device=gpu:\ [^$'\n']+$ ]]
         [ ! -e gpu.txt ]
     done
+}
+
+@test "a stream linked with foflink --no-periodic: the header says the groups were linked and measured isolated" {
+    command -v mkuniverse && command -v foflink || skip "upstream programs not built"
+    mkuniverse -n 5000 -s 11 -o u.std
+    tipsy2bin u.std | kdbuild -o t.fof
+    foflink --no-periodic -b 0.2 t.fof | groups -m 10 | halostats --centre=com >iso.txt
+    grep -qx "# box 1 origin -0.5 periodic 0 (the stream's length unit): the snapshot's box is periodic, but foflink --no-periodic linked it with isolated boundaries, and so are the groups measured" iso.txt
+    foflink -b 0.2 t.fof | groups -m 10 | halostats --centre=com >per.txt
+    grep -qx "# box 1 origin -0.5 periodic 1 (the stream's length unit)" per.txt
 }

@@ -61,11 +61,11 @@ snap_append() {
 
 @test "--help lists the options; usage errors" {
     run halostats --help
-    for o in --so --so-min --omega-m --omega-l --scale-factor --redshift --rho-crit --hubble --unbind --bound-min --level; do
+    for o in --so --so-min --so-from --omega-m --omega-l --scale-factor --redshift --rho-crit --hubble --unbind --bound-min --level; do
         [[ "$output" == *"$o"* ]] || { echo "no $o"; return 1; }
     done
-    hs_usage "halostats: options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble and --so-min apply to --so only" --omega-m=0.3
-    hs_usage "halostats: options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble and --so-min apply to --so only" --so-min=3
+    hs_usage "halostats: options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble, --so-min and --so-from apply to --so only" --omega-m=0.3
+    hs_usage "halostats: options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble, --so-min and --so-from apply to --so only" --so-min=3
     hs_usage "halostats: options --scale-factor and --redshift exclude each other" --so --scale-factor=1 --redshift=0
     hs_usage "halostats: options --rho-crit and --hubble exclude each other" --so --rho-crit=1 --hubble=100
     hs_usage "halostats: option --format=grp needs --unbind (it writes the bound members)" --format=grp
@@ -95,8 +95,11 @@ snap_append() {
     ! grep -q "r200c\|n_bound\|^# SO\|^# unbinding" plain.txt
     halostats --so --omega-m=0.3 --rho-crit=0.001 --unbind in.fof >all.txt
     [ "$(grep '^#' all.txt | tail -n 1)" = "$(grep '^#' plain.txt | tail -n 1) r200c m200c r500c m500c r200m m200m rvir mvir n_bound mass_bound" ]
-    grep -q "^# SO: about the centre, every particle of the stream; comoving radii at a = 1 (SNAP's time);" all.txt
-    grep -q "Omega_m 0.3 (given), Omega_L 0.7 (1 - Omega_m: flat), rho_crit,0 0.001 mass/length^3 comoving (given)" all.txt
+    grep -q "^# SO: about the centre, every particle counted; comoving radii at a = 1 (SNAP.s time);" all.txt
+    # which particles the sums count: the stream holds 9 of the source's 13
+    grep -q "^# SO sums: the stream's 9 particles (gas 0 of 0, dark 9 of 13, star 0 of 0 in the snapshot);$" all.txt
+    grep -q "^#   the snapshot's other particles are not counted (--so-from=STREAM counts those of a stream that has them)$" all.txt
+    grep -q "Omega_m 0.3 (given), Omega_L 0.7 (1 - Omega_m: flat), rho_crit,0 0.001 mass length^-3 comoving (given)" all.txt
     grep -q "^# unbinding: every group at every level" all.txt
     grep -q "^# *24 r200c  *length .*nan: not reached" all.txt
     grep -q "^# *32 n_bound  *1 .*0: the group is not bound" all.txt
@@ -112,8 +115,8 @@ snap_append() {
     halostats --so --omega-m=0.3 --omega-l=0.6 --hubble=1 --redshift=1 in.fof >z.txt
     grep -q "comoving radii at a = 0.5 (given)" z.txt
     want=$(awk 'BEGIN { printf "%.10g", 3 / (8 * atan2(0, -1)) }')
-    grep -q "Omega_L 0.6 (given), rho_crit,0 $want mass/length^3 comoving (3 H0^2 / (8 pi G))" z.txt
-    halostats --csv --so --omega-m=0.3 --rho-crit=0.001 in.fof | head -n 1 | grep -q ',lambda,r200c,m200c,r500c,m500c,r200m,m200m,rvir,mvir$'
+    grep -q "Omega_L 0.6 (given), rho_crit,0 $want mass length^-3 comoving (3 H0^2 / (8 pi G))" z.txt
+    halostats --csv --so --omega-m=0.3 --rho-crit=0.001 in.fof | head -n 1 | grep -q ',lambda,r200c\[length\],m200c\[mass\],r500c\[length\],m500c\[mass\],r200m\[length\],m200m\[mass\],rvir\[length\],mvir\[mass\]$'
 }
 
 @test "SO by hand: the nine particles, unit density thresholds" {
@@ -145,7 +148,7 @@ snap_append() {
     # r200 up to the thin background (0.45 of 200) and the gap to the next particle: 1%.
     mock_groups
     halostats --so --omega-m=1 --scale-factor=1 mock.fof >h.txt
-    grep -q "rho_crit,0 1 mass/length^3 comoving (the box's mean density / Omega_m)" h.txt
+    grep -q "rho_crit,0 1 mass length^-3 comoving (the box's mean density / Omega_m)" h.txt
     cols n mbp_id r200c m200c <h.txt | awk '$1 >= 300' >rows.txt
     [ "$(wc -l <rows.txt)" -ge 15 ]
     # each row's halo: the catalogue's halo holding its most bound particle

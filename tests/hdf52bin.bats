@@ -33,6 +33,12 @@ load snap_helpers
     cmp d1.bin d2.bin
     grep -qx 'n 32768' <(chunk d1.bin SNAP)
     [ "$(chunk d1.bin ID | head -1)" = 32768 ] # IDs count every type: the dark matter follows the gas
+    # PID: the snapshot's own ParticleIDs, in the stream's order (PartType0's first three are 2375 295 294,
+    # PartType1's first 34119); every one of 1 to 65536 once
+    [ "$(chunk all.bin PID | head -3 | tr '\n' ' ')" = "2375 295 294 " ]
+    [ "$(chunk d1.bin PID | head -1)" = 34119 ]
+    [ "$(chunk all.bin PID | sort -n | uniq | sed -n '1p;$p' | tr '\n' ' ')" = "1 65536 " ]
+    [ "$(chunk all.bin PID | sort -u | wc -l)" -eq 65536 ]
 }
 
 @test "hdf52bin: the dark matter's partition at b = 0.2 equals the brute-force reference, particle for particle" {
@@ -121,6 +127,31 @@ load snap_helpers
     mkuniverse -n 2000 -s 3 | tipsy2bin | kdbuild | foflink -b 0.2 | groups -m 5 | halostats --centre=com >plain.txt
     grep -qx '# units: length length, mass mass, velocity velocity; one stream unit is 1, 1, 1 of them' plain.txt
     grep -q "(1 in the stream's units)" plain.txt
+}
+
+@test "halostats --so on the Gadget-4 stream: rho_crit from its units and h; the header says which particles count; --so-from counts every type" {
+    need_hdf5
+    hdf52bin --types=dark "$G4" | kdbuild | foflink -b 0.2 | groups -m 20 >dm.bin
+    hdf52bin -o all.bin "$G4"
+    halostats --so --centre=com dm.bin >dm.txt
+    # rho_crit,0 = 3 H0^2 / (8 pi G) with H0 = 0.1 km/s per kpc/h and G in kpc/h (km/s)^2 per 1e10 Msun/h,
+    # in Msun/h (kpc/h)^-3: 277.45 (2.7745e11 h^2 Msun/Mpc^3); the stream's 32768 dark particles counted
+    want=$(awk 'BEGIN { G = 6.6743e-8 * 1.989e43 / (3.085678e21 * 1e10); printf "%.6g", 3 * 0.01 / (8 * atan2(0, -1) * G) * 1e10 }')
+    [ "$want" = 277.454 ]
+    grep -q "rho_crit,0 ${want}[0-9]* Msun/h (kpc/h)^-3 comoving (3 H0^2 / (8 pi G), H0 100 h km/s/Mpc, from the stream's units)" dm.txt
+    grep -qx "# SO sums: the stream's 32768 particles (gas 0 of 32768, dark 32768 of 32768, star 0 of 0 in the snapshot);" dm.txt
+    grep -q "the snapshot's other particles are not counted" dm.txt
+    # --so-from: the same groups, their spheres summed over the gas too
+    halostats --so --centre=com --so-from=all.bin dm.bin >all.txt
+    grep -qx "# SO sums: the --so-from stream's 65536 particles (gas 32768 of 32768, dark 32768 of 32768, star 0 of 0 in the snapshot): every particle of the snapshot" all.txt
+    [ "$(grep -v '^#' dm.txt | cut -d ' ' -f 1-23)" = "$(grep -v '^#' all.txt | cut -d ' ' -f 1-23)" ]
+    # the largest group's m200c grows with the gas (Omega_b / Omega_m = 0.13 of the matter, and r200c with it)
+    paste <(grep -v '^#' dm.txt | head -1 | cut -d ' ' -f 25) <(grep -v '^#' all.txt | head -1 | cut -d ' ' -f 25) |
+        awk '{ r = $2 / $1; print "m200c ratio " r; exit !(r > 1.1 && r < 1.4) }'
+    # another snapshot's stream is refused
+    hdf52bin --box=60000 -o other.bin "$G4"
+    run -1 halostats --so --so-from=other.bin dm.bin
+    [[ "$output" == "halostats: --so-from=other.bin: its box (60000 from 0, periodic 1, 65536 particles in the source) is not the stream's (50000 from 0, periodic 1, 65536): not the same snapshot" ]]
 }
 
 @test "hdf52bin: bad input gets one line naming the file and the problem, and no output" {

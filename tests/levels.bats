@@ -160,11 +160,13 @@ check_gpar() {
     mock
     run --separate-stderr foflink -v --device=cpu -b 0.2,0.1 -o lev.bin mock.bin
     [ "$status" -eq 0 ]
-    [ "${stderr_lines[0]}" = "foflink: linking 20000 particles with l = 0.007368063 (periodic box 1)" ]
-    [ "${stderr_lines[1]}" = "foflink: level 1: l = 0.0036840315, psi = 0" ]
-    [[ "${stderr_lines[3]}" =~ ^foflink:\ linked\ on\ the\ CPU\ \(tree\)\ in\ [0-9.]+\ s\ \(.*\):\ [0-9]+\ groups, ]]
-    [[ "${stderr_lines[4]}" =~ ^foflink:\ level\ 1\ linked\ in\ [0-9.]+\ s\ \(.*\):\ [0-9]+\ groups,\ [0-9]+\ pair\ tests,\ [0-9]+\ box\ tests$ ]]
-    [[ "${stderr_lines[5]}" =~ ^foflink:\ 2\ levels\ linked\ in\ [0-9.]+\ s$ ]]
+    # the mock's particles have one mass: the spacing of the lightest is box / n^(1/3)
+    [ "${stderr_lines[0]}" = "foflink: -b: the mean spacing box / n_eff^(1/3) = 0.036840315 of the lightest particles (n_eff 20000; 20000 particles in the stream)" ]
+    [ "${stderr_lines[1]}" = "foflink: linking 20000 particles with l = 0.007368063 (periodic box 1)" ]
+    [ "${stderr_lines[2]}" = "foflink: level 1: l = 0.0036840315, psi = 0" ]
+    [[ "${stderr_lines[4]}" =~ ^foflink:\ linked\ on\ the\ CPU\ \(tree\)\ in\ [0-9.]+\ s\ \(.*\):\ [0-9]+\ groups, ]]
+    [[ "${stderr_lines[5]}" =~ ^foflink:\ level\ 1\ linked\ in\ [0-9.]+\ s\ \(.*\):\ [0-9]+\ groups,\ [0-9]+\ pair\ tests,\ [0-9]+\ box\ tests$ ]]
+    [[ "${stderr_lines[6]}" =~ ^foflink:\ 2\ levels\ linked\ in\ [0-9.]+\ s$ ]]
     run --separate-stderr groups -v -m 8 -o g.bin lev.bin
     [ "${#stderr_lines[@]}" -eq 2 ]
     [[ "${stderr_lines[0]}" =~ ^groups:\ level\ 0:\ [0-9]+\ groups\ found,\ [0-9]+\ kept\ \(at\ least\ 8\ members\),\ largest\ [0-9]+,\ [0-9.]+%\ of\ 20000\ particles\ grouped$ ]]

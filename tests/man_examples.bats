@@ -54,7 +54,7 @@ run_examples() {
 
 @test "every man page has its test here" {
     local page name missing=0
-    for page in "$MAN"/man1/*.1 "$MAN"/man5/*.5; do
+    for page in "$MAN"/man1/*.1 "$MAN"/man3/*.3 "$MAN"/man5/*.5; do
         name=$(basename "$page")
         name="${name%.*}(${name##*.})"
         grep -qF "@test \"$name examples run\"" "$BATS_TEST_FILENAME" || { echo "no test for $name"; missing=1; }
@@ -89,8 +89,14 @@ EOF
 }
 
 @test "foflink(1) examples run" {
+    local data=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
+    [ -f "$data/test4-zoom.std" ] || skip "no $data/test4-zoom.std"
+    cp "$data/test4-zoom.std" zoom.std
     run_examples man1/foflink.1
     [ -s linked.fof ] && [ -s isolated.txt ] && [ -s brute.txt ] && [ -s cpu.txt ]
+    # the zoom example's numbers, as its prose says
+    [ "$(grep -v '^#' zoom.txt | head -n 1 | cut -d ' ' -f 4)" = 16242 ]
+    [ "$(grep -v '^#' zoom-all.txt | head -n 1 | cut -d ' ' -f 4)" = 44626 ]
 }
 
 @test "fofdump(1) examples run" {
@@ -100,7 +106,7 @@ EOF
 
 @test "groups(1) examples run" {
     run_examples man1/groups.1
-    [ -s snap.grps ] && [ -s snap.grp ] && [ -s dark.grp ]
+    [ -s snap.grps ] && [ -s snap.grp ] && [ -s dark.grp ] && [ -s halos-fof.txt ]
 }
 
 @test "halostats(1) examples run" {
@@ -141,11 +147,26 @@ EOF
     [ -s grouped.fof ]
 }
 
-# The lines of the .EX block that follows the comment ".\" recipe: NAME" in fofstream(5).
+# The lines of the .EX block that follows the comment ".\" recipe: NAME" in fofstream(5) (or KIND
+# NAME in page PAGE: recipe NAME example man3/fofkit.3).
 recipe() {
-    awk -v name="$1" '$0 ~ "^\\.\\\\\" recipe: " name { on = 1; next }
-                       on && /^\.EX/ { ex = 1; next } ex && /^\.EE/ { exit } ex' "$MAN/man5/fofstream.5" |
+    awk -v name="$1" -v kind="${2:-recipe}" '$0 ~ "^\\.\\\\\" " kind ": " name { on = 1; next }
+                       on && /^\.EX/ { ex = 1; next } ex && /^\.EE/ { exit } ex' "$MAN/${3:-man5/fofstream.5}" |
         perl -pe 's/\\-/-/g; s/\\e/\\/g'
+}
+
+@test "fofkit(3) examples run" {
+    # the page's program, as its reader saves it, compiled against the build's library
+    [ -n "$FOFKIT_BUILD" ] && [ -f "$FOFKIT_BUILD/fofkit.pc" ] || skip "no library build (FOFKIT_BUILD unset)"
+    command -v pkg-config >/dev/null && command -v cc >/dev/null || skip "no pkg-config or cc"
+    recipe fofkit-example.c example man3/fofkit.3 >fofkit-example.c
+    grep -q 'fofkit_fof(&p' fofkit-example.c
+    export PKG_CONFIG_PATH=$FOFKIT_BUILD LD_LIBRARY_PATH=$FOFKIT_BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    run_examples man3/fofkit.3
+    cat example.txt
+    grep -q '^l = 0.00736' example.txt
+    [ "$(grep -c '^group [0-9]*: [0-9]* members' example.txt)" -ge 2 ]
+    grep -q '^group 1: mass [0-9]' example.txt
 }
 
 @test "fofstream(5): the numpy recipe reads a plain and a compressed stream as fofdump does" {
@@ -167,9 +188,9 @@ recipe() {
         [ "${lines[0]}" = "$n particles, $ng groups" ]
         [[ "${lines[1]}" == "group 1: $largest particles, mass "* ]]
     done
-    # The mass of group 1 is halostats' (which prints 9 digits; its column found by name).
+    # The mass of group 1 is halostats' (which prints 9 digits; its column found by name, mass[unit]).
     local mass
-    mass=$(halostats --csv plain.fof | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mass") c = i; next }
+    mass=$(halostats --csv plain.fof | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^mass\[/) c = i; next }
                                                { print $c; exit }')
     [ -n "$mass" ]
     python3 fofread.py packed.fof | awk -v m="$mass" 'NR == 2 { d = $NF - m; exit !(d < 1e-8 && d > -1e-8) }'

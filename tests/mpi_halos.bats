@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# mpi_halos.bats - halostats under mpirun: the catalogue of 1 to 8 ranks byte for byte the single-process one (levels, --unbind, real snapshots), bad input on every rank.
+# mpi_halos.bats - halostats under mpirun: the catalogue of 1 to 8 ranks byte for byte the single-process one (levels, --unbind, --so, HDF5 and stream outputs, real snapshots), bad input on every rank.
 
 bats_require_minimum_version 1.5.0
 
@@ -59,6 +59,88 @@ same() {
     same 2 10 link.fof --unbind --centre=com --bound-min=5
 }
 
+# The HALO chunks (every level, <f8: every bit of every column) and HCOL of two streams
+# from halostats --format=stream are the same. Usage: same_halo A B LEVELS
+same_halo() {
+    local k
+    cmp <(fofdump -c HCOL "$1") <(fofdump -c HCOL "$2")
+    for ((k = 0; k < $3; k++)); do cmp <(fofdump -c HALO -l "$k" "$1") <(fofdump -c HALO -l "$k" "$2"); done
+}
+
+@test "mock: --so on 1, 2, 3 and 4 ranks is the single-process catalogue; --format=stream's SO doubles bit for bit" {
+    need_mpi halostats
+    groups -m 20 link.fof -o grp.fof
+    halostats --so --omega-m=0.3 grp.fof -o ref.txt
+    [ "$(grep -v '^#' ref.txt | grep -cv nan)" -gt 100 ] # radii reached at both levels: not an empty comparison
+    grep -q r200m ref.txt
+    for R in 1 2 3 4; do same "$R" 20 link.fof --so --omega-m=0.3; done
+    halostats --so --omega-m=0.3 --format=stream grp.fof -o ref.fof
+    mpirun -n 3 halostats --so --omega-m=0.3 --format=stream g3.%r.fof -o s3.%r.fof
+    same_halo ref.fof s3.0.fof 2
+    # every rank's stream is its input written on; rank 0's also holds the catalogue
+    cmp <(fofdump -c GIDL -l 1 g3.2.fof) <(fofdump -c GIDL -l 1 s3.2.fof)
+    [ "$(fofdump s3.1.fof | grep -c -e HALO -e HCOL)" -eq 0 ]
+}
+
+@test "mock: --so --unbind, the first rounds narrowed and widened, --so-min: the single-process catalogue" {
+    need_mpi halostats
+    groups -m 10 link.fof | halostats --so --unbind --omega-m=0.25 --so-min=20 -o ref.txt
+    grep -q n_bound ref.txt && grep -q r200c ref.txt
+    same 3 10 link.fof --so --unbind --omega-m=0.25 --so-min=20
+    # the first round at a quarter of its radius: more spheres asked again, the same rows
+    mkgmin 2 link.fof l2.%r.fof
+    mpirun -n 2 groups -m 10 --format=stream l2.%r.fof -o g2.%r.fof
+    mpirun -n 2 -x FOFKIT_DIST_SO_START=0.25 halostats -v --so --unbind --omega-m=0.25 --so-min=20 g2.%r.fof -o a.txt 2>a.err
+    cmp <(unnamed ref.txt) <(unnamed a.txt)
+    grep -Eq 'SO: [0-9]+ spheres \(every level\) in [2-9] rounds' a.err # asked again: the rounds are tested
+    grep -q 'SO: rank 1 measured [0-9]* spheres over [1-9][0-9]* particles; sent [1-9][0-9]* of its particles' a.err
+    # every first sphere over the cells of its first search (where one process may search with every thread)
+    mpirun -n 2 -x FOFKIT_DIST_SO_TEAM=1 halostats --so --unbind --omega-m=0.25 --so-min=20 g2.%r.fof -o b.txt
+    cmp <(unnamed ref.txt) <(unnamed b.txt)
+}
+
+# A 2-level mock whose masses span 13 decades (1e-15 to 1e-2): their sums in double depend on
+# the order they are added in, so the SO masses of a distributed run match only when each
+# sphere's particles are summed in the single process's order.
+@test "masses of every size: the SO doubles of 1 and 3 ranks (--format=stream) are the single process's bit for bit" {
+    need_mpi halostats
+    tipsy2bin mock.std | fofdump -c POS | awk 'BEGIN { srand(7) } { print "d", $1, $2, $3, 0, 0, 0, exp(30 * rand()) / 1e15 }' |
+        ascii2tipsy -o wide.std
+    # every particle's spacing: the lightest particle's (the default) would link almost nothing here
+    tipsy2bin wide.std | kdbuild | foflink -b 0.2,0.1 --spacing=all -o wide.fof
+    groups -m 20 wide.fof | halostats --so --omega-m=0.3 --format=stream -o ref.fof
+    for R in 1 3; do
+        mkgmin "$R" wide.fof w$R.%r.fof
+        mpirun -n "$R" groups -m 20 --format=stream w$R.%r.fof -o wg$R.%r.fof
+        mpirun -n "$R" halostats --so --omega-m=0.3 --format=stream wg$R.%r.fof -o ws$R.%r.fof
+        same_halo ref.fof ws$R.0.fof 2
+    done
+    [ "$(fofdump -c HALO ref.fof | grep -cv nan)" -gt 20 ]
+    # the ghost spheres moved in rounds of at most 7 particles between two ranks
+    mpirun -n 3 -x FOFKIT_DIST_ROUND=7 halostats --so --omega-m=0.3 --format=stream wg3.%r.fof -o wr.%r.fof
+    same_halo ref.fof wr.0.fof 2
+}
+
+@test "HDF5: the catalogue of 1, 2 and 3 ranks is the single-process file byte for byte (2 levels; --so --unbind)" {
+    need_mpi halostats
+    halostats --format=hdf5 /dev/null 2>&1 | grep -q 'no HDF5' && skip "this build has no HDF5"
+    groups -m 20 link.fof -o grp.fof
+    halostats --format=hdf5 grp.fof -o ref.hdf5
+    halostats --format=hdf5 --so --unbind --subhalos=levels --omega-m=0.3 grp.fof -o ref2.hdf5
+    for R in 1 2 3; do
+        mkgmin "$R" link.fof l$R.%r.fof
+        mpirun -n "$R" groups -m 20 --format=stream l$R.%r.fof -o g$R.%r.fof
+        mpirun -n "$R" halostats --format=hdf5 g$R.%r.fof -o d$R.hdf5
+        cmp ref.hdf5 d$R.hdf5
+    done
+    mpirun -n 3 halostats --format=hdf5 --so --unbind --subhalos=levels --omega-m=0.3 g3.%r.fof -o e3.hdf5
+    cmp ref2.hdf5 e3.hdf5
+    [ -z "$(ls d3.hdf5.* e3.hdf5.* 2>/dev/null)" ]
+    if python3 -c 'import h5py' 2>/dev/null; then # a catalogue of both levels: Groups and Subhalos with members
+        python3 -c 'import h5py, sys; f = h5py.File(sys.argv[1]); assert len(f["Group/GroupLen"]) > 20 and len(f["Subhalo/SubhaloLen"]) > 20 and len(f["IDs/ID"]) == f["Header"].attrs["Nids_Total"] > 0' e3.hdf5
+    fi
+}
+
 @test "mock: the whole pipeline under mpirun (tipsy2bin, foflink, groups, halostats) on 2 and 4 ranks writes the single-process catalogue" {
     need_mpi halostats
     tipsy2bin mock.std | kdbuild | foflink -b 0.2,0.1 | groups -m 20 | halostats --unbind -o ref.txt
@@ -98,6 +180,27 @@ same() {
     same 3 10 g4link.fof
 }
 
+@test "real snapshots, --so: a zoom with 5 particle masses (periodic), Gadget-4 (cosmology from SNAP), isolated: 3 ranks give one process's" {
+    need_mpi halostats
+    [ -f "$DATA/test4-zoom.std" ] && [ -f "$DATA/run581-dark-star.std" ] || skip "no snapshots in $DATA"
+    tipsy2bin "$DATA/test4-zoom.std" | kdbuild | foflink -b 0.2 -o zoom.fof
+    groups -m 10 zoom.fof | halostats --so --omega-m=0.3 --format=stream -o zref.fof
+    groups -m 10 zoom.fof | halostats --so --omega-m=0.3 -o ref.txt
+    same 3 10 zoom.fof --so --omega-m=0.3
+    mpirun -n 3 halostats --so --omega-m=0.3 --format=stream g3.%r.fof -o zs.%r.fof
+    same_halo zref.fof zs.0.fof 1
+    tipsy2bin --no-periodic "$DATA/run581-dark-star.std" | kdbuild | foflink -b 0.2 -o iso.fof
+    groups -m 10 iso.fof | halostats --so --omega-m=0.3 --rho-crit=100 --unbind -o ref.txt
+    [ "$(grep -v '^#' ref.txt | grep -cv nan)" -gt 0 ]
+    same 3 10 iso.fof --so --omega-m=0.3 --rho-crit=100 --unbind
+    [ -f "$DATA/g4-lcdm-gas-z0.hdf5" ] && command -v hdf52bin >/dev/null && hdf52bin "$DATA/g4-lcdm-gas-z0.hdf5" -o g4.fof 2>/dev/null ||
+        skip "this build reads no HDF5"
+    kdbuild g4.fof | foflink -b 0.2 -o g4link.fof
+    groups -m 10 g4link.fof | halostats --so -o ref.txt
+    grep -q 'Omega_m 0.3 (from SNAP)' ref.txt
+    same 3 10 g4link.fof --so
+}
+
 # Checks a failed run: status STATUS on every rank (mpirun's), one halostats message MATCHING, no
 # output. Usage: fails STATUS MATCHING COMMAND...
 fails() {
@@ -109,7 +212,7 @@ fails() {
     [ ! -e bad.txt ] && ! ls bad.txt.* 2>/dev/null
 }
 
-@test "bad input: a rank's stream missing, no group ids, wrong rank count, --so, --format=stream, no GPU: one message, every rank fails, no output" {
+@test "bad input: a rank's stream missing, no group ids, wrong rank count, --format=grp, --format=stream, --so, no GPU: one message, every rank fails, no output" {
     need_mpi halostats
     mkgmin 3 link.fof l.%r.fof
     mpirun -n 3 groups -m 20 --format=stream l.%r.fof -o g.%r.fof
@@ -119,8 +222,16 @@ fails() {
     fails 1 "l.0.fof: stream has no GIDL chunk (run groups --format=stream under mpirun first)" \
         mpirun -n 3 halostats l.%r.fof -o bad.txt
     fails 1 "g.0.fof: grouped by 3 ranks, this run has 2" mpirun -n 2 halostats g.%r.fof -o bad.txt
-    fails 2 "option --so is not available under mpirun" mpirun -n 3 halostats --so --omega-m=0.3 g.%r.fof -o bad.txt
-    fails 2 "option --format=stream is not available under mpirun" mpirun -n 3 halostats --format=stream g.%r.fof -o bad.txt
+    fails 2 "option --format=grp is not available under mpirun" mpirun -n 3 halostats --unbind --format=grp g.%r.fof -o bad.txt
+    fails 2 "options --format=stream and --unbind do not go together under mpirun" \
+        mpirun -n 3 halostats --unbind --format=stream g.%r.fof -o bad.%r.fof
+    fails 2 "with 3 ranks, --format=stream needs -o NAME with %r" mpirun -n 3 halostats --format=stream g.%r.fof -o bad.txt
+    [ -z "$(ls bad.*.fof bad.*.fof.* 2>/dev/null)" ]
+    fails 2 "option --so needs --omega-m" mpirun -n 3 halostats --so g.%r.fof -o bad.txt
+    fails 2 "under mpirun the HDF5 catalogue's subhalos are the level 1 groups: give --subhalos=levels" \
+        mpirun -n 3 halostats --unbind --format=hdf5 g.%r.fof -o bad.txt
+    fails 2 "option --snapshot is not available under mpirun" mpirun -n 3 halostats --format=hdf5 --snapshot=s.hdf5 g.%r.fof -o bad.txt
+    fails 2 "option --so-from is not available under mpirun" mpirun -n 3 halostats --so --so-from=x.fof g.%r.fof -o bad.txt
     fails 2 "one file: -o FILE without %r" mpirun -n 3 halostats g.%r.fof -o bad.%r.txt
     fails 2 "the input name needs the rank pattern" mpirun -n 3 halostats g.0.fof -o bad.txt
     if ! groups -m 20 link.fof | halostats --device=gpu -o /dev/null 2>/dev/null; then # no GPU here: every rank says so, once

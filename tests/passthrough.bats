@@ -36,11 +36,18 @@ chunk_digest() {
     foflink -o out.fifo in.fifo
     wait
     for f in pipe-pipe.bin file-pipe.bin pipe-file.bin fifo.bin; do cmp file.bin "$f"; done
-    # the chunks a 3D linking does not read are the input's, header and payload
+    # the chunks a 3D linking does not read are the input's, header and payload (-b reads MASS and
+    # TYPE for the mean spacing of the lightest particles; -l and --spacing=all read neither)
     for tag in VEL MASS TYPE ID; do
         [ "$(chunk_digest file.bin $tag)" = "$(chunk_digest t.bin $tag)" ]
     done
     fofdump --check file.bin >/dev/null
+    foflink -l 0.005 t.bin -o l.bin
+    foflink --spacing=all t.bin -o all.bin
+    for tag in VEL MASS TYPE ID; do
+        [ "$(chunk_digest l.bin $tag)" = "$(chunk_digest t.bin $tag)" ]
+        [ "$(chunk_digest all.bin $tag)" = "$(chunk_digest t.bin $tag)" ]
+    done
 }
 
 @test "compressed streams pass through as stored, and are compressed on the way with -z" {
@@ -49,8 +56,13 @@ chunk_digest() {
     foflink tz.bin -o z.bin
     cat tz.bin | foflink | cat >zp.bin
     cmp z.bin zp.bin
-    for tag in VEL MASS TYPE ID; do
+    # what -b reads (POS, MASS, TYPE) is written on inflated; the rest as stored
+    for tag in VEL ID; do
         [ "$(chunk_digest z.bin $tag)" = "$(chunk_digest tz.bin $tag)" ]
+    done
+    foflink --spacing=all tz.bin -o zall.bin
+    for tag in VEL MASS TYPE ID; do
+        [ "$(chunk_digest zall.bin $tag)" = "$(chunk_digest tz.bin $tag)" ]
     done
     [ "$(fofdump z.bin | awk '$1 == "VEL" { print $NF }')" = zlib ]
     # -z compresses what it passes on; every payload still checks and reads back the same
@@ -79,12 +91,14 @@ chunk_digest() {
     flip_byte id.bin $(($(chunk_offset t.bin ID) + 64 + 7))
     run -1 --separate-stderr bash -c 'cat id.bin | foflink | groups -m 8 >/dev/null'
     [ "$stderr" = "groups: stdin: chunk ID: payload CRC mismatch (damaged data)" ]
-    # a padding byte of a chunk passed on
+    # a padding byte of a chunk passed on (foflink -l reads no TYPE); -b reads TYPE and says so
     cp t.bin pad.bin
     type=$(chunk_offset t.bin TYPE)
     flip_byte pad.bin $((type + 64 + 100000 + 5))
-    foflink pad.bin -o padded.bin
+    foflink -l 0.005 pad.bin -o padded.bin
     fails "fofdump: padded.bin: chunk TYPE: nonzero padding (damaged data)" fofdump --check padded.bin
+    fails "foflink: pad.bin: chunk TYPE: nonzero padding (damaged data)" foflink pad.bin -o padded-b.bin
+    [ ! -e padded-b.bin ]
 }
 
 @test "a stream cut inside a chunk passed on is truncated, through files and pipes" {

@@ -23,7 +23,7 @@ chunk() {
 #   same_stream A B [IGNORE]
 same_stream() {
     local t skip="^source ${3:+|$3}"
-    for t in POS VEL MASS TYPE ID; do
+    for t in POS VEL MASS TYPE ID PID; do
         cmp <(chunk "$1" $t) <(chunk "$2" $t)
     done
     diff <(chunk "$1" SNAP | grep -Ev "$skip") <(chunk "$2" SNAP | grep -Ev "$skip")

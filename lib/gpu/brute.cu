@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(TILE) k_brute(const float *__restrict__ pos, c
     }
 }
 
-__global__ void k_iota(uint32_t *s, uint64_t n)
+static __global__ void k_iota(uint32_t *s, uint64_t n)
 {
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
         s[i] = (uint32_t)i;

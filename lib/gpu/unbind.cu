@@ -124,7 +124,7 @@ template <bool MAX> __device__ void lanes_tree(double *a)
     __syncthreads();
 }
 
-__global__ void k_iota(uint32_t *idx, uint64_t n)
+static __global__ void k_iota(uint32_t *idx, uint64_t n)
 {
     for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < n; k += (uint64_t)gridDim.x * blockDim.x)
         idx[k] = (uint32_t)k;

@@ -1,8 +1,12 @@
-"""fofkit - reads the streams of the fofkit friends-of-friends programs (fofstream(5)) with numpy.
+"""fofkit - the fofkit friends-of-friends halo finder from Python: its streams (fofstream(5)) read with numpy,
+and, through libfofkit (fofkit(3)), groups and catalogues of particle arrays in memory.
 
     s = fofkit.open("grouped.fof")
     s.chunks, s.get("POS"), s.text("SNAP"), s.particles("POS", order="snapshot"),
     s.gid(), s.members(), s.catalogue(), s.catalogue_units()
+
+    gid = fofkit.fof(pos, b=0.2, box=1.0)              # numpy or GPU arrays; needs libfofkit
+    cat = fofkit.halos(pos, vel, gid, box=1.0)         # halostats' columns, a structured array
 """
 
 from .stream import (
@@ -13,11 +17,13 @@ from .stream import (
     MAGIC,
     VERSION,
     Chunk,
+    ChunkMissing,
     Stream,
     StreamError,
     open,
 )
+from .library import FofkitError, LibraryError, fof, halo_columns, halos  # libfofkit, loaded at the first call
 
 __version__ = "0.1.0"
-__all__ = ["ALIGN", "FLAG_PARTICLE", "FLAG_TEXT", "FLAG_ZLIB", "MAGIC", "VERSION", "Chunk", "Stream", "StreamError",
-           "open"]
+__all__ = ["ALIGN", "FLAG_PARTICLE", "FLAG_TEXT", "FLAG_ZLIB", "MAGIC", "VERSION", "Chunk", "ChunkMissing", "Stream",
+           "StreamError", "open", "fof", "halos", "halo_columns", "FofkitError", "LibraryError"]

@@ -32,7 +32,20 @@ _HEAD = struct.Struct("<8s4sIQIIQI")  # the chunk header's fields before the res
 
 
 class StreamError(ValueError):
-    """A stream that is not one, damaged (a CRC, the padding, the zlib data) or truncated."""
+    """A stream that is not one, damaged (a CRC, the padding, the zlib data) or truncated, or
+    one without a chunk asked for (ChunkMissing)."""
+
+
+class ChunkMissing(StreamError, KeyError):
+    """The stream has no chunk of the tag and level asked for: a StreamError, and a KeyError
+    as well (what Stream.find raised before)."""
+
+    def __str__(self):  # KeyError's would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+# halostats' whole-number columns, for streams whose HCOL predates its integer_columns key
+_INTEGER_COLUMNS = ("level", "host", "id", "n", "mbp_id", "n_bound")
 
 
 def _crc(data):
@@ -256,11 +269,12 @@ class Stream:
     # -- chunks by tag
 
     def find(self, tag, level=0):
-        """The Chunk of that tag and level; KeyError when the stream has none."""
+        """The Chunk of that tag and level; ChunkMissing (a StreamError and a KeyError) when the
+        stream has none."""
         for c in self.chunks:
             if c.tag == tag and c.level == level:
                 return c
-        raise KeyError("%s: stream has no chunk %s of level %d" % (self.name, tag, level))
+        raise ChunkMissing("%s: stream has no chunk %s of level %d" % (self.name, tag, level))
 
     def has(self, tag, level=0):
         return any(c.tag == tag and c.level == level for c in self.chunks)
@@ -339,9 +353,16 @@ class Stream:
         bounds = np.searchsorted(gid[order], np.arange(1, ngroups + 2))
         return [order[bounds[g]:bounds[g + 1]] for g in range(ngroups)]
 
+    def _hcol(self):
+        if not self.has("HCOL"):
+            raise ChunkMissing("%s: stream has no halostats catalogue (no HCOL chunk: run halostats "
+                               "--format=stream)" % self.name)
+        return self.text("HCOL")
+
     def catalogue_columns(self):
-        """The columns of halostats' catalogue (HCOL): a list of (name, unit, definition)."""
-        hcol = self.text("HCOL")
+        """The columns of halostats' catalogue (HCOL): a list of (name, unit, definition);
+        StreamError (ChunkMissing) when the stream has none."""
+        hcol = self._hcol()
         cols = []
         for k in range(1, int(hcol["columns"]) + 1):
             name, unit, desc = (hcol["column_%d" % k].split(" ", 2) + ["", ""])[:3]
@@ -354,10 +375,14 @@ class Stream:
 
     def catalogue(self, level=None):
         """halostats' catalogue (HCOL and the HALO chunks of halostats --format=stream) as a
-        structured array, one float64 field per column (ids are exact below 2^53): one level,
-        or with level=None every level, level by level, as halostats prints them."""
+        structured array, one field per column: int64 for the whole-number columns (level, host,
+        id, n, mbp_id, n_bound: HCOL's integer_columns; exact below 2^53, -1 for none), float64
+        for the others; one level, or with level=None every level, level by level, as halostats
+        prints them. StreamError (ChunkMissing) when the stream has no catalogue."""
         cols = self.catalogue_columns()
-        dtype = np.dtype([(name, "<f8") for name, _, _ in cols])
+        hcol = self._hcol()
+        ints = set(hcol["integer_columns"].split()) if "integer_columns" in hcol else set(_INTEGER_COLUMNS)
+        dtype = np.dtype([(name, "<i8" if name in ints else "<f8") for name, _, _ in cols])
         levels = sorted(self.levels("HALO")) if level is None else [level]
         parts = []
         for k in levels:
@@ -365,7 +390,14 @@ class Stream:
             if a.shape[1] != len(cols):
                 raise StreamError("%s: chunk HALO of level %d has %d columns, HCOL names %d"
                                   % (self.name, k, a.shape[1], len(cols)))
-            parts.append(np.ascontiguousarray(a, dtype="<f8").view(dtype)[:, 0])
+            part = np.empty(a.shape[0], dtype)
+            for j, (name, _, _) in enumerate(cols):
+                v = a[:, j]
+                if name in ints and not np.array_equal(v, np.round(v)):
+                    raise StreamError("%s: column %s of chunk HALO of level %d holds a value that is not a "
+                                      "whole number" % (self.name, name, k))
+                part[name] = v
+            parts.append(part)
         return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
     # -- closing

@@ -159,7 +159,12 @@ class AgainstPrograms(unittest.TestCase):
             cat = s.catalogue()
             self.assertEqual(list(cat.dtype.names), names)
             self.assertEqual(len(cat), len(rows))
-            self.assertEqual(sorted(set(cat["level"])), [0.0, 1.0])
+            self.assertEqual(sorted(set(cat["level"])), [0, 1])
+            # whole-number columns are integers; mbp_id exact
+            for name in ("level", "host", "id", "n", "mbp_id"):
+                self.assertEqual(cat.dtype[name], np.dtype("<i8"), name)
+            self.assertEqual(cat.dtype["mass"], np.dtype("<f8"))
+            self.assertEqual(list(cat["mbp_id"]), [int(v) for v in rows[:, names.index("mbp_id")]])
             for k, name in enumerate(names):
                 # the text has 9 significant digits (%.9g); the stream the full binary64
                 self.assertTrue(np.allclose(cat[name], rows[:, k], rtol=1e-8, atol=1e-12), name)
@@ -293,9 +298,15 @@ class Damage(unittest.TestCase):
 
     def test_missing_chunk(self):
         with fofkit.open(path("snap.fof")) as s:
-            with self.assertRaises(KeyError) as e:
-                s.gid()
-            self.assertIn("no chunk GID of level 0", str(e.exception))
+            # a StreamError, and a KeyError as before
+            for cls in (fofkit.StreamError, KeyError, fofkit.ChunkMissing):
+                with self.assertRaises(cls) as e:
+                    s.gid()
+                self.assertEqual(str(e.exception), "%s: stream has no chunk GID of level 0" % s.name)
+            with self.assertRaises(fofkit.StreamError) as e:
+                s.catalogue()
+            self.assertIn("stream has no halostats catalogue (no HCOL chunk: run halostats --format=stream)",
+                          str(e.exception))
 
 
 if __name__ == "__main__":

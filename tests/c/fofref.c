@@ -9,14 +9,16 @@
 
 #include "prog.h"
 #include "snap.h"
+#include "spacing.h"
 #include "stream.h"
 #include "tipsy.h"
 
 /*
  * The reference the toolchain is proved against (tests/correctness.bats).
  * It shares none of the linking code: not lib/link*.c, not lib/predicate.h,
- * not lib/kdtree.c. Only reading inputs (tipsy, streams) and writing the
- * output go through the library.
+ * not lib/kdtree.c. Only reading inputs (tipsy, streams), the mean spacing
+ * that -b is a fraction of (lib/spacing.c, its definition; tested on its
+ * own by test_spacing) and writing the output go through the library.
  *
  * The predicate is re-implemented from its definition in foflink(1): in
  * binary32, per axis d = x_j - x_i, then in a periodic box of period L
@@ -55,7 +57,9 @@ static void help(void)
            "'groups --format=grp' would write.\n"
            "\n"
            "  -l, --link-length=L   absolute linking length\n"
-           "  -b, --b=B             B times the mean spacing box/n^(1/3) (default 0.2)\n"
+           "  -b, --b=B             B times the mean spacing box/n_eff^(1/3) (default 0.2)\n"
+           "      --spacing=S       of the lightest particles (default), all, types or a mass\n"
+           "                        (foflink(1), THE MEAN SPACING)\n"
            "  -m, --min-size=N      keep groups of at least N members (default 8)\n"
            "      --method=M        grid (default), all (every pair) or check (both, compared)\n"
            "      --no-periodic     isolated boundaries (tipsy: do not wrap; stream: ignore its box)\n"
@@ -74,6 +78,8 @@ typedef struct input {
     uint64_t n, nsource;
     float *pos;    /* n x 3 */
     uint64_t *ids; /* n */
+    float *mass;   /* n, or NULL */
+    uint8_t *type; /* n, or NULL */
     int periodic;
     double box, origin;
 } input;
@@ -109,8 +115,8 @@ static void read_tipsy(const char *path, const fk_tipsy_opts *o, input *in)
     fk_input_close(f);
     in->n = ts.n;
     in->nsource = ts.hdr.nbodies;
-    in->pos = ts.pos;
-    ts.pos = NULL;
+    in->pos = ts.pos, in->mass = ts.mass, in->type = ts.type;
+    ts.pos = NULL, ts.mass = NULL, ts.type = NULL;
     in->ids = malloc((ts.n ? ts.n : 1) * sizeof *in->ids);
     if (!in->ids) prog_die(EXIT_RESOURCE, "out of memory");
     for (uint64_t i = 0; i < ts.n; i++)
@@ -134,9 +140,17 @@ static void read_stream(const char *path, int no_periodic, input *in)
     int st;
     in->pos = NULL;
     in->ids = NULL;
+    in->mass = NULL;
+    in->type = NULL;
     while ((st = fk_reader_next(r, &c, &err)) == 1) {
         if (!strcmp(c.tag, "POS")) {
             if (fk_snap_check_chunk(&s, &c, "<f4", 3, path, &err) || fk_reader_load(r, (void **)&in->pos, &err))
+                prog_fail(&err);
+        } else if (!strcmp(c.tag, "MASS")) {
+            if (fk_snap_check_chunk(&s, &c, "<f4", 1, path, &err) || fk_reader_load(r, (void **)&in->mass, &err))
+                prog_fail(&err);
+        } else if (!strcmp(c.tag, "TYPE")) {
+            if (fk_snap_check_chunk(&s, &c, "|u1", 1, path, &err) || fk_reader_load(r, (void **)&in->type, &err))
                 prog_fail(&err);
         } else if (!strcmp(c.tag, "ID")) {
             if (fk_snap_check_chunk(&s, &c, NULL, 1, path, &err) || fk_snap_load_ids(r, &c, &in->ids, &err))
@@ -489,7 +503,9 @@ int main(int argc, char **argv)
     long long minsize = 8, threads = 0;
     fk_tipsy_opts topts;
     fk_tipsy_opts_default(&topts);
-    enum { OPT_METHOD = 256, OPT_NOPER, OPT_BOX, OPT_ORIGIN };
+    fk_spacing_spec spacing = {FK_SPACING_LIGHTEST, 0, 0};
+    fk_error err = {0};
+    enum { OPT_METHOD = 256, OPT_NOPER, OPT_BOX, OPT_ORIGIN, OPT_SPACING };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"link-length", required_argument, 0, 'l'},
                                              {"b", required_argument, 0, 'b'},
@@ -500,6 +516,7 @@ int main(int argc, char **argv)
                                              {"origin", required_argument, 0, OPT_ORIGIN},
                                              {"types", required_argument, 0, 't'},
                                              {"threads", required_argument, 0, 'j'},
+                                             {"spacing", required_argument, 0, OPT_SPACING},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -512,6 +529,9 @@ int main(int argc, char **argv)
         case 'j': threads = prog_parse_int("-j", optarg, 1, 4096); break;
         case 't': topts.types = parse_types(optarg); break;
         case OPT_NOPER: no_periodic = 1; break;
+        case OPT_SPACING:
+            if (fk_spacing_parse(optarg, &spacing, &err)) prog_usage("%s", err.msg);
+            break;
         case OPT_BOX: topts.box = prog_parse_double("--box", optarg, 1e-30, 1e30); break;
         case OPT_ORIGIN: topts.origin = prog_parse_double("--origin", optarg, -1e30, 1e30), have_origin = 1; break;
         case OPT_METHOD:
@@ -543,7 +563,13 @@ int main(int argc, char **argv)
         read_tipsy(path, &topts, &in);
     if (in.n >= UINT32_MAX) prog_die(EXIT_DATA, "%" PRIu64 " particles: too many for this reference", in.n);
 
-    if (!have_l) l = b * in.box / cbrt((double)(in.n ? in.n : 1));
+    if (!have_l) {
+        fk_spacing_sums sums;
+        double neff;
+        if (fk_spacing_sum(in.mass, in.type, in.n, &sums, path, &err) || fk_spacing_neff(&spacing, &sums, &neff, &err))
+            prog_fail(&err);
+        l = b * in.box / cbrt(neff);
+    }
     float lf = (float)l;
     pred p;
     p.l2 = lf * lf;
@@ -578,6 +604,6 @@ int main(int argc, char **argv)
               " groups found, %" PRIu64 " of at least %lld; %.3f s",
               in.n, (double)lf, in.periodic ? "periodic" : "isolated", use_grid ? "grid" : "all pairs", tests,
               method == 2 ? " (checked against all pairs)" : "", found, kept, minsize, prog_now() - t0);
-    free(in.pos), free(in.ids), free(root), free(gid);
+    free(in.pos), free(in.ids), free(in.mass), free(in.type), free(root), free(gid);
     return EXIT_OK;
 }

@@ -53,6 +53,13 @@ int main(void)
     CHECK_MSG(!strcmp(err.msg, "cat: no level column, so no level 1"), "%s", err.msg);
     fk_cattab_free(&tab);
 
+    /* halostats' CSV header: name[unit], the unit apart; a bare name has none */
+    fk_error_clear(&err);
+    CHECK(read_tab("level,n,mass[Msun/h],phi_mbp[(km/s)^2]\n0,3,1.5,-2\n", &err) == FK_OK);
+    CHECK(tab.ncols == 4 && tab.level == 0 && fk_cattab_find(&tab, "mass") == 2 && fk_cattab_find(&tab, "phi_mbp") == 3);
+    CHECK(!strcmp(tab.units[2], "Msun/h") && !strcmp(tab.units[3], "(km/s)^2") && !tab.units[1][0]);
+    fk_cattab_free(&tab);
+
     /* bad rows: one line each, naming the line */
     fk_error_clear(&err);
     CHECK(read_tab("n,mass\n3,1\n4\n", &err) == FK_EFORMAT);

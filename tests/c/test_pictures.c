@@ -176,6 +176,34 @@ static void test_densmap(void)
     fk_image_free(&im);
 }
 
+/* Labels: beside their rings, inside the picture at its edges, never over one another. */
+static void test_labels(void)
+{
+    fk_label_box placed[4], b;
+    /* in the open: the upper right of the ring */
+    CHECK(fk_densmap_label_place(200, 200, 100, 100, 10, 20, 15, placed, 0, &b) == 1);
+    CHECK(b.x == 109 && b.y == 77 && b.w == 20 && b.h == 15);
+    placed[0] = b;
+    /* the same place taken: the upper left instead */
+    CHECK(fk_densmap_label_place(200, 200, 100, 100, 10, 20, 15, placed, 1, &b) == 1);
+    CHECK(b.x + b.w < 100 && b.y == 77);
+    placed[1] = b;
+    /* a halo at the right edge and at the top: moved inside, not dropped */
+    CHECK(fk_densmap_label_place(200, 200, 199, 2, 10, 20, 15, placed, 0, &b) == 1);
+    CHECK(b.x >= 1 && b.x + b.w <= 199 && b.y >= 1 && b.y + b.h <= 199);
+    /* a halo at the bottom left corner */
+    CHECK(fk_densmap_label_place(200, 200, 0, 199, 10, 20, 15, placed, 0, &b) == 1);
+    CHECK(b.x >= 1 && b.y + b.h <= 199);
+    /* a second ring next to the first: its label clears both placed ones */
+    CHECK(fk_densmap_label_place(200, 200, 104, 100, 10, 20, 15, placed, 2, &b) == 1);
+    for (int j = 0; j < 2; j++)
+        CHECK(b.x > placed[j].x + placed[j].w || placed[j].x > b.x + b.w || b.y > placed[j].y + placed[j].h ||
+              placed[j].y > b.y + b.h);
+    /* no room at all: no label */
+    placed[2] = (fk_label_box){0, 0, 200, 200};
+    CHECK(fk_densmap_label_place(200, 200, 50, 50, 10, 20, 15, placed, 3, &b) == 0);
+}
+
 static void test_drawing(void)
 {
     fk_error err = {0};
@@ -242,6 +270,7 @@ int main(void)
     test_massfunc();
     test_catalog();
     test_densmap();
+    test_labels();
     test_drawing();
     CHECK_DONE();
 }

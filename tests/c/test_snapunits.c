@@ -141,8 +141,23 @@ static void test_gsnap_types(void)
     CHECK(fk_snap_box_ok(0, 1, 1) && fk_snap_box_ok(1e10, 1, 0) && !fk_snap_box_ok(1e10, 1, 1) && !fk_snap_box_ok(0, 0, 0));
 }
 
+/* The length unit's name for the scale bar of fofmap. */
+static void test_length_name(void)
+{
+    fk_snap s = {.have_units = 1, .units_per_h = 1, .unit_length_cm = 3.085678e21};
+    char buf[64];
+    CHECK(!strcmp(fk_snap_length_name(&s, buf, sizeof buf), "kpc/h"));
+    s.units_per_h = 0, s.unit_length_cm = 3.085678e24;
+    CHECK(!strcmp(fk_snap_length_name(&s, buf, sizeof buf), "Mpc"));
+    s.unit_length_cm = 1e5;
+    CHECK(!strcmp(fk_snap_length_name(&s, buf, sizeof buf), "(100000 cm)"));
+    s.have_units = 0;
+    CHECK(!strcmp(fk_snap_length_name(&s, buf, sizeof buf), ""));
+}
+
 int main(void)
 {
+    test_length_name();
     test_round_trip();
     test_default_units();
     test_gsnap_types();

@@ -1,4 +1,4 @@
-/* test_so.c - spherical-overdensity radii and masses: thresholds by hand, NFW and Plummer spheres against their closed forms, the grid against brute force. */
+/* test_so.c - spherical-overdensity radii and masses: thresholds by hand, NFW and Plummer spheres against their closed forms, the grid against brute force, a part of the particles in the whole set's frame. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -310,6 +310,74 @@ static void test_not_reached(void)
     free(pos), free(mass);
 }
 
+/* A part of the particles in the whole set's frame (a rank's view under
+ * mpirun): every particle within a centre's reach, and within sqrt(3) (r0 +
+ * cell) of it, in the whole set's order, gives the whole set's radii,
+ * masses and reach bit for bit, periodic or not, with masses of every
+ * size (sums that rounding makes depend on the order). */
+static void test_frame(int periodic)
+{
+    fk_error err = {0};
+    const uint64_t n = 60000;
+    const double cen[2][3] = {{0.45, -0.47, 0.1}, {-0.2, 0.3, -0.3}};
+    float *pos = malloc(n * 3 * sizeof *pos), *mass = malloc(n * sizeof *mass);
+    float *sp = malloc(n * 3 * sizeof *sp), *sm = malloc(n * sizeof *sm);
+    for (uint64_t i = 0; i < n; i++) {
+        if (i % 3 == 2)
+            for (int k = 0; k < 3; k++) pos[3 * i + k] = (float)(urand() - 0.5);
+        else
+            place(pos + 3 * i, cen[i % 3], 0.05 * pow(urand(), 2));
+        mass[i] = (float)(exp(30 * urand()) * 1e-15);
+    }
+    if (periodic) wrap(pos, n, -0.5, 1);
+    fk_so_particles p = {n, pos, mass, periodic, 1, -0.5};
+    fk_so_grid *g, *gs;
+    double lo[3], hi[3];
+    fk_so_frame f;
+    fk_so_bounds(&p, lo, hi);
+    fk_so_frame_make(n, periodic, 1, -0.5, lo, hi, &f);
+    CHECK(fk_so_grid_build(&p, &g, &err) == FK_OK);
+    double rho[3] = {1e3, 300, 30}, c[3 * 4], r0[4], R[12], M[12], reach[4];
+    for (int h = 0; h < 4; h++) {
+        uint64_t i = (uint64_t)(h * 7919 + 11);
+        for (int k = 0; k < 3; k++) c[3 * h + k] = pos[3 * i + k];
+        r0[h] = h == 3 ? 0 : 0.002 * (h + 1);
+    }
+    CHECK(fk_so_measure_reach(g, 4, c, r0, 3, rho, FK_SO_MINPART, R, M, reach, &err) == FK_OK);
+    int doubled = 0;
+    for (int h = 0; h < 4; h++) {
+        double r = r0[h] > 0 ? r0[h] : f.cell, cube = sqrt(3.0) * (r + f.cell) * (1 + 1e-6), far = reach[h];
+        doubled += reach[h] > 2 * r;
+        if (cube > far) far = cube;
+        uint64_t m = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            double d2 = 0;
+            for (int k = 0; k < 3; k++) {
+                double d = (double)pos[3 * i + k] - c[3 * h + k];
+                if (periodic) d -= nearbyint(d);
+                d2 += d * d;
+            }
+            if (d2 > far * far * (1 + 1e-6)) continue;
+            memcpy(sp + 3 * m, pos + 3 * i, 3 * sizeof *sp);
+            sm[m++] = mass[i];
+        }
+        fk_so_particles ps = {m, sp, sm, periodic, 1, -0.5};
+        double Rs[3], Ms[3], rs;
+        CHECK(m < n && fk_so_grid_build_frame(&ps, &f, &gs, &err) == FK_OK);
+        CHECK(fk_so_measure_reach(gs, 1, c + 3 * h, r0 + h, 3, rho, FK_SO_MINPART, Rs, Ms, &rs, &err) == FK_OK);
+        CHECK_MSG(memcmp(Rs, R + 3 * h, sizeof Rs) == 0 && memcmp(Ms, M + 3 * h, sizeof Ms) == 0 && rs == reach[h],
+                  "centre %d (%s): the part's radii, masses and reach are the whole set's", h,
+                  periodic ? "periodic" : "isolated");
+        fk_so_grid_free(gs);
+    }
+    CHECK_MSG(doubled > 0, "a search went beyond twice its first radius: the reach is tested");
+    fk_so_frame bad = f;
+    bad.side = 0;
+    CHECK(fk_so_grid_build_frame(&p, &bad, &gs, &err) == FK_EINVAL);
+    fk_so_grid_free(g);
+    free(pos), free(mass), free(sp), free(sm);
+}
+
 int main(void)
 {
     test_thresholds();
@@ -317,5 +385,7 @@ int main(void)
     test_nfw();
     test_plummer_periodic();
     test_not_reached();
+    test_frame(1);
+    test_frame(0);
     CHECK_DONE();
 }

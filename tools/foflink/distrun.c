@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bigmem.h"
 #include "device.h"
@@ -16,6 +17,8 @@
 #include "linkrun.h"
 #include "linkspec.h"
 #include "phase.h"
+#include "spacing.h"
+#include "spacingopt.h"
 
 static int rank, size;
 
@@ -85,7 +88,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     fk_output *fo = NULL;
     fk_filter f;
     memset(&f, 0, sizeof f);
-    enum { W_SINK, W_LINK, W_GMIN, W_POS, W_ID, W_VEL, NW }; /* VEL last: read for 6D only */
+    enum { W_SINK, W_LINK, W_GMIN, W_POS, W_ID, W_MASS, W_TYPE, W_VEL, NW }; /* VEL last: read for 6D only */
     fk_want want[NW] = {
         [W_SINK] = {"SINK", FK_W_REFUSE, .hint = "is linked already"},
         [W_LINK] = {"LINK", FK_W_REFUSE, .hint = "is linked already"},
@@ -93,8 +96,13 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         [W_POS] = {"POS", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3},
         [W_ID] = {"ID", FK_W_PARTICLE | FK_W_ID | FK_W_PASS | FK_W_REQUIRED, NULL, 1,
                   "a distributed run labels groups by ID"},
+        [W_MASS] = {"MASS", FK_W_PARTICLE | FK_W_PASS, "<f4", 1},
+        [W_TYPE] = {"TYPE", FK_W_PARTICLE | FK_W_PASS, "|u1", 1},
         [W_VEL] = {"VEL", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3, "6D linking needs the velocities"},
     };
+    /* MASS and TYPE for -b's mean spacing only: otherwise a tag no chunk has */
+    if (o->have_l || !spacing_needs_mass(&o->spacing)) want[W_MASS].tag = "";
+    if (o->have_l || !spacing_needs_type(&o->spacing)) want[W_TYPE].tag = "";
     const int sixd = o->npsi > 0, nw = sixd ? NW : NW - 1;
     int st = fk_input_open(&in, inname, 1, std->force, &err);
     if (!st) st = fk_output_open(&fo, outname, 1, std->force, &err);
@@ -125,9 +133,25 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     if (blo != bhi || plo != phi)
         all_die(EXIT_DATA, "the ranks' streams disagree on the box (%g to %g) or its periodicity: they are not slices of one snapshot",
                 blo, bhi);
+    /* -b's mean spacing from every rank's particles: their exact per-type sums added
+     * (spacing.h), so that any number of ranks links at one process's length */
+    fk_link_meta par = {o->have_l ? NULL : o->b, NULL, 0, 0, 0, NULL};
+    double neff = 0;
+    if (!o->have_l) {
+        fk_spacing_sums sums;
+        st = fk_spacing_sum(want[W_MASS].data[0], want[W_TYPE].data[0], snap.n, &sums, name, &err);
+        check(st, &err);
+        fk_dist_sum(sums.n, 3);
+        fk_dist_sum(&sums.sig[0][0], 3 * FK_SPACING_NEXP);
+        fk_dist_min(sums.min_bits, 3);
+        fk_dist_max(sums.max_bits, 3);
+        if (fk_spacing_neff(&o->spacing, &sums, &neff, &err)) all_die(EXIT_DATA, "%s", err.msg);
+        /* every rank's LINK record names the spacing; rank 0 alone gives the hint */
+        spacing_report(&o->spacing, o->have_spacing || rank != 0, &sums, neff, snap.box, o->b[0], &par);
+    }
     fk_linkopts lo[FK_LEVELS_MAX];
     fk_linkspec spec = {o->b, o->l, o->psi, o->nlevels, o->have_l, o->npsi, 0, o->no_periodic, (int)o->threads};
-    if (fk_linkspec_levels(&spec, &snap, ntotal, NULL, name, lo, NULL, NULL, &err)) all_die(EXIT_USAGE, "%s", err.msg);
+    if (fk_linkspec_levels(&spec, &snap, neff, NULL, name, lo, NULL, NULL, &err)) all_die(EXIT_USAGE, "%s", err.msg);
     if (rank == 0) {
         prog_info("linking %" PRIu64 " particles on %d ranks with l = %.9g (%s box %g)", ntotal, size, lo[0].l,
                   lo[0].periodic ? "periodic" : "isolated", snap.box);
@@ -157,6 +181,8 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     rep.cpu_first = cores.after ? cores.first : -1;
     rep.cpu_last = cores.after ? cores.last : -1;
     rep.cpu_count = cores.after;
+    struct rusage ru;
+    rep.peak_rss = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
 
     /* -v: the whole run, then every rank's part. */
     fk_distlink_report *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
@@ -172,11 +198,12 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
                 snprintf(cpus, sizeof cpus, ", %d core%s (%d to %d)", a->cpu_count, a->cpu_count == 1 ? "" : "s",
                          a->cpu_first, a->cpu_last);
             if (a->device >= 0)
-                prog_info("rank %d: GPU %d, %d threads%s; GPU: upload %.3f s, build %.3f s, link %.3f s, download "
-                          "%.3f s", d, a->device, a->threads, cpus, a->link.gpu.upload, a->link.gpu.build,
-                          a->link.gpu.link, a->link.gpu.download);
+                prog_info("rank %d: GPU %d, %d threads%s; GPU: %.2f GiB, upload %.3f s, build %.3f s, link %.3f s, "
+                          "download %.3f s", d, a->device, a->threads, cpus, (double)a->link.gpu.bytes_needed / (1 << 30),
+                          a->link.gpu.upload, a->link.gpu.build, a->link.gpu.link, a->link.gpu.download);
             else
                 prog_info("rank %d: CPU, %d threads%s", d, a->threads, cpus);
+            prog_info("rank %d: peak memory %.2f GiB", d, (double)a->peak_rss / (1 << 30));
             prog_info("rank %d: slab %.6g to %.6g (axis %d), %" PRIu64 " owned, %" PRIu64
                       " ghosts (%.2f%%), %.3f MB sent, %.3f MB received, %" PRIu64 " boundary edges",
                       d, a->slab_lo, a->slab_hi, a->axis, a->owned, a->ghosts,
@@ -213,7 +240,6 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     fk_link_job job = {ntotal, NULL, NULL, &tree, lo, o->nlevels, o->brute, din.gpu};
     fk_link_report lrep = rep.link;
     for (int k = 0; k < o->nlevels; k++) lrep.stats[k].groups = rep.groups[k];
-    fk_link_meta par = {o->have_l ? NULL : o->b, NULL, 0};
     char *linktext = NULL, *full = NULL;
     st = fk_link_record(&job, &par, &lrep, &linktext, &err);
     if (!st) {

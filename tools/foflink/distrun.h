@@ -3,11 +3,14 @@
 #define FOFLINK_DISTRUN_H
 
 #include "prog.h"
+#include "spacing.h"
 
 typedef struct foflink_opts {
     const double *b, *l, *psi; /* per level; l used when have_l, psi when npsi */
     int nlevels, have_l, npsi, psi_rel, no_periodic, brute, devchoice;
     long long threads, piece; /* piece: --piece-size, 0 when not given */
+    fk_spacing_spec spacing;  /* --spacing: what -b is a fraction of */
+    int have_spacing;         /* --spacing was given */
 } foflink_opts;
 
 /* Links the streams named input and std->output, "%r" expanded to each

@@ -16,6 +16,8 @@
 #include "phase.h"
 #include "prog.h"
 #include "snap.h"
+#include "spacing.h"
+#include "spacingopt.h"
 #include "treechunk.h"
 #include "stream.h"
 
@@ -26,7 +28,10 @@ static void help(void)
            "first) into friends-of-friends groups and append the sink array.\n"
            "\n"
            "  -b, --b=B              linking length as B times the mean interparticle\n"
-           "                         spacing box/n^(1/3) (default 0.2)\n"
+           "                         spacing box/n_eff^(1/3) (default 0.2): of the lightest\n"
+           "                         particles of each type, as if they filled the box\n"
+           "      --spacing=S        what -b's spacing is of: lightest (default), all (every\n"
+           "                         particle, box/n^(1/3)), types (gas,dark,star) or a mass\n"
            "  -l, --link-length=L    absolute linking length (instead of -b)\n"
            "                         -b and -l take a list too, B0,B1,... strictly decreasing:\n"
            "                         up to %d levels, level k linked inside level k-1's groups\n"
@@ -98,7 +103,10 @@ int main(int argc, char **argv)
     int nb = 1, nl = 0, npsi = 0, psi_rel = 0;
     int have_l = 0, have_b = 0, no_periodic = 0, brute = 0, devchoice = device_default();
     long long threads = 0, piece = 0;
-    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL, OPT_PIECE };
+    fk_spacing_spec spacing = {FK_SPACING_LIGHTEST, 0, 0};
+    int have_spacing = 0;
+    fk_error err = {0};
+    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL, OPT_PIECE, OPT_SPACING };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"b", required_argument, 0, 'b'},
                                              {"link-length", required_argument, 0, 'l'},
@@ -109,6 +117,7 @@ int main(int argc, char **argv)
                                              {"psi", required_argument, 0, OPT_PSI},
                                              {"psi-rel", required_argument, 0, OPT_PSIREL},
                                              {"piece-size", required_argument, 0, OPT_PIECE},
+                                             {"spacing", required_argument, 0, OPT_SPACING},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -141,16 +150,22 @@ int main(int argc, char **argv)
         case 'j': threads = prog_parse_int("--threads", optarg, 1, 4096); break;
         case OPT_DEVICE: devchoice = device_parse(optarg); break;
         case OPT_PIECE: piece = prog_parse_int("--piece-size", optarg, 1, INT64_MAX); break;
+        case OPT_SPACING:
+            if (fk_spacing_parse(optarg, &spacing, &err)) prog_usage("%s", err.msg);
+            have_spacing = 1;
+            break;
         }
     }
     if (have_l && have_b) prog_usage("options -l and -b are exclusive");
+    if (have_l && have_spacing) prog_usage("option --spacing applies to -b, not -l");
     const int nlev = have_l ? nl : nb, sixd = npsi > 0;
     if (npsi > 1 && npsi != nlev)
         prog_usage("option %s gives %d values for %d level%s (give one, or one per level)",
                    psi_rel ? "--psi-rel" : "--psi", npsi, nlev, nlev > 1 ? "s" : "");
     const char *input = prog_one_input(argc, argv, optind), *names[] = {input, std.output};
     if (fk_dist_wanted(names, 2)) { /* under mpirun, or a %r in a name: DISTRIBUTED RUNS in foflink(1) */
-        foflink_opts fo = {b, l, psiv, nlev, have_l, npsi, psi_rel, no_periodic, brute, devchoice, threads, piece};
+        foflink_opts fo = {b,     l,         psiv,     nlev,  have_l,  npsi,         psi_rel,
+                           no_periodic, brute, devchoice, threads, piece, spacing, have_spacing};
         foflink_dist(input, &std, &fo);
     }
     if (piece) prog_usage("option --piece-size is for distributed runs (under mpirun, or %%r in a name)");
@@ -158,11 +173,12 @@ int main(int argc, char **argv)
     prog_filter_open(&pf, input, &std);
     const char *name = pf.name;
     const fk_snap snap = pf.f.snap;
-    fk_error err = {0};
     double t0 = prog_now(), w0 = fk_reader_waited(pf.f.r);
 
-    /* What foflink reads; every other chunk passes on unread. */
-    enum { W_SINK, W_LINK, W_POS, W_TREE, W_TBOX, W_VEL, NW }; /* VEL last: read for 6D only */
+    /* What foflink reads; every other chunk passes on unread: VEL for 6D,
+     * MASS and TYPE for the mean spacing of -b. */
+    enum { W_SINK, W_LINK, W_POS, W_TREE, W_TBOX, W_VEL, W_MASS, W_TYPE, NW };
+    const int by_b = !have_l;
     fk_want want[NW] = {
         [W_SINK] = {"SINK", FK_W_REFUSE, .hint = "is linked already"},
         [W_LINK] = {"LINK", FK_W_REFUSE, .hint = "is linked already"},
@@ -170,8 +186,14 @@ int main(int argc, char **argv)
         [W_TREE] = {"TREE", FK_W_TEXT | FK_W_PASS},
         [W_TBOX] = {"TBOX", FK_W_PASS, "<f4", 6},
         [W_VEL] = {"VEL", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3, "6D linking needs the velocities"},
+        [W_MASS] = {"MASS", FK_W_PARTICLE | FK_W_PASS, "<f4", 1},
+        [W_TYPE] = {"TYPE", FK_W_PARTICLE | FK_W_PASS, "|u1", 1},
     };
-    if (fk_filter_read(&pf.f, want, sixd ? NW : NW - 1, &err)) prog_fail(&err);
+    /* the chunks not needed this run are read as none: a tag no chunk has */
+    if (!sixd) want[W_VEL].tag = "", want[W_VEL].flags = 0;
+    if (!by_b || !spacing_needs_mass(&spacing)) want[W_MASS].tag = "";
+    if (!by_b || !spacing_needs_type(&spacing)) want[W_TYPE].tag = "";
+    if (fk_filter_read(&pf.f, want, NW, &err)) prog_fail(&err);
     const float *pos = want[W_POS].data[0], *vel = want[W_VEL].data[0];
     fk_tree tree;
     if (fk_tree_from_chunks(&want[W_TREE], &want[W_TBOX], &snap, pos, name, &tree, &err)) prog_fail(&err);
@@ -183,9 +205,18 @@ int main(int argc, char **argv)
     fk_linkopts lo[FK_LEVELS_MAX];
     double vscale = 0, rel[FK_LEVELS_MAX];
     fk_linkspec spec = {b, l, psiv, nlev, have_l, npsi, psi_rel, no_periodic, (int)threads};
-    int st = fk_linkspec_levels(&spec, &snap, snap.n, vel, name, lo, &vscale, rel, &err);
+    fk_link_meta par = {have_l ? NULL : b, psi_rel ? rel : NULL, 0, 0, 0, NULL};
+    double neff = 0;
+    if (by_b) {
+        fk_spacing_sums sums;
+        if (fk_spacing_sum(want[W_MASS].data[0], want[W_TYPE].data[0], snap.n, &sums, name, &err)) prog_fail(&err);
+        if (fk_spacing_neff(&spacing, &sums, &neff, &err)) prog_die(EXIT_DATA, "%s: %s", name, err.msg);
+        spacing_report(&spacing, have_spacing, &sums, neff, snap.box, b[0], &par);
+    }
+    int st = fk_linkspec_levels(&spec, &snap, neff, vel, name, lo, &vscale, rel, &err);
     if (st == FK_EINVAL) prog_die(EXIT_USAGE, "%s", err.msg);
     if (st) prog_fail(&err);
+    par.vscale = vscale;
     prog_info("linking %" PRIu64 " particles with l = %.9g (%s box %g)", snap.n, lo[0].l,
               lo[0].periodic ? "periodic" : "isolated", snap.box);
     if (psi_rel)
@@ -226,7 +257,6 @@ int main(int argc, char **argv)
 
     double t1 = prog_now();
     prog_progress("writing", 0, 0);
-    fk_link_meta par = {have_l ? NULL : b, psi_rel ? rel : NULL, vscale};
     if (fk_link_write(pf.f.w, &job, &par, &rep, sinks, &err)) prog_fail(&err);
     prog_filter_close(&pf);
     char wait[48] = ""; /* a pipe's writer kept it waiting: not the work */

@@ -11,6 +11,7 @@
 #include "image.h"
 #include "pngwrite.h"
 #include "prog.h"
+#include "snapunits.h"
 
 static void help(void)
 {
@@ -28,7 +29,10 @@ static void help(void)
            "  -H, --halo=ID         zoom on halo ID (level 0) of the catalogue: the field centred on it\n"
            "      --halos=FILE      the catalogue: halostats text, CSV or stream\n"
            "  -n, --circle=N        circle the N most massive halos in the slab (default 10, 0: none)\n"
-           "  -l, --labels          write each circled halo's id beside it\n"
+           "  -l, --labels          write each circled halo's id beside it (inside the picture, never\n"
+           "                        over another label: a ring without room for its label has none)\n"
+           "      --length-name=S   the scale bar's unit (default: the stream's, kpc/h for a Gadget\n"
+           "                        snapshot; without units, the bar says the box side)\n"
            "      --cmap=NAME       magma (default) or viridis\n"
            "      --range=DEX       decades of density shown below the densest pixel (default 4)\n"
            "      --smooth=PX       Gaussian smoothing of the map, sigma in pixels (default 1, 0: none)\n"
@@ -60,7 +64,8 @@ int main(int argc, char **argv)
     int have_centre = 0, labels = 0;
     long long circle = 10, zoom = -1;
     const char *halos_path = NULL, *cmap_name = "magma";
-    enum { OPT_HALOS = 256, OPT_CMAP, OPT_RANGE, OPT_SMOOTH };
+    const char *length_name = NULL;
+    enum { OPT_HALOS = 256, OPT_CMAP, OPT_RANGE, OPT_SMOOTH, OPT_LNAME };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"axis", required_argument, 0, 'a'},
                                              {"size", required_argument, 0, 's'},
@@ -75,6 +80,7 @@ int main(int argc, char **argv)
                                              {"cmap", required_argument, 0, OPT_CMAP},
                                              {"range", required_argument, 0, OPT_RANGE},
                                              {"smooth", required_argument, 0, OPT_SMOOTH},
+                                             {"length-name", required_argument, 0, OPT_LNAME},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -98,6 +104,10 @@ int main(int argc, char **argv)
         case OPT_CMAP: cmap_name = optarg; break;
         case OPT_RANGE: range = prog_parse_double("--range", optarg, 0.1, 30); break;
         case OPT_SMOOTH: smooth = prog_parse_double("--smooth", optarg, 0, 100); break;
+        case OPT_LNAME:
+            if (!*optarg || strlen(optarg) > 32) prog_usage("option --length-name needs a name of 1 to 32 characters");
+            length_name = optarg;
+            break;
         }
     }
     const unsigned char(*cmap)[3] = fk_colormap(cmap_name);
@@ -153,10 +163,18 @@ int main(int argc, char **argv)
         fk_densmap_smooth(grid, view.size, smooth, &err) || fk_image_new(&im, view.size, view.size, black, &err))
         prog_fail(&err);
     fk_densmap_render(grid, view.size, cmap, range, &im);
-    int drawn = fk_densmap_circle(&im, &view, &cat, (size_t)circle, labels);
-    fk_densmap_annotate(&im, &view, caption);
+    int unlabelled = 0;
+    int drawn = fk_densmap_circle(&im, &view, &cat, (size_t)circle, labels, &unlabelled);
+    /* the scale bar's unit: as given, the stream's, or (no units) the box side it is a part of */
+    char unit[80];
+    if (length_name)
+        snprintf(unit, sizeof unit, "%s", length_name);
+    else if (!*fk_snap_length_name(&snap, unit, sizeof unit))
+        snprintf(unit, sizeof unit, "(box %g)", snap.box);
+    fk_densmap_annotate(&im, &view, caption, unit);
     prog_info("%dx%d map of %" PRIu64 " particles along %c, field %g wide, slab %g; %d halos circled of %zu",
               view.size, view.size, snap.n, "xyz"[view.axis], view.width, view.depth, drawn, cat.n);
+    if (labels && unlabelled) prog_info("%d circled halos without a label: no room beside them", unlabelled);
 
     fk_output *out = prog_open_output(&std, 1);
     if (fk_png_write(fk_output_file(out), &im, fk_output_name(out), &err)) prog_fail(&err);

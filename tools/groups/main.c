@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coreutils.h"
 #include "dist.h"
 #include "distrun.h"
 #include "groups.h"
@@ -31,6 +32,8 @@ static void help(void)
            "GMIN chunks from foflink under mpirun, and the ranks number the groups as one process\n"
            "would: --format=grp -o FILE writes one .grp, --format=stream -o NAME%%r a stream per rank\n"
            "with GIDL chunks (see groups(1)).\n"
+           "Also installed as fofgroups. Run as groups with only users' names (or nothing, on a\n"
+           "terminal), it runs coreutils' groups instead, which shares its name.\n"
            "\n"
            "  -m, --min-size=N      keep groups of at least N members (default %d)\n"
            "      --format=FORMAT   'stream' (default) or 'grp': first line the number of particles\n"
@@ -50,7 +53,9 @@ static void help(void)
 
 int main(int argc, char **argv)
 {
-    prog_init("groups");
+    groups_coreutils_handoff(argc, argv); /* "groups USER": coreutils' */
+    const char *base = strrchr(argv[0], '/');
+    prog_init(strcmp(base ? base + 1 : argv[0], "fofgroups") ? "groups" : "fofgroups"); /* its messages say how it ran */
     prog_std std = {0};
     uint64_t minsize = DEFAULT_MINSIZE;
     int grp = 0, have_level = 0;

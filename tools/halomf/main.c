@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "halostats.h"
 #include "image.h"
 #include "massfn.h"
 #include "massfunc.h"
@@ -65,7 +66,9 @@ static void write_table(FILE *o, const fk_massfn *mf, const char *column, const 
     fprintf(o, "# %" PRIu64 " of %zu rows in the bins; %" PRIu64 " below, %" PRIu64 " above; %" PRIu64
                " skipped (nan or not positive)\n",
             (uint64_t)(n - mf->below - mf->above - mf->skipped), n, mf->below, mf->above, mf->skipped);
-    fprintf(o, "# volume %.10g %s^3 (%s); %g bins per dex from %.10g\n", volume, length_name, vol_from, per_dex, lo);
+    char cube[96];
+    fprintf(o, "# volume %.10g %s (%s); %g bins per dex from %.10g\n", volume,
+            fk_unit_power(length_name, 3, cube, sizeof cube), vol_from, per_dex, lo);
     fprintf(o, "# n: rows in [lo, hi); dn_dlog10m = n / (volume dlog10); n_ge: rows >= lo per volume (above the\n"
                "# range included)\n");
     fprintf(o, "# log10_lo log10_hi m_mid n dn_dlog10m n_ge\n");
@@ -169,8 +172,9 @@ int main(int argc, char **argv)
     if (hi < lo) prog_die(EXIT_USAGE, "the range %g to %g is empty", lo, hi);
     fk_massfn mf;
     if (fk_massfn_count(v, n, lo, hi, per_dex, &mf, &err)) prog_fail(&err);
-    prog_info("%zu rows of level %ld in %zu bins of %g dex from %g, volume %g %s^3", n, level, mf.nbins, mf.dlog, lo,
-              volume, length_unit);
+    char cube[96];
+    prog_info("%zu rows of level %ld in %zu bins of %g dex from %g, volume %g %s", n, level, mf.nbins, mf.dlog, lo,
+              volume, fk_unit_power(length_unit, 3, cube, sizeof cube));
 
     fk_output *out = prog_open_output(&std, plot);
     FILE *o = fk_output_file(out);

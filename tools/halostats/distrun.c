@@ -9,10 +9,13 @@
 #include "bigmem.h"
 #include "device.h"
 #include "dist.h"
+#include "dist_alltoall.h"
 #include "dist_halos.h"
+#include "dist_so.h"
 #include "fileio.h"
 #include "filter.h"
 #include "gpu.h"
+#include "hdf5out.h"
 #include "kv.h"
 #include "rankquiet.h"
 
@@ -76,7 +79,7 @@ static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi
     return fk_gpu_pot_tree(g, p, phi, NULL, err);
 }
 
-enum { W_POS, W_VEL, W_MASS, W_ID, W_GIDL, W_GRPS, W_GPAR, W_LINK, NW };
+enum { W_POS, W_VEL, W_MASS, W_ID, W_GIDL, W_GRPS, W_GPAR, W_LINK, W_HALO, W_HCOL, NW };
 
 /* Checks this rank's levels: GIDL and GRPS of every level up to the
  * highest, GPAR from level 1 on; fills in's levels. */
@@ -138,6 +141,109 @@ static void end_mpi(void)
     fk_dist_finalize();
 }
 
+/* --so: every position finite and in the periodic box (the SO grid's check,
+ * here where a particle has its index in the rank's stream), the run's mass
+ * summed over the ranks in the order of their streams when the thresholds
+ * may come from the mean density, then the cosmology and thresholds as in
+ * one process (a missing option is met alike by every rank: said once). */
+static void so_setup(input *in, options *o, const fk_snap *snap, const float *pos, const float *mass, const char *name)
+{
+    fk_error err = {0};
+    check(fk_snap_check_positions(snap, pos, name, &err), &err);
+    if (!o->m.have_rho && !o->m.have_h) {
+        check(fk_dso_mass_total(snap->n, mass, &o->m.mass_total, &err), &err);
+        o->m.have_mass_total = 1;
+    }
+    char *text = NULL; /* the SNAP record: its cosmology keys */
+    check(fk_snap_format(snap, &text, &err), &err);
+    prog_rank_quiet(1);
+    hs_masses_setup(&o->m, &in->snap, text, NULL, NULL, &o->units, o->G_out);
+    prog_rank_quiet(0);
+    free(text);
+}
+
+/* A grouped particle on its way to rank 0 for the HDF5 catalogue. */
+typedef struct hmember {
+    uint64_t id;
+    float mass;
+    uint32_t g0, g1; /* its groups of levels 0 and 1 */
+} hmember;
+
+/* --format=hdf5: the particles in a group of level 0 or 1 gathered on rank
+ * 0 (24 bytes each), in the order of the ranks' streams concatenated, as
+ * gid arrays of the source's particles (gid1 NULL without level 1) and the
+ * members' masses and IDs: what the catalogue reads of one process's stream
+ * (its sums per group run in that order). Collective; on rank 0 *gid0,
+ * *gid1, *mass, *ids are malloc'd and *n set. */
+static int gather_members(const fk_snap *snap, const uint64_t *ids, const float *mass, const uint32_t *gidl0,
+                          const uint32_t *gidl1, uint32_t **gid0, uint32_t **gid1, float **mmass, uint64_t **mids,
+                          uint64_t *n, fk_error *err)
+{
+    uint64_t k = 0, ngot = 0;
+    for (uint64_t i = 0; i < snap->n; i++) k += gidl0[i] || (gidl1 && gidl1[i]);
+    hmember *send = malloc((k ? k : 1) * sizeof *send), *got = NULL;
+    uint64_t *count = calloc((size_t)size, sizeof *count), *rcount = calloc((size_t)size, sizeof *rcount);
+    int st = send && count && rcount ? FK_OK : fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64
+                                                        " members", rank, k);
+    st = fk_dist_agree(st, err, NULL);
+    if (!st) {
+        k = 0;
+        for (uint64_t i = 0; i < snap->n; i++)
+            if (gidl0[i] || (gidl1 && gidl1[i])) send[k++] = (hmember){ids[i], mass[i], gidl0[i], gidl1 ? gidl1[i] : 0};
+        count[0] = k;
+        st = fk_dist_alltoall(send, count, sizeof *send, (void **)&got, rcount, &ngot, err);
+    }
+    *gid0 = *gid1 = NULL, *mmass = NULL, *mids = NULL, *n = ngot;
+    if (!st && rank == 0) {
+        const uint64_t ns = snap->nsource ? snap->nsource : 1;
+        *gid0 = calloc(ns, sizeof **gid0);
+        if (gidl1) *gid1 = calloc(ns, sizeof **gid1);
+        *mmass = malloc((ngot ? ngot : 1) * sizeof **mmass), *mids = malloc((ngot ? ngot : 1) * sizeof **mids);
+        if (!*gid0 || (gidl1 && !*gid1) || !*mmass || !*mids)
+            st = fk_fail(err, FK_ENOMEM, "out of memory for the HDF5 catalogue's %" PRIu64 " members", ngot);
+        for (uint64_t i = 0; i < ngot && !st; i++) {
+            const hmember *m = &got[i];
+            (*gid0)[m->id] = m->g0;
+            if (*gid1) (*gid1)[m->id] = m->g1;
+            (*mmass)[i] = m->mass, (*mids)[i] = m->id;
+        }
+    }
+    free(send), free(got), free(count), free(rcount);
+    return st;
+}
+
+/* Rank 0: the HDF5 catalogue (levels 0 and 1) to f. */
+static int write_hdf5(FILE *f, const char *fname, const options *o, const fk_snap *snap, fk_halo *const *rows,
+                      const uint64_t *ng, const uint32_t *gid0, const uint32_t *gid1, const float *mass,
+                      const uint64_t *ids, uint64_t n, fk_error *err)
+{
+    fk_snap s = *snap; /* the members alone */
+    s.n = n;
+    void *image = NULL;
+    size_t bytes = 0;
+    int st =
+        hdf5_image(&s, mass, ids, gid0, gid1, rows, ng, o, &image, &bytes, err);
+    if (!st && fwrite(image, 1, bytes, f) != bytes) st = fk_fail(err, FK_EIO, "%s: write error", fname);
+    free(image);
+    return st;
+}
+
+/* -v: what the SO spheres cost, rank by rank. */
+static void so_report(const fk_dso_info *s, double seconds)
+{
+    char asked[256] = "";
+    for (int k = 0, at = 0; k < s->rounds && k < 64 && at < (int)sizeof asked - 24; k++)
+        at += snprintf(asked + at, sizeof asked - (size_t)at, "%s%" PRIu64, k ? ", " : "", s->asked[k]);
+    prog_info("SO: %" PRIu64 " spheres (every level) in %d round%s (spheres asked for: %s) in %.3f s; rank 0: frame "
+              "and index %.3f s, ghosts found and moved %.3f s, measured %.3f s, results to rank 0 %.3f s",
+              s->spheres, s->rounds, s->rounds == 1 ? "" : "s", asked, seconds, s->t_index, s->t_ghosts, s->t_measure,
+              s->t_gather);
+    for (int d = 0; d < s->ranks && s->rank; d++)
+        prog_info("SO: rank %d measured %" PRIu64 " spheres over %" PRIu64 " particles; sent %" PRIu64 " of its "
+                  "particles to other ranks' spheres, %" PRIu64 " bytes to other ranks in all; %.3f s", d,
+                  s->rank[d].spheres, s->rank[d].particles, s->rank[d].sent, s->rank[d].bytes, s->rank[d].seconds);
+}
+
 int halostats_dist(const char *path, const prog_std *std, options *o)
 {
     fk_error err = {0};
@@ -147,19 +253,29 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     }
     atexit(end_mpi);
     if (rank) prog_verbose = 0; /* rank 0 reports for all */
-    if (o->m.so)
-        all_die(EXIT_USAGE, "option --so is not available under mpirun (a halo's SO sphere reaches particles of every "
-                "rank): run halostats --so in one process");
-    if (o->format >= 2)
-        all_die(EXIT_USAGE, "option --format=%s is not available under mpirun: the catalogue is written as text or csv",
-                o->format == 2 ? "stream" : o->format == 3 ? "hdf5" : "grp");
-    if (std->output && fk_dist_has_pattern(std->output))
+    const int stream = o->format == 2;
+    if (o->format == 4)
+        all_die(EXIT_USAGE, "option --format=grp is not available under mpirun (one file of the bound members of the "
+                "whole snapshot): the catalogue is written as text, csv, hdf5 or streams");
+    if (o->snapshot || o->m.so_from)
+        all_die(EXIT_USAGE, "option %s is not available under mpirun: run halostats in one process for it",
+                o->snapshot ? "--snapshot" : "--so-from");
+    if (o->format == 3 && bound_subhalos_asked(o))
+        all_die(EXIT_USAGE, "under mpirun the HDF5 catalogue's subhalos are the level 1 groups: give --subhalos=levels "
+                "(the bound subhalos of --unbind need one process)");
+    if (stream && o->m.unbind)
+        all_die(EXIT_USAGE, "options --format=stream and --unbind do not go together under mpirun (the BGID chunks "
+                "hold every source particle): write the catalogue as text, csv or hdf5");
+    if (!stream && std->output && fk_dist_has_pattern(std->output))
         all_die(EXIT_USAGE, "under mpirun the catalogue is one file: -o FILE without %%r (rank 0 writes it)");
+    if (stream && size > 1 && (!std->output || !fk_dist_has_pattern(std->output)))
+        all_die(EXIT_USAGE, "with %d ranks, --format=stream needs -o NAME with %%r (a stream per rank)", size);
     if (size > 1 && !fk_dist_has_pattern(path))
         all_die(EXIT_USAGE, "%d ranks: the input name needs the rank pattern %%r (each rank reads its own stream), not %s",
                 size, path);
-    char *inname = NULL;
+    char *inname = NULL, *outname = NULL;
     if (fk_dist_expand(path, rank, &inname, &err)) all_die(EXIT_USAGE, "%s", err.msg);
+    if (stream && std->output && fk_dist_expand(std->output, rank, &outname, &err)) all_die(EXIT_USAGE, "%s", err.msg);
     double t0 = prog_now();
 
     /* Each rank's stream: read and checked. */
@@ -177,13 +293,18 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
         [W_GRPS] = {"GRPS", FK_W_TEXT | FK_W_LEVELS | FK_W_REQUIRED, NULL, 0, hint},
         [W_GPAR] = {"GPAR", FK_W_LEVELS, "<u4", 1, NULL},
         [W_LINK] = {"LINK", FK_W_TEXT, NULL, 0, NULL},
+        [W_HALO] = {"HALO", FK_W_DROP | FK_W_LEVELS, NULL, 0, NULL}, /* replaced, with --format=stream */
+        [W_HCOL] = {"HCOL", FK_W_DROP, NULL, 0, NULL},
     };
+    for (int k = 0; k < W_HALO && stream; k++) want[k].flags |= FK_W_PASS; /* each rank's stream written on */
     input in;
     memset(&in, 0, sizeof in);
     in.name = strcmp(path, "-") ? path : "stdin";
     uint64_t *ids = NULL;
+    fk_output *sout = NULL; /* with --format=stream, this rank's */
     int st = fk_input_open(&f, inname, 1, std->force, &err);
-    if (!st) st = fk_filter_start(&flt, f, name, NULL, 0, &err);
+    if (!st && stream) st = fk_output_open(&sout, outname, 1, std->force, &err);
+    if (!st) st = fk_filter_start(&flt, f, name, sout ? fk_output_file(sout) : NULL, std->zlevel, &err);
     if (!st) st = fk_filter_read(&flt, want, NW, &err);
     if (!st) st = read_levels(want, &in, name, &err);
     if (!st && want[W_LINK].data[0]) st = hs_parse_link(&in, want[W_LINK].data[0], name, &err);
@@ -219,6 +340,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
      * process on the concatenated stream. */
     in.snap = snap;
     in.snap.n = ntotal;
+    fk_dist_sum(in.snap.ntype, 3); /* the run's particles of each type, as the header's SO line counts them */
     st = FK_OK;
     if (o->centre == FK_CENTRE_MBP && o->device == DEV_GPU) { /* each rank its GPU, agreed on */
         fk_gpuinfo gi;
@@ -241,10 +363,11 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
         if (rank == 0) prog_info("the ranks' devices (rank 0 first): %s", list);
         free(dev);
     }
+    if (o->m.so) so_setup(&in, o, &snap, want[W_POS].data[0], want[W_MASS].data[0], name);
     double t_read = prog_now() - t0;
 
     fk_dhalos_in din = {.n = snap.n, .pos = want[W_POS].data[0], .vel = want[W_VEL].data[0],
-                        .mass = want[W_MASS].data[0], .ids = ids, .periodic = snap.periodic, .box = snap.box,
+                        .mass = want[W_MASS].data[0], .ids = ids, .periodic = in.snap.periodic, .box = snap.box,
                         .origin = snap.origin, .nlevels = in.nlevels, .name = name};
     for (int k = 0; k < in.nlevels && k < FK_LEVELS_MAX; k++) {
         din.gid[k] = want[W_GIDL].data[k];
@@ -259,25 +382,60 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     fk_dhalos_info info;
     if (fk_dhalos_run(&din, &dop, rows, &info, &err)) agreed_fail(&err, 0); /* agreed inside: the same on all */
     for (int k = 0; k < in.nlevels; k++) ng[k] = in.lv[k].grps.ngroups;
+    st = FK_OK;
+    for (int k = 0; k < in.nlevels && !st && rank == 0; k++)
+        st = set_hosts(&in, k, rows[k], ng[k], k ? ng[k - 1] : 0, &err);
+    check(st, &err);
+
+    /* SO: every rank's particles within each halo's sphere to the rank that
+     * measures it; the radii and masses into rank 0's rows. */
+    double t_so = prog_now();
+    fk_dso_info sinfo;
+    memset(&sinfo, 0, sizeof sinfo);
+    if (o->m.so) {
+        const fk_dso_in sin = {snap.n, want[W_POS].data[0], want[W_MASS].data[0], snap.periodic, snap.box, snap.origin,
+                               ntotal};
+        if (fk_dso_run(&sin, rows, ng, in.nlevels, o->m.rho, o->m.so_min ? o->m.so_min : FK_SO_MINPART, &sinfo, &err))
+            agreed_fail(&err, 0); /* agreed inside */
+    }
+    t_so = prog_now() - t_so;
 
     /* Rank 0 writes the catalogue; it is renamed into place only when that
      * succeeded, and every rank exits with rank 0's status. */
     double t1 = prog_now();
+    uint32_t *gid0 = NULL, *gid1 = NULL;
+    float *mmass = NULL;
+    uint64_t *mids = NULL, nmem = 0;
     st = FK_OK;
-    if (rank == 0) {
-        for (int k = 0; k < in.nlevels && !st; k++) st = set_hosts(&in, k, rows[k], ng[k], k ? ng[k - 1] : 0, &err);
+    if (o->format == 3)
+        st = gather_members(&snap, ids, want[W_MASS].data[0], want[W_GIDL].data[0],
+                            in.nlevels > 1 ? want[W_GIDL].data[1] : NULL, &gid0, &gid1, &mmass, &mids, &nmem, &err);
+    if (stream) { /* rank 0's stream also gets the catalogue */
+        if (rank == 0) st = write_hcol(flt.w, &in, o, &err);
+        for (int k = 0; k < in.nlevels && !st && rank == 0; k++) st = write_halo(flt.w, o, k, rows[k], ng[k], &err);
+        if (!st) st = fk_filter_finish(&flt, &err);
+        check(st, &err);
+        st = fk_output_commit(sout, &err);
+    } else if (!st && rank == 0) {
         fk_output *out = NULL;
-        if (!st) st = fk_output_open(&out, std->output, 0, std->force, &err);
+        st = fk_output_open(&out, std->output, o->format == 3, std->force, &err);
         if (!st) {
             FILE *fo = fk_output_file(out);
-            if (o->format == 1)
+            if (o->format == 3)
+                st = write_hdf5(fo, fk_output_name(out), o, &snap, rows, ng, gid0, gid1, mmass, mids, nmem, &err);
+            else if (o->format == 1)
                 write_csv_header(fo, o);
             else
                 write_header(fo, &in, o, ng);
-            for (int k = 0; k < in.nlevels; k++) write_rows(fo, o, rows[k], ng[k], o->format == 1 ? ',' : ' ');
-            st = fk_output_commit(out, &err);
+            for (int k = 0; k < in.nlevels && o->format != 3; k++)
+                write_rows(fo, o, rows[k], ng[k], o->format == 1 ? ',' : ' ');
+            if (!st)
+                st = fk_output_commit(out, &err);
+            else
+                fk_output_abort(out);
         }
     }
+    free(gid0), free(gid1), free(mmass), free(mids);
     check(st, &err);
     if (rank == 0) {
         for (int k = 0; k < in.nlevels; k++) {
@@ -295,12 +453,14 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
         prog_info("read in %.3f s; rank 0: members to owners %.3f s, rows %.3f s (slowest rank %.3f s), rows to rank 0 "
                   "%.3f s; written in %.3f s; %.3f s in all", t_read, info.t_route, info.t_compute, info.t_compute_max,
                   info.t_gather, prog_now() - t1, prog_now() - t0);
+        if (o->m.so) so_report(&sinfo, t_so);
     }
+    free(sinfo.rank);
     for (int k = 0; k < FK_LEVELS_MAX; k++) free(rows[k]);
     fk_filter_free(&flt);
     fk_input_close(f);
     fk_want_free(want, NW);
     free(ids);
-    free(inname);
+    free(inname), free(outname);
     return EXIT_OK;
 }

@@ -1,10 +1,13 @@
-/* hdf5out.c - halostats --format=hdf5: builds the Gadget-4 style catalogue (lib/halocat_hdf5) and writes it out. */
+/* hdf5out.c - halostats --format=hdf5: the subhalos, the Gadget-4 style catalogue (lib/halocat_hdf5) and the group-ordered snapshot (lib/halosnap_hdf5). */
 #include "hdf5out.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "halocat_hdf5.h"
+#include "halosnap_hdf5.h"
+#include "subhalos.h"
 
 int hdf5_check(void)
 {
@@ -13,14 +16,82 @@ int hdf5_check(void)
     return 1;
 }
 
-fk_output *hdf5_write(const prog_std *std, const fk_snap *snap, const float *mass, const uint64_t *ids,
-                      const uint32_t *gid0, const uint32_t *gid1, fk_halo *const *halos, const uint64_t *ng, int have_mbp,
-                      const fk_halo_units *units)
+/* The units and cosmology the file states (halocat_hdf5.h): the stream's,
+ * and --so's cosmology when it ran. */
+static void meta_of(const fk_snap *snap, const options *o, fk_gadget_meta *meta)
 {
-    fk_halocat cat = {.snap = snap, .n = snap->n, .mass = mass, .ids = ids, .gid0 = gid0, .gid1 = gid1,
+    const hs_masses *m = &o->m;
+    const fk_cosmo so = {m->omega_m, m->omega_l, m->a, 0};
+    fk_gadget_meta_init(meta, snap, &o->units, m->so ? &so : NULL);
+}
+
+int hdf5_image(const fk_snap *snap, const float *mass, const uint64_t *ids, const uint32_t *gid0, const uint32_t *gid1,
+               fk_halo *const *halos, const uint64_t *ng, const options *o, void **image, size_t *size, fk_error *err)
+{
+    fk_gadget_meta meta;
+    meta_of(snap, o, &meta);
+    fk_halocat cat = {.snap = snap, .n = snap->n, .mass = mass, .ids = ids, .gid0 = gid0, .gsub = gid1,
                       .groups = halos[0], .ngroups = ng[0], .subs = gid1 ? halos[1] : NULL, .nsubs = gid1 ? ng[1] : 0,
-                      .have_mbp = have_mbp, .units = units};
+                      .have_mbp = o->centre == FK_CENTRE_MBP, .have_so = o->m.so, .have_bound = o->m.unbind,
+                      .units = &o->units, .meta = &meta};
+    return fk_halocat_hdf5(&cat, image, size, err);
+}
+
+/* The subhalos of --unbind (subhalos.h) into *gsub and *subs, their
+ * properties measured as halostats measures a level's groups (on the CPU). */
+static uint64_t bound_subhalos(const input *in, const options *o, fk_halo *const *halos, const uint64_t *ng,
+                               uint32_t **gsub, fk_halo **subs)
+{
     fk_error err = {0};
+    const int two = in->nlevels > 1;
+    fk_subhalo_in sin = {in->snap.nsource, in->lv[0].gid, o->m.bgid[0], two ? in->lv[1].gid : NULL,
+                         two ? o->m.bgid[1] : NULL, halos[0], two ? halos[1] : NULL, ng[0], two ? ng[1] : 0,
+                         o->centre == FK_CENTRE_MBP};
+    uint64_t ns, n = in->snap.n;
+    fk_halo *rows;
+    if (!(*gsub = malloc((in->snap.nsource ? in->snap.nsource : 1) * sizeof **gsub)))
+        prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", in->snap.nsource);
+    if (fk_subhalos_bound(&sin, *gsub, &rows, &ns, &err)) prog_fail(&err);
+    uint32_t *grp = malloc((n ? n : 1) * sizeof *grp);
+    fk_halo *h = malloc((ns ? ns : 1) * sizeof *h);
+    if (!grp || !h) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " subhalos", ns);
+    for (uint64_t i = 0; i < n; i++) grp[i] = (*gsub)[in->ids[i]];
+    fk_halo_input hin = {n, in->pos, in->vel, in->mass, in->ids, grp, in->snap.periodic, in->snap.box, in->snap.origin};
+    if (fk_halostats_compute(&hin, ns, h, in->name, &err) ||
+        fk_halostats_centres(&hin, ns, o->centre, &o->pot, NULL, h, NULL, &err))
+        prog_fail(&err);
+    for (uint64_t k = 0; k < ns; k++) h[k].level = rows[k].level, h[k].id = rows[k].id, h[k].host = rows[k].host;
+    free(rows), free(grp);
+    *subs = h;
+    return ns;
+}
+
+fk_output *hdf5_write(const prog_std *std, const input *in, const options *o, fk_halo *const *halos, const uint64_t *ng)
+{
+    uint32_t *gsub = NULL;
+    fk_halo *subs = NULL;
+    uint64_t ns = 0;
+    if (bound_subhalos_asked(o)) {
+        ns = bound_subhalos(in, o, halos, ng, &gsub, &subs);
+        prog_info("HDF5: %" PRIu64 " subhalos: the bound groups' main subhalos and their level 1 groups' bound parts", ns);
+    } else if (in->nlevels > 1) {
+        ns = ng[1];
+    }
+    const hs_masses *m = &o->m;
+    fk_gadget_meta meta;
+    meta_of(&in->snap, o, &meta);
+    fk_halocat cat = {.snap = &in->snap, .n = in->snap.n, .mass = in->mass, .ids = in->ids, .pids = in->pids,
+                      .gid0 = in->lv[0].gid, .gsub = gsub ? gsub : in->nlevels > 1 ? in->lv[1].gid : NULL,
+                      .groups = halos[0], .ngroups = ng[0], .subs = subs ? subs : in->nlevels > 1 ? halos[1] : NULL,
+                      .nsubs = ns, .have_mbp = o->centre == FK_CENTRE_MBP, .have_so = m->so, .have_bound = m->unbind,
+                      .units = &o->units, .meta = &meta};
+    fk_error err = {0};
+    if (o->snapshot) {
+        fk_output *snap = NULL;
+        if (fk_output_open(&snap, o->snapshot, 1, 1, &err) ||
+            fk_halosnap_hdf5(&cat, in->pos, in->vel, fk_output_target(snap), &err) || fk_output_commit(snap, &err))
+            prog_fail(&err);
+    }
     void *image;
     size_t size;
     if (fk_halocat_hdf5(&cat, &image, &size, &err)) prog_fail(&err);
@@ -29,6 +100,6 @@ fk_output *hdf5_write(const prog_std *std, const fk_snap *snap, const float *mas
         fk_write_failed(&err, fk_output_name(out), NULL, errno);
         prog_fail(&err);
     }
-    free(image);
+    free(image), free(gsub), free(subs);
     return out;
 }

@@ -1,22 +1,32 @@
-/* hdf5out.h - halostats --format=hdf5: the catalogue written as a Gadget-4 style HDF5 file. */
+/* hdf5out.h - halostats --format=hdf5: the catalogue written as a Gadget-4 style HDF5 file, and the group-ordered snapshot beside it. */
 #ifndef HALOSTATS_HDF5OUT_H
 #define HALOSTATS_HDF5OUT_H
 
 #include <stdint.h>
 
 #include "halostats.h"
+#include "hs.h"
 #include "prog.h"
-#include "snap.h"
 
 /* Returns 1 when this build writes HDF5; otherwise exits with status 1
  * and a one-line message (before any input is read). */
 int hdf5_check(void);
 
-/* Writes the catalogue of levels 0 and 1 (gid1 NULL: level 0 alone) to
- * the output of std (binary: refused on a terminal without -f) and returns
- * it, to be committed; exits on error. */
-fk_output *hdf5_write(const prog_std *std, const fk_snap *snap, const float *mass, const uint64_t *ids,
-                      const uint32_t *gid0, const uint32_t *gid1, fk_halo *const *halos, const uint64_t *ng, int have_mbp,
-                      const fk_halo_units *units);
+/* Writes the catalogue of level 0 and its subhalos (those of the level 1
+ * groups, or with --unbind each bound group's main subhalo and the bound
+ * parts of its level 1 groups: subhalos.h) to the output of std (binary:
+ * refused on a terminal without -f), and with o->snapshot the
+ * group-ordered snapshot to that file, committed first; returns the
+ * catalogue's output, to be committed. Exits on error. */
+fk_output *hdf5_write(const prog_std *std, const input *in, const options *o, fk_halo *const *halos, const uint64_t *ng);
+
+/* Under mpirun (rank 0): the catalogue of levels 0 and 1 (gid1 NULL: level
+ * 0 alone; the level 1 groups as the subhalos, the members named by their
+ * original indices) as an HDF5 file image (*image malloc'd, *size bytes),
+ * from the snap->n particles of mass and ids (the grouped ones are
+ * enough), in the units and with the SO and bound columns of o;
+ * fk_halocat_hdf5's errors. */
+int hdf5_image(const fk_snap *snap, const float *mass, const uint64_t *ids, const uint32_t *gid0, const uint32_t *gid1,
+               fk_halo *const *halos, const uint64_t *ng, const options *o, void **image, size_t *size, fk_error *err);
 
 #endif

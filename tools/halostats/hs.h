@@ -10,6 +10,7 @@
 #include "masses.h"
 #include "potential.h"
 #include "snap.h"
+#include "stream.h"
 
 #define SOFTENING_FRACTION 0.05 /* default softening: this times the mean interparticle spacing */
 #define MAX_LEVELS 64
@@ -31,9 +32,11 @@ typedef struct input {
     fk_snap snap;
     float *pos, *vel, *mass;
     uint64_t *ids;
+    uint64_t *pids;  /* the snapshot's own IDs (PID chunk), or NULL */
     level lv[MAX_LEVELS];
     int nlevels;     /* 1 + the highest level of a GID, GRPS or GPAR */
     int have_link, replaced;
+    int link_isolated; /* LINK says periodic 0 in a periodic box: foflink --no-periodic */
     char *snaptext;  /* the SNAP record, for the cosmology of --so */
     double waited;   /* seconds spent waiting for the input's writer (-v) */
 } input;
@@ -48,10 +51,16 @@ typedef struct options {
     int device; /* DEV_AUTO, DEV_CPU, DEV_GPU; resolved to DEV_CPU or DEV_GPU */
     fk_halo_units units;
     hs_masses m; /* --so, --unbind */
+    const char *snapshot; /* --snapshot=FILE: the group-ordered snapshot beside --format=hdf5 */
+    int subhalos;         /* --subhalos: 0 as the options say (bound with --unbind), 1 levels, 2 bound */
 } options;
 
 /* Whether column c is written. */
 int shown(const options *o, const fk_halo_column *c);
+
+/* Whether the HDF5 catalogue's subhalos are the bound ones of --unbind
+ * (subhalos.h) rather than the level 1 groups. */
+int bound_subhalos_asked(const options *o);
 
 /* The text catalogue's '#' header and its rows of one level (sep ' '), or
  * CSV's (sep ','); write_csv_header the CSV's row of column names. */
@@ -59,14 +68,22 @@ void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng
 void write_csv_header(FILE *f, const options *o);
 void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char sep);
 
-/* After the stream is read (in->snap.n the particles of the whole run): the
- * output units and G, the default softening, the device of the potentials.
- * Exits on a bad combination (usage) or a missing GPU. */
+/* --format=stream: the HCOL record (the columns of the HALO chunks, their
+ * units and definitions, the run's parameters) and the HALO chunk of level
+ * k (<f8, a row per group, a column per column shown) on w. */
+int write_hcol(fk_writer *w, const input *in, const options *o, fk_error *err);
+int write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng, fk_error *err);
+
 /* The LINK record's linking lengths of every level into in->lv (foflink
- * writes l, b, psi for level 0 and l_K, b_K, psi_K for the levels after);
- * name for messages. */
+ * writes l, b, psi for level 0 and l_K, b_K, psi_K for the levels after),
+ * and whether it linked with isolated boundaries (periodic 0); name for
+ * messages. */
 int hs_parse_link(input *in, const char *text, const char *name, fk_error *err);
 
+/* After the stream is read (in->snap.n the particles of the whole run): the
+ * box as linked (isolated after foflink --no-periodic), the output units and
+ * G, the default softening, the device of the potentials. Exits on a bad
+ * combination (usage) or a missing GPU. */
 void hs_setup(input *in, options *o);
 
 #endif

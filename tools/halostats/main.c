@@ -52,10 +52,17 @@ static void help(void)
            "      --G=VALUE         G in the output units (default: 1 in the stream's, converted)\n"
            "                        A stream that carries its units (hdf52bin) gives the defaults:\n"
            "                        kpc, Msun, km/s (kpc/h, Msun/h for Gadget) and G from its units\n"
-           "      --format=FORMAT   'text' (default), 'csv' (one header row of column names), or\n"
+           "      --format=FORMAT   'text' (default), 'csv' (one header row of column names with their\n"
+           "                        units, mass[Msun/h]), or\n"
            "                        'stream': the input stream with HALO and HCOL chunks appended,\n"
-           "                        'hdf5': a Gadget-4 style fof_subhalo_tab HDF5 file (levels 0, 1),\n"
+           "                        'hdf5': a Gadget-4 style fof_subhalo_tab HDF5 file (levels 0, 1;\n"
+           "                        the snapshot's units, Gadget's kpc/h, 1e10 Msun/h, km/s without),\n"
            "                        or 'grp' (with --unbind): a .grp file of the bound members\n"
+           "      --snapshot=FILE   with --format=hdf5, also the stream's particles as a Gadget-4\n"
+           "                        snapshot in the catalogue's group order (pynbody's halos() read it)\n"
+           "      --subhalos=S      with --format=hdf5, the subhalos: 'bound' (the default with --unbind:\n"
+           "                        main subhalos and their satellites, self-bound) or 'levels' (the\n"
+           "                        level 1 groups, the default without)\n"
            "      --csv             the same as --format=csv\n"
            "  -o, --output=FILE     write FILE (atomically) instead of stdout\n"
            "  -f, --force           read or write binary data on a terminal\n"
@@ -126,6 +133,9 @@ int hs_parse_link(input *in, const char *text, const char *name, fk_error *err)
             if (have[q]) *have[q] = 1;
         }
     }
+    uint64_t periodic = 1;
+    if (fk_kv_has(text, "periodic") && fk_kv_get_u64(text, "periodic", &periodic, what, err)) return err->code;
+    in->link_isolated = periodic == 0;
     in->have_link = 1;
     return FK_OK;
 }
@@ -163,6 +173,11 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
                 prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particle IDs", c.nrows);
             for (uint64_t i = 0; i < c.nrows; i++)
                 in->ids[i] = strcmp(c.dtype, "<u8") == 0 ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
+        } else if (strcmp(c.tag, "PID") == 0) {
+            if (in->pids) prog_die(EXIT_DATA, "%s: stream has two PID chunks", in->name);
+            if (fk_snap_check_chunk(&in->snap, &c, "<u8", 1, in->name, &err) || fk_reader_load(r, &raw, &err))
+                prog_fail(&err);
+            in->pids = raw;
         } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GPAR") == 0) {
             check_level(in, &c);
             level *L = &in->lv[c.level];
@@ -199,7 +214,7 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
             is = 0;
         }
         if (w && (is ? fk_writer_put_read(w, &c, raw, &err) : fk_writer_copy(w, r, &c, &err))) prog_fail(&err);
-        /* kept: POS VEL MASS GID GPAR; the rest was copied or parsed */
+        /* kept: POS VEL MASS PID GID GPAR; the rest was copied or parsed */
         if (strcmp(c.tag, "ID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "LINK") == 0) free(raw);
     }
     if (st < 0) prog_fail(&err);
@@ -246,11 +261,17 @@ static void set_hosts(const input *in, int k, fk_halo *h, uint64_t ng, uint64_t 
     }
 }
 
-/* Whether column c is written. */
+int bound_subhalos_asked(const options *o)
+{
+    return o->subhalos == 2 || (o->subhalos == 0 && o->m.unbind);
+}
+
+/* Whether column c is written: every column but those of --so and --unbind
+ * when not asked for (the mbp columns stay with --centre=com, -1 and nan,
+ * so that a column's number does not depend on the centre). */
 int shown(const options *o, const fk_halo_column *c)
 {
-    if ((c->flags & (FK_HCOL_SO | FK_HCOL_UNBIND)) && !(c->flags & hs_masses_flags(&o->m))) return 0;
-    return !(c->flags & FK_HCOL_MBP) || o->centre == FK_CENTRE_MBP;
+    return !(c->flags & (FK_HCOL_SO | FK_HCOL_UNBIND)) || (c->flags & hs_masses_flags(&o->m));
 }
 
 void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng)
@@ -262,7 +283,9 @@ void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng
             FK_VERSION);
     fprintf(f, "# input %s: source '%s', %" PRIu64 " particles of %" PRIu64 ", time %.10g\n", in->name, s->source, s->n,
             s->nsource, s->time);
-    fprintf(f, "# box %.10g origin %.10g periodic %d (the stream's length unit)\n", s->box, s->origin, s->periodic);
+    fprintf(f, "# box %.10g origin %.10g periodic %d (the stream's length unit)%s\n", s->box, s->origin, s->periodic,
+            in->link_isolated ? ": the snapshot's box is periodic, but foflink --no-periodic linked it with isolated "
+                                "boundaries, and so are the groups measured" : "");
     fprintf(f, "# levels %d%s\n", in->nlevels, in->nlevels > 1 ? ": a group of level k lies inside group host of level k-1" : "");
     for (int k = 0; k < in->nlevels; k++) {
         const level *L = &in->lv[k];
@@ -332,16 +355,20 @@ void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char s
 void write_csv_header(FILE *f, const options *o)
 {
     int first = 1;
-    for (size_t k = 0; k < fk_halo_ncolumns; k++)
-        if (shown(o, &fk_halo_columns[k])) fprintf(f, "%s%s", first ? "" : ",", fk_halo_columns[k].name), first = 0;
+    char un[64];
+    for (size_t k = 0; k < fk_halo_ncolumns; k++) {
+        const fk_halo_column *c = &fk_halo_columns[k];
+        if (!shown(o, c)) continue;
+        /* name[unit], the unit as the text header names it; a pure number bare */
+        fprintf(f, "%s%s", first ? "" : ",", c->name);
+        if (c->dim != FK_DIM_1) fprintf(f, "[%s]", fk_halo_units_name(&o->units, c->dim, un, sizeof un));
+        first = 0;
+    }
     fputc('\n', f);
 }
 
-/* The HCOL record: the columns of the HALO chunks, their units and
- * definitions, and the run's parameters. */
-static void write_hcol(fk_writer *w, const input *in, const options *o)
+int write_hcol(fk_writer *w, const input *in, const options *o, fk_error *err)
 {
-    fk_error err = {0};
     fk_kvbuf kv;
     char key[32], val[512], un[64];
     fk_kv_init(&kv);
@@ -365,6 +392,12 @@ static void write_hcol(fk_writer *w, const input *in, const options *o)
     fk_kv_str(&kv, "mass_name", o->units.mass_name);
     fk_kv_str(&kv, "velocity_name", o->units.velocity_name);
     hs_masses_kv(&kv, &o->m);
+    /* the columns that hold whole numbers (ids, counts; -1 for none), for readers' types */
+    char ints[256] = "";
+    for (size_t k = 0; k < fk_halo_ncolumns; k++)
+        if (shown(o, &fk_halo_columns[k]) && fk_halo_columns[k].type == FK_HCOL_U64)
+            snprintf(ints + strlen(ints), sizeof ints - strlen(ints), "%s%s", ints[0] ? " " : "", fk_halo_columns[k].name);
+    fk_kv_str(&kv, "integer_columns", ints);
     size_t col = 0;
     for (size_t k = 0; k < fk_halo_ncolumns; k++) {
         const fk_halo_column *c = &fk_halo_columns[k];
@@ -373,19 +406,19 @@ static void write_hcol(fk_writer *w, const input *in, const options *o)
         snprintf(val, sizeof val, "%s %s %s", c->name, fk_halo_units_name(&o->units, c->dim, un, sizeof un), c->desc);
         fk_kv_str(&kv, key, val);
     }
-    char *text;
-    if (fk_kv_finish(&kv, &text, &err) || fk_writer_text(w, "HCOL", 0, text, &err)) prog_fail(&err);
+    char *text = NULL;
+    int st = fk_kv_finish(&kv, &text, err);
+    if (!st) st = fk_writer_text(w, "HCOL", 0, text, err);
     free(text);
+    return st;
 }
 
-/* One HALO chunk for level k: <f8, a row per group, a column per column. */
-static void write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng)
+int write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng, fk_error *err)
 {
-    fk_error err = {0};
     size_t ncol = 0;
     for (size_t c = 0; c < fk_halo_ncolumns; c++) ncol += shown(o, &fk_halo_columns[c]);
     double *rows = malloc(ng && ncol ? ng * ncol * sizeof *rows : 1);
-    if (!rows) prog_die(EXIT_RESOURCE, "out of memory for the HALO chunk of %" PRIu64 " groups", ng);
+    if (!rows) return fk_fail(err, FK_ENOMEM, "out of memory for the HALO chunk of %" PRIu64 " groups", ng);
     for (uint64_t g = 0; g < ng; g++) {
         size_t j = 0;
         for (size_t c = 0; c < fk_halo_ncolumns; c++)
@@ -394,8 +427,9 @@ static void write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, 
     fk_chunk c;
     fk_chunk_init(&c, "HALO", "<f8", 0, ng, (uint32_t)ncol);
     c.level = (uint32_t)k;
-    if (fk_writer_put(w, &c, rows, &err)) prog_fail(&err);
+    int st = fk_writer_put(w, &c, rows, err);
     free(rows);
+    return st;
 }
 
 /* A unit name: printable, no white space, at most 32 bytes. */
@@ -415,8 +449,12 @@ void hs_setup(input *in, options *o)
     /* G: given in the output units, or 1 in the stream's; the library works
      * in the stream's: G_stream = G_out * mass_unit / (length_unit * velocity_unit^2). */
     const fk_halo_units *u = &o->units;
-    /* a stream that carries its units (hdf52bin) gives the default output units and G */
-    fk_snap_default_units(&in->snap, &o->units);
+    /* linked with isolated boundaries (foflink --no-periodic): measured so too */
+    in->link_isolated = in->link_isolated && in->snap.periodic;
+    if (in->link_isolated) in->snap.periodic = 0;
+    /* a stream that carries its units (hdf52bin) gives the default output units and G; the HDF5
+     * catalogue stays in the snapshot's own units, as Gadget-4's are */
+    if (o->format != 3) fk_snap_default_units(&in->snap, &o->units);
     const double G_snap = fk_snap_G(&in->snap);
     if (!o->have_G && G_snap > 0) o->have_G = 2;
     if (!o->have_G) o->G_out = u->length * u->velocity * u->velocity / u->mass;
@@ -431,7 +469,8 @@ void hs_setup(input *in, options *o)
 
 static void parse_options(int argc, char **argv, prog_std *std, options *o)
 {
-    enum { O_CSV = 256, O_FORMAT, O_CENTRE, O_EPS, O_THETA, O_EXACT, O_LU, O_MU, O_VU, O_LN, O_MN, O_VN, O_G, O_DEV };
+    enum { O_CSV = 256, O_FORMAT, O_CENTRE, O_EPS, O_THETA, O_EXACT, O_LU, O_MU, O_VU, O_LN, O_MN, O_VN, O_G, O_DEV,
+           O_SNAP, O_SUBS };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"csv", no_argument, 0, O_CSV},
                                              {"format", required_argument, 0, O_FORMAT},
@@ -448,6 +487,8 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                                              {"velocity-name", required_argument, 0, O_VN},
                                              {"G", required_argument, 0, O_G},
                                              {"device", required_argument, 0, O_DEV},
+                                             {"snapshot", required_argument, 0, O_SNAP},
+                                             {"subhalos", required_argument, 0, O_SUBS},
                                              HS_MASSES_LONG,
                                              {0, 0, 0, 0}};
     opterr = 0;
@@ -498,10 +539,26 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
             o->have_G = 1;
             break;
         case O_DEV: o->device = device_parse(optarg); break;
+        case O_SNAP:
+            if (!*optarg || !strcmp(optarg, "-"))
+                prog_usage("option --snapshot needs a file name (the snapshot is not written to stdout)");
+            o->snapshot = optarg;
+            break;
+        case O_SUBS:
+            if (!strcmp(optarg, "levels"))
+                o->subhalos = 1;
+            else if (!strcmp(optarg, "bound"))
+                o->subhalos = 2;
+            else
+                prog_usage("option --subhalos needs 'levels' or 'bound', not '%s'", optarg);
+            break;
         default: hs_masses_option(opt, optarg, &o->m); break;
         }
     }
     if (std->zlevel && o->format != 2) prog_usage("option -z applies to --format=stream only");
+    if (o->snapshot && o->format != 3) prog_usage("option --snapshot applies to --format=hdf5 only");
+    if (o->subhalos && o->format != 3) prog_usage("option --subhalos applies to --format=hdf5 only");
+    if (o->subhalos == 2 && !o->m.unbind) prog_usage("option --subhalos=bound needs --unbind");
     hs_masses_check(&o->m);
 }
 
@@ -571,14 +628,14 @@ int main(int argc, char **argv)
     free(grp);
 
     if (o.format == 2) {
-        write_hcol(w, &in, &o);
-        for (int k = 0; k < in.nlevels; k++) write_halo(w, &o, k, halos[k], ng[k]);
+        if (write_hcol(w, &in, &o, &err)) prog_fail(&err);
+        for (int k = 0; k < in.nlevels; k++)
+            if (write_halo(w, &o, k, halos[k], ng[k], &err)) prog_fail(&err);
         hs_masses_chunks(&o.m, w, in.nlevels, in.snap.nsource);
         if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);
     } else if (o.format == 3) {
-        out = hdf5_write(&std, &in.snap, in.mass, in.ids, in.lv[0].gid, in.nlevels > 1 ? in.lv[1].gid : NULL, halos, ng,
-                         o.centre == FK_CENTRE_MBP, &o.units);
+        out = hdf5_write(&std, &in, &o, halos, ng);
     } else if (o.format == 4) {
         out = prog_open_output(&std, 0);
         hs_masses_write_grp(&o.m, fk_output_file(out), in.nlevels, in.snap.nsource);
@@ -598,7 +655,7 @@ int main(int argc, char **argv)
     prog_info("%d level%s, read in %.2f s, %.2f s in all%s%s", in.nlevels, in.nlevels > 1 ? "s" : "", t_read,
               prog_now() - t0 - in.waited, in.replaced ? "; the input's HALO and HCOL replaced" : "", wait);
     for (int k = 0; k < in.nlevels; k++) free(halos[k]), free(in.lv[k].gid), free(in.lv[k].gpar);
-    free(in.pos), free(in.vel), free(in.mass), free(in.ids), free(in.snaptext);
+    free(in.pos), free(in.vel), free(in.mass), free(in.ids), free(in.pids), free(in.snaptext);
     hs_masses_free(&o.m, in.nlevels);
     return EXIT_OK;
 }

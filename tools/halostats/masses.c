@@ -9,8 +9,10 @@
 
 #include <omp.h>
 
-#include "gpu.h"
+#include "filter.h"
 #include "prog.h"
+#include "snapunits.h"
+#include "unbind_gpu.h"
 
 void hs_masses_help(void)
 {
@@ -20,10 +22,13 @@ void hs_masses_help(void)
            "      --omega-l=X       Omega_Lambda (default: SNAP's omega_l, else 1 - Omega_m)\n"
            "      --scale-factor=A  the expansion factor of the snapshot (default: SNAP's time)\n"
            "      --redshift=Z      the same as --scale-factor=1/(1+Z)\n"
-           "      --rho-crit=X      critical density today, comoving, in the output units (default: the\n"
-           "                        periodic box's mean density / Omega_m)\n"
+           "      --rho-crit=X      critical density today, comoving, in the output units (default:\n"
+           "                        3 H0^2 / (8 pi G) from the stream's units and h when SNAP has them,\n"
+           "                        else the periodic box's mean density / Omega_m)\n"
            "      --hubble=H0       or H0 in output velocity per output length: rho_crit = 3 H0^2 / (8 pi G)\n"
            "      --so-min=N        the profile starts at the sphere holding N particles (default %d)\n"
+           "      --so-from=STREAM  the SO sums count the particles of STREAM (e.g. every type of the\n"
+           "                        snapshot: hdf52bin SNAP -o STREAM) instead of this stream's\n"
            "      --unbind          the self-bound part of every group at every level: n_bound, mass_bound\n"
            "      --bound-min=N     fewer bound members than N: not bound (default %d)\n"
            "      --level=K         with --format=grp, the bound members of level K (default 0)\n",
@@ -44,6 +49,7 @@ int hs_masses_option(int opt, const char *arg, hs_masses *m)
     case HS_O_BMIN: m->minbound = (uint64_t)prog_parse_int("--bound-min", arg, 1, INT64_MAX); break;
     case HS_O_SOMIN: m->so_min = (uint64_t)prog_parse_int("--so-min", arg, 1, INT64_MAX), m->have_somin = 1; break;
     case HS_O_LEVEL: m->grp_level = (int)prog_parse_int("--level", arg, 0, HS_MAX_LEVELS - 1); break;
+    case HS_O_SOFROM: m->so_from = arg; break;
     default: return 0;
     }
     return 1;
@@ -51,8 +57,10 @@ int hs_masses_option(int opt, const char *arg, hs_masses *m)
 
 void hs_masses_check(const hs_masses *m)
 {
-    if (!m->so && (m->have_om || m->have_ol || m->have_a || m->have_z || m->have_rho || m->have_h || m->have_somin))
-        prog_usage("options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble and --so-min apply to --so only");
+    if (!m->so && (m->have_om || m->have_ol || m->have_a || m->have_z || m->have_rho || m->have_h || m->have_somin ||
+                   m->so_from))
+        prog_usage("options --omega-m, --omega-l, --scale-factor, --redshift, --rho-crit, --hubble, --so-min and "
+                   "--so-from apply to --so only");
     if (m->have_a && m->have_z) prog_usage("options --scale-factor and --redshift exclude each other");
     if (m->have_rho && m->have_h) prog_usage("options --rho-crit and --hubble exclude each other");
     if (m->grp && !m->unbind) prog_usage("option --format=grp needs --unbind (it writes the bound members)");
@@ -74,11 +82,44 @@ static int snap_value(const char *text, const char *k1, const char *k2, double *
     return 1;
 }
 
+/* --so-from: the particles of another stream of the same snapshot (its POS
+ * and MASS), checked against the stream's box. */
+static void read_so_stream(hs_masses *m, const fk_snap *s)
+{
+    fk_error err = {0};
+    const char *name = strcmp(m->so_from, "-") ? m->so_from : "stdin";
+    FILE *f = prog_open_input(m->so_from, 1, 0);
+    fk_filter flt;
+    enum { W_POS, W_MASS, NW };
+    fk_want want[NW] = {
+        [W_POS] = {"POS", FK_W_PARTICLE | FK_W_REQUIRED, "<f4", 3, "--so-from needs a particle stream"},
+        [W_MASS] = {"MASS", FK_W_PARTICLE | FK_W_REQUIRED, "<f4", 1, "--so-from needs a particle stream"},
+    };
+    if (fk_filter_start(&flt, f, name, NULL, 0, &err) || fk_filter_read(&flt, want, NW, &err) ||
+        fk_snap_check_positions(&flt.snap, want[W_POS].data[0], name, &err))
+        prog_fail(&err);
+    const fk_snap *o = &flt.snap;
+    if (o->box != s->box || o->origin != s->origin || o->periodic != s->periodic || o->nsource != s->nsource)
+        prog_die(EXIT_DATA, "--so-from=%s: its box (%g from %g, periodic %d, %" PRIu64 " particles in the source) is not "
+                 "the stream's (%g from %g, periodic %d, %" PRIu64 "): not the same snapshot", name, o->box, o->origin,
+                 o->periodic, o->nsource, s->box, s->origin, s->periodic, s->nsource);
+    m->so_snap = *o;
+    m->so_pos = want[W_POS].data[0], m->so_mass = want[W_MASS].data[0];
+    fk_filter_free(&flt);
+    fk_input_close(f);
+}
+
 void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const float *pos, const float *mass,
                      const fk_halo_units *u, double G_out)
 {
     if (!m->so) return;
     double v;
+    m->so_snap = *s;
+    if (m->so_from) {
+        read_so_stream(m, s);
+        pos = m->so_pos, mass = m->so_mass;
+    }
+    const fk_snap *c = &m->so_snap; /* the particles counted */
     m->om_from = m->ol_from = m->a_from = m->rho_from = "given";
     if (!m->have_om) {
         if (!snap_value(snaptext, "omega_m", "omega0", &v))
@@ -111,23 +152,36 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
         m->rho_crit = 3 * m->hubble * m->hubble / (8 * M_PI * G_out);
         rho_c0 = m->rho_crit * pow(u->length, 3) / u->mass;
         m->rho_from = "3 H0^2 / (8 pi G)";
+    } else if (s->have_units && s->hubble > 0) {
+        /* H0 = 100 h km/s/Mpc in the stream's units (no h when they are per h), G from them */
+        double h0 = 1e7 / (1000 * FK_KPC_CM) * (s->units_per_h ? 1 : s->hubble) * s->unit_length_cm /
+                    s->unit_velocity_cm_s;
+        rho_c0 = 3 * h0 * h0 / (8 * M_PI * fk_snap_G(s));
+        m->rho_crit = rho_c0 * u->mass / pow(u->length, 3);
+        m->rho_from = s->units_per_h ? "3 H0^2 / (8 pi G), H0 100 h km/s/Mpc, from the stream's units"
+                                     : "3 H0^2 / (8 pi G), H0 100 h km/s/Mpc, from the stream's units and h";
     } else {
-        if (!s->periodic) prog_usage("option --so needs --rho-crit or --hubble for a box that is not periodic");
-        if (s->n != s->nsource)
-            prog_usage("option --so needs --rho-crit or --hubble: the stream holds %" PRIu64 " of the %" PRIu64
-                       " particles, so its mean density is not the box's", s->n, s->nsource);
+        if (!c->periodic) prog_usage("option --so needs --rho-crit or --hubble for a box that is not periodic");
+        if (c->n != c->nsource)
+            prog_usage("option --so needs --rho-crit or --hubble: the %s holds %" PRIu64 " of the %" PRIu64
+                       " particles, so its mean density is not the box's", m->so_from ? "--so-from stream" : "stream",
+                       c->n, c->nsource);
         double total = 0;
-        for (uint64_t i = 0; i < s->n; i++) total += mass[i];
+        if (m->have_mass_total && !m->so_from)
+            total = m->mass_total;
+        else
+            for (uint64_t i = 0; i < c->n; i++) total += mass[i];
         if (!(total > 0))
-            prog_die(EXIT_DATA, "the stream's particles have no mass, so no mean density: give --rho-crit or --hubble");
-        rho_c0 = total / (s->box * s->box * s->box) / m->omega_m;
+            prog_die(EXIT_DATA, "the %s particles have no mass, so no mean density: give --rho-crit or --hubble",
+                     m->so_from ? "--so-from stream's" : "stream's");
+        rho_c0 = total / (c->box * c->box * c->box) / m->omega_m;
         m->rho_crit = rho_c0 * u->mass / pow(u->length, 3);
         m->rho_from = "the box's mean density / Omega_m";
     }
     m->cosmo = (fk_cosmo){m->omega_m, m->omega_l, m->a, rho_c0};
     fk_error err = {0};
     if (fk_so_thresholds(&m->cosmo, m->rho, &m->delta_vir, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
-    m->parts = (fk_so_particles){s->n, pos, mass, s->periodic, s->box, s->origin};
+    m->parts = (fk_so_particles){c->n, pos, mass, s->periodic, s->box, s->origin};
 }
 
 double *hs_masses_phi(hs_masses *m, uint64_t n, int mbp)
@@ -136,12 +190,6 @@ double *hs_masses_phi(hs_masses *m, uint64_t n, int mbp)
     if (!m->phi && !(m->phi = malloc((n ? n : 1) * sizeof *m->phi)))
         prog_die(EXIT_RESOURCE, "out of memory for the potentials of %" PRIu64 " particles", n);
     return m->phi;
-}
-
-/* fk_gpu_pot_tree in the shape of fk_pot_tree for the unbinding. */
-static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi, fk_error *err)
-{
-    return fk_gpu_pot_tree(g, p, phi, NULL, err);
 }
 
 /* Level k's SO masses (the grid first, at the first level). */
@@ -172,19 +220,10 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
                      uint64_t nsource, int gpu)
 {
     fk_error err = {0}, uerr = {0};
-    fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, gpu ? gpu_tree : NULL,
-                           gpu ? fk_gpu_unbind_update : NULL};
+    fk_unbind_params up = {*pot, m->minbound ? m->minbound : FK_UNBIND_MINBOUND, NULL, NULL};
     fk_unbind_stats us;
-    static const fk_unbind_device gdev = {fk_gpu_unbind_open,     fk_gpu_unbind_sum,      fk_gpu_unbind_get,
-                                          fk_gpu_unbind_load,     fk_gpu_unbind_sums,     fk_gpu_unbind_energies,
-                                          fk_gpu_unbind_drop,     fk_gpu_unbind_members,  fk_gpu_unbind_close};
     fk_unbind_run run = {m->phi, NULL, 0, &us, NULL, 0, 0};
-    fk_gpuinfo gi;
-    if (m->unbind && gpu && fk_gpu_probe(&gi, &err) == FK_OK && gi.present) {
-        int th = omp_get_max_threads() * 3 / 8;
-        run.bytes = fk_gpu_unbind_bytes, run.budget = fk_gpu_unbind_budget(), run.device = &gdev;
-        run.feeders = th > 1 ? th : 1, run.big_above = FK_UNBIND_GPU_ABOVE;
-    }
+    if (m->unbind && gpu) fk_unbind_use_gpu(&up, &run, omp_get_max_threads());
     if (m->unbind && !m->bound && !(m->bound = malloc(hin->n ? hin->n : 1)))
         prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", hin->n);
     double t = prog_now();
@@ -250,18 +289,34 @@ void hs_masses_level(hs_masses *m, const fk_halo_input *hin, int k, fk_halo *h, 
               us.small_t_rest);
 }
 
+/* Which particles the SO sums count, for the header: "the stream's 32768
+ * particles (gas 0 of 32768, dark 32768 of 32768, star 0 of 0 in the
+ * snapshot)". */
+static void so_counted(FILE *f, const hs_masses *m)
+{
+    const fk_snap *c = &m->so_snap;
+    fprintf(f, "# SO sums: %s %" PRIu64 " particles (gas %" PRIu64 " of %" PRIu64 ", dark %" PRIu64 " of %" PRIu64
+               ", star %" PRIu64 " of %" PRIu64 " in the snapshot)%s\n",
+            m->so_from ? "the --so-from stream's" : "the stream's", c->n, c->ntype[0], c->nsource_type[0], c->ntype[1],
+            c->nsource_type[1], c->ntype[2], c->nsource_type[2],
+            c->n < c->nsource ? ";\n#   the snapshot's other particles are not counted (--so-from=STREAM counts "
+                                "those of a stream that has them)"
+                              : ": every particle of the snapshot");
+}
+
 void hs_masses_header(FILE *f, const hs_masses *m, const fk_halo_units *u)
 {
     if (m->so) {
         char un[64];
-        fprintf(f, "# SO: about the centre, every particle of the stream; comoving radii at a = %.10g (%s);\n"
-                   "#   Omega_m %.10g (%s), Omega_L %.10g (%s), rho_crit,0 %.10g %s/%s^3 comoving (%s);\n"
-                   "#   thresholds (comoving, %s/%s^3): 200c %.10g, 500c %.10g, 200m %.10g, vir %.10g (Delta_vir\n"
+        so_counted(f, m);
+        fprintf(f, "# SO: about the centre, every particle counted; comoving radii at a = %.10g (%s);\n"
+                   "#   Omega_m %.10g (%s), Omega_L %.10g (%s), rho_crit,0 %.10g %s %s comoving (%s);\n"
+                   "#   thresholds (comoving, %s %s): 200c %.10g, 500c %.10g, 200m %.10g, vir %.10g (Delta_vir\n"
                    "#   %.6g rho_crit(a), Bryan & Norman 1998); radius: from the sphere of %" PRIu64 " particles out, the\n"
                    "#   first particle whose sphere's mean density is below the threshold, interpolated in log rho\n"
                    "#   against log r; nan: not reached\n",
                 m->a, m->a_from, m->omega_m, m->om_from, m->omega_l, m->ol_from, m->rho_crit, u->mass_name,
-                fk_halo_units_name(u, FK_DIM_LENGTH, un, sizeof un), m->rho_from, u->mass_name, un,
+                fk_unit_power(u->length_name, -3, un, sizeof un), m->rho_from, u->mass_name, un,
                 m->rho[FK_SO_200C] * u->mass / pow(u->length, 3), m->rho[FK_SO_500C] * u->mass / pow(u->length, 3),
                 m->rho[FK_SO_200M] * u->mass / pow(u->length, 3), m->rho[FK_SO_VIR] * u->mass / pow(u->length, 3),
                 m->delta_vir, m->so_min ? m->so_min : FK_SO_MINPART);
@@ -283,6 +338,11 @@ void hs_masses_kv(fk_kvbuf *kv, const hs_masses *m)
         fk_kv_dbl(kv, "rho_crit", m->rho_crit);
         fk_kv_dbl(kv, "delta_vir", m->delta_vir);
         fk_kv_u64(kv, "so_min", m->so_min ? m->so_min : FK_SO_MINPART);
+        fk_kv_u64(kv, "so_particles", m->so_snap.n);
+        for (int t = 0; t < 3; t++) {
+            static const char *key[3] = {"so_gas", "so_dark", "so_star"};
+            fk_kv_u64(kv, key[t], m->so_snap.ntype[t]);
+        }
     }
     if (m->unbind) {
         fk_kv_u64(kv, "unbind", 1);
@@ -314,6 +374,6 @@ void hs_masses_write_grp(const hs_masses *m, FILE *f, int nlevels, uint64_t nsou
 void hs_masses_free(hs_masses *m, int nlevels)
 {
     fk_so_grid_free(m->grid);
-    free(m->bound), free(m->phi);
+    free(m->bound), free(m->phi), free(m->so_pos), free(m->so_mass);
     for (int k = 0; k < nlevels && k < HS_MAX_LEVELS; k++) free(m->bgid[k]);
 }

@@ -21,8 +21,13 @@ typedef struct hs_masses {
     double omega_m, omega_l, a, z, rho_crit, hubble; /* as given (output units) */
     int have_om, have_ol, have_a, have_z, have_rho, have_h, have_somin;
     const char *om_from, *ol_from, *a_from, *rho_from; /* for the header */
+    const char *so_from;   /* --so-from=STREAM: the SO sums over its particles, not the stream's */
+    fk_snap so_snap;       /* what the SO sums count: the stream's SNAP, or STREAM's */
+    float *so_pos, *so_mass; /* STREAM's particles (--so-from), owned */
     uint64_t minbound;
     uint64_t so_min; /* particles in the first sphere of a profile (0: FK_SO_MINPART) */
+    double mass_total;   /* the stream's mass, when the caller summed it (mpirun: over the ranks) */
+    int have_mass_total;
     int grp, grp_level; /* --format=grp: the .grp of bound members of level grp_level */
     fk_cosmo cosmo;     /* in the stream's units */
     double rho[FK_SO_N], delta_vir;
@@ -36,14 +41,17 @@ typedef struct hs_masses {
 } hs_masses;
 
 /* The long options, for halostats' table, and their usage lines. */
-enum { HS_O_SO = 512, HS_O_OM, HS_O_OL, HS_O_A, HS_O_Z, HS_O_RHO, HS_O_H, HS_O_UNBIND, HS_O_BMIN, HS_O_LEVEL, HS_O_SOMIN };
+enum {
+    HS_O_SO = 512, HS_O_OM, HS_O_OL, HS_O_A, HS_O_Z, HS_O_RHO, HS_O_H, HS_O_UNBIND, HS_O_BMIN, HS_O_LEVEL, HS_O_SOMIN,
+    HS_O_SOFROM
+};
 #define HS_MASSES_LONG                                                                                         \
     {"so", no_argument, 0, HS_O_SO}, {"omega-m", required_argument, 0, HS_O_OM},                             \
         {"omega-l", required_argument, 0, HS_O_OL}, {"scale-factor", required_argument, 0, HS_O_A},          \
         {"redshift", required_argument, 0, HS_O_Z}, {"rho-crit", required_argument, 0, HS_O_RHO},            \
         {"hubble", required_argument, 0, HS_O_H}, {"unbind", no_argument, 0, HS_O_UNBIND},                   \
         {"bound-min", required_argument, 0, HS_O_BMIN}, {"level", required_argument, 0, HS_O_LEVEL},         \
-        {"so-min", required_argument, 0, HS_O_SOMIN}
+        {"so-min", required_argument, 0, HS_O_SOMIN}, {"so-from", required_argument, 0, HS_O_SOFROM}
 
 void hs_masses_help(void);
 
@@ -53,10 +61,15 @@ int hs_masses_option(int opt, const char *arg, hs_masses *m);
 /* After the options: checks what goes together (usage errors exit). */
 void hs_masses_check(const hs_masses *m);
 
-/* After the stream is read: the cosmology (options, else the SNAP keys
- * omega_m, omega_l and redshift when present, else the defaults) and the
- * thresholds; the grid over every particle is built by the first level's
- * SO masses. Exits on error. */
+/* After the stream is read: the particles the SO sums count (the stream's,
+ * or with --so-from those of another stream of the same snapshot, read
+ * here), the cosmology (options, else the SNAP keys omega_m, omega_l and
+ * redshift when present, else the defaults), rho_crit (given; from
+ * --hubble; from the stream's units and h; else the periodic box's mean
+ * density / Omega_m) and the thresholds; the grid over the counted
+ * particles is built by the first level's SO masses. With have_mass_total,
+ * mass_total stands for the sum of mass (s->n particles; then mass may be
+ * NULL: mpirun, whose ranks summed it). Exits on error. */
 void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const float *pos, const float *mass,
                      const fk_halo_units *u, double G_out);
 

@@ -1,0 +1,45 @@
+/* gpuarrays.h - the GPU side of the library's calls on arrays (fofkit.h): where an array lives, checks of GPU arrays, FoF of arrays on the GPU. */
+#ifndef FK_GPUARRAYS_H
+#define FK_GPUARRAYS_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "link.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when p points into a GPU's memory (device or managed), with the device in
+ * *dev; 0 for host memory, NULL, a build without CUDA or a machine without a
+ * driver. Never fails. */
+int fk_gpu_is_device_ptr(const void *p, int *dev);
+
+/* Copies bytes from GPU memory at src (on device dev) to the host. FK_EDEVICE. */
+int fk_gpu_copy_to_host(void *dst, const void *src, uint64_t bytes, int dev, fk_error *err);
+
+/* The first row of a GPU array of n rows of ncols floats (on device dev) with
+ * a value that is not finite or, when periodic, outside [lo, hi): *bad, or n
+ * when none. FK_EDEVICE. */
+int fk_gpu_first_bad(const float *a, uint64_t n, int ncols, int periodic, float lo, float hi, int dev, uint64_t *bad,
+                     fk_error *err);
+
+/* Builds the tree over pos (n x 3; vel n x 3 when a level is 6D, else
+ * unused) on the GPU and links every level of lo with the particles resident
+ * (as fk_gpu_build and fk_gpu_link_levels do, one upload at most): sinks[k]
+ * (host, n entries) gets level k's canonical sinks in tree order, perm (host,
+ * n) the tree order (perm[tree index] = index), groups[k] (may be NULL) the
+ * groups found. The arrays are read where they are: on_device says they are
+ * on device dev (else host memory, uploaded to device dev). lo and span as for
+ * fk_gpu_build. FK_EDEVICE (no GPU, too little memory: the message says how
+ * much), FK_EUNSUP (n >= 2^31), FK_EINVAL (the levels). */
+int fk_gpu_fof_arrays(const float *pos, const float *vel, int on_device, int dev, uint64_t n, uint32_t leafsize,
+                      double lo, double span, const fk_linkopts *o, int nlevels, uint32_t *const *sinks,
+                      uint32_t *perm, uint64_t *groups, fk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
