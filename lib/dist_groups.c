@@ -862,7 +862,8 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
         /* Not an error: a device written in place (/dev/null) cannot sync;
          * rank 0's commit fsyncs the file, as every output is. */
         MPI_File_sync(fh);
-        if (MPI_File_close(&fh) != MPI_SUCCESS && !st) st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO failed to close it", path);
+        if (MPI_File_close(&fh) != MPI_SUCCESS && !st)
+            st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO failed to close it", path);
     }
     st = fk_dist_agree(st, err, NULL);
     if (c->rank == 0) {

@@ -1,4 +1,4 @@
-/* fileio.c - opening inputs and writing outputs atomically (an unnamed or temporary file, linked or renamed into place). */
+/* fileio.c - inputs, and outputs written atomically (an unnamed or temporary file, named at the end). */
 #define _GNU_SOURCE
 #include "fileio.h"
 
