@@ -195,7 +195,7 @@ $(B)/tests/fuzz/stream-nocrc.o: lib/stream.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -DFK_FUZZ_NO_CRC -MMD -MP -c $< -o $@
 
-$(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(B)/tests/fuzz/stream-nocrc.o $(B)/libfofkit.a
+$(B)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(wildcard tests/fuzz/*.h) $(B)/tests/fuzz/stream-nocrc.o $(B)/libfofkit.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/fuzz $< tests/fuzz/replay.c $(B)/tests/fuzz/stream-nocrc.o $(B)/libfofkit.a -o $@ $(LDLIBS)
@@ -250,9 +250,19 @@ bench: all ## time every stage on mock universes; writes bench/RESULTS.md
 gpucheck: all ## on a GPU machine: GPU tests, CPU-GPU identity, compute-sanitizer; one-screen summary
 	$(Q)scripts/gpucheck
 
+# The directories install may make, parents first; those it made are listed in $(MADE_DIRS), so
+# that uninstall removes them again (when empty) and no directory that was there before.
+INST_DIRS = $(DESTDIR)$(PREFIX) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(LIBDIR) \
+	$(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/share $(DESTDIR)$(PREFIX)/share/man \
+	$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man5 \
+	$(DESTDIR)$(PREFIX)/share/fofkit
+MADE_DIRS = $(DESTDIR)$(PREFIX)/share/fofkit/made-dirs
+
 install: $(BINS) lib ## install the programs, libfofkit (header, .so, .a, fofkit.pc) and man pages under PREFIX (INSTALL_GROUPS=0: the groups stage as fofgroups only)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
-	  $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(LIBDIR)/pkgconfig
+	$(Q)made=; for d in $(INST_DIRS); do [ -d "$$d" ] || made="$$made $$d"; done; \
+	  install -d $(INST_DIRS) && \
+	  { cat $(MADE_DIRS) 2>/dev/null; for d in $$made; do echo "$$d"; done; } | sort -u >$(MADE_DIRS).new && \
+	  mv $(MADE_DIRS).new $(MADE_DIRS)
 	install -m 755 $(filter-out %/groups,$(BINS)) $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(B)/bin/groups $(DESTDIR)$(PREFIX)/bin/fofgroups
 	$(if $(filter 0,$(INSTALL_GROUPS)),,ln -sf fofgroups $(DESTDIR)$(PREFIX)/bin/groups)
@@ -268,9 +278,12 @@ install: $(BINS) lib ## install the programs, libfofkit (header, .so, .a, fofkit
 	install -m 644 $(B)/libfofkit.a $(DESTDIR)$(LIBDIR)
 	$(call pc_text,$(PREFIX),$(LIBDIR),$(PREFIX)/include) >$(DESTDIR)$(LIBDIR)/pkgconfig/fofkit.pc
 
-uninstall: ## remove what install put in place
+uninstall: ## remove what install put in place, and the directories it made (when empty)
 	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/fofgroups $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1 $(MAN3:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/%)
 	rm -f $(DESTDIR)$(PREFIX)/include/fofkit.h $(DESTDIR)$(LIBDIR)/libfofkit.so* $(DESTDIR)$(LIBDIR)/libfofkit.a $(DESTDIR)$(LIBDIR)/pkgconfig/fofkit.pc
+	$(Q)made=$$(cat $(MADE_DIRS) 2>/dev/null); rm -f $(MADE_DIRS); \
+	  for d in $$(printf '%s\n' $$made | awk '{ print length, $$0 }' | sort -rn | cut -d' ' -f2-); do \
+	    rmdir "$$d" 2>/dev/null || true; done
 
 clean: ## remove the build
 	rm -rf $(B)

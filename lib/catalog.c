@@ -3,9 +3,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "catalog.h"
 #include "kv.h"
+#include "sniff.h"
 #include "snap.h"
 #include "stream.h"
 
@@ -112,8 +114,11 @@ static int read_text(FILE *f, const char *name, fk_cattab *t, fk_error *err)
     int st = units ? FK_OK : fk_fail(err, FK_ENOMEM, "%s: no memory", name), csv = -1;
     long lineno = 0;
     ssize_t len;
+    unsigned char head[FK_SNIFF_BYTES]; /* the first line's first bytes: a snapshot is named */
+    size_t nhead = 0;
     while (st == FK_OK && (len = getline(&line, &lcap, f)) != -1) {
         lineno++;
+        if (lineno == 1) memcpy(head, line, nhead = (size_t)len < sizeof head ? (size_t)len : sizeof head);
         if (len && line[len - 1] == '\n') line[--len] = 0;
         char *s = line;
         while (isspace((unsigned char)*s)) s++;
@@ -130,6 +135,12 @@ static int read_text(FILE *f, const char *name, fk_cattab *t, fk_error *err)
             /* The first row: CSV names, or the first data row under the text header's names. */
             csv = strchr(s, ',') != NULL && !names;
             char *hdr = csv ? s : names;
+            const int kind = fk_sniff(head, nhead);
+            if (!hdr && kind != FK_FILE_UNKNOWN) {
+                st = fk_fail(err, FK_EFORMAT, "%s: not a catalogue but %s (%s)", name, fk_sniff_what(kind),
+                             fk_sniff_advice(kind));
+                break;
+            }
             if (!hdr) {
                 st = fk_fail(err, FK_EFORMAT, "%s: line %ld: no header naming the columns", name, lineno);
                 break;
@@ -162,7 +173,11 @@ static int read_text(FILE *f, const char *name, fk_cattab *t, fk_error *err)
     if (st == FK_OK && ferror(f)) st = fk_fail(err, FK_EIO, "%s: read error", name);
     if (st == FK_OK && csv < 0) {
         /* No row: a catalogue of no halos is valid when its header names the columns. */
-        if (!names) {
+        const int kind = fk_sniff(head, nhead);
+        if (!names && kind != FK_FILE_UNKNOWN) {
+            st = fk_fail(err, FK_EFORMAT, "%s: not a catalogue but %s (%s)", name, fk_sniff_what(kind),
+                         fk_sniff_advice(kind));
+        } else if (!names) {
             st = fk_fail(err, FK_EFORMAT, "%s: no header naming the columns (not a catalogue?)", name);
         } else {
             int n = split(names, 0, fields, FK_CAT_MAXCOLS);
@@ -288,6 +303,10 @@ int fk_cattab_read(FILE *f, const char *name, fk_cattab *t, fk_error *err)
 {
     tab_init(t);
     int c = getc(f);
+    struct stat sb;
+    if (c == EOF && fstat(fileno(f), &sb) == 0 && S_ISFIFO(sb.st_mode))
+        return fk_fail(err, FK_ECUT, "%s: no input (the program writing the pipe stopped before writing anything)",
+                       name);
     if (c == EOF) return fk_fail(err, FK_EFORMAT, "%s: empty input", name);
     ungetc(c, f);
     int st = c == 0x89 ? read_stream(f, name, t, err) : read_text(f, name, t, err);

@@ -795,6 +795,16 @@ static int check_level(const ctx *c, const route *rt, const uint32_t *pr, const 
 
 /* Collective: writes the .grp text of every rank's owned rows into one
  * file, atomically (a temporary renamed by rank 0 after all succeeded). */
+/* Writes n bytes at off: whether all of them went (Open MPI's MPI-IO may say
+ * MPI_SUCCESS for a write that failed: the count tells). */
+static int write_all_at(MPI_File fh, uint64_t off, const char *buf, size_t n)
+{
+    MPI_Status s;
+    int got = 0;
+    return MPI_File_write_at(fh, (MPI_Offset)off, buf, (int)n, MPI_CHAR, &s) == MPI_SUCCESS &&
+           MPI_Get_count(&s, MPI_CHAR, &got) == MPI_SUCCESS && (size_t)got == n;
+}
+
 static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_error *err)
 {
     uint64_t len = c->hi - c->lo, bytes = 0;
@@ -833,26 +843,27 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
     MPI_File fh;
     int rc = MPI_File_open(COMM, target, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     if (rc != MPI_SUCCESS) {
-        st = fk_fail(err, FK_EIO, "%s: cannot open for writing with MPI-IO", path);
+        st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO cannot open it", path);
     } else {
         char *buf = malloc(WRITE_ROWS * FK_GRP_ROW_MAX + sizeof head);
         if (!buf) st = fk_fail(err, FK_ENOMEM, "out of memory formatting the .grp text");
         size_t hl = strlen(head);
-        if (!st && hl && MPI_File_write_at(fh, (MPI_Offset)off, head, (int)hl, MPI_CHAR, MPI_STATUS_IGNORE))
-            st = fk_fail(err, FK_EIO, "%s: writing the .grp text failed", path);
+        if (!st && hl && !write_all_at(fh, off, head, hl))
+            st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO wrote less than asked (a full disk?)", path);
         off += hl;
         for (uint64_t a = 0; a < len && !st; a += WRITE_ROWS) {
             uint64_t b = len - a < WRITE_ROWS ? len : a + WRITE_ROWS;
             size_t w = fk_grp_format(rows, a, b, buf);
-            if (MPI_File_write_at(fh, (MPI_Offset)off, buf, (int)w, MPI_CHAR, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                st = fk_fail(err, FK_EIO, "%s: writing the .grp text failed", path);
+            if (!write_all_at(fh, off, buf, w))
+                st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO wrote less than asked (a full disk?)", path);
             off += w;
         }
         free(buf);
         /* Not an error: a device written in place (/dev/null) cannot sync;
          * rank 0's commit fsyncs the file, as every output is. */
         MPI_File_sync(fh);
-        if (MPI_File_close(&fh) != MPI_SUCCESS && !st) st = fk_fail(err, FK_EIO, "%s: closing failed", path);
+        if (MPI_File_close(&fh) != MPI_SUCCESS && !st)
+            st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO failed to close it", path);
     }
     st = fk_dist_agree(st, err, NULL);
     if (c->rank == 0) {

@@ -35,6 +35,7 @@ const char *fk_strstatus(int code)
     case FK_EMISSING: return "missing chunk";
     case FK_EDEVICE: return "device error";
     case FK_EUNSUP: return "unsupported";
+    case FK_ECUT: return "input stops early";
     }
     return "unknown error";
 }

@@ -21,7 +21,9 @@ enum {
     FK_ENOMEM = -4,   /* an allocation failed                              */
     FK_EMISSING = -5, /* a required stream chunk is absent                 */
     FK_EDEVICE = -6,  /* GPU absent, failed, or lacks memory               */
-    FK_EUNSUP = -7    /* valid input this build cannot handle              */
+    FK_EUNSUP = -7,   /* valid input this build cannot handle              */
+    FK_ECUT = -8      /* a pipe ends before its stream does: its writer
+                         stopped (and, if it was a fofkit program, said why) */
 };
 
 typedef struct fk_error {

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
@@ -11,6 +12,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include "clock.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -56,6 +59,18 @@ static void moved(fk_io *io, uint64_t k)
     if (io->tick) io->tick(io->tick_ctx, io->moved);
 }
 
+/* Before reading a pipe: when nothing is there yet, waits for its writer,
+ * the time counted in io->waited (what -v reports apart from the work). */
+static void wait_input(fk_io *io)
+{
+    if (io->kind != FK_IO_PIPE) return;
+    struct pollfd p = {io->fd, POLLIN, 0};
+    if (poll(&p, 1, 0) != 0) return; /* data, the end, or an error: read() says which */
+    const double t0 = fk_now();
+    while (poll(&p, 1, -1) < 0 && errno == EINTR) {}
+    io->waited += fk_now() - t0;
+}
+
 int64_t fk_io_read(fk_io *io, void *buf, uint64_t n)
 {
     if (io->fd < 0) {
@@ -67,6 +82,7 @@ int64_t fk_io_read(fk_io *io, void *buf, uint64_t n)
     uint64_t got = 0;
     while (got < n) {
         uint64_t want = n - got < MAX_SYSCALL ? n - got : MAX_SYSCALL;
+        wait_input(io);
         ssize_t k = read(io->fd, (char *)buf + got, (size_t)want);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) return -1;
@@ -213,6 +229,7 @@ static int64_t zero_copy(fk_io *in, fk_io *out, uint64_t n)
     if (in->fd < 0 || out->fd < 0 || in->no_splice) return -2;
     size_t want = n < MAX_SYSCALL ? (size_t)n : MAX_SYSCALL;
     ssize_t k;
+    wait_input(in);
     do {
         if (in->kind == FK_IO_PIPE || out->kind == FK_IO_PIPE)
             k = splice(in->fd, NULL, out->fd, NULL, want, SPLICE_F_MOVE | SPLICE_F_MORE);
@@ -272,6 +289,7 @@ int64_t fk_io_skip(fk_io *in, uint64_t n, void *scratch, size_t scratchsize)
     if (in->fd >= 0 && in->kind == FK_IO_PIPE && !in->no_splice) {
         int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
         while (null >= 0 && skipped < n) {
+            wait_input(in);
             ssize_t k = splice(in->fd, NULL, null, NULL, n - skipped < MAX_SYSCALL ? n - skipped : MAX_SYSCALL,
                                SPLICE_F_MOVE);
             if (k < 0 && errno == EINTR) continue;

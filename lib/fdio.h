@@ -33,6 +33,7 @@ typedef struct fk_io {
     int no_splice; /* the kernel refused splice/copy_file_range once    */
     uint64_t size; /* regular input files: the size when opened         */
     uint64_t moved; /* bytes read, skipped or transferred from it so far */
+    double waited;  /* a pipe: seconds spent waiting for its writer (no data there to read) */
     void (*tick)(void *ctx, uint64_t moved); /* if set, called as they move */
     void *tick_ctx;
     uint64_t base, done, flushed; /* regular output files: the offset at

@@ -34,9 +34,12 @@ FILE *fk_output_file(fk_output *o);
 const char *fk_output_name(const fk_output *o);
 
 /* The file being written: the temporary that commit renames, or the path
- * itself for an output written in place; NULL for stdout. For writers that
- * write it through other descriptors (MPI-IO) and commit it here. */
-const char *fk_output_target(const fk_output *o);
+ * itself for an output written in place; NULL for stdout (or when the
+ * unnamed file cannot be given a name). For writers that write it through
+ * other descriptors (MPI-IO) and commit it here: an output is written into
+ * an unnamed file where the system allows (it vanishes with a process that
+ * is killed), which this gives its temporary name. */
+const char *fk_output_target(fk_output *o);
 
 /* Flushes, fsyncs and closes the temporary file (each step checked) and
  * renames it onto the final path; for stdout, flushes and checks for write
@@ -45,6 +48,15 @@ int fk_output_commit(fk_output *o, fk_error *err);
 
 /* Discards the output: closes and removes the temporary file. Frees o. */
 void fk_output_abort(fk_output *o);
+
+/* The name of the output being written through f in messages ("stdout", or
+ * the path given to fk_output_open), or NULL when f is no such output. */
+const char *fk_output_name_of(const FILE *f);
+
+/* The one shape of a failed write: "NAME: cannot write: REASON" (FK_EIO),
+ * the reason strerror(errnum) ("an I/O error" for 0). name NULL: the output
+ * being written through f (fk_output_name_of; "the output" if none). */
+int fk_write_failed(fk_error *err, const char *name, const FILE *f, int errnum);
 
 /* Removes every temporary file still open. Async-signal-safe (only
  * unlink(2)); for signal handlers and fatal-error paths. */

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include "fdio.h"
+#include "fileio.h"
+#include "sniff.h"
 
 /* One open file being read record by record. */
 typedef struct rd {
@@ -253,17 +255,26 @@ static int read_span(rd *r, const char *block, uint64_t start, uint64_t len, uin
     return FK_OK;
 }
 
+/* The arrays a block fills. */
+enum { B_POS, B_VEL, B_MASS, B_ID };
+
+static float *block_array(fk_gsnap *s, int which)
+{
+    return which == B_POS ? s->pos : which == B_VEL ? s->vel : which == B_MASS ? s->mass : NULL;
+}
+
 /* Reads what s holds of a block of per-particle values, its payload (len
  * bytes of the record that starts at start) beginning at r->off: ncomp
- * floats or doubles (wide) each, or with ids one integer (4 or 8 bytes)
+ * floats or doubles (wide) each, or for B_ID one integer (4 or 8 bytes)
  * each into s->pid, for the file's particles of every type in order (for
- * MASS, mass_only: of the types of mass 0). Only the held particles' bytes
- * are read: from a regular file on every core (read_span), else through
- * bufs[0], PIECE particles at a time; ends at the payload's end. */
+ * B_MASS, of the types of mass 0). Only the held particles' bytes are read:
+ * from a regular file on every core (read_span), else through bufs[0],
+ * PIECE particles at a time, s's arrays grown as they arrive; ends at the
+ * payload's end. */
 static int read_block(rd *r, const char *block, uint32_t len, uint64_t start, fk_gsnap *s, const g2hdr *g,
-                      const uint64_t *seen, int wide, int ncomp, int mass_only, int ids, float *dst,
-                      unsigned char **bufs, fk_error *err)
+                      const uint64_t *seen, int wide, int ncomp, int which, unsigned char **bufs, fk_error *err)
 {
+    const int mass_only = which == B_MASS, ids = which == B_ID;
     const uint64_t body = r->off, w = wide ? 8 : 4, rec = w * (uint64_t)ncomp;
     const int big = r->big;
     uint64_t at = 0;
@@ -274,18 +285,64 @@ static int read_block(rd *r, const char *block, uint32_t len, uint64_t start, fk
         if (m && !(st = advance(r, body + (at + skip) * rec, block, start, len, err))) {
             const uint64_t slot = fk_gsnap_slot(s, t, seen[t] + skip);
             if (r->size >= 0 && r->off + m * rec <= (uint64_t)r->size) {
-                st = read_span(r, block, start, len, m, rec, wide, ncomp, ids, s, dst, slot, bufs, err);
+                /* the file holds them: their arrays are vouched for */
+                if (!(st = fk_gsnap_reserve(s, slot + m, r->name, err)))
+                    st = read_span(r, block, start, len, m, rec, wide, ncomp, ids, s, block_array(s, which), slot,
+                                   bufs, err);
             } else {
+                /* a pipe: the arrays grow as the particles arrive */
                 for (uint64_t j = 0; j < m && !st; j += PIECE) {
                     const uint64_t c = m - j < PIECE ? m - j : PIECE;
-                    if (!(st = get(r, bufs[0], c * rec, block, start, len, err)))
-                        decode(bufs[0], c, rec, big, wide, ncomp, ids, s, dst, slot + j);
+                    if (!(st = get(r, bufs[0], c * rec, block, start, len, err)) &&
+                        !(st = fk_gsnap_reserve(s, slot + j + c, r->name, err)))
+                        decode(bufs[0], c, rec, big, wide, ncomp, ids, s, block_array(s, which), slot + j);
                 }
             }
         }
         at += g->npart[t];
     }
     return st ? st : advance(r, body + len, block, start, len, err);
+}
+
+/* The bytes a file of format 1 or 2 must hold at least when its header g
+ * is true: the header, and the records of POS, VEL and ID (4-byte values),
+ * and of MASS when a type present has mass 0. */
+static uint64_t least_bytes(const g2hdr *g, int format)
+{
+    const uint64_t rec = format == 2 ? 16 + 8 : 8; /* a record's markers, and its label record */
+    uint64_t n = 0, nvar = 0;
+    for (int t = 0; t < 6; t++) {
+        n += g->npart[t];
+        if (g->mass[t] == 0) nvar += g->npart[t];
+    }
+    return rec + 256 + (n ? 3 * rec + 28 * n : 0) + (nvar ? rec + 4 * nvar : 0);
+}
+
+/* A regular file must hold what its header claims before anything is
+ * allocated for it (a pipe's size is unknown: its particles are counted as
+ * they arrive). */
+static int claims_fit(const rd *r, const g2hdr *g, int format, fk_error *err)
+{
+    const uint64_t need = least_bytes(g, format);
+    if (r->size < 0 || (uint64_t)r->size >= need) return FK_OK;
+    uint64_t n = 0;
+    for (int t = 0; t < 6; t++) n += g->npart[t];
+    return fk_fail(err, FK_EFORMAT,
+                   "%s: the header claims %" PRIu64 " particles in this file, which needs at least %" PRIu64
+                   " bytes; the file holds %" PRId64 " (truncated, or not a Gadget-2 snapshot)",
+                   r->name, n, need, r->size);
+}
+
+/* A format 2 label as text for messages: its 4 characters without the
+ * trailing blanks, '?' for any that is not printable ASCII (one line). */
+static void label_text(const unsigned char *lab, char *name, size_t size)
+{
+    char shown[5];
+    int e = 4;
+    while (e > 0 && (lab[e - 1] == ' ' || lab[e - 1] == '\0')) e--;
+    for (int i = 0; i < e; i++) shown[i] = lab[i] < 33 || lab[i] > 126 ? '?' : (char)lab[i];
+    shown[e] = '\0';
+    snprintf(name, size, "%s", shown);
 }
 
 /* Reads the header record of the file r (after finding its byte order and,
@@ -300,10 +357,18 @@ static int read_head(rd *r, g2hdr *g, int *format, fk_error *err)
         big = 0;
     else if (u32(m, 1) == 256 || u32(m, 1) == 8)
         big = 1;
-    else
+    else {
+        /* say what it is, when its first bytes tell */
+        unsigned char head[FK_SNIFF_BYTES];
+        memcpy(head, m, 4);
+        const int k = fk_sniff(head, 4 + fread(head + 4, 1, sizeof head - 4, r->f));
+        if (k != FK_FILE_UNKNOWN)
+            return fk_fail(err, FK_EFORMAT, "%s: not a Gadget-2 snapshot but %s (%s)", r->name, fk_sniff_what(k),
+                           fk_sniff_advice(k));
         return fk_fail(err, FK_EFORMAT,
                        "%s: not a Gadget-2 snapshot (the first record marker is neither 256 nor 8 in either byte order)",
                        r->name);
+    }
     r->big = big;
     *format = u32(m, big) == 8 ? 2 : 1;
     uint32_t len = u32(m, big);
@@ -311,9 +376,11 @@ static int read_head(rd *r, g2hdr *g, int *format, fk_error *err)
     unsigned char lab[8];
     if (*format == 2) {
         if ((st = get(r, lab, 8, "HEAD", start, len, err)) || (st = rec_close(r, "HEAD", len, start, err))) return st;
-        if (memcmp(lab, "HEAD", 4))
-            return fk_fail(err, FK_EFORMAT, "%s: format 2 snapshot whose first block is '%.4s', not HEAD", r->name,
-                           (const char *)lab);
+        if (memcmp(lab, "HEAD", 4)) {
+            char name[8];
+            label_text(lab, name, sizeof name);
+            return fk_fail(err, FK_EFORMAT, "%s: format 2 snapshot whose first block is '%s', not HEAD", r->name, name);
+        }
         if ((st = rec_open(r, "HEAD", 0, &len, &start, err))) return st;
     }
     if (len != 256)
@@ -334,32 +401,52 @@ static int file_name(const char *path, int k, char *buf, size_t size)
     return 1;
 }
 
-/* The particles of each type over every file, from the headers alone, so
- * that the header's totals are checked before anything is allocated. */
-static int count_files(const char *path, const char *name0, const g2hdr *g0, int nfiles, uint64_t *sum, fk_error *err)
+/* Whether s holds particles of a file whose particles of each type t are
+ * numbers [before[t], before[t] + npart[t]) of their type. */
+static int touched(const fk_gsnap *s, const uint64_t *before, const uint32_t *npart)
 {
-    for (int t = 0; t < 6; t++) sum[t] = g0->npart[t];
+    uint64_t skip, held = 0;
+    for (int t = 0; t < 6; t++) held += fk_gsnap_part(s, t, before[t], npart[t], &skip);
+    return held > 0;
+}
+
+/* The particles of each type over every file, from the headers alone, so
+ * that the header's totals are checked, and the size of each file whose
+ * particles s holds, before anything is allocated. r0 is file 0, read up to
+ * the end of its header g0 (format). *vouched is cleared when such a file
+ * is not regular (its size unknown). */
+static int count_files(const char *path, const rd *r0, const g2hdr *g0, int format, const fk_gsnap *s, uint64_t *sum,
+                       int *vouched, fk_error *err)
+{
+    const int nfiles = s->hdr.nfiles;
+    uint64_t before[6] = {0};
+    int st = FK_OK;
+    if (touched(s, before, g0->npart)) {
+        if ((st = claims_fit(r0, g0, format, err))) return st;
+        if (r0->size < 0) *vouched = 0;
+    }
+    for (int t = 0; t < 6; t++) sum[t] = before[t] = g0->npart[t];
     size_t size = strlen(path) + 16;
     char *name = malloc(size);
     if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
-    int st = FK_OK;
     for (int k = 1; k < nfiles && !st; k++) {
         if (!file_name(path, k, name, size)) {
             st = fk_fail(err, FK_EINVAL, "%s: the snapshot is split over %d files (num_files): name its first file, NAME.0",
-                         name0, nfiles);
+                         r0->name, nfiles);
             break;
         }
-        FILE *f = fopen(name, "rb");
-        if (!f) {
-            st = fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
-            break;
-        }
+        FILE *f;
+        if ((st = fk_input_open(&f, name, 0, 1, err))) break;
         rd r = rd_open(f, name);
         g2hdr g;
-        int format;
-        st = read_head(&r, &g, &format, err);
-        fclose(f);
-        for (int t = 0; t < 6 && !st; t++) sum[t] += g.npart[t];
+        int fmt;
+        st = read_head(&r, &g, &fmt, err);
+        if (!st && touched(s, before, g.npart)) {
+            st = claims_fit(&r, &g, fmt, err);
+            if (r.size < 0) *vouched = 0;
+        }
+        fk_input_close(f);
+        for (int t = 0; t < 6 && !st; t++) sum[t] += g.npart[t], before[t] += g.npart[t];
     }
     free(name);
     return st;
@@ -389,11 +476,7 @@ static int read_blocks(rd *r, int format, fk_gsnap *s, const g2hdr *g, const uin
                                r->name, start, len);
             if ((st = get(r, lab, 8, "label", start, len, err)) || (st = rec_close(r, "label", len, start, err)))
                 return st;
-            int e = 4;
-            while (e > 0 && (lab[e - 1] == ' ' || lab[e - 1] == '\0')) e--;
-            for (int i = 0; i < e; i++)
-                if (lab[i] < 33 || lab[i] > 126) lab[i] = '?';
-            snprintf(name, sizeof name, "%.*s", e, (const char *)lab);
+            label_text(lab, name, sizeof name);
             if ((st = rec_open(r, name, 0, &len, &start, err))) return st;
         } else {
             st = rec_open(r, "after the last", 1, &len, &start, err);
@@ -423,8 +506,8 @@ static int read_blocks(rd *r, int format, fk_gsnap *s, const g2hdr *g, const uin
                            "%s: block %s at offset %" PRIu64 " holds %" PRIu32 " bytes for %" PRIu64
                            " particles (neither 4- nor 8-byte values)",
                            r->name, name, start, len, count);
-        float *dst = is_pos ? s->pos : is_vel ? s->vel : is_mass ? s->mass : NULL;
-        if ((st = read_block(r, name, len, start, s, g, seen, wide, (int)ncomp, is_mass, is_id, dst, bufs, err)) ||
+        const int which = is_pos ? B_POS : is_vel ? B_VEL : is_mass ? B_MASS : B_ID;
+        if ((st = read_block(r, name, len, start, s, g, seen, wide, (int)ncomp, which, bufs, err)) ||
             (st = rec_close(r, name, len, start, err)))
             return st;
         got_pos |= is_pos, got_vel |= is_vel, got_mass |= is_mass, got_id |= is_id;
@@ -453,15 +536,18 @@ static int read_file(rd *r, int k, const char *path, const fk_gsnap_opts *o, fk_
         *file0 = g;
         fk_gsnap_header h;
         snapshot_header(&g, &h);
+        if ((st = fk_gsnap_begin(s, &h, o, r->name, err))) return st;
         uint64_t sum[6];
-        if ((st = count_files(path, r->name, &g, h.nfiles, sum, err))) return st;
+        int vouched = 1;
+        if ((st = count_files(path, r, &g, format, s, sum, &vouched, err))) return st;
         for (int t = 0; t < 6; t++)
             if (sum[t] != h.ntotal[t])
                 return fk_fail(err, FK_EFORMAT,
                                "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, the header's "
                                "total says %" PRIu64,
                                r->name, sum[t], t, h.ntotal[t]);
-        if ((st = fk_gsnap_begin(s, &h, o, r->name, err))) return st;
+        /* counts read from a pipe are believed as the particles arrive */
+        if ((st = fk_gsnap_reserve(s, vouched ? s->n : PIECE, r->name, err))) return st;
         if (info) info->format = format, info->big_endian = big;
     } else {
         for (int t = 0; t < 6; t++)
@@ -533,14 +619,11 @@ int fk_gadget_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_gad
         } else {
             file_name(path, k, name, plen + 16); /* count_files made sure that path names a first file */
         }
-        FILE *f = use_stdin ? stdin : fopen(name, "rb");
-        if (!f) {
-            st = fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
-            break;
-        }
+        FILE *f = stdin; /* "-": the program opened it */
+        if (!use_stdin && (st = fk_input_open(&f, name, 0, 1, err))) break;
         rd r = rd_open(f, name);
         st = read_file(&r, k, path, o, s, &h0, seen, info, err);
-        if (!use_stdin) fclose(f);
+        fk_input_close(f);
     }
     for (int t = 0; st == FK_OK && t < 6; t++)
         if (seen[t] != s->hdr.ntotal[t])

@@ -16,7 +16,7 @@ int fk_gpu_count(void)
 
 int fk_gpu_select(int ordinal, fk_error *err)
 {
-    return fk_fail(err, FK_EINVAL, "there is no GPU %d: this build has no CUDA support (built with CUDA=0)", ordinal);
+    return fk_fail(err, FK_EINVAL, "there is no GPU %d: this build has no CUDA support, built with CUDA=0", ordinal);
 }
 
 int fk_gpu_selected(void)
@@ -28,7 +28,7 @@ int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
 {
     (void)err;
     memset(info, 0, sizeof *info);
-    snprintf(info->reason, sizeof info->reason, "this build has no CUDA support (built with CUDA=0)");
+    snprintf(info->reason, sizeof info->reason, "this build has no CUDA support, built with CUDA=0");
     return FK_OK;
 }
 
@@ -46,7 +46,7 @@ uint64_t fk_gpu_build_bytes(uint64_t n, uint32_t leafsize)
 
 static int none(fk_error *err)
 {
-    return fk_fail(err, FK_EDEVICE, "this build has no CUDA support (built with CUDA=0)");
+    return fk_fail(err, FK_EDEVICE, "this build has no CUDA support, built with CUDA=0");
 }
 
 int fk_gpu_link(const fk_tree *t, const float *pos, const float *vel, const fk_linkopts *o, uint32_t *sink,

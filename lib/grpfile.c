@@ -1,5 +1,6 @@
 /* grpfile.c - the tipsy .grp text of a group-id array, formatted on all cores and written in order beside the formatting. */
 #include "grpfile.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -35,7 +36,7 @@ static size_t format_rows(const uint32_t *gid, uint64_t lo, uint64_t hi, char *o
 int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *name, fk_error *err)
 {
     if (fprintf(f, "%" PRIu64 "\n", nsource) < 0)
-        return fk_fail(err, FK_EIO, "%s: writing the .grp text: %s", name, strerror(errno));
+        return fk_write_failed(err, name, f, errno);
     /* Pieces of rows taken by the threads as they come free, each written
      * in turn as soon as it and those before it are formatted: the writing
      * goes on beside the formatting of the next pieces. */
@@ -57,8 +58,8 @@ int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *nam
         }
         free(buf);
     }
-    if (nomem) return fk_fail(err, FK_ENOMEM, "out of memory formatting the .grp text");
-    if (failed) return fk_fail(err, FK_EIO, "%s: writing the .grp text: %s", name, strerror(e));
+    if (nomem) return fk_fail(err, FK_ENOMEM, "%s: out of memory formatting the .grp text", name);
+    if (failed) return fk_write_failed(err, name, f, e);
     return FK_OK;
 }
 

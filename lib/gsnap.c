@@ -59,8 +59,11 @@ int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o
                        h->box);
     /* an isolated run without a box still needs one for the SNAP record: any positive value does */
     if (!(s->box > 0)) s->box = 1;
-    if (!isfinite((float)s->box) || (float)s->box > FLT_MAX / 4)
-        return fk_fail(err, FK_EFORMAT, "%s: box size %g is not a usable float", name, s->box);
+    if (!fk_snap_box_ok(s->origin, s->box, s->periodic) || (float)s->box > FLT_MAX / 4)
+        return fk_fail(err, o->box > 0 ? FK_EINVAL : FK_EFORMAT,
+                       "%s: box size %g at origin %g is not a usable float box (it must be a float above 0 and "
+                       "wider than a float's step at the origin)",
+                       name, s->box, s->origin);
     if (o->nslices && o->slice >= o->nslices)
         return fk_fail(err, FK_EINVAL, "%s: slice %" PRIu32 " of %" PRIu32 " does not exist (K/R needs K below R)", name,
                        o->slice, o->nslices);
@@ -74,16 +77,36 @@ int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o
     fk_gslice_make(&s->slice, h->ntotal, h->ntypes, keep, o->slice, o->nslices);
     for (int t = 0; t < h->ntypes; t++) s->nkept[t] = s->slice.count[t];
     s->n = s->slice.n;
-    const uint64_t n = s->n ? s->n : 1;
-    s->pos = malloc(n * 3 * sizeof *s->pos);
-    s->vel = malloc(n * 3 * sizeof *s->vel);
-    s->mass = malloc(n * sizeof *s->mass);
-    s->type = malloc(n);
-    s->gtype = malloc(n);
-    s->id = malloc(n * sizeof *s->id);
-    s->pid = calloc(n, sizeof *s->pid);
-    if (!s->pos || !s->vel || !s->mass || !s->type || !s->gtype || !s->id || !s->pid)
-        return fk_fail(err, FK_ENOMEM, "%s: out of memory for %" PRIu64 " particles", name, s->n);
+    return FK_OK;
+}
+
+/* Grows one array to cap elements of size bytes (zeroed when zero is set). */
+static int grow(void *pp, uint64_t old, uint64_t cap, size_t size, int zero)
+{
+    void **p = pp;
+    if (cap > SIZE_MAX / size) return 0;
+    void *q = realloc(*p, (size_t)(cap * size));
+    if (!q) return 0;
+    if (zero) memset((char *)q + old * size, 0, (size_t)((cap - old) * size));
+    *p = q;
+    return 1;
+}
+
+int fk_gsnap_reserve(fk_gsnap *s, uint64_t n, const char *name, fk_error *err)
+{
+    if (n > s->n) n = s->n;
+    if (s->pos && n <= s->cap) return FK_OK;
+    uint64_t cap = s->pos ? 2 * s->cap : 0;
+    if (cap < n) cap = n;
+    if (cap > s->n) cap = s->n;
+    if (cap == 0) cap = 1;
+    const uint64_t old = s->pos ? s->cap : 0;
+    if (!grow(&s->pos, old, cap, 3 * sizeof *s->pos, 0) || !grow(&s->vel, old, cap, 3 * sizeof *s->vel, 0) ||
+        !grow(&s->mass, old, cap, sizeof *s->mass, 0) || !grow(&s->type, old, cap, 1, 0) ||
+        !grow(&s->gtype, old, cap, 1, 0) || !grow(&s->id, old, cap, sizeof *s->id, 0) ||
+        !grow(&s->pid, old, cap, sizeof *s->pid, 1))
+        return fk_fail(err, FK_ENOMEM, "%s: out of memory for %" PRIu64 " particles", name, cap);
+    s->cap = cap;
     return FK_OK;
 }
 

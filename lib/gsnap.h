@@ -87,15 +87,25 @@ typedef struct fk_gsnap {
     uint8_t *gtype;     /* n: the Gadget type */
     uint64_t *id;       /* n: index in the source snapshot */
     uint64_t *pid;      /* n: the snapshot's own particle IDs (ParticleIDs, ID block) */
+    uint64_t cap;       /* particles the arrays hold (n once every count is vouched for) */
     int wide_pos;       /* some positions were stored as doubles (rounded to float once) */
 } fk_gsnap;
 
 /* Decides the box (opts over header; a periodic box needs one: FK_EINVAL
  * "... gives no box size (BoxSize 0): give --box"), checks the totals, and
- * allocates s's arrays for the kept particles of h (those of the slice
- * with o->nslices; a slice not below nslices is FK_EINVAL). name is used
- * in messages. */
+ * decides which particles s holds: the kept particles of h (those of the
+ * slice with o->nslices; a slice not below nslices is FK_EINVAL). name is
+ * used in messages. Allocates nothing: the reader checks the header's
+ * claims against what the files hold (their sizes, the datasets' shapes)
+ * for the files whose particles s holds (fk_gsnap_part), then calls
+ * fk_gsnap_reserve. */
 int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o, const char *name, fk_error *err);
+
+/* Makes s's arrays hold at least the first n of its particles (at most
+ * s->n; growth by doubling): s->n at once when the files vouch for the
+ * header's counts, else (a pipe, whose size is unknown) as the particles
+ * arrive. FK_OK or FK_ENOMEM. */
+int fk_gsnap_reserve(fk_gsnap *s, uint64_t n, const char *name, fk_error *err);
 
 /* Where the kept particle number k of type t goes in s's arrays (k one of
  * those the slice holds, fk_gsnap_part; the caller counts particles of type

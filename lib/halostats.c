@@ -122,7 +122,8 @@ int fk_halo_format(const fk_halo *h, const fk_halo_column *c, const fk_halo_unit
         uint64_t v = *(const uint64_t *)field;
         return v == FK_HALO_NONE ? snprintf(buf, size, "-1") : snprintf(buf, size, c->format, v);
     }
-    return snprintf(buf, size, c->format, fk_halo_value(h, c, u));
+    /* + 0.0: a negative zero (the potential of a group of one, -G times an empty sum) prints as 0 */
+    return snprintf(buf, size, c->format, fk_halo_value(h, c, u) + 0.0);
 }
 
 /* ---- the groups' members and the passes over them ------------------------- */

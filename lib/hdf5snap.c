@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
+#include "sniff.h"
+
 #ifndef FK_HAVE_HDF5
 
 int fk_hdf5_available(void)
@@ -21,6 +24,13 @@ int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_
     if (info) memset(info, 0, sizeof *info);
     return fk_fail(err, FK_EUNSUP, "%s: this build of fofkit has no HDF5 support (build it with libhdf5-dev installed)",
                    path);
+}
+
+int fk_hdf5_read_images(const char *path, const void *const *images, const size_t *sizes, int nimages,
+                        const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
+{
+    (void)images, (void)sizes, (void)nimages;
+    return fk_hdf5_read(path, o, s, info, err);
 }
 
 #else
@@ -205,13 +215,19 @@ static int get_dataset(hid_t f, const char *name, int t, const char *ds, uint64_
     int nd = sp < 0 ? -1 : H5Sget_simple_extent_ndims(sp);
     if (nd >= 1 && nd <= 2) H5Sget_simple_extent_dims(sp, dims, NULL);
     H5T_class_t cl = ty < 0 ? H5T_NO_CLASS : H5Tget_class(ty);
+    H5D_space_status_t space = H5D_SPACE_STATUS_ERROR;
     if (d < 0 || sp < 0 || ty < 0)
         st = fk_fail(err, FK_EFORMAT, "%s: dataset %s cannot be opened", name, path);
     else if (cl != H5T_FLOAT && cl != H5T_INTEGER)
         st = fk_fail(err, FK_EFORMAT, "%s: dataset %s is not numeric", name, path);
     else if (nd != (ncols > 1 ? 2 : 1) || dims[0] != n || (ncols > 1 && dims[1] != (hsize_t)ncols))
-        st = fk_fail(err, FK_EFORMAT, "%s: dataset %s has shape %llu x %llu, expected %" PRIu64 " x %d (NumPart_ThisFile)",
+        st = fk_fail(err, FK_EFORMAT,
+                     "%s: dataset %s has shape %llu x %llu, but NumPart_ThisFile claims %" PRIu64 " x %d",
                      name, path, (unsigned long long)dims[0], nd == 2 ? (unsigned long long)dims[1] : 1ULL, n, ncols);
+    else if (n && (H5Dget_space_status(d, &space) < 0 || space != H5D_SPACE_STATUS_ALLOCATED))
+        /* rows declared but never written read as the fill value: they hold nothing */
+        st = fk_fail(err, FK_EFORMAT, "%s: dataset %s declares %" PRIu64 " rows but %s written", name, path, n,
+                     space == H5D_SPACE_STATUS_PART_ALLOCATED ? "only some were" : "none was");
     else if (nrows && read_rows(d, sp, mem, row0, nrows, ncols, dst) < 0)
         st = fk_fail(err, FK_EFORMAT, "%s: dataset %s cannot be read", name, path);
     if (wide && ty >= 0) *wide = cl == H5T_FLOAT && H5Tget_size(ty) > 4;
@@ -219,6 +235,35 @@ static int get_dataset(hid_t f, const char *name, int t, const char *ds, uint64_
     if (sp >= 0) H5Sclose(sp);
     if (d >= 0) H5Dclose(d);
     return st;
+}
+
+/* The datasets of the open file f that s will read (the types of which it
+ * holds particles; the file holds particles [before[t], before[t] +
+ * npart[t]) of type t) must have the rows that NumPart_ThisFile (npart)
+ * claims, checked before anything is allocated for them: Coordinates,
+ * Velocities, ParticleIDs when present, Masses when the mass table gives
+ * none. Only the shapes are read. */
+static int check_claims(hid_t f, const char *name, const fk_gsnap *s, const uint64_t *before, const uint64_t *npart,
+                        fk_error *err)
+{
+    for (int t = 0; t < s->hdr.ntypes; t++) {
+        uint64_t skip;
+        if (!fk_gsnap_part(s, t, before[t], npart[t], &skip)) continue;
+        int st;
+        if ((st = get_dataset(f, name, t, "Coordinates", npart[t], 0, 0, 3, H5T_NATIVE_FLOAT, NULL, 0, NULL, err)) ||
+            (st = get_dataset(f, name, t, "Velocities", npart[t], 0, 0, 3, H5T_NATIVE_FLOAT, NULL, 0, NULL, err)))
+            return st;
+        st = get_dataset(f, name, t, "ParticleIDs", npart[t], 0, 0, 1, H5T_NATIVE_UINT64, NULL, 1, NULL, err);
+        if (st && st != FK_EMISSING) return st;
+        if (s->hdr.masstab[t] == 0 &&
+            (st = get_dataset(f, name, t, "Masses", npart[t], 0, 0, 1, H5T_NATIVE_FLOAT, NULL, 1, NULL, err))) {
+            if (st == FK_EMISSING)
+                return fk_fail(err, FK_EFORMAT, "%s: missing dataset PartType%d/Masses (MassTable is 0 for type %d)", name,
+                               t, t);
+            return st;
+        }
+    }
+    return FK_OK;
 }
 
 /* Reads the particles s holds of one open file into s (only their rows);
@@ -276,50 +321,90 @@ static int file_name(const char *path, int k, char *buf, size_t size)
     return 0;
 }
 
-/* Opens file name of a snapshot as HDF5 (FK_EIO when missing, FK_EFORMAT
- * when not HDF5). */
-static int open_file(const char *name, hid_t *f, fk_error *err)
+/* Where a snapshot's files come from: the files named, or images in memory. */
+typedef struct source {
+    const void *const *images; /* NULL: files */
+    const size_t *sizes;
+    int nimages;
+} source;
+
+/* Opens file k of a snapshot, named name, as HDF5 (FK_EIO when missing,
+ * FK_EFORMAT when not HDF5). */
+static int open_file(const source *src, int k, const char *name, hid_t *f, fk_error *err)
 {
-    FILE *probe = fopen(name, "rb");
-    if (!probe) return fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(errno));
-    fclose(probe);
-    if (H5Fis_hdf5(name) <= 0) return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
-    *f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (!src->images) {
+        FILE *probe;
+        int st = fk_input_open(&probe, name, 0, 1, err);
+        if (st) return st;
+        unsigned char head[FK_SNIFF_BYTES];
+        const size_t got = fread(head, 1, sizeof head, probe);
+        const int k = fk_sniff(head, got);
+        fk_input_close(probe);
+        if (H5Fis_hdf5(name) <= 0) {
+            if (got == 0) return fk_fail(err, FK_EFORMAT, "%s: empty input (not an HDF5 file)", name);
+            if (k != FK_FILE_UNKNOWN && k != FK_FILE_HDF5)
+                return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file but %s (%s)", name, fk_sniff_what(k),
+                               fk_sniff_advice(k));
+            return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
+        }
+        *f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+    } else {
+        static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+        if (k >= src->nimages) return fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(ENOENT));
+        if (src->sizes[k] < 8 || memcmp(src->images[k], sig, 8))
+            return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
+        /* the core driver on a copy of the image, nothing written back */
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+        *f = -1;
+        if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 16, 0) >= 0 &&
+            H5Pset_file_image(fapl, (void *)src->images[k], src->sizes[k]) >= 0)
+            *f = H5Fopen(name, H5F_ACC_RDONLY, fapl);
+        if (fapl >= 0) H5Pclose(fapl);
+    }
     if (*f < 0) return fk_fail(err, FK_EFORMAT, "%s: HDF5 file cannot be opened", name);
     return FK_OK;
 }
 
 /* The particles of each type over every file, from the headers alone, so
- * that NumPart_Total is checked before anything is allocated. */
-static int count_files(const char *path, const fk_gsnap_header *h0, const uint64_t *npart0, uint64_t *sum, fk_error *err)
+ * that NumPart_Total is checked, and the datasets of every file whose
+ * particles s holds (check_claims), before anything is allocated. f0 is
+ * file 0 (its counts npart0). */
+static int count_files(const source *src, const char *path, hid_t f0, const char *name0, const fk_gsnap *s,
+                       const uint64_t *npart0, uint64_t *sum, fk_error *err)
 {
-    for (int t = 0; t < FK_GSNAP_NTYPES; t++) sum[t] = npart0[t];
+    uint64_t before[FK_GSNAP_NTYPES] = {0};
+    int st = check_claims(f0, name0, s, before, npart0, err);
+    if (st) return st;
+    for (int t = 0; t < FK_GSNAP_NTYPES; t++) sum[t] = before[t] = npart0[t];
     size_t size = strlen(path) + 32;
     char *name = malloc(size);
     if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
-    int st = FK_OK;
-    for (int k = 1; k < h0->nfiles && !st; k++) {
+    for (int k = 1; k < s->hdr.nfiles && !st; k++) {
         if (!file_name(path, k, name, size)) {
             st = fk_fail(err, FK_EINVAL,
                          "%s: the snapshot is split over %d files (NumFilesPerSnapshot): name its first file, NAME.0.hdf5",
-                         path, h0->nfiles);
+                         path, s->hdr.nfiles);
             break;
         }
         hid_t f;
-        if ((st = open_file(name, &f, err))) break;
+        if ((st = open_file(src, k, name, &f, err))) break;
         fk_gsnap_header h;
         uint64_t np[FK_GSNAP_NTYPES] = {0};
         st = read_header(f, name, &h, np, NULL, err);
+        if (!st && h.ntypes != s->hdr.ntypes)
+            st = fk_fail(err, FK_EFORMAT, "%s: inconsistent counts: %d types, file 0 has %d", name, h.ntypes,
+                         s->hdr.ntypes);
+        if (!st) st = check_claims(f, name, s, before, np, err);
         H5Fclose(f);
-        if (!st && h.ntypes != h0->ntypes)
-            st = fk_fail(err, FK_EFORMAT, "%s: inconsistent counts: %d types, file 0 has %d", name, h.ntypes, h0->ntypes);
-        for (int t = 0; t < FK_GSNAP_NTYPES && !st; t++) sum[t] += np[t];
+        for (int t = 0; t < FK_GSNAP_NTYPES && !st; t++) sum[t] += np[t], before[t] += np[t];
     }
     free(name);
     return st;
 }
 
-int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
+/* fk_hdf5_read of the files of src. */
+static int read_snapshot(const source *src, const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info,
+                         fk_error *err)
 {
     memset(s, 0, sizeof *s);
     if (info) memset(info, 0, sizeof *info);
@@ -342,7 +427,7 @@ int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_
             break;
         }
         hid_t f;
-        if ((st = open_file(name, &f, err))) break;
+        if ((st = open_file(src, k, name, &f, err))) break;
         fk_gsnap_header h;
         uint64_t npart[FK_GSNAP_NTYPES] = {0};
         st = read_header(f, name, &h, npart, info, err);
@@ -352,14 +437,16 @@ int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_
                 st = fk_fail(err, FK_EINVAL, "%s: the box (BoxSize) is not cubic: give --box", name);
             if (h.box < 0) h.box = 0;
             uint64_t sum[FK_GSNAP_NTYPES];
-            if (!st) st = count_files(path, &h, npart, sum, err);
+            if (!st) st = fk_gsnap_begin(s, &h, o, name, err);
+            if (!st) st = count_files(src, path, f, name, s, npart, sum, err);
             for (int t = 0; t < h.ntypes && !st; t++)
                 if (sum[t] != h.ntotal[t])
                     st = fk_fail(err, FK_EFORMAT,
                                  "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, NumPart_Total "
                                  "says %" PRIu64,
                                  path, sum[t], t, h.ntotal[t]);
-            if (!st) st = fk_gsnap_begin(s, &h, o, name, err);
+            /* the datasets vouch for the counts */
+            if (!st) st = fk_gsnap_reserve(s, s->n, name, err);
         } else if (!st) {
             int same = h.ntypes == h0.ntypes && h.nfiles == h0.nfiles;
             for (int t = 0; t < h.ntypes && same; t++) same = h.ntotal[t] == h0.ntotal[t] && h.masstab[t] == h0.masstab[t];
@@ -382,6 +469,19 @@ int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_
     if (info) info->double_pos = s->wide_pos;
     if (st == FK_OK) st = fk_gsnap_finish(s, path, err);
     return st;
+}
+
+int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
+{
+    const source files = {NULL, NULL, 0};
+    return read_snapshot(&files, path, o, s, info, err);
+}
+
+int fk_hdf5_read_images(const char *path, const void *const *images, const size_t *sizes, int nimages,
+                        const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err)
+{
+    const source mem = {images, sizes, nimages};
+    return read_snapshot(&mem, path, o, s, info, err);
 }
 
 #endif

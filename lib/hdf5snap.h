@@ -59,6 +59,13 @@ typedef struct fk_hdf5_info {
  * FK_ENOMEM, or FK_EUNSUP in a build without HDF5. */
 int fk_hdf5_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err);
 
+/* As fk_hdf5_read, the snapshot's files held in memory as HDF5 file images
+ * (for tests and fuzzing): file k, named as the snapshot named path names
+ * it, is images[k] of sizes[k] bytes; a file k at or past nimages does not
+ * exist. The images are copied, never written. */
+int fk_hdf5_read_images(const char *path, const void *const *images, const size_t *sizes, int nimages,
+                        const fk_gsnap_opts *o, fk_gsnap *s, fk_hdf5_info *info, fk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

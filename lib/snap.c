@@ -71,6 +71,12 @@ static int snap_parse_optional(const char *text, fk_snap *s, const char *what, f
     return FK_OK;
 }
 
+int fk_snap_box_ok(double origin, double box, int periodic)
+{
+    return box > 0 && isfinite((float)box) && isfinite(origin) && isfinite((float)(origin + box)) &&
+           (!periodic || (float)(origin + box) > (float)origin);
+}
+
 int fk_snap_parse(const char *text, fk_snap *s, const char *name, fk_error *err)
 {
     char what[300];
@@ -99,7 +105,7 @@ int fk_snap_parse(const char *text, fk_snap *s, const char *name, fk_error *err)
     for (int t = 0; t < 3; t++)
         if (s->ntype[t] > s->nsource_type[t])
             return fk_fail(err, FK_EFORMAT, "%s: more particles of a type than the source holds", what);
-    if (!(s->box > 0) || !isfinite((float)s->box) || !isfinite(s->origin) || !isfinite((float)(s->origin + s->box)))
+    if (!fk_snap_box_ok(s->origin, s->box, per == 1))
         return fk_fail(err, FK_EFORMAT, "%s: box %g with origin %g is not a valid box", what, s->box, s->origin);
     if (per > 1) return fk_fail(err, FK_EFORMAT, "%s: periodic must be 0 or 1", what);
     return snap_parse_optional(text, s, what, err);

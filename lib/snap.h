@@ -62,6 +62,12 @@ typedef struct fk_snap {
 /* Formats s as SNAP text (caller frees *text). */
 int fk_snap_format(const fk_snap *s, char **text, fk_error *err);
 
+/* Whether [origin, origin + box) is a box that binary32 positions can fill:
+ * box positive, both ends finite, and, for a periodic one, the upper end
+ * above the lower once both are rounded to float (a box narrower than a
+ * float's step at the origin holds no position). */
+int fk_snap_box_ok(double origin, double box, int periodic);
+
 /* Parses and checks SNAP text (counts add up, box > 0). name is used in
  * messages. */
 int fk_snap_parse(const char *text, fk_snap *s, const char *name, fk_error *err);

@@ -9,7 +9,9 @@
 
 #include "bigmem.h"
 #include "crccheck.h"
+#include "sniff.h"
 #include "fdio.h"
+#include "fileio.h"
 
 static const unsigned char fk_magic[8] = {0x89, 'F', 'O', 'F', '\r', '\n', 0x1a, '\n'};
 
@@ -205,6 +207,13 @@ static int read_error(fk_reader *r, fk_error *err)
 
 static int truncated(fk_reader *r, const char *what, fk_error *err)
 {
+    /* a pipe that stops early: its writer stopped, and said why if it was one of ours */
+    if (r->io.kind == FK_IO_PIPE && r->off == 0)
+        return fk_fail(err, FK_ECUT, "%s: no input (the program writing the pipe stopped before writing anything)",
+                       r->name);
+    if (r->io.kind == FK_IO_PIPE)
+        return fk_fail(err, FK_ECUT, "%s: the stream stops %s%s at byte %llu (the program writing the pipe stopped)",
+                       r->name, what ? "inside " : "before its END chunk", what ? what : "", (unsigned long long)r->off);
     if (r->off == 0) return fk_fail(err, FK_EFORMAT, "%s: empty input", r->name);
     return fk_fail(err, FK_EFORMAT, "%s: truncated stream (ends inside %s at byte %llu)", r->name, what,
                    (unsigned long long)r->off);
@@ -231,9 +240,22 @@ int fk_reader_open(fk_reader **out, FILE *f, const char *name, fk_error *err)
         return st;
     }
     unsigned char h[HDR];
-    int st = read_exact(r, h, HDR, "the stream header", err);
-    if (st == FK_OK && memcmp(h, fk_magic, 8) != 0)
-        st = fk_fail(err, FK_EFORMAT, "%s: not a fofkit stream (bad magic)", r->name);
+    int64_t got = fk_io_read(&r->io, h, HDR);
+    int st = FK_OK;
+    if (got < 0) {
+        st = read_error(r, err);
+    } else if (got > 0 && memcmp(h, fk_magic, got < 8 ? (size_t)got : 8) != 0) {
+        /* not a stream: say what it is, when its first bytes tell */
+        int k = fk_sniff(h, (size_t)got);
+        if (k != FK_FILE_UNKNOWN)
+            st = fk_fail(err, FK_EFORMAT, "%s: not a fofkit stream but %s (%s)", r->name, fk_sniff_what(k),
+                         fk_sniff_advice(k));
+        else
+            st = fk_fail(err, FK_EFORMAT, "%s: not a fofkit stream (bad magic)", r->name);
+    } else {
+        r->off = (uint64_t)got;
+        if (got != HDR) st = truncated(r, "the stream header", err);
+    }
     if (st == FK_OK && !fk_crc_ok(get32(h + 60), crc_of(h, 60)))
         st = fk_fail(err, FK_EFORMAT, "%s: damaged stream header (CRC mismatch)", r->name);
     if (st == FK_OK && get32(h + 8) != FK_STREAM_VERSION)
@@ -322,10 +344,19 @@ int fk_reader_next(fk_reader *r, fk_chunk *c, fk_error *err)
     int64_t got = fk_io_read(&r->io, h, HDR);
     if (got < 0) return read_error(r, err);
     r->off += (uint64_t)got;
+    if (r->io.kind == FK_IO_PIPE && got != HDR) return truncated(r, got ? "a chunk header" : NULL, err);
     if (got == 0) return fk_fail(err, FK_EFORMAT, "%s: truncated stream (no END chunk)", r->name);
     if (got != HDR) return fk_fail(err, FK_EFORMAT, "%s: truncated stream (ends inside a chunk header)", r->name);
     int st = decode(r, h, c, err);
     if (st) return st;
+    /* a regular file must hold the payload its header claims: checked before anything is allocated for it */
+    const uint64_t left = r->io.size > r->io.base + r->off ? r->io.size - r->io.base - r->off : 0;
+    if (r->io.kind == FK_IO_FILE && c->stored > left)
+        return fk_fail(err, FK_EFORMAT,
+                       "%s: truncated stream: chunk %s at byte %llu claims %llu bytes of payload, the file holds %llu "
+                       "more",
+                       r->name, c->tag, (unsigned long long)(r->off - HDR), (unsigned long long)c->stored,
+                       (unsigned long long)left);
     r->cur = *c;
     r->pending = 1;
     if (strcmp(c->tag, "END") == 0) {
@@ -486,6 +517,11 @@ int fk_reader_load_text(fk_reader *r, char **text, fk_error *err)
     return FK_OK;
 }
 
+double fk_reader_waited(const fk_reader *r)
+{
+    return r->io.waited;
+}
+
 uint64_t fk_reader_offset(const fk_reader *r)
 {
     return r->off;
@@ -505,14 +541,15 @@ void fk_reader_close(fk_reader *r)
 
 /* ---- writer ---- */
 
-static int write_error(fk_error *err)
+/* The output's name comes from fileio.h: the writer is given a FILE alone. */
+static int write_error(const fk_writer *w, fk_error *err)
 {
-    return fk_fail(err, FK_EIO, "write error: %s", strerror(errno));
+    return fk_write_failed(err, NULL, w->io.f, errno);
 }
 
 static int write_all(fk_writer *w, const void *p, uint64_t n, fk_error *err)
 {
-    if (fk_io_write(&w->io, p, n) != 0) return write_error(err);
+    if (fk_io_write(&w->io, p, n) != 0) return write_error(w, err);
     w->off += n;
     return FK_OK;
 }
@@ -531,8 +568,9 @@ int fk_writer_open(fk_writer **out, FILE *f, int zlevel, fk_error *err)
     fk_writer *w = calloc(1, sizeof *w);
     if (!w) return fk_fail(err, FK_ENOMEM, "out of memory");
     if (fk_io_init(&w->io, f, 1) != 0) {
+        int st = write_error(w, err);
         free(w);
-        return write_error(err);
+        return st;
     }
     w->zlevel = zlevel;
     unsigned char h[HDR] = {0};
@@ -695,7 +733,7 @@ int fk_writer_finish(fk_writer *w, fk_error *err)
     fk_chunk_init(&c, "END", "|u1", 0, 0, 1);
     int st = settle(w, err);
     if (!st) st = put_stored(w, &c, "", err);
-    if (!st && w->io.fd < 0 && fflush(w->io.f) != 0) st = write_error(err);
+    if (!st && w->io.fd < 0 && fflush(w->io.f) != 0) st = write_error(w, err);
     return st;
 }
 

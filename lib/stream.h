@@ -117,6 +117,10 @@ int fk_reader_load(fk_reader *r, void **buf, fk_error *err);
 /* As fk_reader_load for a FK_CF_TEXT chunk, NUL-terminated. */
 int fk_reader_load_text(fk_reader *r, char **text, fk_error *err);
 
+/* Seconds spent so far waiting for the input's writer (a pipe with
+ * nothing in it), apart from the reading and checking: for -v. */
+double fk_reader_waited(const fk_reader *r);
+
 /* Bytes consumed so far (the stream header included). */
 uint64_t fk_reader_offset(const fk_reader *r);
 

@@ -13,6 +13,8 @@
 
 #include "bigmem.h"
 #include "fdio.h"
+#include "fileio.h"
+#include "sniff.h"
 #include "snap.h"
 
 const unsigned fk_tipsy_recsize[3] = {48, 36, 44};
@@ -219,6 +221,9 @@ static int decode_header(const unsigned char *buf, int format, fk_tipsy_header *
             format = FK_TIPSY_STANDARD;
         else if (le == 3)
             format = FK_TIPSY_NATIVE;
+        else if (fk_sniff(buf, 32) != FK_FILE_UNKNOWN)
+            return fk_fail(err, FK_EFORMAT, "%s: not a tipsy file but %s (%s)", name, fk_sniff_what(fk_sniff(buf, 32)),
+                           fk_sniff_advice(fk_sniff(buf, 32)));
         else
             return fk_fail(err, FK_EFORMAT,
                            "%s: not a tipsy file: ndim reads %" PRId32 " (big-endian) or %" PRId32
@@ -525,7 +530,7 @@ int fk_tipsy_read(FILE *f, const char *name, const fk_tipsy_opts *o, fk_tipsy_sn
     if (opt.format < FK_TIPSY_AUTO || opt.format > FK_TIPSY_NATIVE || (opt.types & ~7u) ||
         (opt.nslices && opt.slice >= opt.nslices))
         return fk_fail(err, FK_EINVAL, "%s: invalid tipsy reading options", name);
-    if (opt.periodic && (!(opt.box > 0) || !isfinite(opt.box) || !isfinite(opt.origin)))
+    if (opt.periodic && !fk_snap_box_ok(opt.origin, opt.box, 1))
         return fk_fail(err, FK_EINVAL, "%s: box %g with origin %g is not a valid periodic box", name, opt.box,
                        opt.origin);
     int fd = fileno(f);
@@ -605,7 +610,7 @@ done:
 
 static int write_bytes(FILE *f, const char *name, const void *p, size_t len, fk_error *err)
 {
-    if (len && fwrite(p, 1, len, f) != len) return fk_fail(err, FK_EIO, "%s: write error: %s", name, strerror(errno));
+    if (len && fwrite(p, 1, len, f) != len) return fk_write_failed(err, name, f, errno);
     return FK_OK;
 }
 

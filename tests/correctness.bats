@@ -146,7 +146,7 @@ EOF
     fofref --method=check --no-periodic -l 0.02 -m 1 -j 1 -o check.grp c.std
     # usage errors
     run -2 fofref -l 0.6 -m 1 hand.std
-    [ "$output" = "fofref: linking length 0.6 is larger than half the box" ]
+    [ "$output" = "fofref: hand.std: linking length 0.6 is larger than half the box" ]
     run -2 fofref -l 0.1 -b 0.2 hand.std
 }
 

@@ -145,13 +145,16 @@ EOF
     head -c 10 in.bin >cut.bin
     fails "fofdump: cut.bin: truncated stream (ends inside the stream header at byte 10)" fofdump cut.bin
     head -c $((pos + 64 + 20)) in.bin >cut.bin
-    fails "fofdump: cut.bin: truncated stream (ends inside a chunk payload at byte $((pos + 64 + 20)))" fofdump cut.bin
+    fails "fofdump: cut.bin: truncated stream: chunk POS at byte $pos claims $(stored in.bin "$pos") bytes of payload, the file holds 20 more" fofdump cut.bin
+    [ "$(awk 'NR > 1 { print $1 }' stdout.out | tr '\n' ' ')" = "SNAP " ]
+    # from a pipe, whose size is unknown, the list shows the chunk it could not read
+    cat cut.bin | fails "fofdump: stdin: the stream stops inside a chunk payload at byte $((pos + 64 + 20)) (the program writing the pipe stopped)" fofdump
     [ "$(awk 'NR > 1 { print $1 }' stdout.out | tr '\n' ' ')" = "SNAP POS " ]
     head -c $((size - 64)) in.bin >cut.bin
     fails "fofdump: cut.bin: truncated stream (no END chunk)" fofdump cut.bin
     # -c reads the rest of the stream too
     fails "fofdump: cut.bin: truncated stream (no END chunk)" fofdump -c SNAP cut.bin
-    head -c $((size - 30)) in.bin | fails "fofdump: stdin: truncated stream (ends inside a chunk header)" fofdump -c POS
+    head -c $((size - 30)) in.bin | fails "fofdump: stdin: the stream stops inside a chunk header at byte $((size - 30)) (the program writing the pipe stopped)" fofdump -c POS
     # damage: a payload is verified when it is read; --check reads every one
     cp in.bin crc.bin
     flip_byte crc.bin $(($(chunk_offset in.bin TYPE) + 64))
@@ -201,6 +204,6 @@ EOF
     [ "$(cat out.bin | tr '\n' ' ')" = "0.5 2 0.25 " ]
     [ -z "$(ls -A | grep '\.tmp\.')" ]
     [ -w /dev/full ] || skip "no /dev/full"
-    fails "fofdump: write error on stdout: No space left on device" stdout_to /dev/full fofdump in.bin
-    fails "fofdump: write error on stdout: No space left on device" stdout_to /dev/full fofdump -c POS in.bin
+    fails "fofdump: stdout: cannot write: No space left on device" stdout_to /dev/full fofdump in.bin
+    fails "fofdump: stdout: cannot write: No space left on device" stdout_to /dev/full fofdump -c POS in.bin
 }

@@ -70,11 +70,11 @@ expected_sink() {
 
 @test "linking lengths the box or binary32 cannot take: status 2, one line" {
     eight t.bin
-    fails_with 2 "foflink: linking length 0.6 is larger than half the box (0.5)" foflink -l 0.6 t.bin
+    fails_with 2 "foflink: t.bin: linking length 0.6 is larger than half the box (0.5)" foflink -l 0.6 t.bin
     # b = 2.5: l = 2.5 / 8^(1/3) = 1.25
-    fails_with 2 "foflink: linking length 1.25 is larger than half the box (0.5)" foflink -b 2.5 t.bin
-    fails_with 2 "foflink: linking length 1e+20 is out of binary32 range" foflink --no-periodic -l 1e20 t.bin
-    fails_with 2 "foflink: linking length 1e-30 is out of binary32 range" foflink -l 1e-30 t.bin
+    fails_with 2 "foflink: t.bin: linking length 1.25 is larger than half the box (0.5)" foflink -b 2.5 t.bin
+    fails_with 2 "foflink: t.bin: linking length 1e+20 is out of binary32 range" foflink --no-periodic -l 1e20 t.bin
+    fails_with 2 "foflink: t.bin: linking length 1e-30 is out of binary32 range" foflink -l 1e-30 t.bin
     # half the box itself is allowed, and without periodic wrapping any length
     foflink -l 0.5 t.bin >/dev/null
     foflink --no-periodic -l 7 t.bin | fofdump -c SINK >s.txt
@@ -83,13 +83,13 @@ expected_sink() {
 
 @test "a linking length whose binary32 value is 0 or infinite is out of binary32 range" {
     eight t.bin
-    fails_with 2 "foflink: linking length 1e+40 is out of binary32 range" foflink --no-periodic -l 1e40 t.bin
-    fails_with 2 "foflink: linking length 1e-50 is out of binary32 range" foflink -l 1e-50 t.bin
+    fails_with 2 "foflink: t.bin: linking length 1e+40 is out of binary32 range" foflink --no-periodic -l 1e40 t.bin
+    fails_with 2 "foflink: t.bin: linking length 1e-50 is out of binary32 range" foflink -l 1e-50 t.bin
 }
 
 @test "a linking length just above half the box is printed with the digits that matter" {
     eight t.bin
-    fails_with 2 "foflink: linking length 0.50000001 is larger than half the box (0.5)" foflink -l 0.50000001 t.bin
+    fails_with 2 "foflink: t.bin: linking length 0.50000001 is larger than half the box (0.5)" foflink -l 0.50000001 t.bin
 }
 
 @test "refuses to write binary data to a terminal, or to read it from one" {
@@ -195,8 +195,8 @@ expected_sink() {
     head -c "$tree" t.bin >cut.bin
     fails "foflink: cut.bin: truncated stream (no END chunk)" foflink cut.bin
     head -c $((tree + 64 + 10)) t.bin >cut.bin
-    fails "foflink: cut.bin: truncated stream (ends inside a chunk payload at byte $((tree + 64 + 10)))" foflink cut.bin
-    head -c $((size - 10)) t.bin | fails "foflink: stdin: truncated stream (ends inside a chunk header)" foflink
+    fails "foflink: cut.bin: truncated stream: chunk TREE at byte $tree claims $(stored t.bin "$tree") bytes of payload, the file holds 10 more" foflink cut.bin
+    head -c $((size - 10)) t.bin | fails "foflink: stdin: the stream stops inside a chunk header at byte $((size - 10)) (the program writing the pipe stopped)" foflink
     # damage
     pos=$(chunk_offset t.bin POS)
     cp t.bin crc.bin

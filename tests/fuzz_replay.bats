@@ -27,6 +27,11 @@ replay() {
 @test "fuzz_kv replays its corpus" { replay kv; }
 @test "fuzz_tree replays its corpus" { replay tree; }
 @test "fuzz_groups replays its corpus" { replay groups; }
+@test "fuzz_gadget replays its corpus" { replay gadget; }
+@test "fuzz_hdf5 replays its corpus (skipped without HDF5)" {
+    hdf52bin -o /dev/null /nonexistent.hdf5 2>&1 | grep -q 'no HDF5 support' && skip "built without HDF5 (libhdf5-dev)"
+    replay hdf5
+}
 
 @test "the replay driver fails on an input it cannot read" {
     run fuzz_tipsy /nonexistent/input

@@ -92,16 +92,19 @@ poke32() {
     poke32 size.dat 786704 786436
     fails_with 1 "gadget2bin: size.dat: block VEL at offset 786704 holds 786436 bytes for 65536 particles (neither 4- nor 8-byte values)" \
         gadget2bin --box=50000 -o out.bin size.dat
-    # truncated inside a block and inside the header
+    # truncated: a file too short for its header's counts is refused before anything is read;
+    # from a pipe (its size unknown), where it ends
     head -c 1000000 "$ICS" >cut.dat
-    fails_with 1 "gadget2bin: cut.dat: block VEL: truncated: the file ends at byte 1000000, inside the record of 786432 bytes that starts at byte 786704" \
+    fails_with 1 "gadget2bin: cut.dat: the header claims 65536 particles in this file, which needs at least 1835296 bytes; the file holds 1000000 (truncated, or not a Gadget-2 snapshot)" \
         gadget2bin --box=50000 -o out.bin cut.dat
+    fails_with 1 "gadget2bin: stdin: block VEL: truncated: the file ends at byte 1000000, inside the record of 786432 bytes that starts at byte 786704" \
+        bash -c 'cat cut.dat | gadget2bin --box=50000 -o out.bin' 
     head -c 100 "$ICS" >head.dat
     fails_with 1 "gadget2bin: head.dat: block HEAD: truncated: the file ends at byte 100, inside the record of 256 bytes that starts at byte 0" \
         gadget2bin --box=50000 -o out.bin head.dat
     # the file ends after the header: no POS block
     head -c 264 "$ICS" >nopos.dat
-    fails_with 1 "gadget2bin: nopos.dat: missing block POS" gadget2bin --box=50000 -o out.bin nopos.dat
+    fails_with 1 "gadget2bin: stdin: missing block POS" bash -c 'cat nopos.dat | gadget2bin --box=50000 -o out.bin' 
     # not Gadget-2 at all
     printf 'hello, world\n' >text.dat
     fails_with 1 "gadget2bin: text.dat: not a Gadget-2 snapshot (the first record marker is neither 256 nor 8 in either byte order)" \
@@ -110,6 +113,38 @@ poke32() {
     [ ! -e out.bin ]
     run -2 gadget2bin --types=gas,,dark "$ICS"
     run -2 gadget2bin --box=-1 "$ICS"
+}
+
+# Writes FILE: a format-1 little-endian header record whose npart (and npartTotal) are the
+# six numbers given, masses 1 (no MASS block), box 1, padded with zeros to SIZE bytes.
+#   claim_header FILE SIZE N0 N1 N2 N3 N4 N5
+claim_header() {
+    perl -e 'my ($f, $size, @n) = @ARGV; open(my $h, ">", $f) or die; binmode $h;
+        my $hd = pack("V6", @n) . pack("d<6", (1) x 6) . pack("d<2V2", 1, 0, 0, 0) . pack("V6", @n)
+            . pack("V2d<4V2", 0, 1, 1, 0.3, 0.7, 0.7, 0, 0) . pack("V6", 0, 0, 0, 0, 0, 0);
+        $hd .= "\0" x (256 - length $hd);
+        my $r = pack("V", 256) . $hd . pack("V", 256);
+        print $h $r . ("\0" x ($size - length $r)); close $h or die' "$@"
+}
+
+@test "gadget2bin: a header that claims more particles than the file holds is refused before anything is allocated" {
+    # 428 bytes claiming 10737418235 particles: exit 1 naming the mismatch, not out of memory,
+    # able to allocate 512 MB at most (small_memory)
+    claim_header big.dat 428 4294967295 4294967295 2147483645 0 0 0
+    fails_with 1 "gadget2bin: big.dat: the header claims 10737418235 particles in this file, which needs at least 300647710868 bytes; the file holds 428 (truncated, or not a Gadget-2 snapshot)" \
+        small_memory gadget2bin -o out.bin big.dat
+    # a file one byte short of its claim (2 particles: 264 + 3 x 8 + 2 x 28 = 344 bytes)
+    claim_header short.dat 343 0 2 0 0 0 0
+    fails_with 1 "gadget2bin: short.dat: the header claims 2 particles in this file, which needs at least 344 bytes; the file holds 343 (truncated, or not a Gadget-2 snapshot)" \
+        gadget2bin -o out.bin short.dat
+    # through a pipe, whose size is unknown, the arrays grow as the particles arrive: the end
+    # of the data is found without allocating for the claim
+    run --separate-stderr small_memory bash -c 'cat big.dat | gadget2bin -o out.bin'
+    echo "$stderr"
+    [ "$status" -eq 1 ]
+    [ "$stderr" = "gadget2bin: stdin: block POS: truncated: the file ends at byte 428, inside the record of 0 bytes that starts at byte 264" ] ||
+        [[ "$stderr" == "gadget2bin: stdin: block POS at offset 264 holds 0 bytes for 10737418235 particles"* ]]
+    [ ! -e out.bin ]
 }
 
 @test "gadget2bin: inconsistent counts and missing files of a split snapshot" {

@@ -112,9 +112,9 @@ nine_with_sink() {
 
 @test "missing chunks: SINK, ID, SNAP" {
     nine | grep -v '^sink' | mkstream -o nosink.fof
-    fails groups "groups: stream has no SINK chunk (run foflink first)" nosink.fof
+    fails groups "groups: nosink.fof: stream has no SINK chunk (run foflink first)" nosink.fof
     nine | mkstream --omit=ID -o noid.fof
-    fails groups "groups: stream has no ID chunk (run tipsy2bin first)" noid.fof
+    fails groups "groups: noid.fof: stream has no ID chunk (run tipsy2bin first)" noid.fof
     nine | mkstream --omit=SNAP -o nosnap.fof
     fails groups "groups: nosnap.fof: stream does not start with a SNAP chunk" nosnap.fof
 }
@@ -153,7 +153,10 @@ nine_with_sink() {
     fails groups "groups: cut.fof: truncated stream (no END chunk)" cut.fof
     sink=$(chunks in.fof | awk '$2 == "SINK" { print $1 }')
     head -c $((sink + 64 + 10)) in.fof >cut.fof
-    fails groups "groups: cut.fof: truncated stream (ends inside a chunk payload at byte $((sink + 64 + 10)))" cut.fof
+    fails groups "groups: cut.fof: truncated stream: chunk SINK at byte $sink claims $(od -An -tu8 -j $((sink + 32)) -N8 in.fof | tr -d " ") bytes of payload, the file holds 10 more" cut.fof
+    # from a pipe: one line when the output is not a pipe too (in a pipeline, the last stage's)
+    run -1 --separate-stderr bash -c 'cat cut.fof | groups >out.fof'
+    [ "$stderr" = "groups: stdin: the stream stops inside a chunk payload at byte $((sink + 64 + 10)) (the program writing the pipe stopped)" ]
     cp in.fof crc.fof
     flip_byte crc.fof $((sink + 64 + 5))
     fails groups "groups: crc.fof: chunk SINK: payload CRC mismatch (damaged data)" crc.fof

@@ -61,7 +61,7 @@ EOF2
     run halomf --version
     [[ "$output" =~ ^halomf\ \(fofkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
     run -2 halomf --bins-per-dex=0
-    [ "${lines[0]}" = "halomf: option --bins-per-dex: 0 is out of range [0.01, 1000]" ]
+    [ "${lines[0]}" = "halomf: option --bins-per-dex: 0 is out of range (it must be from 0.01 to 1000)" ]
     run -2 halomf --min=10 --max=1
     [ "${lines[0]}" = "halomf: option --max (1) is below --min (10)" ]
     run -2 halomf -z
@@ -235,7 +235,7 @@ EOF2
     run pngprobe
     [ "$status" -eq 77 ] && return 0
     # no bin holds a halo: no picture, and no file left
-    one_line 1 "halomf: mass function: no bin holds a halo" halomf --plot --min=1e10 --max=1e11 h.txt
+    one_line 1 "halomf: h.txt: mass function: no bin holds a halo" halomf --plot --min=1e10 --max=1e11 h.txt
 }
 
 @test "without libpng: --plot says so in one line, the table still works" {

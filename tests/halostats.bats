@@ -85,16 +85,16 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     hs_usage "halostats: too many input files (one at most, or '-' for stdin)" a b
     hs_usage "halostats: option --centre needs 'mbp' or 'com', not 'middle'" --centre=middle
     hs_usage "halostats: option --format needs 'text', 'csv', 'stream', 'hdf5' or 'grp', not 'json'" --format=json
-    hs_usage "halostats: option --theta must be positive, not '0'" --theta=0
+    hs_usage "halostats: option --theta: 0 is out of range (it must be above 0)" --theta=0
     hs_usage "halostats: option --theta: 1.5 is out of range (0, 1]" --theta=1.5
-    hs_usage "halostats: option --softening must be positive, not '0'" --softening=0
-    hs_usage "halostats: option --softening: -1 is out of range [0, 1.79769e+308]" --softening=-1
+    hs_usage "halostats: option --softening: 0 is out of range (it must be above 0)" --softening=0
+    hs_usage "halostats: option --softening: -1 is out of range (it must be above 0)" --softening=-1
     hs_usage "halostats: option --softening needs a number, not 'small'" --softening=small
     hs_usage "halostats: option --exact-max: -1 is out of range [0, 9223372036854775807]" --exact-max=-1
-    hs_usage "halostats: option --length-unit must be positive, not '0'" --length-unit=0
+    hs_usage "halostats: option --length-unit: 0 is out of range (it must be above 0)" --length-unit=0
     hs_usage "halostats: option --mass-unit needs a number, not '1e10Msun'" --mass-unit=1e10Msun
-    hs_usage "halostats: option --velocity-unit must be positive, not '-0'" --velocity-unit=-0
-    hs_usage "halostats: option --G must be positive, not '0'" --G=0
+    hs_usage "halostats: option --velocity-unit: -0 is out of range (it must be above 0)" --velocity-unit=-0
+    hs_usage "halostats: option --G: 0 is out of range (it must be above 0)" --G=0
     hs_usage "halostats: option --length-name needs a name without spaces or control characters, not 'k pc'" \
         --length-name="k pc"
     hs_usage "halostats: option --mass-name needs a name of 1 to 32 characters, not ''" --mass-name=
@@ -110,6 +110,18 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     [ "$(cols level host <<<"$output" | sort -u)" = "0 0" ]
     [ "$(cols $OLD <<<"$output")" = "$NINE_ROWS" ]
     [ "$(cols $CENTRE <<<"$output")" = "$NINE_CENTRES" ]
+}
+
+@test "a group of one member: its potential phi_mbp is 0, never -0 (text and CSV)" {
+    nine | sed 's/^sink/text LINK l 0.1 b 0.2\nsink/' | mkstream | groups -m 1 >one.fof
+    halostats one.fof >halos.txt
+    local col
+    col=$(grep '^#' halos.txt | tail -n 1 | tr ' ' '\n' | grep -n '^phi_mbp$' | cut -d: -f1)
+    col=$((col - 1)) # the '#' of the column line
+    # groups 4 and 5 have one member each; every phi_mbp is a number, none "-0"
+    [ "$(grep -v '^#' halos.txt | awk -v c="$col" '$4 == 1 { print $c }' | sort -u)" = 0 ]
+    [ -z "$(grep -v '^#' halos.txt | awk -v c="$col" '$c == "-0"')" ]
+    [ -z "$(halostats --format=csv one.fof | grep -e ',-0,' -e ',-0$')" ]
 }
 
 @test "the header names every column with its unit and definition, and the run's parameters" {
@@ -306,7 +318,7 @@ $want" ]
     addchunk base.fof "GID@1:u4:$GID1" 'GPAR@1:u4:0 4 1' >bad.fof
     hs_fails "halostats: bad.fof: chunk GPAR of level 1 gives group 1 the host 4, beyond the 3 groups of level 0" bad.fof
     addchunk base.fof "GID@2:u4:$GID1" >bad.fof
-    hs_fails "halostats: stream has no GID chunk of level 1 (but one of level 2)" bad.fof
+    hs_fails "halostats: bad.fof: stream has no GID chunk of level 1 (but one of level 2)" bad.fof
     addchunk base.fof 'GPAR@0:u4:0 1 1 1' >bad.fof
     hs_fails "halostats: bad.fof: chunk GPAR has level 0 (parents start at level 1)" bad.fof
     addchunk base.fof "GID@1:u4:$GID1" "GID@1:u4:$GID1" >bad.fof
@@ -388,10 +400,10 @@ END 0" ]
 
 @test "missing chunks: GID, POS, VEL, MASS, ID, SNAP" {
     nine | mkstream -o nogid.fof
-    hs_fails "halostats: stream has no GID chunk (run groups first)" nogid.fof
+    hs_fails "halostats: nogid.fof: stream has no GID chunk (run groups first)" nogid.fof
     for tag in POS VEL MASS ID; do
         nine_gid "$NINE_GID" "" --omit=$tag -o no.fof
-        hs_fails "halostats: stream has no $tag chunk (run tipsy2bin first)" no.fof
+        hs_fails "halostats: no.fof: stream has no $tag chunk (run tipsy2bin first)" no.fof
     done
     nine_gid "$NINE_GID" "" --omit=SNAP -o no.fof
     hs_fails "halostats: no.fof: stream does not start with a SNAP chunk" no.fof
@@ -415,7 +427,7 @@ END 0" ]
     hs_fails "halostats: empty.fof: empty input" empty.fof
     hs_fails "halostats: stdin: empty input" </dev/null
     printf 'not a stream at all' >magic.fof
-    hs_fails "halostats: magic.fof: truncated stream (ends inside the stream header at byte 19)" magic.fof
+    hs_fails "halostats: magic.fof: not a fofkit stream (bad magic)" magic.fof
     head -c 100 /dev/zero >magic.fof
     hs_fails "halostats: magic.fof: not a fofkit stream (bad magic)" magic.fof
     nine_grouped >in.fof

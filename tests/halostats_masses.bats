@@ -71,8 +71,8 @@ snap_append() {
     hs_usage "halostats: option --format=grp needs --unbind (it writes the bound members)" --format=grp
     hs_usage "halostats: option --level applies to --format=grp only" --unbind --level=1
     hs_usage "halostats: option --bound-min: 0 is out of range [1, 9223372036854775807]" --unbind --bound-min=0
-    hs_usage "halostats: option --omega-m must be positive, not '0'" --so --omega-m=0
-    hs_usage "halostats: option --redshift: -2 is out of range [0, 1e+06]" --so --redshift=-2
+    hs_usage "halostats: option --omega-m: 0 is out of range (it must be above 0)" --so --omega-m=0
+    hs_usage "halostats: option --redshift: -2 is out of range (it must be from 0 to 1e+06)" --so --redshift=-2
     # what the stream must give
     nine_grouped >in.fof
     hs_usage "halostats: option --so needs --omega-m (the stream's SNAP gives no omega_m)" --so in.fof
@@ -86,7 +86,7 @@ snap_append() {
     # massless particles: no mean density either
     awk '$1 == "p" { $8 = 0 } $1 == "periodic" { $2 = 1 } { print }' iso.txt | mkstream >zero.fof
     run -1 halostats --so --omega-m=1 zero.fof
-    [ "$output" = "halostats: the stream's particles have no mass, so no mean density: give --rho-crit or --hubble" ]
+    [ "$output" = "halostats: zero.fof: the stream's particles have no mass, so no mean density: give --rho-crit or --hubble" ]
 }
 
 @test "without --so and --unbind the catalogue is unchanged; with them, their columns and header lines" {
@@ -190,7 +190,7 @@ snap_append() {
     halostats --unbind --bound-min=2 --format=grp -o b.grp fast.fof
     [ "$(tr '\n' ' ' <b.grp)" = "13 0 0 1 3 0 3 0 1 1 0 0 0 0 " ]
     run -1 halostats --unbind --format=grp --level=1 -o c.grp fast.fof
-    [ "$output" = "halostats: option --level=1: the stream has 1 level" ]
+    [ "$output" = "halostats: fast.fof: option --level=1: the stream has 1 level" ]
     [ ! -e c.grp ]
 }
 

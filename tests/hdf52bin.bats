@@ -185,6 +185,22 @@ load snap_helpers
     run -2 hdf52bin --box=0 "$G4"
 }
 
+@test "hdf52bin: a header that claims more particles than the datasets hold is refused before anything is allocated" {
+    need_hdf5
+    # NumPart 2^31 - 1 over datasets of 32768 rows: exit 1 naming the mismatch, not out of memory,
+    # able to allocate 512 MB at most (small_memory)
+    snapcopy --to=hdf5 --claim=2147483647 "$G4" claim
+    fails_with 1 "hdf52bin: claim.0.hdf5: dataset PartType1/Coordinates has shape 32768 x 3, but NumPart_ThisFile claims 2147483647 x 3" \
+        small_memory hdf52bin -o out.bin claim.0.hdf5
+    # datasets that declare the claimed rows but hold none (chunked, never written)
+    snapcopy --to=hdf5 --claim=2147483647 --unwritten "$G4" empty
+    fails_with 1 "hdf52bin: empty.0.hdf5: dataset PartType1/Coordinates declares 2147483647 rows but none was written" \
+        small_memory hdf52bin -o out.bin empty.0.hdf5
+    # a type left out is not read, and its claims do not matter
+    hdf52bin --types=gas -o gas.bin claim.0.hdf5
+    [ ! -e out.bin ]
+}
+
 @test "hdf52bin without HDF5 support says so" {
     if ! hdf52bin -o /dev/null /nonexistent.hdf5 2>&1 | grep -q 'no HDF5 support'; then
         skip "this build reads HDF5"

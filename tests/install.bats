@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# install.bats - make install and uninstall: the programs and man pages, the stage installed as groups and fofgroups, coreutils' groups still answering for users' names.
+# install.bats - make install and uninstall: the programs and man pages, the stage installed as groups and fofgroups, coreutils' groups still answering for users' names; uninstall removing the directories install made, and only those.
 
 bats_require_minimum_version 1.5.0
 
@@ -48,7 +48,7 @@ install_into() {
     [ "$(PATH="$PWD/p/bin:$PATH" groups root)" = "$("$COREUTILS" root)" ]
     [ "$(PATH="$PWD/p/bin:$PATH" groups "$user" root)" = "$("$COREUTILS" "$user" root)" ]
     run -1 env PATH="$PWD/p/bin:$PATH" groups no-such-user-or-file
-    [ "$output" = "groups: no-such-user-or-file: No such file or directory" ]
+    [ "$output" = "groups: no-such-user-or-file: cannot open: No such file or directory" ]
     # nothing on a terminal: the user's own groups (script(1) gives the command a terminal)
     if command -v script >/dev/null; then
         [ "$(PATH="$PWD/p/bin:$PATH" script -qec groups /dev/null | tr -d '\r')" = "$("$COREUTILS")" ]
@@ -78,5 +78,30 @@ install_into() {
     cmp a.grp want.grp
     # fofgroups never hands off: a user's name is a missing file to it
     run -1 env PATH="/usr/bin:/bin:$PWD/p/bin" fofgroups root
-    [ "$output" = "fofgroups: root: No such file or directory" ]
+    [ "$output" = "fofgroups: root: cannot open: No such file or directory" ]
+}
+
+@test "install then uninstall into a new prefix leaves nothing, not even the directories" {
+    install_into "$PWD/p"
+    [ -x p/bin/foflink ] && [ -f p/share/man/man5/fofstream.5 ] && [ -f p/include/fofkit.h ]
+    # a second install over the first changes nothing that uninstall would leave
+    install_into "$PWD/p"
+    make -s -C "$REPO" B="$B" CUDA=$CUDA PREFIX="$PWD/p" uninstall
+    [ ! -e p ]
+}
+
+@test "uninstall keeps the directories that were there before, and what else they hold" {
+    mkdir -p q/bin q/share/man/man1
+    echo mine >q/bin/other
+    echo mine >q/share/man/man1/other.1
+    install_into "$PWD/q"
+    [ -x q/bin/fofgroups ]
+    make -s -C "$REPO" B="$B" CUDA=$CUDA PREFIX="$PWD/q" uninstall
+    [ "$(cd q && find . | sort | tr '\n' ' ')" = ". ./bin ./bin/other ./share ./share/man ./share/man/man1 ./share/man/man1/other.1 " ]
+    # an empty directory that was there before stays too
+    rm q/bin/other
+    install_into "$PWD/q"
+    make -s -C "$REPO" B="$B" CUDA=$CUDA PREFIX="$PWD/q" uninstall
+    [ -d q/bin ]
+    [ ! -e q/share/man/man5 ]
 }

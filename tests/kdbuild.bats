@@ -236,12 +236,13 @@ partition() {
     head -c $((pos + 30)) in.bin >cut.bin
     fails "kdbuild: cut.bin: truncated stream (ends inside a chunk header)" kdbuild cut.bin
     head -c $((pos + 64 + 100)) in.bin >cut.bin
-    fails "kdbuild: cut.bin: truncated stream (ends inside a chunk payload at byte $((pos + 64 + 100)))" kdbuild cut.bin
+    fails "kdbuild: cut.bin: truncated stream: chunk POS at byte $pos claims $(stored in.bin "$pos") bytes of payload, the file holds 100 more" kdbuild cut.bin
+    cat cut.bin | fails "kdbuild: stdin: the stream stops inside a chunk payload at byte $((pos + 64 + 100)) (the program writing the pipe stopped)" kdbuild
     head -c $((pos + 64 + 250)) in.bin >cut.bin
     fails "kdbuild: cut.bin: truncated stream (ends inside chunk padding at byte $((pos + 64 + 250)))" kdbuild cut.bin
     head -c $((size - 64)) in.bin >cut.bin
     fails "kdbuild: cut.bin: truncated stream (no END chunk)" kdbuild cut.bin
-    head -c $((size - 1)) in.bin | fails "kdbuild: stdin: truncated stream (ends inside a chunk header)" kdbuild
+    head -c $((size - 1)) in.bin | fails "kdbuild: stdin: the stream stops inside a chunk header at byte $((size - 1)) (the program writing the pipe stopped)" kdbuild
     # damage
     cp in.bin crc.bin
     flip_byte crc.bin $((pos + 64 + 7))

@@ -71,7 +71,8 @@ slices_agree() {
     head -c 300 ics.2 >cut && mv cut ics.2
     gadget2bin --box=50000 --slice=0/3 -o s0.fof ics.0
     [ "$(chunk s0.fof SNAP | grep '^n ')" = "n 21845" ]
-    fails "gadget2bin: ics.2: block POS: truncated: the file ends at byte 300, inside the record of 262152 bytes that starts at byte 264" \
+    # a slice that holds its particles finds the header's claim too large for the file before it reads
+    fails "gadget2bin: ics.2: the header claims 21846 particles in this file, which needs at least 611976 bytes; the file holds 300 (truncated, or not a Gadget-2 snapshot)" \
         gadget2bin --box=50000 --slice=2/3 -o s2.fof ics.0
     [ ! -e s2.fof ]
 }
@@ -170,7 +171,7 @@ mpi_fails() {
     mv gone ics.2
     # ranks 1 and 2 meet the damage; rank 0 wrote its stream, and removed it
     head -c 300 ics.2 >cut && mv cut ics.2
-    mpi_fails 3 "ics.2: block POS: truncated" gadget2bin --box=50000 ics.0 -o out.%r.fof
+    mpi_fails 3 "ics.2: the header claims 21846 particles in this file" gadget2bin --box=50000 ics.0 -o out.%r.fof
     mpi_fails 2 "option --slice: K must be below R in K/R, not '3/2'" gadget2bin --slice=3/2 ics.0 -o out.%r.fof
     mpi_fails 2 "--slice is for a run without mpirun (under mpirun each rank takes its own)" \
         gadget2bin --slice=0/2 ics.0 -o out.%r.fof

@@ -155,7 +155,7 @@ mpi_fails() {
     cp "$BATS_FILE_TMPDIR/link.fof" .
     mkgmin 3 link.fof l.%r.fof
     mv l.1.fof gone.fof
-    mpi_fails 3 "l.1.fof: No such file or directory" -m 5 --format=grp -o out.grp l.%r.fof
+    mpi_fails 3 "l.1.fof: cannot open: No such file or directory" -m 5 --format=grp -o out.grp l.%r.fof
     mv gone.fof l.1.fof
     mpi_fails 2 "l.0.fof: linked by 3 ranks, this run has 2" -m 5 --format=grp -o out.grp l.%r.fof
     mkgmin --short-gmin=2 3 link.fof b.%r.fof

@@ -217,7 +217,7 @@ fails() {
     mkgmin 3 link.fof l.%r.fof
     mpirun -n 3 groups -m 20 --format=stream l.%r.fof -o g.%r.fof
     mv g.1.fof away.fof
-    fails 1 "g.1.fof: No such file" mpirun -n 3 halostats g.%r.fof -o bad.txt
+    fails 1 "g.1.fof: cannot open: No such file" mpirun -n 3 halostats g.%r.fof -o bad.txt
     mv away.fof g.1.fof
     fails 1 "l.0.fof: stream has no GIDL chunk (run groups --format=stream under mpirun first)" \
         mpirun -n 3 halostats l.%r.fof -o bad.txt

@@ -23,6 +23,24 @@ setup() {
     mkdir d
     run --separate-stderr tipsy2bin snap.std -o d
     [ "$status" -eq 1 ]
-    [ "$stderr" = "tipsy2bin: d: is a directory" ]
+    [ "$stderr" = "tipsy2bin: d: cannot create: it is a directory (give a file name)" ]
     [ -d d ]
+}
+
+@test "a program killed with SIGKILL while it writes leaves no file, not even a temporary one" {
+    tipsy2bin snap.std -o in.fof
+    mkfifo in.fifo
+    # kdbuild has written the SNAP chunk and waits for the rest of its input
+    kdbuild -o out.fof in.fifo &
+    local pid=$!
+    exec 8>in.fifo
+    head -c 1000 in.fof >&8
+    sleep 0.5
+    kill -9 "$pid"
+    exec 8>&-
+    wait "$pid" || true
+    [ -z "$(ls | grep '^out\.fof')" ]
+    # and, completed, the output has the permissions a plain creat() gives
+    kdbuild -o out.fof in.fof
+    [ "$(stat -c %a out.fof)" = "$(printf '%o' $((0666 & ~$(umask))))" ]
 }

@@ -131,9 +131,11 @@ one_line() {
     run -2 fofmap --width 2 "$F/h.fof" -o out.png
     [ "${lines[0]}" = "fofmap: --width 2 is wider than the periodic box (1)" ]
     [ ! -e out.png ]
-    one_line 1 "fofmap: no halo 99999 at level 0 of the catalogue (it has $(grep -vc '^#' "$F/h.txt"))" \
+    one_line 1 "fofmap: $F/h.fof: no halo 99999 at level 0 of the catalogue (it has $(grep -vc '^#' "$F/h.txt"))" \
         fofmap --halo 99999 "$F/h.fof"
-    one_line 1 "fofmap: --halo needs a catalogue: --halos=FILE or halostats --format=stream" \
+    one_line 1 "fofmap: $F/h.txt: no halo 99999 at level 0 of the catalogue (it has $(grep -vc '^#' "$F/h.txt"))" \
+        fofmap --halo 99999 --halos="$F/h.txt" "$F/g.fof"
+    one_line 1 "fofmap: $F/g.fof: --halo needs a catalogue: --halos=FILE or halostats --format=stream" \
         fofmap --halo 1 "$F/g.fof"
     printf 'not a stream\n' >bad.fof
     run -1 --separate-stderr fofmap bad.fof -o out.png

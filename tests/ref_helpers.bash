@@ -35,6 +35,17 @@ stdout_to() {
     "$@" >"$f"
 }
 
+# Runs COMMAND ARGS... able to allocate 512 MB at most: under ulimit -v, or, under the
+# sanitizers (make check-asan sets ASAN_OPTIONS; they reserve terabytes of address space
+# and would not start), with ASan's own limit on an allocation.
+small_memory() {
+    if [ -n "${ASAN_OPTIONS:-}" ]; then
+        ASAN_OPTIONS="$ASAN_OPTIONS:max_allocation_size_mb=512" "$@"
+    else
+        (ulimit -v 524288 && exec "$@")
+    fi
+}
+
 # As fails_with, status 1: PROG ARGS... must fail with exactly MESSAGE.
 fails() {
     local msg=$1
@@ -84,14 +95,14 @@ terminal_refusals() {
     run script -qec "$prog $* -o out.x" /dev/null </dev/null
     [ "$status" -ne 127 ] || skip "no pseudo-terminal here"
     [ "$(printf '%s' "$output" | tr -d '\r')" = \
-        "$prog: refusing to read binary data from a terminal (give a file, or pipe one in)" ]
+        "$prog: stdin: refusing to read binary data from a terminal (give a file, or pipe one in)" ]
     [ "$status" -eq 1 ]
     [ ! -e out.x ]
     if [ "$writes" = writes ]; then
         run script -qec "$prog $* $input" /dev/null
         [ "$status" -eq 1 ]
         [ "$(printf '%s' "$output" | tr -d '\r')" = \
-            "$prog: refusing to write binary data to a terminal (use -o FILE or redirect)" ]
+            "$prog: stdout: refusing to write binary data to a terminal (use -o FILE or redirect)" ]
         run script -qec "$prog -f $* $input | head -c 8 | od -An -c | tr -d ' '" /dev/null
         [ "$status" -eq 0 ]
         [[ "$output" == *FOF* ]]
@@ -106,9 +117,9 @@ unreadable_inputs() {
     : >empty.bin
     fails "$prog: empty.bin: empty input" "$prog" "$@" empty.bin
     fails "$prog: stdin: empty input" "$prog" "$@" <empty.bin
-    fails "$prog: missing.bin: No such file or directory" "$prog" "$@" missing.bin
+    fails "$prog: missing.bin: cannot open: No such file or directory" "$prog" "$@" missing.bin
     mkdir -p dir.bin
-    fails "$prog: dir.bin: is a directory" "$prog" "$@" dir.bin
+    fails "$prog: dir.bin: cannot open: it is a directory (give a file)" "$prog" "$@" dir.bin
 }
 
 # Checks that a failing PROG ARGS... (status STATUS) leaves no output file: -o out with
@@ -202,6 +213,12 @@ streamtool() {
             print $o $h, $x->{p}, "\0" x $pad;
         }
         close($o) or die "$out: $!\n";' "$@"
+}
+
+# The stored payload size of the chunk whose header is at byte OFFSET of stream FILE.
+#   stored FILE OFFSET
+stored() {
+    od -An -tu8 -j $(($2 + 32)) -N8 "$1" | tr -d ' '
 }
 
 # Byte offset of the header of the first chunk TAG of stream FILE.

@@ -54,9 +54,9 @@ EOF
     run -2 tipsy2bin -t
     [ "${lines[0]}" = "tipsy2bin: option '-t' needs a value" ]
     run -2 tipsy2bin --box=0
-    [ "${lines[0]}" = "tipsy2bin: option --box needs a length > 0, not '0'" ]
+    [ "${lines[0]}" = "tipsy2bin: option --box: 0 is out of range (it must be above 0 and at most 8.50706e+37)" ]
     run -2 tipsy2bin --box=-1
-    [ "${lines[0]}" = "tipsy2bin: option --box: -1 is out of range [0, 8.50706e+37]" ]
+    [ "${lines[0]}" = "tipsy2bin: option --box: -1 is out of range (it must be above 0 and at most 8.50706e+37)" ]
     run -2 tipsy2bin --box=1x
     [ "${lines[0]}" = "tipsy2bin: option --box needs a number, not '1x'" ]
     run -2 tipsy2bin --origin=nan
@@ -78,10 +78,10 @@ EOF
     four >in.std
     run script -qec "tipsy2bin in.std" /dev/null
     [ "$status" -eq 1 ] || skip "no pseudo-terminal here (script failed: $output)"
-    [ "$(printf '%s' "$output" | tr -d '\r')" = "tipsy2bin: refusing to write binary data to a terminal (use -o FILE or redirect)" ]
+    [ "$(printf '%s' "$output" | tr -d '\r')" = "tipsy2bin: stdout: refusing to write binary data to a terminal (use -o FILE or redirect)" ]
     run script -qec "tipsy2bin -o out.bin" /dev/null </dev/null
     [ "$status" -eq 1 ]
-    [ "$(printf '%s' "$output" | tr -d '\r')" = "tipsy2bin: refusing to read binary data from a terminal (give a file, or pipe one in)" ]
+    [ "$(printf '%s' "$output" | tr -d '\r')" = "tipsy2bin: stdin: refusing to read binary data from a terminal (give a file, or pipe one in)" ]
     [ ! -e out.bin ]
     # -f forces it
     run script -qec "tipsy2bin -f in.std" /dev/null
@@ -244,7 +244,7 @@ EOF
     tipsy2bin -t gas -o ok.bin inf.std
     printf 'd 0 0 0\nd 0.3 -2.5 0\n' | ascii2tipsy >far.std
     fails "far.std: particle 1 (dark) at (0.3 -2.5 0) lies more than one box length outside [-0.5, 0.5) (wrong --box? or --no-periodic for an isolated snapshot)" far.std
-    fails "missing.std: No such file or directory" missing.std
+    fails "missing.std: cannot open: No such file or directory" missing.std
 }
 
 @test "a corrupt or cut gzip file is an error" {

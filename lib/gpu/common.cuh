@@ -9,14 +9,17 @@
 
 #include "error.h"
 
-/* Returns FK_EDEVICE with the CUDA message from the enclosing function when
- * call fails. Every CUDA call and kernel launch goes through one of these. */
+/* Returns FK_EDEVICE from the enclosing function when call fails, saying
+ * plainly that the GPU cannot be used before CUDA's own words. Every CUDA
+ * call and kernel launch goes through one of these. */
 #define FK_CU(call, err)                                                                                   \
     do {                                                                                                   \
         cudaError_t e_ = (call);                                                                           \
         if (e_ != cudaSuccess)                                                                             \
-            return fk_fail((err), FK_EDEVICE, "CUDA error in %s (%s:%d): %s", #call, __FILE__, __LINE__,      \
-                           cudaGetErrorString(e_));                                                        \
+            return fk_fail((err), FK_EDEVICE,                                                              \
+                           "no usable NVIDIA GPU: %s failed (%s:%d), CUDA says '%s' "         \
+                           "(--device=cpu runs without it)",                                               \
+                           #call, __FILE__, __LINE__, cudaGetErrorString(e_));                             \
     } while (0)
 
 /* After a launch: a bad configuration shows at once, a fault at the next sync. */
@@ -69,8 +72,8 @@ template <typename T> struct dbuf {
         if (e != cudaSuccess) {
             p = nullptr;
             cudaGetLastError();
-            return fk_fail(err, FK_EDEVICE, "cannot allocate %.3f GiB of GPU memory: %s",
-                           (double)n * sizeof(T) / (1 << 30), cudaGetErrorString(e));
+            return fk_fail(err, FK_EDEVICE, "cannot allocate %.3f GiB of GPU memory (--device=cpu "
+                           "runs without it)", (double)n * sizeof(T) / (1 << 30));
         }
         return FK_OK;
     }

@@ -12,6 +12,23 @@ extern "C" int fk_gpu_compiled(void)
     return 1;
 }
 
+/* Why there is no GPU to use, in words for people: CUDA says "driver
+ * version is insufficient" also when there is no driver at all. */
+static void no_gpu(cudaError_t e, char *why, size_t size)
+{
+    int driver = 0, runtime = 0;
+    if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
+        snprintf(why, size, "no NVIDIA driver found");
+    else if (e == cudaErrorInsufficientDriver && cudaRuntimeGetVersion(&runtime) == cudaSuccess)
+        snprintf(why, size, "no usable NVIDIA driver: it runs CUDA %d.%d, this build needs %d.%d (update the driver)",
+                 driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+    else if (e == cudaSuccess || e == cudaErrorNoDevice)
+        snprintf(why, size, "no NVIDIA GPU found");
+    else
+        snprintf(why, size, "no usable NVIDIA GPU (CUDA says '%s')", cudaGetErrorString(e));
+    cudaGetLastError();
+}
+
 /* The device every call uses (fk_gpu_select). */
 static int g_ordinal = 0;
 
@@ -55,9 +72,7 @@ extern "C" int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
     info->ordinal = g_ordinal;
     info->count = e == cudaSuccess ? count : 0;
     if (e != cudaSuccess || count == 0) {
-        cudaGetLastError();
-        snprintf(info->reason, sizeof info->reason, "no usable CUDA device (%s)",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        no_gpu(e, info->reason, sizeof info->reason);
         return FK_OK;
     }
     cudaDeviceProp p;
@@ -65,7 +80,7 @@ extern "C" int fk_gpu_probe(fk_gpuinfo *info, fk_error *err)
     if ((e = cudaGetDeviceProperties(&p, g_ordinal)) != cudaSuccess || (e = cudaSetDevice(g_ordinal)) != cudaSuccess ||
         (e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess) {
         cudaGetLastError();
-        snprintf(info->reason, sizeof info->reason, "CUDA device %d is not usable (%s)", g_ordinal,
+        snprintf(info->reason, sizeof info->reason, "no usable NVIDIA GPU: device %d refused (CUDA says '%s')", g_ordinal,
                  cudaGetErrorString(e));
         return FK_OK;
     }

@@ -27,6 +27,10 @@
  *   --swift[=SIDES]     HDF5 in SWIFT's layout: BoxSize of 3 sides (SIDES "a,b,c" overrides),
  *                       a Units and a Cosmology group with SWIFT's names, every mass in Masses
  *   --highword=K        write the totals as 32 bits and a high word, that of type 1 being K
+ *   --claim=N           HDF5: type 1's NumPart_ThisFile and NumPart_Total say N (one file), its
+ *                       datasets keep their rows
+ *   --unwritten         HDF5, with --claim: type 1's datasets declare N rows (chunked) and none
+ *                       is written
  * The particles are split type by type: file k holds particles
  * [N k / files, N (k + 1) / files) of every type, so the snapshot's order
  * (fk_gsnap) is kept. Exits 0, or 1 with a message.
@@ -35,6 +39,8 @@
 typedef struct opts {
     int to_hdf5, format, big, files, dbl, ids8, masses, total_plus;
     long highword; /* -1: none */
+    uint64_t claim; /* 0: none */
+    int unwritten;
     int swift;
     double sides[3];
     const char *omit;
@@ -179,6 +185,17 @@ static void dataset(hid_t g, const char *name, int dbl, hid_t mem_type, uint64_t
     H5Dclose(d), H5Sclose(sp);
 }
 
+/* A chunked dataset of n rows of which none is written (--unwritten). */
+static void unwritten(hid_t g, const char *name, uint64_t n, int ncols)
+{
+    hsize_t dims[2] = {n, (hsize_t)ncols}, chunk[2] = {1024, (hsize_t)ncols};
+    hid_t sp = H5Screate_simple(ncols > 1 ? 2 : 1, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(pl, ncols > 1 ? 2 : 1, chunk);
+    hid_t d = H5Dcreate2(g, name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+    if (d < 0) prog_die(1, "cannot create dataset %s", name);
+    H5Dclose(d), H5Sclose(sp), H5Pclose(pl);
+}
+
 static void write_hdf5(const fk_gsnap *s, const opts *o, const char *base)
 {
     const int nt = s->hdr.ntypes;
@@ -188,13 +205,14 @@ static void write_hdf5(const fk_gsnap *s, const opts *o, const char *base)
         hid_t f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         if (f < 0) prog_die(1, "cannot create %s", name);
         hid_t h = H5Gcreate2(f, "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        uint32_t np[FK_GSNAP_NTYPES];
+        uint32_t np[FK_GSNAP_NTYPES], rows[FK_GSNAP_NTYPES]; /* what the header says, what the datasets hold */
         uint64_t first[FK_GSNAP_NTYPES], tot[FK_GSNAP_NTYPES];
         double mt[FK_GSNAP_NTYPES];
         for (int t = 0; t < nt; t++) {
-            np[t] = (uint32_t)share(s->hdr.ntotal[t], k, o->files, &first[t]);
+            np[t] = rows[t] = (uint32_t)share(s->hdr.ntotal[t], k, o->files, &first[t]);
             tot[t] = s->hdr.ntotal[t] + (t == 1 ? (uint64_t)o->total_plus : 0);
             mt[t] = o->masses ? 0 : s->hdr.masstab[t];
+            if (t == 1 && o->claim) np[t] = (uint32_t)o->claim, tot[t] = o->claim;
         }
         int32_t nf = o->files;
         attr(h, "NumPart_ThisFile", H5T_STD_U32LE, nt, np);
@@ -241,20 +259,26 @@ static void write_hdf5(const fk_gsnap *s, const opts *o, const char *base)
             H5Gclose(p);
         }
         for (int t = 0; t < nt; t++) {
-            if (!np[t]) continue;
+            if (!rows[t]) continue;
             char g[32];
             snprintf(g, sizeof g, "PartType%d", t);
             hid_t pg = H5Gcreate2(f, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
             uint64_t at = type_start(s, t) + first[t];
+            if (t == 1 && o->unwritten) {
+                unwritten(pg, "Coordinates", np[t], 3);
+                unwritten(pg, "Velocities", np[t], 3);
+                H5Gclose(pg);
+                continue;
+            }
             const int skip = t == 1 && o->omit;
             if (!(skip && !strcmp(o->omit, "Coordinates")))
-                dataset(pg, "Coordinates", o->dbl, H5T_NATIVE_FLOAT, np[t], 3, s->pos + 3 * at);
+                dataset(pg, "Coordinates", o->dbl, H5T_NATIVE_FLOAT, rows[t], 3, s->pos + 3 * at);
             if (!(skip && !strcmp(o->omit, "Velocities")))
-                dataset(pg, "Velocities", o->dbl, H5T_NATIVE_FLOAT, np[t], 3, s->vel + 3 * at);
+                dataset(pg, "Velocities", o->dbl, H5T_NATIVE_FLOAT, rows[t], 3, s->vel + 3 * at);
             if (!(skip && !strcmp(o->omit, "ParticleIDs")))
-                dataset(pg, "ParticleIDs", 0, H5T_NATIVE_UINT64, np[t], 1, s->pid + at);
+                dataset(pg, "ParticleIDs", 0, H5T_NATIVE_UINT64, rows[t], 1, s->pid + at);
             if (o->masses && !(skip && !strcmp(o->omit, "Masses")))
-                dataset(pg, "Masses", o->dbl, H5T_NATIVE_FLOAT, np[t], 1, s->mass + at);
+                dataset(pg, "Masses", o->dbl, H5T_NATIVE_FLOAT, rows[t], 1, s->mass + at);
             H5Gclose(pg);
         }
         if (H5Fclose(f) < 0) prog_die(1, "cannot write %s", name);
@@ -284,6 +308,8 @@ int main(int argc, char **argv)
             o.swift = o.masses = 1;
             if (prog_parse_list("--swift", a + 8, o.sides, 3, 0, 1e30) != 3) prog_usage("--swift needs 3 sides");
         }
+        else if (!strncmp(a, "--claim=", 8)) o.claim = (uint64_t)prog_parse_int("--claim", a + 8, 1, UINT32_MAX);
+        else if (!strcmp(a, "--unwritten")) o.unwritten = 1;
         else if (!strncmp(a, "--highword=", 11)) o.highword = (long)prog_parse_int("--highword", a + 11, 0, 1000);
         else prog_usage("unknown option %s", a);
     }

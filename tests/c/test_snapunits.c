@@ -99,7 +99,12 @@ static void test_gsnap_types(void)
     o.types = 1u << 1 | 1u << 4;
     fk_gsnap s;
     fk_error err = {0};
-    CHECK(fk_gsnap_begin(&s, &h, &o, "in", &err) == FK_OK && s.n == 4 && s.nsource == 6);
+    CHECK(fk_gsnap_begin(&s, &h, &o, "in", &err) == FK_OK && s.n == 4 && s.nsource == 6 && !s.pos);
+    /* arrays grown as particles arrive, then whole */
+    CHECK(fk_gsnap_reserve(&s, 1, "in", &err) == FK_OK && s.cap == 1 && s.pid[0] == 0);
+    s.pid[0] = 7;
+    CHECK(fk_gsnap_reserve(&s, 2, "in", &err) == FK_OK && s.cap == 2 && s.pid[0] == 7 && s.pid[1] == 0);
+    CHECK(fk_gsnap_reserve(&s, 99, "in", &err) == FK_OK && s.cap == 4 && s.pid[3] == 0);
     CHECK(fk_gsnap_slot(&s, 1, 0) == 0 && fk_gsnap_slot(&s, 4, 0) == 3);
     for (uint64_t i = 0; i < 4; i++) {
         s.pos[3 * i] = (float)i, s.pos[3 * i + 1] = 10.5f, s.pos[3 * i + 2] = -0.5f; /* wrapped to 0.5 and 9.5 */
@@ -121,6 +126,19 @@ static void test_gsnap_types(void)
     CHECK(fk_gsnap_begin(&s, &h, &o, "in", &err) == FK_EINVAL);
     CHECK_MSG(!strcmp(err.msg, "in: header gives no box size (BoxSize 0): give --box, or --no-periodic"), "%s", err.msg);
     fk_gsnap_free(&s);
+    /* a box that rounds to nothing in float (fuzz_hdf5 found a header's BoxSize of 1.4e-312 taken, and
+     * positions said to lie in an empty box); so does one narrower than a float's step at the origin */
+    h.box = 1.4e-312;
+    fk_error_clear(&err);
+    CHECK(fk_gsnap_begin(&s, &h, &o, "in", &err) == FK_EFORMAT && strstr(err.msg, "not a usable float box"));
+    fk_gsnap_free(&s);
+    h.box = 1;
+    o.origin = 1e10;
+    fk_error_clear(&err);
+    CHECK(fk_gsnap_begin(&s, &h, &o, "in", &err) == FK_EFORMAT);
+    fk_gsnap_free(&s);
+    o.origin = 0;
+    CHECK(fk_snap_box_ok(0, 1, 1) && fk_snap_box_ok(1e10, 1, 0) && !fk_snap_box_ok(1e10, 1, 1) && !fk_snap_box_ok(0, 0, 0));
 }
 
 /* The length unit's name for the scale bar of fofmap. */

@@ -541,7 +541,7 @@ static void test_errors(void)
         setvbuf(full, NULL, _IONBF, 0);
         fk_error_clear(&err);
         CHECK(fk_tipsy_write(full, "full", FK_TIPSY_STANDARD, 1, 0, a.n, a.pos, NULL, NULL, a.type, &err) == FK_EIO);
-        CHECK_MSG(!strcmp(err.msg, "full: write error: No space left on device"), "%s", err.msg);
+        CHECK_MSG(!strcmp(err.msg, "full: cannot write: No space left on device"), "%s", err.msg);
         fclose(full);
     }
     free(c);

@@ -78,7 +78,7 @@ int device_resolve(int choice, fk_gpuinfo *info)
         }
         return DEV_GPU;
     }
-    if (choice == DEV_GPU) prog_die(EXIT_RESOURCE, "--device=gpu: %s", info->reason);
+    if (choice == DEV_GPU) prog_die(EXIT_RESOURCE, "--device=gpu: %s (--device=cpu runs without a GPU)", info->reason);
     prog_info("device: CPU (%s)", info->reason);
     return DEV_CPU;
 }

@@ -45,8 +45,7 @@ static int gsnapout_option(int c, const char *arg, fk_gsnap_opts *o)
     case 't': o->types = parse_types(arg); return 1;
     case GS_BOX:
         /* the stream stores positions as floats: the box must be one too */
-        o->box = prog_parse_double("--box", arg, 0, FLT_MAX / 4);
-        if (o->box == 0) prog_usage("option --box needs a length > 0, not '%s'", arg);
+        o->box = prog_parse_positive("--box", arg, FLT_MAX / 4);
         return 1;
     case GS_ORIGIN: o->origin = prog_parse_double("--origin", arg, -FLT_MAX / 4, FLT_MAX / 4); return 1;
     case GS_PERIODIC: o->periodic = 1; return 1;
@@ -68,6 +67,7 @@ const char *gsnapout_options(int argc, char **argv, prog_std *std, fk_gsnap_opts
         gsnapout_option(c, optarg, o);
     }
     const char *in = prog_one_input(argc, argv, optind);
+    prog_input(in);
     if (gsnapout_distributed(std)) {
         /* the same command line on every rank: the same verdict, said once */
         const char *e = getenv("OMPI_COMM_WORLD_SIZE");

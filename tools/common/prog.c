@@ -3,11 +3,13 @@
 #include "prog.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +19,8 @@ const char *prog_name = "fofkit";
 int prog_verbose = 0;
 static double t_start;
 static int progress_shown;
+static const char *prog_file; /* what the program reads (or, reading nothing, writes), for messages */
+static const char *prog_outpath; /* -o, as given */
 
 static void on_signal(int sig)
 {
@@ -39,6 +43,18 @@ void prog_init(const char *name)
     sigaction(SIGHUP, &sa, NULL);
 }
 
+/* Whether message m names what it is about first: "NAME: ..." with a name
+ * without blanks (a file, "stdin", "stdout"), or an option ("--box=0: ..."). */
+static int names_itself(const char *m)
+{
+    if (prog_file) {
+        size_t n = strlen(prog_file);
+        if (!strncmp(m, prog_file, n) && m[n] == ':') return 1;
+    }
+    const char *colon = strstr(m, ": ");
+    return colon && colon > m && !memchr(m, ' ', (size_t)(colon - m));
+}
+
 static void vmessage(const char *fmt, va_list ap)
 {
     prog_progress_clear();
@@ -48,18 +64,52 @@ static void vmessage(const char *fmt, va_list ap)
     fputc('\n', stderr);
 }
 
+/* An error: "PROG: FILE: what went wrong (what to do)", the file being the
+ * one the program reads (prog_input) when the message does not name one. */
+static void verror(const char *fmt, va_list ap)
+{
+    char m[1024];
+    vsnprintf(m, sizeof m, fmt, ap);
+    prog_progress_clear();
+    fflush(stdout);
+    if (prog_file && !names_itself(m))
+        fprintf(stderr, "%s: %s: %s\n", prog_name, prog_file, m);
+    else
+        fprintf(stderr, "%s: %s\n", prog_name, m);
+}
+
+void prog_input(const char *name)
+{
+    prog_file = name && strcmp(name, "-") ? name : "stdin";
+}
+
 void prog_die(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vmessage(fmt, ap);
+    verror(fmt, ap);
     va_end(ap);
     fk_output_cleanup_all();
     exit(status);
 }
 
+/* Whether the program's output goes into a pipe (stdout, a FIFO). */
+static int writes_to_pipe(void)
+{
+    struct stat sb;
+    return (!prog_outpath || !strcmp(prog_outpath, "-")) && fstat(STDOUT_FILENO, &sb) == 0 && S_ISFIFO(sb.st_mode);
+}
+
 void prog_fail(const fk_error *err)
 {
+    /* A pipe that stops early: the program writing it stopped, and said why
+     * if it was one of ours. In the middle of a pipeline this stage says
+     * nothing more (the next one would say the same); the last one, writing
+     * elsewhere, says it in one line. */
+    if (err->code == FK_ECUT && !prog_verbose && writes_to_pipe()) {
+        fk_output_cleanup_all();
+        exit(EXIT_DATA);
+    }
     int status = EXIT_DATA;
     if (err->code == FK_ENOMEM || err->code == FK_EDEVICE) status = EXIT_RESOURCE;
     prog_die(status, "%s", err->msg[0] ? err->msg : fk_strstatus(err->code));
@@ -156,15 +206,45 @@ double prog_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-double prog_parse_double(const char *opt, const char *arg, double lo, double hi)
+/* The numbers v with lo <= v <= hi (lo < v when above), in words, so that
+ * the message says what the check does: "from 0.01 to 1000", "above 0",
+ * "at least 0" (a bound of DBL_MAX or beyond is no bound). */
+static void range_words(char *buf, size_t size, double lo, double hi, int above)
+{
+    const int top = hi < DBL_MAX, bottom = lo > -DBL_MAX;
+    if (above)
+        snprintf(buf, size, top ? "above %g and at most %g" : "above %g", lo, hi);
+    else if (bottom && top)
+        snprintf(buf, size, "from %g to %g", lo, hi);
+    else if (bottom)
+        snprintf(buf, size, "at least %g", lo);
+    else
+        snprintf(buf, size, top ? "at most %g" : "any number", hi);
+}
+
+static double parse_number(const char *opt, const char *arg, double lo, double hi, int above)
 {
     char *end;
     errno = 0;
     double v = strtod(arg, &end);
     if (end == arg || *end || errno == ERANGE || !isfinite(v))
         prog_usage("option %s needs a number, not '%s'", opt, arg);
-    if (v < lo || v > hi) prog_usage("option %s: %s is out of range [%g, %g]", opt, arg, lo, hi);
+    if ((above ? !(v > lo) : v < lo) || v > hi) {
+        char r[128];
+        range_words(r, sizeof r, lo, hi, above);
+        prog_usage("option %s: %s is out of range (it must be %s)", opt, arg, r);
+    }
     return v;
+}
+
+double prog_parse_double(const char *opt, const char *arg, double lo, double hi)
+{
+    return parse_number(opt, arg, lo, hi, 0);
+}
+
+double prog_parse_positive(const char *opt, const char *arg, double hi)
+{
+    return parse_number(opt, arg, 0, hi, 1);
 }
 
 long long prog_parse_int(const char *opt, const char *arg, long long lo, long long hi)
@@ -197,11 +277,11 @@ int prog_std_option(int c, const char *arg, prog_std *o, void (*help)(void), cha
     switch (c) {
     case 'h':
         help();
-        if (fflush(stdout) != 0 || ferror(stdout)) prog_die(EXIT_DATA, "write error on stdout");
+        if (fflush(stdout) != 0 || ferror(stdout)) prog_die(EXIT_DATA, "stdout: cannot write: %s", strerror(errno));
         exit(EXIT_OK);
     case 'V':
         printf("%s (fofkit) %s\n", prog_name, FK_VERSION);
-        if (fflush(stdout) != 0 || ferror(stdout)) prog_die(EXIT_DATA, "write error on stdout");
+        if (fflush(stdout) != 0 || ferror(stdout)) prog_die(EXIT_DATA, "stdout: cannot write: %s", strerror(errno));
         exit(EXIT_OK);
     case 'v':
         prog_verbose = 1;
@@ -212,7 +292,7 @@ int prog_std_option(int c, const char *arg, prog_std *o, void (*help)(void), cha
     case 'o':
         if (arg[0] == '-' && arg[1] != '\0') prog_usage("option -o needs a file name, not '%s'", arg);
         if (arg[0] == '\0') prog_usage("option -o needs a file name");
-        o->output = arg;
+        o->output = prog_outpath = arg;
         return 1;
     case 'z':
         o->zlevel = arg ? (int)prog_parse_int("--compress", arg, 1, 9) : 6;
@@ -238,6 +318,11 @@ fk_output *prog_open_output(const prog_std *o, int binary)
     fk_error err = {0};
     fk_output *out;
     if (fk_output_open(&out, o->output, binary, o->force, &err)) prog_fail(&err);
+    if (!prog_file) { /* a program that reads nothing: what it makes */
+        static char made[512];
+        snprintf(made, sizeof made, "%s", fk_output_name(out));
+        prog_file = made;
+    }
     return out;
 }
 
@@ -245,6 +330,7 @@ FILE *prog_open_input(const char *path, int binary, int force)
 {
     fk_error err = {0};
     FILE *f;
+    prog_input(path);
     if (fk_input_open(&f, path, binary, force, &err)) prog_fail(&err);
     return f;
 }
@@ -269,6 +355,7 @@ void prog_filter_close(prog_filter *f)
 {
     fk_error err = {0};
     if (fk_filter_finish(&f->f, &err)) prog_fail(&err);
+    f->waited = fk_reader_waited(f->f.r);
     prog_commit(f->out);
     fk_filter_free(&f->f);
     fk_input_close(f->in);

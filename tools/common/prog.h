@@ -27,7 +27,14 @@ extern int prog_verbose;
  * remove unfinished outputs on SIGINT, SIGTERM and SIGHUP. */
 void prog_init(const char *name);
 
-/* Prints "name: message" on stderr, removes unfinished outputs, exits. */
+/* Names the input the program reads ("-": stdin), for the errors whose
+ * message does not name a file (prog_open_input and prog_filter_open call
+ * it; a program that opens its input otherwise calls it first). */
+void prog_input(const char *name);
+
+/* Prints "name: FILE: message" on stderr (FILE the input named by
+ * prog_input, left out when message names a file or an option first),
+ * removes unfinished outputs, exits. */
 _Noreturn void prog_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* As prog_die with a library error; the status follows the error code. */
@@ -64,6 +71,10 @@ double prog_now(void);
 /* Strict numeric operands: the whole string must be a number within
  * [lo, hi], else a usage error naming the option. */
 double prog_parse_double(const char *opt, const char *arg, double lo, double hi);
+
+/* As prog_parse_double for a number above 0 and at most hi (DBL_MAX: no
+ * bound); the message says "above 0", as the check. */
+double prog_parse_positive(const char *opt, const char *arg, double hi);
 long long prog_parse_int(const char *opt, const char *arg, long long lo, long long hi);
 
 /* A list of up to max comma-separated numbers ("0.2,0.1"), each within
@@ -108,11 +119,14 @@ typedef struct prog_filter {
     FILE *in;
     fk_output *out;
     fk_filter f;
+    double waited; /* seconds spent waiting for the input's writer, set by prog_filter_close */
 } prog_filter;
 
 void prog_filter_open(prog_filter *f, const char *input, const prog_std *std);
 
-/* Ends the output stream (END chunk), commits it and frees f. */
+/* Ends the output stream (END chunk), commits it and frees f, keeping in
+ * f->waited how long the input kept it waiting (a pipe: -v tells the time
+ * spent waiting for the stage before apart from the work). */
 void prog_filter_close(prog_filter *f);
 
 #endif

@@ -173,7 +173,7 @@ int main(int argc, char **argv)
     prog_filter_open(&pf, input, &std);
     const char *name = pf.name;
     const fk_snap snap = pf.f.snap;
-    double t0 = prog_now();
+    double t0 = prog_now(), w0 = fk_reader_waited(pf.f.r);
 
     /* What foflink reads; every other chunk passes on unread: VEL for 6D,
      * MASS and TYPE for the mean spacing of -b. */
@@ -198,7 +198,8 @@ int main(int argc, char **argv)
     fk_tree tree;
     if (fk_tree_from_chunks(&want[W_TREE], &want[W_TBOX], &snap, pos, name, &tree, &err)) prog_fail(&err);
     if (sixd && fk_phase_check(vel, snap.n, name, &err)) prog_fail(&err);
-    double t_read = prog_now() - t0;
+    /* -v: the time spent waiting for the stage before is not the work */
+    double w_read = fk_reader_waited(pf.f.r) - w0, t_read = prog_now() - t0 - w_read;
 
     /* One set of options per level; level 0 has the longest linking length. */
     fk_linkopts lo[FK_LEVELS_MAX];
@@ -258,7 +259,10 @@ int main(int argc, char **argv)
     prog_progress("writing", 0, 0);
     if (fk_link_write(pf.f.w, &job, &par, &rep, sinks, &err)) prog_fail(&err);
     prog_filter_close(&pf);
-    prog_info("read and checked in %.3f s, linked in %.3f s, written in %.3f s", t_read, rep.total, prog_now() - t1);
+    char wait[48] = ""; /* a pipe's writer kept it waiting: not the work */
+    if (pf.waited > 0) snprintf(wait, sizeof wait, "; waited %.3f s for the input", pf.waited);
+    prog_info("read and checked in %.3f s, linked in %.3f s, written in %.3f s%s", t_read, rep.total,
+              prog_now() - t1 - (pf.waited - w0 - w_read), wait);
     fk_tree_free(&tree);
     fk_want_free(want, NW);
     for (int k = 0; k < nlev; k++) free(sinks[k]);

@@ -95,8 +95,8 @@ int main(int argc, char **argv)
                 prog_usage("option --centre needs three numbers X,Y,Z");
             have_centre = 1;
             break;
-        case 'w': width = prog_parse_double("--width", optarg, 1e-30, 1e30); break;
-        case 'd': depth = prog_parse_double("--slab", optarg, 1e-30, 1e30); break;
+        case 'w': width = prog_parse_positive("--width", optarg, 1e30); break;
+        case 'd': depth = prog_parse_positive("--slab", optarg, 1e30); break;
         case 'H': zoom = prog_parse_int("--halo", optarg, 1, INT64_MAX); break;
         case OPT_HALOS: halos_path = optarg; break;
         case 'n': circle = prog_parse_int("--circle", optarg, 0, 1000000); break;
@@ -149,6 +149,7 @@ int main(int argc, char **argv)
     fk_catalog_sort_mass(&cat);
 
     char caption[160];
+    if (halos_path) prog_input(halos_path); /* a halo that is not there: --halos names the file that lacks it */
     int st = fk_densmap_frame(&view, &snap, &cat, zoom, have_centre ? centre : NULL, width, depth, caption,
                               sizeof caption, &err);
     if (st == FK_EINVAL) prog_usage("%s", err.msg);

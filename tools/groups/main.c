@@ -116,6 +116,7 @@ int main(int argc, char **argv)
      * --format=grp only the level asked for). */
     fk_groups_in gin;
     if (fk_groups_read(r, w, &snap, name, &gin, &err)) prog_fail(&err);
+    const double waited = fk_reader_waited(r); /* -v: the wait for the stage before is not the work */
     fk_reader_close(r);
     fk_input_close(in);
     const int nlev = gin.nlevels;
@@ -138,7 +139,9 @@ int main(int argc, char **argv)
         char lev[32] = "";
         if (nlev > 1) snprintf(lev, sizeof lev, "level %d: ", k);
         char end[128] = ""; /* the last line ends with the replacement note and the time */
-        if (grp || k == nlev - 1) snprintf(end, sizeof end, "%s (%.2f s)", repl, prog_now() - t0);
+        char wait[48] = "";
+        if (waited > 0) snprintf(wait, sizeof wait, "; waited %.2f s for the input", waited);
+        if (grp || k == nlev - 1) snprintf(end, sizeof end, "%s (%.2f s%s)", repl, prog_now() - t0 - waited, wait);
         prog_info("%s%" PRIu64 " groups found, %" PRIu64 " kept (at least %" PRIu64 " members), largest %" PRIu64
                   ", %.1f%% of %" PRIu64 " particles grouped%s",
                   lev, info[k].nfound, info[k].ngroups, info[k].minsize, info[k].largest,

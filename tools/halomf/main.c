@@ -116,10 +116,10 @@ int main(int argc, char **argv)
             break;
         case O_LEVEL: level = (long)prog_parse_int("--level", optarg, 0, 1000000); break;
         case O_BINS: per_dex = prog_parse_double("--bins-per-dex", optarg, 0.01, 1000); break;
-        case O_MIN: lo = prog_parse_double("--min", optarg, DBL_MIN, DBL_MAX); break;
-        case O_MAX: hi = prog_parse_double("--max", optarg, DBL_MIN, DBL_MAX); break;
+        case O_MIN: lo = prog_parse_positive("--min", optarg, DBL_MAX); break;
+        case O_MAX: hi = prog_parse_positive("--max", optarg, DBL_MAX); break;
         case 'm': min_n = prog_parse_int("--min-n", optarg, 0, INT64_MAX); break;
-        case O_VOL: volume = prog_parse_double("--volume", optarg, DBL_MIN, DBL_MAX); break;
+        case O_VOL: volume = prog_parse_positive("--volume", optarg, DBL_MAX); break;
         case 'p': plot = 1; break;
         case 's': {
             char *x = strchr(optarg, 'x');

@@ -1,6 +1,7 @@
 /* hdf5out.c - halostats --format=hdf5: the subhalos, the Gadget-4 style catalogue (lib/halocat_hdf5) and the group-ordered snapshot (lib/halosnap_hdf5). */
 #include "hdf5out.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
@@ -95,8 +96,10 @@ fk_output *hdf5_write(const prog_std *std, const input *in, const options *o, fk
     size_t size;
     if (fk_halocat_hdf5(&cat, &image, &size, &err)) prog_fail(&err);
     fk_output *out = prog_open_output(std, 1);
-    if (fwrite(image, 1, size, fk_output_file(out)) != size)
-        prog_die(EXIT_DATA, "%s: write error", fk_output_name(out));
+    if (fwrite(image, 1, size, fk_output_file(out)) != size) {
+        fk_write_failed(&err, fk_output_name(out), NULL, errno);
+        prog_fail(&err);
+    }
     free(image), free(gsub), free(subs);
     return out;
 }

@@ -38,6 +38,7 @@ typedef struct input {
     int have_link, replaced;
     int link_isolated; /* LINK says periodic 0 in a periodic box: foflink --no-periodic */
     char *snaptext;  /* the SNAP record, for the cosmology of --so */
+    double waited;   /* seconds spent waiting for the input's writer (-v) */
 } input;
 
 /* The options that shape the output. */

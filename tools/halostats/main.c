@@ -216,6 +216,7 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
         if (strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "LINK") == 0) free(raw);
     }
     if (st < 0) prog_fail(&err);
+    in->waited = fk_reader_waited(r);
     fk_reader_close(r);
     fk_input_close(f);
     if (in->nlevels == 0 || !in->lv[0].gid) prog_die(EXIT_DATA, "stream has no GID chunk (run groups first)");
@@ -455,14 +456,6 @@ int write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t
     return st;
 }
 
-/* A strictly positive number. */
-static double positive(const char *opt, const char *arg)
-{
-    double v = prog_parse_double(opt, arg, 0, DBL_MAX);
-    if (!(v > 0)) prog_usage("option %s must be positive, not '%s'", opt, arg);
-    return v;
-}
-
 /* A unit name: printable, no white space, at most 32 bytes. */
 static const char *unit_name(const char *opt, const char *arg)
 {
@@ -551,22 +544,22 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                 prog_usage("option --centre needs 'mbp' or 'com', not '%s'", optarg);
             break;
         case O_EPS:
-            o->pot.eps = positive("--softening", optarg);
+            o->pot.eps = prog_parse_positive("--softening", optarg, DBL_MAX);
             o->have_eps = 1;
             break;
         case O_THETA:
-            o->pot.theta = positive("--theta", optarg);
+            o->pot.theta = prog_parse_positive("--theta", optarg, DBL_MAX);
             if (o->pot.theta > 1) prog_usage("option --theta: %s is out of range (0, 1]", optarg);
             break;
         case O_EXACT: o->pot.nexact = (uint64_t)prog_parse_int("--exact-max", optarg, 0, INT64_MAX); break;
-        case O_LU: o->units.length = positive("--length-unit", optarg); break;
-        case O_MU: o->units.mass = positive("--mass-unit", optarg); break;
-        case O_VU: o->units.velocity = positive("--velocity-unit", optarg); break;
+        case O_LU: o->units.length = prog_parse_positive("--length-unit", optarg, DBL_MAX); break;
+        case O_MU: o->units.mass = prog_parse_positive("--mass-unit", optarg, DBL_MAX); break;
+        case O_VU: o->units.velocity = prog_parse_positive("--velocity-unit", optarg, DBL_MAX); break;
         case O_LN: o->units.length_name = unit_name("--length-name", optarg); break;
         case O_MN: o->units.mass_name = unit_name("--mass-name", optarg); break;
         case O_VN: o->units.velocity_name = unit_name("--velocity-name", optarg); break;
         case O_G:
-            o->G_out = positive("--G", optarg);
+            o->G_out = prog_parse_positive("--G", optarg, DBL_MAX);
             o->have_G = 1;
             break;
         case O_DEV: o->device = device_parse(optarg); break;
@@ -619,7 +612,7 @@ int main(int argc, char **argv)
     read_stream(path, std.force, &in, w);
     const uint64_t n = in.snap.n;
     if (fk_groups_check_ids(in.ids, n, in.snap.nsource, in.name, &err)) prog_fail(&err);
-    double t_read = prog_now() - t0;
+    double t_read = prog_now() - t0 - in.waited; /* -v: the work, not the wait for the stage before */
 
     hs_setup(&in, &o);
     const fk_halo_units *u = &o.units;
@@ -690,8 +683,10 @@ int main(int argc, char **argv)
         for (int k = 0; k < in.nlevels; k++) write_rows(f, &o, halos[k], ng[k], o.format == 1 ? ',' : ' ');
     }
     prog_commit(out);
-    prog_info("%d level%s, read in %.2f s, %.2f s in all%s", in.nlevels, in.nlevels > 1 ? "s" : "", t_read,
-              prog_now() - t0, in.replaced ? "; the input's HALO and HCOL replaced" : "");
+    char wait[48] = ""; /* a pipe's writer kept it waiting: not the work */
+    if (in.waited > 0) snprintf(wait, sizeof wait, "; waited %.2f s for the input", in.waited);
+    prog_info("%d level%s, read in %.2f s, %.2f s in all%s%s", in.nlevels, in.nlevels > 1 ? "s" : "", t_read,
+              prog_now() - t0 - in.waited, in.replaced ? "; the input's HALO and HCOL replaced" : "", wait);
     for (int k = 0; k < in.nlevels; k++) free(halos[k]), free(in.lv[k].gid), free(in.lv[k].gpar);
     free(in.pos), free(in.vel), free(in.mass), free(in.ids), free(in.pids), free(in.snaptext);
     hs_masses_free(&o.m, in.nlevels);

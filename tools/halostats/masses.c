@@ -35,23 +35,16 @@ void hs_masses_help(void)
            FK_SO_MINPART, FK_UNBIND_MINBOUND);
 }
 
-static double positive(const char *opt, const char *arg)
-{
-    double v = prog_parse_double(opt, arg, 0, DBL_MAX);
-    if (!(v > 0)) prog_usage("option %s must be positive, not '%s'", opt, arg);
-    return v;
-}
-
 int hs_masses_option(int opt, const char *arg, hs_masses *m)
 {
     switch (opt) {
     case HS_O_SO: m->so = 1; break;
-    case HS_O_OM: m->omega_m = positive("--omega-m", arg), m->have_om = 1; break;
+    case HS_O_OM: m->omega_m = prog_parse_positive("--omega-m", arg, DBL_MAX), m->have_om = 1; break;
     case HS_O_OL: m->omega_l = prog_parse_double("--omega-l", arg, 0, 100), m->have_ol = 1; break;
-    case HS_O_A: m->a = positive("--scale-factor", arg), m->have_a = 1; break;
+    case HS_O_A: m->a = prog_parse_positive("--scale-factor", arg, DBL_MAX), m->have_a = 1; break;
     case HS_O_Z: m->z = prog_parse_double("--redshift", arg, 0, 1e6), m->have_z = 1; break;
-    case HS_O_RHO: m->rho_crit = positive("--rho-crit", arg), m->have_rho = 1; break;
-    case HS_O_H: m->hubble = positive("--hubble", arg), m->have_h = 1; break;
+    case HS_O_RHO: m->rho_crit = prog_parse_positive("--rho-crit", arg, DBL_MAX), m->have_rho = 1; break;
+    case HS_O_H: m->hubble = prog_parse_positive("--hubble", arg, DBL_MAX), m->have_h = 1; break;
     case HS_O_UNBIND: m->unbind = 1; break;
     case HS_O_BMIN: m->minbound = (uint64_t)prog_parse_int("--bound-min", arg, 1, INT64_MAX); break;
     case HS_O_SOMIN: m->so_min = (uint64_t)prog_parse_int("--so-min", arg, 1, INT64_MAX), m->have_somin = 1; break;

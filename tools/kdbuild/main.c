@@ -97,6 +97,7 @@ int main(int argc, char **argv)
     prog_info("put the other particle chunks into tree order in %.3f s", reorder_s);
     if (fk_tree_write(pf.f.w, &tree, &err)) prog_fail(&err);
     prog_filter_close(&pf);
+    if (pf.waited > 0) prog_info("waited %.3f s for the input (the times above are the work alone)", pf.waited);
     fk_tree_free(&tree);
     return EXIT_OK;
 }

@@ -192,8 +192,7 @@ int main(int argc, char **argv)
             break;
         case OPT_BOX:
             /* The stream stores positions as floats: the box must be one too. */
-            opts.box = prog_parse_double("--box", optarg, 0, FLT_MAX / 4);
-            if (opts.box == 0) prog_usage("option --box needs a length > 0, not '%s'", optarg);
+            opts.box = prog_parse_positive("--box", optarg, FLT_MAX / 4);
             break;
         case OPT_ORIGIN:
             opts.origin = prog_parse_double("--origin", optarg, -FLT_MAX / 4, FLT_MAX / 4);
@@ -210,6 +209,7 @@ int main(int argc, char **argv)
     if (!have_origin) opts.origin = -opts.box / 2;
     const char *in = prog_one_input(argc, argv, optind);
     const char *name = strcmp(in, "-") ? in : "stdin";
+    prog_input(in);
     prog_rank_quiet(0);
     if (fk_dist_wanted((const char *const[]){std.output}, 1)) return run_ranks(in, name, &std, &opts);
 
