@@ -99,8 +99,8 @@ static int check_on_device(const float *a, uint64_t n, int ncols, const fk_snap 
                            fk_error *err)
 {
     uint64_t bad;
-    int st = fk_gpu_first_bad(a, n, ncols, ncols == 3 && s->periodic, (float)s->origin, (float)(s->origin + s->box),
-                              dev, &bad, err);
+    int in_box = strcmp(name, "pos") == 0 && s->periodic; /* velocities and masses need only be finite */
+    int st = fk_gpu_first_bad(a, n, ncols, in_box, (float)s->origin, (float)(s->origin + s->box), dev, &bad, err);
     if (st || bad >= n) return st;
     float row[3] = {0, 0, 0};
     if ((st = fk_gpu_copy_to_host(row, a + (uint64_t)ncols * bad, (uint64_t)ncols * sizeof *row, dev, err))) return st;

@@ -66,6 +66,7 @@ int main(void)
     }
 
     /* Unbound, but sharing the node with another rank: each takes its half. */
+    CHECK(fk_dist_share_cores(0, 1, 0, &got) >= 0 && allowed() == ncpu); /* unbound again (the block above halved it) */
     CHECK(fk_dist_share_cores(1, 2, 1, &got) == 1);
     CHECK_MSG(got.before == ncpu && got.after == ncpu - ncpu / 2 && allowed() == got.after,
               "before %d, after %d, of %d", got.before, got.after, ncpu);
