@@ -211,7 +211,8 @@ static int fof(const fofkit_particles *pin, const fofkit_fof_options *oin, fofki
     const uint64_t n = p.n;
     int device = FOFKIT_DEVICE_CPU;
     if (!st && o.psi_relative && o.psi[0] > 0 && a.on_device) st = fk_api_arrays_to_host(&a, err); /* the rms velocity */
-    if (!st) st = fk_api_fof_levels(&o, &p, n, a.vel, lo, err);
+    /* GPU velocities (dvel) are only looked at here when on the host: psi_relative copied them down */
+    if (!st) st = fk_api_fof_levels(&o, &p, n, a.vel ? a.vel : a.dvel, lo, err);
     if (!st) st = fk_api_device(o.device, &a, &device, err);
     for (int k = 0; k < nl && !st; k++)
         if (!(ts[k] = fk_big_alloc(n ? 4 * n : 1)))

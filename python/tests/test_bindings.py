@@ -281,7 +281,10 @@ class CudaArrays(unittest.TestCase):
             fofkit.fof(bad, box=1.0)
         cat = fofkit.halos(cp.asarray(pos), cp.asarray(vel), cp.asarray(ref[0]), ngroups=int(ref[0].max()), box=1.0,
                            centre="com")
-        np.testing.assert_array_equal(cat, fofkit.halos(pos, vel, ref[0], box=1.0, centre="com"))
+        want = fofkit.halos(pos, vel, ref[0], box=1.0, centre="com")
+        self.assertEqual(cat.dtype, want.dtype)
+        for name in want.dtype.names:  # column by column: a NaN column (phi_mbp of COM centres) equals itself
+            np.testing.assert_array_equal(cat[name], want[name], err_msg=name)
 
 
 if __name__ == "__main__":
