@@ -20,11 +20,6 @@ extern "C" {
  * records between two ranks through buffers of a bounded size (packed from
  * the send buffer, unpacked into the receive buffer at 64-bit offsets).
  *
- * When every rank of the run shares one node, the records go through
- * shared memory instead (an MPI-3 shared window: each rank copies its
- * records in, and what comes to it out of the others', on every core),
- * unless FOFKIT_DIST_SHARED=0 or rounds are asked for.
- *
  * FOFKIT_DIST_ROUND=N (N >= 1; the least over the ranks counts) caps the
  * records one round moves between two ranks at N, so that tests meet many
  * rounds with few particles. Built without MPI every call is FK_EUNSUP.

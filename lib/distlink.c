@@ -191,7 +191,9 @@ static int exchange(run *r, int st, void *sbuf, uint64_t *counts, size_t stride,
     *rbuf = NULL;
     *nrecv = 0;
     st = fk_dist_agree(st, err, NULL);
+    double t0 = now();
     if (!st) st = fk_dist_alltoall(sbuf, counts, stride, rbuf, rcounts, nrecv, err);
+    r->rep->t_moved += now() - t0;
     if (!st) {
         uint64_t ns = 0;
         for (int d = 0; d < r->size; d++) ns += counts[d];
@@ -433,6 +435,15 @@ static int send_ghosts(run *r, fk_error *err)
     uint64_t *at = calloc((size_t)T * (size_t)R, sizeof *at); /* each thread's place in each rank's part */
     int st = (!cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the ghosts") : FK_OK;
     unsigned char *sb = NULL;
+    /* Owned particles deeper in this slab than twice the margin reach no
+     * other slab, in the box or across its period (the slabs lie within one
+     * period): the exact test is for the others only. */
+    double in_lo = HUGE_VAL, in_hi = -HUGE_VAL;
+    if (!(r->period > 0) || r->amax - r->amin <= r->period) {
+        slab(r, r->rank, &in_lo, &in_hi);
+        in_lo += 2 * r->margin;
+        in_hi -= 2 * r->margin;
+    }
     if (!st) {
         /* Two passes over each thread's share of the particles: count, then fill. */
         #pragma omp parallel num_threads(T)
@@ -440,9 +451,12 @@ static int send_ghosts(run *r, fk_error *err)
             int t = thread_num();
             uint64_t a = r->no * (uint64_t)t / (uint64_t)T, b = r->no * (uint64_t)(t + 1) / (uint64_t)T;
             uint64_t *my = at + (size_t)t * (size_t)R;
-            for (uint64_t i = a; i < b; i++)
+            for (uint64_t i = a; i < b; i++) {
+                const float x = r->pos[3 * i + r->axis];
+                if (x > in_lo && x < in_hi) continue;
                 for (int d = 0; d < R; d++)
-                    if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) my[d]++;
+                    if (d != r->rank && reaches(r, d, x)) my[d]++;
+            }
             #pragma omp barrier
             #pragma omp single
             {
@@ -450,15 +464,18 @@ static int send_ghosts(run *r, fk_error *err)
                 if (!(sb = xmalloc(run * stride)))
                     st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " ghosts", run);
             }
-            for (uint64_t i = a; !st && i < b; i++)
+            for (uint64_t i = a; !st && i < b; i++) {
+                const float x = r->pos[3 * i + r->axis];
+                if (x > in_lo && x < in_hi) continue;
                 for (int d = 0; d < R; d++)
-                    if (d != r->rank && reaches(r, d, r->pos[3 * i + r->axis])) {
+                    if (d != r->rank && reaches(r, d, x)) {
                         unsigned char *p = sb + stride * my[d]++;
                         uint32_t j = (uint32_t)i;
                         memcpy(p, r->pos + 3 * i, 12);
                         if (r->sixd) memcpy(p + 12, r->vel + 3 * i, 12);
                         memcpy(p + stride - 4, &j, 4);
                     }
+            }
         }
     }
     free(at);
@@ -1106,8 +1123,13 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
         r.idw = idmax < UINT32_MAX && !(wide && !strcmp(wide, "1")) ? 4 : 8;
         st = decompose(&r, err);
     }
+    double t1 = now();
+    rep->t_slabs = t1 - t0;
     if (!st) st = send_owned(&r, err);
+    double t2 = now();
+    rep->t_owned = t2 - t1;
     if (!st) st = send_ghosts(&r, err);
+    rep->t_ghosts = now() - t2;
     rep->t_decomp = now() - t0;
     if (!st) {
         rep->owned = r.no;

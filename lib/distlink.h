@@ -88,6 +88,10 @@ typedef struct fk_distlink_report {
     int axis;                          /* the slabs' axis                         */
     double slab_lo, slab_hi;           /* this rank's slab                        */
     double t_decomp, t_link, t_merge, t_return; /* wall time of each step        */
+    double t_slabs, t_owned, t_ghosts; /* of t_decomp: the cuts, the owned particles
+                                          to their slabs, the ghosts to theirs   */
+    double t_moved;                    /* of t_decomp, t_return: in the exchanges
+                                          between ranks (fk_dist_alltoall)       */
     double t_cross;                    /* of t_merge, the part across ranks: the
                                           edges exchanged, gathered, joined on
                                           rank 0 and answered (the rest labels

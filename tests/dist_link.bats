@@ -88,8 +88,6 @@ same_partition() {
     [ "$(awk '$1 != $2' ref.0 | wc -l)" -gt 5000 ]
     # IDs in 8 bytes (as when some exceed 32 bits), and with 3 levels
     FOFKIT_DIST_WIDE_IDS=1 RANKS="3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 3 -b 0.2,0.1,0.05
-    # exchanges through MPI's own transport instead of the node's shared memory
-    FOFKIT_DIST_SHARED=0 RANKS="2 3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2
 }
 
 @test "foflink on 1, 2, 3, 4 and 8 ranks: the single-process groups (6D)" {

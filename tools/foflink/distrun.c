@@ -209,10 +209,10 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
                       d, a->slab_lo, a->slab_hi, a->axis, a->owned, a->ghosts,
                       100.0 * (double)a->ghosts / (double)(a->owned ? a->owned : 1), a->bytes_sent / 1e6,
                       a->bytes_recv / 1e6, a->edges[0]);
-            prog_info("rank %d: decomposition %.3f s, link %.3f s (%" PRIu64 " piece%s), merge %.3f s (across ranks "
-                      "%.3f s), labels back %.3f s",
-                      d, a->t_decomp, a->t_link, a->pieces, a->pieces == 1 ? "" : "s", a->t_merge, a->t_cross,
-                      a->t_return);
+            prog_info("rank %d: decomposition %.3f s (slabs %.3f s, particles %.3f s, ghosts %.3f s), link %.3f s (%" PRIu64 " piece%s), merge %.3f s (across ranks "
+                      "%.3f s), labels back %.3f s; between ranks in all %.3f s",
+                      d, a->t_decomp, a->t_slabs, a->t_owned, a->t_ghosts, a->t_link, a->pieces, a->pieces == 1 ? "" : "s", a->t_merge, a->t_cross,
+                      a->t_return, a->t_moved);
             td = a->t_decomp > td ? a->t_decomp : td;
             tl = a->t_link > tl ? a->t_link : tl;
             tm = a->t_merge > tm ? a->t_merge : tm;
