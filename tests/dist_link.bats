@@ -191,33 +191,33 @@ rank1_fails() {
 }
 
 @test "foflink on ranks: each rank takes its own share of the node's cores, from one core or from all" {
-    mock
+    mock # the CPU named: with a GPU the lines name it instead (the cores are the same)
     splitstream 1 "$BATS_FILE_TMPDIR/snap.fof" in.%r.fof
     n=$(env -u OMP_NUM_THREADS nproc)
     [ "$n" -ge 2 ] || skip "one core: nothing to share"
     # Open MPI binds one rank to one core: the rank widens it to the node's cores and runs as many threads
-    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to core -n 1 foflink -v in.%r.fof -o out.%r.fof
+    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to core -n 1 foflink -v --device=cpu in.%r.fof -o out.%r.fof
     [ "$status" -eq 0 ]
     echo "$stderr"
     grep -q "^foflink: rank 0: CPU, $n threads, $n cores (" <<<"$stderr"
     # OMP_NUM_THREADS still sets the threads
-    run --separate-stderr mpirun --bind-to core -n 1 foflink -v in.%r.fof -o out.%r.fof
+    run --separate-stderr mpirun --bind-to core -n 1 foflink -v --device=cpu in.%r.fof -o out.%r.fof
     [ "$status" -eq 0 ]
     grep -q "^foflink: rank 0: CPU, 1 threads, $n cores (" <<<"$stderr"
     # two ranks on two cores: a core each, each its own
     [ "$n" -eq 2 ] || return 0
     splitstream 2 "$BATS_FILE_TMPDIR/snap.fof" two.%r.fof
-    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to core -n 2 foflink -v two.%r.fof -o out.%r.fof
+    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to core -n 2 foflink -v --device=cpu two.%r.fof -o out.%r.fof
     [ "$status" -eq 0 ]
     echo "$stderr"
     grep -q "^foflink: rank 0: CPU, 1 threads, 1 core (0 to 0)" <<<"$stderr"
     grep -q "^foflink: rank 1: CPU, 1 threads, 1 core (1 to 1)" <<<"$stderr"
     # unbound ranks would share every core: each takes its own, unless FOFKIT_AFFINITY=keep
-    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to none -n 2 foflink -v two.%r.fof -o out.%r.fof
+    run --separate-stderr env -u OMP_NUM_THREADS mpirun --bind-to none -n 2 foflink -v --device=cpu two.%r.fof -o out.%r.fof
     [ "$status" -eq 0 ]
     grep -q "^foflink: rank 0: CPU, 1 threads, 1 core (0 to 0)" <<<"$stderr"
     grep -q "^foflink: rank 1: CPU, 1 threads, 1 core (1 to 1)" <<<"$stderr"
-    run --separate-stderr mpirun -x FOFKIT_AFFINITY=keep --bind-to none -n 2 foflink -v two.%r.fof -o out.%r.fof
+    run --separate-stderr mpirun -x FOFKIT_AFFINITY=keep --bind-to none -n 2 foflink -v --device=cpu two.%r.fof -o out.%r.fof
     [ "$status" -eq 0 ]
     grep -q "^foflink: rank 1: CPU, 1 threads, 2 cores (0 to 1)" <<<"$stderr"
 }
