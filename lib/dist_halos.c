@@ -11,9 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
 #include <omp.h>
-#endif
 
 #include "bigmem.h"
 #include "dist.h"
@@ -200,24 +198,6 @@ static int check_level(const fk_dhalos_in *in, int k, fk_error *err)
     return FK_OK;
 }
 
-static int nthreads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
-
-static int thread_num(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 /* Sends every grouped particle of level k to its group's owner; the owner's
  * come in w, by source rank, each rank's in its stream order. Every pass on
  * every core: each thread counts, then places, its share of the particles,
@@ -226,7 +206,7 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
                  fk_error *err)
 {
     const uint32_t *gid = in->gid[k];
-    const int T = nthreads();
+    const int T = omp_get_max_threads();
     uint64_t *cnt = calloc((size_t)R, sizeof *cnt), *rcnt = calloc((size_t)R, sizeof *rcnt);
     uint64_t *at = calloc((size_t)R * (size_t)T, sizeof *at); /* each thread's place in each rank's part */
     member *sbuf = NULL;
@@ -238,7 +218,7 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
     if (!st) {
         #pragma omp parallel num_threads(T)
         {
-            const int t = thread_num();
+            const int t = omp_get_thread_num();
             const uint64_t a = in->n * (uint64_t)t / (uint64_t)T, b = in->n * (uint64_t)(t + 1) / (uint64_t)T;
             uint64_t *my = at + (size_t)t * (size_t)R;
             for (uint64_t i = a; i < b; i++)
@@ -258,7 +238,7 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
         /* grouped by destination, each destination's in stream order */
         #pragma omp parallel num_threads(T)
         {
-            const int t = thread_num();
+            const int t = omp_get_thread_num();
             const uint64_t a = in->n * (uint64_t)t / (uint64_t)T, b = in->n * (uint64_t)(t + 1) / (uint64_t)T;
             uint64_t *my = at + (size_t)t * (size_t)R;
             for (uint64_t i = a; i < b; i++) {

@@ -38,9 +38,7 @@ int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, 
 #else
 
 #include <mpi.h>
-#ifdef _OPENMP
 #include <omp.h>
-#endif
 
 static double now(void)
 {
@@ -205,24 +203,6 @@ static int exchange(run *r, int st, void *sbuf, uint64_t *counts, size_t stride,
     return st;
 }
 
-static int nthreads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
-
-static int thread_num(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
 /* The counts c[u R + d] of thread u for rank d (T threads, R ranks) become
  * each thread's first slot in rank order, threads in order within a rank;
  * cnt[d] gets the rank's total. Returns the sum of all. */
@@ -247,12 +227,12 @@ static uint64_t offsets(uint64_t *c, int T, int R, uint64_t *cnt)
  * of a destination keep their order. */
 static int bucket(const int *dest, uint64_t n, int R, uint64_t *cnt, uint64_t *slot, fk_error *err)
 {
-    int T = nthreads();
+    int T = omp_get_max_threads();
     uint64_t *c = calloc((size_t)T * (size_t)R, sizeof *c);
     if (!c) return fk_fail(err, FK_ENOMEM, "out of memory sorting by rank");
     #pragma omp parallel num_threads(T)
     {
-        int t = thread_num();
+        int t = omp_get_thread_num();
         uint64_t a = n * (uint64_t)t / (uint64_t)T, b = n * (uint64_t)(t + 1) / (uint64_t)T;
         uint64_t *my = c + (size_t)t * (size_t)R;
         for (uint64_t i = a; i < b; i++)
@@ -431,7 +411,7 @@ static int send_ghosts(run *r, fk_error *err)
     size_t stride = 12 + (r->sixd ? 12 : 0) + 4;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
     uint64_t *rcnt = xmalloc(R * sizeof *rcnt);
-    int T = nthreads();
+    int T = omp_get_max_threads();
     uint64_t *at = calloc((size_t)T * (size_t)R, sizeof *at); /* each thread's place in each rank's part */
     int st = (!cnt || !rcnt || !at) ? fk_fail(err, FK_ENOMEM, "out of memory for the ghosts") : FK_OK;
     unsigned char *sb = NULL;
@@ -448,7 +428,7 @@ static int send_ghosts(run *r, fk_error *err)
         /* Two passes over each thread's share of the particles: count, then fill. */
         #pragma omp parallel num_threads(T)
         {
-            int t = thread_num();
+            int t = omp_get_thread_num();
             uint64_t a = r->no * (uint64_t)t / (uint64_t)T, b = r->no * (uint64_t)(t + 1) / (uint64_t)T;
             uint64_t *my = at + (size_t)t * (size_t)R;
             for (uint64_t i = a; i < b; i++) {
