@@ -23,7 +23,7 @@ extern "C" {
  * it, report it once (the lowest failing rank's message) and exit, and no
  * rank waits for one that has given up.
  *
- * fk_dist_wanted, fk_dist_has_pattern and fk_dist_expand (distname.c) need
+ * fk_dist_wanted, fk_dist_has_pattern and fk_dist_expand (dist_name.c) need
  * no MPI; the rest (dist.c) is built with MPI when the build found it
  * (FK_HAVE_MPI). Without it fk_dist_available says 0, fk_dist_init and the
  * collectives fail with FK_EUNSUP ("this build of fofkit has no MPI"),
@@ -56,7 +56,7 @@ int fk_dist_expand(const char *name, int rank, char **out, fk_error *err);
 int fk_dist_init(int *rank, int *size, fk_error *err);
 
 /* The calling rank's rank among the ranks of its node, and their number:
- * 0 and 1 until fk_dist_init has run (and without MPI). distnode.c, no MPI. */
+ * 0 and 1 until fk_dist_init has run (and without MPI). dist_node.c, no MPI. */
 void fk_dist_node(int *local_rank, int *local_size);
 void fk_dist_set_node(int local_rank, int local_size);
 
@@ -73,7 +73,7 @@ typedef struct fk_cores {
  * OpenMP's default team (unless OMP_NUM_THREADS is set): 1 when it did, 0
  * when it kept the binding (its own and as wide already, overlap < 0 to
  * keep it in any case, or not Linux).
- * distnode.c, no MPI. */
+ * dist_node.c, no MPI. */
 int fk_dist_share_cores(int local_rank, int local_size, int overlap, fk_cores *got);
 
 /* What fk_dist_init did to the cores (all zero before it ran). */

@@ -12,7 +12,7 @@
 
 #include "clock.h"
 #include "dist.h"
-#include "distlink.h"
+#include "dist_link.h"
 #include "gpu.h"
 
 #ifdef FK_HAVE_MPI

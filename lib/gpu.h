@@ -84,7 +84,7 @@ int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n, uint32_t l
                       const fk_linkopts *o, uint32_t *sink, uint32_t *perm, fk_linkstats *stats, fk_gputimes *times,
                       fk_error *err);
 
-/* A rank's whole local link in a distributed run (distlink.c), on the GPU
+/* A rank's whole local link in a distributed run (dist_link.c), on the GPU
  * with the particles resident: one upload of pos (n x 3: the first no are
  * the rank's own particles, the rest copies of other ranks'), vel for 6D
  * and the owned particles' IDs (id: no entries of idw = 4 or 8 bytes); the

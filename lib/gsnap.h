@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "gslice.h"
+#include "gsnap_slice.h"
 #include "snap.h"
 
 #ifdef __cplusplus
@@ -27,7 +27,7 @@ extern "C" {
  * snapshot split over any number of files gives the identical stream.
  *
  * Slices. With nslices > 0 the readers keep only slice "slice" of nslices
- * of the kept particles in that order (gslice.h): the arrays, n and nkept
+ * of the kept particles in that order (gsnap_slice.h): the arrays, n and nkept
  * hold the slice's, ID still counts over the whole snapshot, and only what
  * the slice needs is read (files it does not touch are opened for their
  * header alone). The slices, one after the other, are the whole conversion.

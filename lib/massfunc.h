@@ -1,32 +1,42 @@
-/* massfunc.h - the picture of a mass function dn/dlog10 M: its points with Poisson errors, the log-log plot. */
+/* massfunc.h - the mass function of a catalogue column: counts in logarithmic bins. */
 #ifndef FK_MASSFUNC_H
 #define FK_MASSFUNC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
-#include "image.h"
-#include "massfn.h"
 
-/* One bin [lo, hi) of log10 M (the last bin holds hi too). */
-typedef struct fk_mf_bin {
-    double lo, hi;
-    size_t count;
-    double dn;  /* count / (volume * (hi - lo)): dn/dlog10 M        */
-    double err; /* sqrt(count) / (volume * (hi - lo)): Poisson error */
-} fk_mf_bin;
+#ifdef __cplusplus
+extern "C" {
+#endif
 
-/* The points of a mass function counted by fk_massfn_count (massfn.h) in a
- * volume: bins[k] for k < mf->nbins (the caller's array), log10 edges,
- * count, dn = count / (volume dlog10) and err = sqrt(count) / (volume
- * dlog10), the Poisson error. FK_EINVAL when volume is not positive. */
-int fk_massfunc_points(const fk_massfn *mf, double volume, fk_mf_bin *bins, fk_error *err);
+/*
+ * Bins of equal width in log10 m: bin k holds lo 10^(k / per_dex) <= m <
+ * lo 10^((k + 1) / per_dex), k = 0 .. nbins - 1, nbins = the least count
+ * reaching hi (at least 1); a value equal to the top edge falls in the
+ * last bin. Values that are not finite or not positive are skipped;
+ * values outside [lo, top edge] are counted below or above.
+ */
+typedef struct fk_massfunc {
+    size_t nbins;
+    double log_lo, dlog;  /* log10 of the lowest edge, the bin width in dex */
+    uint64_t *count;      /* nbins counts (caller frees with fk_massfunc_free) */
+    uint64_t below, above, skipped;
+} fk_massfunc;
 
-/* Plots the bins with counts on log axes into im (white background): points
- * with Poisson error bars, decade ticks labelled 10^k, the axes named with
- * mass_unit and length_unit, and title above. Bins of zero count are left
- * out. FK_EINVAL when im is too small (under 200 x 150) or no bin has a count. */
-int fk_massfunc_plot(const fk_mf_bin *bins, int nbins, const char *mass_unit, const char *length_unit,
-                     const char *title, fk_image *im, fk_error *err);
+/* The range of the usable values of m[0..n): *lo and *hi, the least and
+ * largest finite positive; returns how many there are. Can't fail. */
+size_t fk_massfunc_range(const double *m, size_t n, double *lo, double *hi);
+
+/* Counts m[0..n) into mf. FK_EINVAL (lo or hi not finite and positive, hi
+ * < lo, per_dex not positive, more than 10^6 bins), FK_ENOMEM. */
+int fk_massfunc_count(const double *m, size_t n, double lo, double hi, double per_dex, fk_massfunc *mf, fk_error *err);
+
+void fk_massfunc_free(fk_massfunc *mf);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,4 +1,4 @@
-/* owned.cu - a rank's whole link on its GPU (distlink.c): the tree built, every level linked, each group's lowest owned index and ID. */
+/* owned.cu - a rank's whole link on its GPU (dist_link.c): the tree built, every level linked, each group's lowest owned index and ID. */
 #include <stdint.h>
 #include <string.h>
 

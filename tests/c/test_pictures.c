@@ -10,7 +10,7 @@
 #include "densmap.h"
 #include "font.h"
 #include "image.h"
-#include "massfunc.h"
+#include "massfunc_plot.h"
 #include "pngwrite.h"
 
 #ifdef FK_HAVE_PNG
@@ -19,14 +19,14 @@
 
 static void test_massfunc(void)
 {
-    /* 10^-3.9 .. counted by fk_massfn_count in bins of 0.5 dex over [-4, -2): 3 in the first, 0, 2, 1 in the
+    /* 10^-3.9 .. counted by fk_massfunc_count in bins of 0.5 dex over [-4, -2): 3 in the first, 0, 2, 1 in the
      * last; the points divide by the volume. */
     double m[] = {pow(10, -3.9), pow(10, -3.6), pow(10, -3.51), pow(10, -2.9), pow(10, -2.6), pow(10, -2.2),
                   0, -1, pow(10, -1.5), pow(10, -4.5)};
     fk_mf_bin b[4];
-    fk_massfn mf;
+    fk_massfunc mf;
     fk_error err = {0};
-    CHECK(fk_massfn_count(m, 10, 1e-4, 1e-2, 2, &mf, &err) == FK_OK && mf.nbins == 4);
+    CHECK(fk_massfunc_count(m, 10, 1e-4, 1e-2, 2, &mf, &err) == FK_OK && mf.nbins == 4);
     CHECK(fk_massfunc_points(&mf, 8.0, b, &err) == FK_OK);
     CHECK(b[0].count == 3 && b[1].count == 0 && b[2].count == 2 && b[3].count == 1);
     CHECK(fabs(b[0].lo + 4) < 1e-12 && fabs(b[3].hi + 2) < 1e-12);
@@ -36,13 +36,13 @@ static void test_massfunc(void)
     CHECK(fabs(b[2].err - sqrt(2.0) / (8.0 * 0.5)) < 1e-12);
     CHECK(b[1].dn == 0 && b[1].err == 0);
     CHECK(fk_massfunc_points(&mf, 0, b, &err) == FK_EINVAL);
-    fk_massfn_free(&mf);
+    fk_massfunc_free(&mf);
     /* A mass on an edge goes to the bin above it; one at the top edge to the last bin. */
     double e[] = {pow(10, -3.0), 1e-2};
-    CHECK(fk_massfn_count(e, 2, 1e-4, 1e-2, 2, &mf, &err) == FK_OK && mf.nbins == 4);
+    CHECK(fk_massfunc_count(e, 2, 1e-4, 1e-2, 2, &mf, &err) == FK_OK && mf.nbins == 4);
     CHECK(fk_massfunc_points(&mf, 1, b, &err) == FK_OK);
     CHECK(b[2].count == 1 && b[3].count == 1 && b[1].count == 0);
-    fk_massfn_free(&mf);
+    fk_massfunc_free(&mf);
 }
 
 static int read_cat(const char *text, fk_catalog *cat, fk_error *err)

@@ -11,7 +11,7 @@
 #include "bigmem.h"
 #include "device.h"
 #include "dist.h"
-#include "distlink.h"
+#include "dist_link.h"
 #include "kdtree.h"
 #include "kv.h"
 #include "linkrun.h"

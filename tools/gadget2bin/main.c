@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "gadget.h"
-#include "gsnapdist.h"
-#include "gsnapout.h"
+#include "gsnap_dist.h"
+#include "gsnap_out.h"
 #include "prog.h"
 
 static void help(void)
@@ -15,7 +15,7 @@ static void help(void)
            "Convert a Gadget-2 binary snapshot (FILE or stdin; SnapFormat 1 or 2, either byte order;\n"
            "split over files FILE.0 ... FILE.N-1 when FILE ends in .0) into a fofkit stream: SNAP,\n"
            "POS, VEL, MASS, TYPE and ID chunks. Every Fortran record marker is checked.\n"
-           "\n" GSNAPOUT_HELP
+           "\n" GSNAP_OUT_HELP
            "  -o, --output=FILE     write to FILE (default stdout)\n"
            "  -z, --compress[=N]    zlib-compress every chunk (level N, default 6)\n"
            "  -f, --force           read or write binary data on a terminal\n"

@@ -8,8 +8,8 @@
 #include "catalog.h"
 #include "halostats.h"
 #include "image.h"
-#include "massfn.h"
 #include "massfunc.h"
+#include "massfunc_plot.h"
 #include "pngwrite.h"
 #include "prog.h"
 #include "version.h"
@@ -57,7 +57,7 @@ static size_t keep_min_n(const fk_cattab *t, const char *name, long level, long 
     return k;
 }
 
-static void write_table(FILE *o, const fk_massfn *mf, const char *column, const char *unit, const char *name,
+static void write_table(FILE *o, const fk_massfunc *mf, const char *column, const char *unit, const char *name,
                         long level, size_t n, double volume, const char *length_name, const char *vol_from,
                         double per_dex, double lo)
 {
@@ -164,14 +164,14 @@ int main(int argc, char **argv)
     if (!n && !(lo > 0 && hi > 0))
         prog_die(EXIT_DATA, "%s: no halos to count%s", name, min_n ? " (none of --min-n particles or more)" : "");
     double vlo, vhi;
-    size_t usable = fk_massfn_range(v, n, &vlo, &vhi);
+    size_t usable = fk_massfunc_range(v, n, &vlo, &vhi);
     if (!(lo > 0)) lo = vlo;
     if (!(hi > 0)) hi = vhi;
     if (!usable && (!(lo > 0) || !(hi > 0)))
         prog_die(EXIT_DATA, "%s: no positive finite %s at level %ld: give --min and --max", name, column, level);
     if (hi < lo) prog_die(EXIT_USAGE, "the range %g to %g is empty", lo, hi);
-    fk_massfn mf;
-    if (fk_massfn_count(v, n, lo, hi, per_dex, &mf, &err)) prog_fail(&err);
+    fk_massfunc mf;
+    if (fk_massfunc_count(v, n, lo, hi, per_dex, &mf, &err)) prog_fail(&err);
     char cube[96];
     prog_info("%zu rows of level %ld in %zu bins of %g dex from %g, volume %g %s", n, level, mf.nbins, mf.dlog, lo,
               volume, fk_unit_power(length_unit, 3, cube, sizeof cube));
@@ -200,7 +200,7 @@ int main(int argc, char **argv)
         free(bins);
     }
     prog_commit(out);
-    fk_massfn_free(&mf);
+    fk_massfunc_free(&mf);
     free(v);
     fk_cattab_free(t);
     free(t);

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gsnapdist.h"
-#include "gsnapout.h"
+#include "gsnap_dist.h"
+#include "gsnap_out.h"
 #include "hdf5snap.h"
 #include "prog.h"
 
@@ -14,7 +14,7 @@ static void help(void)
            "Convert an HDF5 snapshot of Gadget-3, Gadget-4, AREPO or SWIFT (FILE; split over files\n"
            "NAME.0.hdf5 ... when FILE ends in .0.hdf5) into a fofkit stream: SNAP, POS, VEL, MASS,\n"
            "TYPE and ID chunks. The header's units and cosmology travel in SNAP.\n"
-           "\n" GSNAPOUT_HELP
+           "\n" GSNAP_OUT_HELP
            "  -o, --output=FILE     write to FILE (default stdout)\n"
            "  -z, --compress[=N]    zlib-compress every chunk (level N, default 6)\n"
            "  -f, --force           write binary data on a terminal\n"

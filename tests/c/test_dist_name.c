@@ -1,4 +1,4 @@
-/* test_distname.c - the rank pattern of distributed runs: "%r" and "%%" in file names, and when a run is distributed. */
+/* test_dist_name.c - the rank pattern of distributed runs: "%r" and "%%" in file names, and when a run is distributed. */
 #include <stdlib.h>
 #include <string.h>
 

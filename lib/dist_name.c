@@ -1,4 +1,4 @@
-/* distname.c - whether a run is distributed, and the rank pattern "%r" of file names (no MPI needed). */
+/* dist_name.c - whether a run is distributed, and the rank pattern "%r" of file names (no MPI needed). */
 #include "dist.h"
 
 #include <stdio.h>

@@ -1,9 +1,9 @@
-/* test_gslice.c - slices of a Gadget-family snapshot: exact bounds past 2^32 (and 2^64 products), types and files covered once, in order. */
+/* test_gsnap_slice.c - slices of a Gadget-family snapshot: exact bounds past 2^32 (and 2^64 products), types and files covered once, in order. */
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
-#include "gslice.h"
+#include "gsnap_slice.h"
 
 static uint64_t state = 88172645463325252u;
 

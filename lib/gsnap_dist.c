@@ -1,5 +1,5 @@
-/* gsnapdist.c - Gadget-family snapshots converted under mpirun: rank r's slice into a stream of its own, all committed or none. */
-#include "gsnapdist.h"
+/* gsnap_dist.c - Gadget-family snapshots converted under mpirun: rank r's slice into a stream of its own, all committed or none. */
+#include "gsnap_dist.h"
 #include "clock.h"
 
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include "dist.h"
 #include "fileio.h"
-#include "gsnapwrite.h"
+#include "gsnap_write.h"
 
 int fk_gsnap_convert_ranks(const char *path, const char *source, const char *output, int force, int zlevel,
                            const fk_gsnap_opts *o, fk_gsnap_reader read, void *info, fk_gsnap *s, fk_gsnap_ranks *run,

@@ -1,5 +1,5 @@
-/* distlink.c - friends-of-friends linking distributed over MPI ranks (see distlink.h); a stub without MPI. */
-#include "distlink.h"
+/* dist_link.c - friends-of-friends linking distributed over MPI ranks (see dist_link.h); a stub without MPI. */
+#include "dist_link.h"
 
 #include <inttypes.h>
 #include <limits.h>

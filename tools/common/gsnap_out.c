@@ -1,5 +1,5 @@
-/* gsnapout.c - what hdf52bin and gadget2bin share: their snapshot options, writing the stream, ending a run under mpirun. */
-#include "gsnapout.h"
+/* gsnap_out.c - what hdf52bin and gadget2bin share: their snapshot options, writing the stream, ending a run under mpirun. */
+#include "gsnap_out.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dist.h"
-#include "gsnapwrite.h"
+#include "gsnap_write.h"
 #include "rankquiet.h"
 #include "sliceopt.h"
 

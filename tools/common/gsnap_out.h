@@ -1,11 +1,11 @@
-/* gsnapout.h - what hdf52bin and gadget2bin share: their snapshot options, writing the stream, ending a run under mpirun. */
-#ifndef FK_GSNAPOUT_H
-#define FK_GSNAPOUT_H
+/* gsnap_out.h - what hdf52bin and gadget2bin share: their snapshot options, writing the stream, ending a run under mpirun. */
+#ifndef FK_GSNAP_OUT_H
+#define FK_GSNAP_OUT_H
 
 #include <getopt.h>
 
 #include "gsnap.h"
-#include "gsnapdist.h"
+#include "gsnap_dist.h"
 #include "prog.h"
 
 /* The snapshot options, in getopt_long's table (gsnapout_options parses them). */
@@ -17,7 +17,7 @@ enum { GS_BOX = 300, GS_ORIGIN, GS_PERIODIC, GS_NO_PERIODIC, GS_SLICE };
         {"no-periodic", no_argument, 0, GS_NO_PERIODIC}, {"slice", required_argument, 0, GS_SLICE}
 
 /* Their lines of --help. */
-#define GSNAPOUT_HELP                                                                                       \
+#define GSNAP_OUT_HELP                                                                                       \
     "  -t, --types=LIST      Gadget particle types to keep: numbers 0-6 or names gas (0),\n"                  \
     "                        dark (1), disk (2), bulge (3), star (4), bndry (5), neutrino (6),\n"            \
     "                        all (default all)\n"                                                            \

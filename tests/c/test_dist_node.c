@@ -1,4 +1,4 @@
-/* test_distnode.c - a rank's share of its node's cores: widened from a narrow binding, a wide one kept. */
+/* test_dist_node.c - a rank's share of its node's cores: widened from a narrow binding, a wide one kept. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -42,7 +42,7 @@ int main(void)
     int ncpu = bind_to_one();
     fk_cores got;
     if (ncpu < 2) {
-        printf("test_distnode: one CPU: nothing to widen\n");
+        printf("test_dist_node: one CPU: nothing to widen\n");
         CHECK(fk_dist_share_cores(0, 1, 0, &got) == 0 && got.after == 1);
         CHECK_DONE();
     }

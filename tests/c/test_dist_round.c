@@ -1,4 +1,4 @@
-/* test_distround.c - the rounds of all-to-all exchanges: int counts kept for any rank count, shares that add up past 2^32. */
+/* test_dist_round.c - the rounds of all-to-all exchanges: int counts kept for any rank count, shares that add up past 2^32. */
 #include <limits.h>
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
-/* gsnapdist.h - Gadget-family snapshots converted under mpirun: rank r's slice into a stream of its own, all committed or none. */
-#ifndef FK_GSNAPDIST_H
-#define FK_GSNAPDIST_H
+/* gsnap_dist.h - Gadget-family snapshots converted under mpirun: rank r's slice into a stream of its own, all committed or none. */
+#ifndef FK_GSNAP_DIST_H
+#define FK_GSNAP_DIST_H
 
 #include "error.h"
 #include "gsnap.h"

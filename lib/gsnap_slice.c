@@ -1,5 +1,5 @@
-/* gslice.c - slices of a Gadget-family snapshot: which particles of each type slice K of R holds. */
-#include "gslice.h"
+/* gsnap_slice.c - slices of a Gadget-family snapshot: which particles of each type slice K of R holds. */
+#include "gsnap_slice.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
-/* distlink.h - friends-of-friends linking distributed over MPI ranks: slabs, ghosts, local linking, a merge across ranks. */
-#ifndef FK_DISTLINK_H
-#define FK_DISTLINK_H
+/* dist_link.h - friends-of-friends linking distributed over MPI ranks: slabs, ghosts, local linking, a merge across ranks. */
+#ifndef FK_DIST_LINK_H
+#define FK_DIST_LINK_H
 
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
-/* gslice.h - slices of a Gadget-family snapshot: which particles of each type slice K of R holds. */
-#ifndef FK_GSLICE_H
-#define FK_GSLICE_H
+/* gsnap_slice.h - slices of a Gadget-family snapshot: which particles of each type slice K of R holds. */
+#ifndef FK_GSNAP_SLICE_H
+#define FK_GSNAP_SLICE_H
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-/* distnode.c - a rank's place on its node: its rank among the node's ranks, its share of the node's cores (no MPI needed). */
+/* dist_node.c - a rank's place on its node: its rank among the node's ranks, its share of the node's cores (no MPI needed). */
 #define _GNU_SOURCE
 #include "dist.h"
 

@@ -1,4 +1,4 @@
-/* distround.c - the rounds of an all-to-all exchange (dist_alltoall.h): records per round and each round's share; no MPI. */
+/* dist_round.c - the rounds of an all-to-all exchange (dist_alltoall.h): records per round and each round's share; no MPI. */
 #include "dist_alltoall.h"
 
 #include <limits.h>

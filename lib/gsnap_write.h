@@ -1,6 +1,6 @@
-/* gsnapwrite.h - a Gadget-family snapshot read into arrays (gsnap.h) written as a stream: SNAP POS VEL MASS TYPE ID PID. */
-#ifndef FK_GSNAPWRITE_H
-#define FK_GSNAPWRITE_H
+/* gsnap_write.h - a Gadget-family snapshot read into arrays (gsnap.h) written as a stream: SNAP POS VEL MASS TYPE ID PID. */
+#ifndef FK_GSNAP_WRITE_H
+#define FK_GSNAP_WRITE_H
 
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
-/* gsnapwrite.c - a Gadget-family snapshot read into arrays (gsnap.h) written as a stream: SNAP POS VEL MASS TYPE ID PID. */
-#include "gsnapwrite.h"
+/* gsnap_write.c - a Gadget-family snapshot read into arrays (gsnap.h) written as a stream: SNAP POS VEL MASS TYPE ID PID. */
+#include "gsnap_write.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
