@@ -80,7 +80,8 @@ typedef struct run {
      * count from each source rank, and of this rank's own those that stayed
      * (own) and the slots before them (below) */
     int *dest;
-    uint64_t *slot, *rcnt, own, below;
+    uint32_t *slot; /* in the buffer grouped by destination (n < 2^32) */
+    uint64_t *rcnt, own, below;
     uint32_t *gsrc;       /* ng: the owner rank of each ghost                      */
     uint32_t *gidx;       /* ng: its index among the owner's owned particles        */
     /* the local link's answers for each level: key[k][i] (no + ng) the lowest
@@ -225,7 +226,7 @@ static uint64_t offsets(uint64_t *c, int T, int R, uint64_t *cnt)
  * thread: slot[i] gets item i's place in a buffer grouped by destination,
  * cnt[d] the items of d. The same places for every thread count: the items
  * of a destination keep their order. */
-static int bucket(const int *dest, uint64_t n, int R, uint64_t *cnt, uint64_t *slot, fk_error *err)
+static int bucket(const int *dest, uint64_t n, int R, uint64_t *cnt, uint32_t *slot, fk_error *err)
 {
     int T = omp_get_max_threads();
     uint64_t *c = calloc((size_t)T * (size_t)R, sizeof *c);
@@ -241,7 +242,7 @@ static int bucket(const int *dest, uint64_t n, int R, uint64_t *cnt, uint64_t *s
         #pragma omp single
         offsets(c, T, R, cnt);
         for (uint64_t i = a; i < b; i++)
-            if (dest[i] >= 0) slot[i] = my[dest[i]]++;
+            if (dest[i] >= 0) slot[i] = (uint32_t)my[dest[i]]++; /* n < 2^32 (fk_distlink_run) */
     }
     free(c);
     return FK_OK;
@@ -317,7 +318,7 @@ static int send_owned(run *r, fk_error *err)
     r->slot = big(in->n * sizeof *r->slot);
     r->dest = big(in->n * sizeof *r->dest);
     int *dest = r->dest;
-    uint64_t *at = r->slot;
+    uint32_t *at = r->slot;
     unsigned char *sb = NULL;
     uint64_t own = 0, below = 0; /* staying here; in the buffer for lower ranks */
     int st = (!cnt || !r->rcnt || !at || !dest) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
@@ -1031,7 +1032,7 @@ static int send_back(run *r, uint64_t *const *gmin, fk_error *err)
                      nr + own, n);
     if (!st) {
         const int *dest = r->dest;
-        const uint64_t *at = r->slot;
+        const uint32_t *at = r->slot;
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < n; i++) {
             if (dest[i] == me) {
