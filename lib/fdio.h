@@ -55,8 +55,9 @@ int fk_io_init(fk_io *io, FILE *f, int for_write);
  * bytes read, or -1 with errno set. */
 int64_t fk_io_read(fk_io *io, void *buf, uint64_t n);
 
-/* As fk_io_read, and sets *crc to the zlib CRC-32 of what was read, the
- * CRC computed on other cores while the reading goes on. */
+/* As fk_io_read, and sets *crc to the zlib CRC-32 of what was read: from a
+ * regular file every core preads and checksums its slices; from a pipe one
+ * thread reads while the others checksum what came. */
 int64_t fk_io_read_crc(fk_io *io, void *buf, uint64_t n, uint32_t *crc);
 
 /* Writes the n bytes of buf (all of them, or -1 with errno set). */
