@@ -219,10 +219,12 @@ int fofkit_halos(const fofkit_particles *p, const uint32_t *group, uint64_t ngro
  * in particle i's level-k group over every rank: the same partition as one
  * process linking every rank's particles (foflink(1), DISTRIBUTED RUNS).
  * Collective over comm: every rank calls it and gets the same status and
- * message. comm must be MPI_COMM_WORLD or congruent to it (the same
- * processes in the same order): FOFKIT_EUNSUP otherwise, and in a build
- * without MPI. minsize, group and sizes are not used (no numbering across
- * ranks); ngroups[k] gets the number of groups of any size, nfound too.
+ * message. comm may be any intracommunicator (MPI_COMM_WORLD, a split of
+ * it): only its ranks take part, and runs over different communicators may
+ * go on at once. MPI is called from the calling thread only (the threads of
+ * MPI_THREAD_FUNNELED suffice). FOFKIT_EUNSUP in a build without MPI.
+ * minsize, group and sizes are not used (no numbering across ranks);
+ * ngroups[k] gets the number of groups of any size, nfound too.
  */
 #if defined(MPI_VERSION) || defined(FOFKIT_WITH_MPI)
 #include <mpi.h>

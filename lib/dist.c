@@ -95,6 +95,23 @@ int fk_dist_available(void)
     return 1;
 }
 
+/* This thread's communicator, when one was set. */
+static _Thread_local int comm_set;
+static _Thread_local MPI_Comm comm_now;
+
+MPI_Comm fk_dist_comm(void)
+{
+    return comm_set ? comm_now : MPI_COMM_WORLD;
+}
+
+MPI_Comm fk_dist_comm_set(MPI_Comm comm)
+{
+    MPI_Comm was = fk_dist_comm();
+    comm_now = comm;
+    comm_set = 1;
+    return was;
+}
+
 int fk_dist_init(int *rank, int *size, fk_error *err)
 {
     int on = 0;
@@ -130,10 +147,10 @@ int fk_dist_init(int *rank, int *size, fk_error *err)
 int fk_dist_agree(int st, fk_error *err, int *who)
 {
     int rank, size, low;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(fk_dist_comm(), &rank);
+    MPI_Comm_size(fk_dist_comm(), &size);
     int mine = st ? rank : size;
-    MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, fk_dist_comm());
     if (who) *who = low < size ? low : 0;
     if (low == size) return FK_OK;
     fk_error m;
@@ -143,7 +160,7 @@ int fk_dist_agree(int st, fk_error *err, int *who)
         if (err && err->code) memcpy(m.msg, err->msg, sizeof m.msg);
         m.msg[sizeof m.msg - 1] = 0;
     }
-    MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, low, MPI_COMM_WORLD);
+    MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, low, fk_dist_comm());
     if (err) *err = m;
     return m.code;
 }
@@ -151,21 +168,21 @@ int fk_dist_agree(int st, fk_error *err, int *who)
 int fk_dist_sum_u64(uint64_t v, uint64_t *sum, fk_error *err)
 {
     (void)err;
-    MPI_Allreduce(&v, sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&v, sum, 1, MPI_UINT64_T, MPI_SUM, fk_dist_comm());
     return FK_OK;
 }
 
 int fk_dist_range(double v, double *lo, double *hi, fk_error *err)
 {
     (void)err;
-    MPI_Allreduce(&v, lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&v, hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&v, lo, 1, MPI_DOUBLE, MPI_MIN, fk_dist_comm());
+    MPI_Allreduce(&v, hi, 1, MPI_DOUBLE, MPI_MAX, fk_dist_comm());
     return FK_OK;
 }
 
 static void reduce(uint64_t *v, int n, MPI_Op op)
 {
-    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, op, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, op, fk_dist_comm());
 }
 
 void fk_dist_sum(uint64_t *v, int n) { reduce(v, n, MPI_SUM); }
@@ -175,7 +192,7 @@ void fk_dist_max(uint64_t *v, int n) { reduce(v, n, MPI_MAX); }
 int fk_dist_all(int yes)
 {
     int all;
-    MPI_Allreduce(&yes, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    MPI_Allreduce(&yes, &all, 1, MPI_INT, MPI_LAND, fk_dist_comm());
     return all;
 }
 

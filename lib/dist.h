@@ -34,6 +34,15 @@ extern "C" {
 /* Whether this build has MPI. */
 int fk_dist_available(void);
 
+#ifdef FK_HAVE_MPI
+#include <mpi.h>
+/* The communicator every call of lib/dist*.c runs over on this thread:
+ * MPI_COMM_WORLD unless fk_dist_comm_set named another (fofkit_fof_mpi does
+ * for the length of its call). fk_dist_comm_set returns the one before. */
+MPI_Comm fk_dist_comm(void);
+MPI_Comm fk_dist_comm_set(MPI_Comm comm);
+#endif
+
 /* Whether the process was started by mpirun, or one of the nnames names
  * (NULL entries allowed) holds "%r": the run is distributed. */
 int fk_dist_wanted(const char *const *names, int nnames);

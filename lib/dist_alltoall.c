@@ -24,7 +24,7 @@ int fk_dist_alltoall(const void *send, const uint64_t *count, size_t size, void 
 
 #include <mpi.h>
 
-#define COMM MPI_COMM_WORLD
+#define COMM fk_dist_comm() /* this thread's communicator (dist.h) */
 
 /* FOFKIT_DIST_ROUND, 0 when unset or not a positive number. */
 static uint64_t env_round(void)

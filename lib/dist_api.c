@@ -17,20 +17,13 @@
 
 #ifdef FK_HAVE_MPI
 
-/* The run on this rank; every failure before the collective linking is
- * agreed on, so that all ranks return together. */
-static int fof_mpi(MPI_Comm comm, const fofkit_particles *pin, const fofkit_fof_options *oin, uint64_t *const *sink,
+/* The run on this rank, over the thread's communicator (fk_dist_comm); every
+ * failure before the collective linking is agreed on, so that all ranks
+ * return together. */
+static int fof_mpi(const fofkit_particles *pin, const fofkit_fof_options *oin, uint64_t *const *sink,
                    fofkit_fof_result *r, fk_error *err)
 {
     const double t0 = fk_now();
-    int init = 0, cmp = MPI_UNEQUAL;
-    MPI_Initialized(&init);
-    if (!init) return fk_fail(err, FK_EINVAL, "MPI is not initialised: call MPI_Init first");
-    MPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp);
-    if (cmp != MPI_IDENT && cmp != MPI_CONGRUENT)
-        return fk_fail(err, FK_EUNSUP,
-                       "the communicator must be MPI_COMM_WORLD or congruent to it (the same processes in the same "
-                       "order): the distributed linker runs over MPI_COMM_WORLD");
     fofkit_particles p;
     fofkit_fof_options o;
     fofkit_particles_init(&p);
@@ -62,9 +55,9 @@ static int fof_mpi(MPI_Comm comm, const fofkit_particles *pin, const fofkit_fof_
     fk_dist_sum_u64(n, &ntotal, err);
     fk_dist_range(p.box, &blo, &bhi, err);
     fk_dist_range(p.periodic, &plo, &phi, err);
-    MPI_Exscan(&n, &off, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Exscan(&n, &off, 1, MPI_UINT64_T, MPI_SUM, fk_dist_comm());
     int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_rank(fk_dist_comm(), &rank);
     if (rank == 0) off = 0;
     if (blo != bhi || plo != phi)
         st = fk_fail(err, FK_EINVAL, "the ranks disagree on the box (%g to %g) or its periodicity", blo, bhi);
@@ -114,7 +107,17 @@ int fofkit_fof_mpi(MPI_Comm comm, const fofkit_particles *p, const fofkit_fof_op
                    fofkit_fof_result *r, fofkit_error *e)
 {
     fk_error err = {0};
-    fof_mpi(comm, p, o, sink, r, &err);
+    int init = 0;
+    MPI_Initialized(&init);
+    if (!init) {
+        fk_fail(&err, FK_EINVAL, "MPI is not initialised: call MPI_Init first");
+    } else if (comm == MPI_COMM_NULL) {
+        fk_fail(&err, FK_EINVAL, "the communicator is MPI_COMM_NULL");
+    } else { /* every collective of the run over comm, on this thread, for the length of the call */
+        MPI_Comm was = fk_dist_comm_set(comm);
+        fof_mpi(p, o, sink, r, &err);
+        fk_dist_comm_set(was);
+    }
     return fk_api_give(&err, "fofkit_fof_mpi", e);
 }
 

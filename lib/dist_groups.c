@@ -24,7 +24,7 @@
 #include "snap.h"
 #include "stream.h"
 
-#define COMM MPI_COMM_WORLD
+#define COMM fk_dist_comm() /* this thread's communicator (dist.h) */
 
 /* What every step of a run shares. */
 typedef struct ctx {

@@ -17,7 +17,7 @@
 #include "dist.h"
 #include "dist_alltoall.h"
 
-#define COMM MPI_COMM_WORLD
+#define COMM fk_dist_comm() /* this thread's communicator (dist.h) */
 
 /* One member on its way to its group's owner. */
 typedef struct member {

@@ -48,7 +48,7 @@ static double now(void)
 int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, fk_error *err)
 {
     (void)err;
-    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, fk_dist_comm());
     return FK_OK;
 }
 
@@ -260,8 +260,8 @@ static int decompose(run *r, fk_error *err)
             if (x < mn[k]) mn[k] = x;
             if (x > mx[k]) mx[k] = x;
         }
-    MPI_Allreduce(mn, gmn, 3, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(mx, gmx, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(mn, gmn, 3, MPI_DOUBLE, MPI_MIN, fk_dist_comm());
+    MPI_Allreduce(mx, gmx, 3, MPI_DOUBLE, MPI_MAX, fk_dist_comm());
     r->axis = 0;
     for (int k = 1; k < 3; k++)
         if (gmx[k] - gmn[k] > gmx[r->axis] - gmn[r->axis]) r->axis = k;
@@ -286,7 +286,7 @@ static int decompose(run *r, fk_error *err)
     memset(h, 0, FK_DIST_BINS * sizeof *h);
     #pragma omp parallel for schedule(static) reduction(+ : h[:FK_DIST_BINS])
     for (uint64_t i = 0; i < in->n; i++) h[bin_of(r, in->pos[3 * i + r->axis])]++;
-    MPI_Allreduce(h, gh, FK_DIST_BINS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(h, gh, FK_DIST_BINS, MPI_UINT64_T, MPI_SUM, fk_dist_comm());
     /* cut[d]: the first bin b whose particles before it reach d/R of all */
     uint64_t N = r->off[r->size], cum = 0;
     uint32_t b = 0;
@@ -929,8 +929,8 @@ static int merge(run *r, int k, fk_error *err)
     }
     st = fk_dist_agree(st, err, NULL);
     if (!st) {
-        MPI_Gather(&nn32, 1, MPI_INT, nn, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        MPI_Gather(&ne32, 1, MPI_INT, nen, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Gather(&nn32, 1, MPI_INT, nn, 1, MPI_INT, 0, fk_dist_comm());
+        MPI_Gather(&ne32, 1, MPI_INT, nen, 1, MPI_INT, 0, fk_dist_comm());
         if (r->rank == 0) {
             for (int d = 0; d < R; d++) {
                 dn[d] = (int)tn, de[d] = (int)te;
@@ -949,12 +949,12 @@ static int merge(run *r, int k, fk_error *err)
         MPI_Datatype tnode;
         MPI_Type_contiguous(16, MPI_BYTE, &tnode);
         MPI_Type_commit(&tnode);
-        MPI_Gatherv(nodes, nn32, tnode, allnodes, nn, dn, tnode, 0, MPI_COMM_WORLD);
-        MPI_Gatherv(edges, ne32, tnode, alledges, nen, de, tnode, 0, MPI_COMM_WORLD);
+        MPI_Gatherv(nodes, nn32, tnode, allnodes, nn, dn, tnode, 0, fk_dist_comm());
+        MPI_Gatherv(edges, ne32, tnode, alledges, nen, de, tnode, 0, fk_dist_comm());
         if (r->rank) r->rep->bytes_sent += (uint64_t)(nn32 + ne32) * 16;
         if (r->rank == 0) st = resolve(allnodes, tn, alledges, te, ans, err);
         st = fk_dist_agree(st, err, NULL);
-        if (!st) MPI_Scatterv(ans, nn, dn, tnode, myans, nn32, tnode, 0, MPI_COMM_WORLD);
+        if (!st) MPI_Scatterv(ans, nn, dn, tnode, myans, nn32, tnode, 0, fk_dist_comm());
         if (r->rank) r->rep->bytes_recv += (uint64_t)nn32 * 16;
         MPI_Type_free(&tnode);
     }
@@ -972,7 +972,7 @@ static int merge(run *r, int k, fk_error *err)
         for (uint64_t i = 0; i < no; i++) local += key[i] == i;
         for (uint64_t i = 0; i < nb; i++) roots += myans[i].key == nodes[i].key;
         uint64_t mine = local - nb + roots;
-        MPI_Allreduce(&mine, &r->rep->groups[k], 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(&mine, &r->rep->groups[k], 1, MPI_UINT64_T, MPI_SUM, fk_dist_comm());
         r->bkeys[k] = bkeys, r->nb[k] = nb, r->ans[k] = myans, r->bound[k] = bound;
         bkeys = NULL, myans = NULL, bound = NULL;
     }
@@ -1079,8 +1079,8 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
     r.nlev = in->nlevels;
     r.sixd = in->lo[0].psi > 0;
     r.period = in->lo[0].periodic ? in->lo[0].box : 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &r.size);
+    MPI_Comm_rank(fk_dist_comm(), &r.rank);
+    MPI_Comm_size(fk_dist_comm(), &r.size);
     int st = fk_levels_check(in->lo, in->nlevels, err);
     if (!st && in->n >= UINT32_MAX)
         st = fk_fail(err, FK_EUNSUP, "rank %d reads %" PRIu64 " particles: at most %" PRIu32 " per rank", r.rank, in->n,
@@ -1090,7 +1090,7 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
     st = fk_dist_agree(st, err, NULL);
     double t0 = now();
     if (!st) {
-        MPI_Allgather(&in->n, 1, MPI_UINT64_T, r.off + 1, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+        MPI_Allgather(&in->n, 1, MPI_UINT64_T, r.off + 1, 1, MPI_UINT64_T, fk_dist_comm());
         r.off[0] = 0;
         for (int d = 0; d < r.size; d++) r.off[d + 1] += r.off[d];
         rep->ntotal = r.off[r.size];
@@ -1099,7 +1099,7 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
         #pragma omp parallel for schedule(static) reduction(max : idmax)
         for (uint64_t i = 0; i < in->n; i++)
             if (in->id[i] > idmax) idmax = in->id[i];
-        MPI_Allreduce(MPI_IN_PLACE, &idmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &idmax, 1, MPI_UINT64_T, MPI_MAX, fk_dist_comm());
         const char *wide = getenv("FOFKIT_DIST_WIDE_IDS"); /* for tests: 8 bytes whatever the IDs */
         r.idw = idmax < UINT32_MAX && !(wide && !strcmp(wide, "1")) ? 4 : 8;
         st = decompose(&r, err);

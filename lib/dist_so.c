@@ -15,7 +15,7 @@
 #include "dist.h"
 #include "dist_alltoall.h"
 
-#define COMM MPI_COMM_WORLD
+#define COMM fk_dist_comm() /* this thread's communicator (dist.h) */
 #define PER_CELL 8    /* particles a cell of a rank's index, on average */
 #define MAX_SIDE 1024 /* its cells per side, at most                    */
 #define MARGIN 1e-6   /* radii asked for are widened by this (relative): far beyond a distance's rounding */

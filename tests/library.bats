@@ -161,7 +161,7 @@ EOF
     [[ "$output" == *"the GPU arrays were not tried"* ]] || [[ "$output" == *"GPU arrays: 50 groups on the GPU"*"the same groups"* ]]
 }
 
-@test "fofkit_fof_mpi: each rank's arrays, the partition of one process on 1 to 4 ranks, levels and 6D" {
+@test "fofkit_fof_mpi: each rank's arrays, the partition of one process on 1 to 4 ranks, levels and 6D, any communicator" {
     load mpi_helpers
     command -v fofmpi >/dev/null || skip "fofmpi is not built"
     mpi_probe
@@ -183,10 +183,15 @@ EOF
             done
         done
     done
-    # another communicator than MPI_COMM_WORLD's processes: refused, every rank the same
-    run mpirun -n 2 fofmpi --device=cpu --split-comm -b 0.2 s.fof out
-    [ "$status" -eq 1 ]
-    [[ "$output" == *"fofkit_fof_mpi: the communicator must be MPI_COMM_WORLD or congruent to it"* ]]
+    # two communicators, the even and the odd ranks of 4, link the stream side by side: each the
+    # partition of one process
+    rm -f out.*
+    run mpirun -n 4 fofmpi --device=cpu --split-comm -b 0.2 s.fof out
+    echo "$output"
+    [ "$status" -eq 0 ]
+    fofarrays --device=cpu -m 1 --sinks -b 0.2 s.fof >one.0
+    cat out.0.0 out.2.0 | cmp - one.0
+    cat out.1.0 out.3.0 | cmp - one.0
 }
 
 @test "the example gadget4_halos.py: the Gadget-4 snapshot's halos from Python, its groups those of groups(1)" {

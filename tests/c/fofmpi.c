@@ -13,10 +13,12 @@
 #include "stream.h"
 
 /*
- * Usage: mpirun -n R fofmpi [-b B[,B...] | -l L[,L...]] [--psi=V] [--device=cpu] STREAM OUT
+ * Usage: mpirun -n R fofmpi [-b B[,B...] | -l L[,L...]] [--psi=V] [--device=cpu] [--split-comm] STREAM OUT
  * Rank r takes the particles [r n / R, (r+1) n / R) of STREAM (POS, VEL) and passes
  * them, ids NULL (the ranks' particles in rank order: the stream index), to
- * fofkit_fof_mpi over MPI_COMM_WORLD; it writes, for every level k, OUT.r.k
+ * fofkit_fof_mpi over MPI_COMM_WORLD (with --split-comm, r and R are its rank
+ * and size in one of two communicators, of the even and of the odd ranks,
+ * which link the stream side by side); it writes, for every level k, OUT.r.k
  * with one label a line: the lowest stream index in the particle's group. The
  * files of ranks 0..R-1 of a level, one after another, are the sinks of one
  * process (fofarrays --sinks -m 1). Prints "fofmpi: MESSAGE" and exits 1 when
@@ -65,7 +67,13 @@ int main(int argc, char **argv)
     }
     fk_reader_close(r);
     fclose(f);
-    const uint64_t lo = snap.n * (uint64_t)rank / (uint64_t)size, hi = snap.n * (uint64_t)(rank + 1) / (uint64_t)size;
+    /* --split-comm: two communicators, the even and the odd ranks, each linking the whole stream at once */
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (split) MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comm);
+    int crank, csize;
+    MPI_Comm_rank(comm, &crank);
+    MPI_Comm_size(comm, &csize);
+    const uint64_t lo = snap.n * (uint64_t)crank / (uint64_t)csize, hi = snap.n * (uint64_t)(crank + 1) / (uint64_t)csize;
     fofkit_particles p;
     fofkit_particles_init(&p);
     p.n = hi - lo, p.pos = (float *)pos + 3 * lo, p.vel = vel ? (float *)vel + 3 * lo : NULL;
@@ -75,8 +83,6 @@ int main(int argc, char **argv)
     fofkit_fof_result res;
     fofkit_fof_result_init(&res);
     fofkit_error e;
-    MPI_Comm comm = MPI_COMM_WORLD;
-    if (split) MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comm);
     if (fofkit_fof_mpi(comm, &p, &o, sink, &res, &e)) {
         if (rank == 0) fprintf(stderr, "fofmpi: %s\n", e.message);
         MPI_Finalize();
@@ -90,7 +96,7 @@ int main(int argc, char **argv)
         fclose(w);
         free(sink[k]);
     }
-    if (rank == 0) printf("%d ranks, %llu groups at level 0\n", size, (unsigned long long)res.ngroups[0]);
+    if (rank == 0) printf("%d ranks, %llu groups at level 0\n", csize, (unsigned long long)res.ngroups[0]);
     free(pos), free(vel);
     MPI_Finalize();
     return 0;
