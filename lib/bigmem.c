@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define BIG ((size_t)4 << 20)
 
@@ -18,7 +19,8 @@ void *fk_big_reserve(size_t n)
      * parts: then it copies, on one core (5 s for the 6.4 GB of a rank's
      * positions at 537M particles). So the advice covers the whole mapping,
      * to the end of what malloc_usable_size says is there. */
-    const uintptr_t page = 4096;
+    const long ps = sysconf(_SC_PAGESIZE);
+    const uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
 #ifdef __GLIBC__
     const size_t have = malloc_usable_size(p);
 #else
