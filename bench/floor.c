@@ -1,4 +1,4 @@
-/* floor - the machine's I/O floor for bench/run: read a file, copy it through a pipe, write and fsync N bytes. */
+/* floor - the machine's I/O floor for bench/run: read a file (on one core or every core), copy it through a pipe, write and fsync N bytes. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <omp.h>
+
 /* 128 KiB blocks: the buffer stays in the core's cache between blocks. Reading a 200 MB file
  * from the page cache on the 2-core machine (Xeon, AVX-512): 0.070-0.084 s in 128 KiB blocks,
  * 0.19-0.22 s in 1 or 8 MiB blocks; a system call per block is still negligible. */
@@ -18,6 +20,8 @@
 
 static const char *usage_text =
     "usage: floor read FILE          read FILE in 128 KiB blocks (page cache as it is)\n"
+    "       floor readall FILE       read FILE on every core (OMP_NUM_THREADS): each thread preads\n"
+    "                                its share in 128 KiB blocks\n"
     "       floor pipe FILE          read FILE and write it to a pipe read by a child process\n"
     "       floor write BYTES FILE   write BYTES bytes to FILE, fsync, close (FILE is removed after)\n"
     "Prints 'BYTES SECONDS' on stdout; errors on stderr, exit 1 (2 for usage).\n";
@@ -73,6 +77,41 @@ static uint64_t floor_read(const char *path, char *buf)
     uint64_t n = drain(fd, buf, path);
     close(fd);
     return n;
+}
+
+/* Every thread preads its share of the file (a contiguous part, in blocks)
+ * into a block of its own: the rate a reader on every core could reach. */
+static uint64_t floor_readall(const char *path)
+{
+    int fd = open_in(path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) die("stat", path);
+    const uint64_t size = (uint64_t)st.st_size;
+    uint64_t total = 0;
+    int bad = 0;
+    #pragma omp parallel reduction(+ : total) reduction(| : bad)
+    {
+        char *b = malloc(BLOCK);
+        if (!b) bad = 1;
+        else memset(b, 0x5a, BLOCK);
+        const int T = omp_get_num_threads(), t = omp_get_thread_num();
+        const uint64_t blocks = (size + BLOCK - 1) / BLOCK;
+        const uint64_t lo = blocks * (uint64_t)t / (uint64_t)T * BLOCK, hi = blocks * (uint64_t)(t + 1) / (uint64_t)T * BLOCK;
+        for (uint64_t at = lo; b && at < hi && at < size;) {
+            ssize_t r = pread(fd, b, BLOCK, (off_t)at);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) {
+                bad = r < 0;
+                break;
+            }
+            total += (uint64_t)r;
+            at += (uint64_t)r;
+        }
+        free(b);
+    }
+    if (bad) die("read", path);
+    close(fd);
+    return total;
 }
 
 /* The parent reads the file and writes it into the pipe; a child reads the pipe to its end, as the
@@ -131,7 +170,7 @@ int main(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
-    int ok = (argc == 3 && (!strcmp(argv[1], "read") || !strcmp(argv[1], "pipe"))) ||
+    int ok = (argc == 3 && (!strcmp(argv[1], "read") || !strcmp(argv[1], "readall") || !strcmp(argv[1], "pipe"))) ||
              (argc == 4 && !strcmp(argv[1], "write"));
     uint64_t bytes = 0;
     if (ok && argc == 4) {
@@ -154,6 +193,8 @@ int main(int argc, char **argv)
     uint64_t n;
     if (!strcmp(argv[1], "read"))
         n = floor_read(argv[2], buf);
+    else if (!strcmp(argv[1], "readall"))
+        n = floor_readall(argv[2]);
     else if (!strcmp(argv[1], "pipe"))
         n = floor_pipe(argv[2], buf);
     else

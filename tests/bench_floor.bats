@@ -22,6 +22,18 @@ reports() {
     reports $((3 * 1048576 + 5))
 }
 
+@test "floor readall reads the whole file on every core, and on one" {
+    run -0 "$FLOOR" readall in.bin
+    reports $((3 * 1048576 + 5))
+    OMP_NUM_THREADS=3 run -0 "$FLOOR" readall in.bin
+    reports $((3 * 1048576 + 5))
+    OMP_NUM_THREADS=1 run -0 "$FLOOR" readall in.bin
+    reports $((3 * 1048576 + 5))
+    : >empty.bin
+    run -0 "$FLOOR" readall empty.bin
+    reports 0
+}
+
 @test "floor pipe copies the whole file through a pipe" {
     run -0 "$FLOOR" pipe in.bin
     reports $((3 * 1048576 + 5))
@@ -44,6 +56,7 @@ reports() {
     run -1 "$FLOOR" read missing.bin
     [ "$output" = "floor: missing.bin: open: No such file or directory" ]
     run -1 "$FLOOR" pipe missing.bin
+    run -1 "$FLOOR" readall missing.bin
     run -1 "$FLOOR" write 10 no/such/dir/out.tmp
     [ "$output" = "floor: no/such/dir/out.tmp: open: No such file or directory" ]
     run -0 "$FLOOR" --help
