@@ -94,12 +94,14 @@ void fk_api_arrays_free(fk_api_arrays *a)
 }
 
 /* Checks the GPU array a of n x ncols (its row bad found on the device) with
- * the host's messages: the bad row copied down and checked there. */
-static int check_on_device(const float *a, uint64_t n, int ncols, const fk_snap *s, int dev, const char *name,
-                           fk_error *err)
+ * the host's messages: the bad row copied down and checked there. Positions
+ * (in_box) must also lie in a periodic box; velocities and masses need only
+ * be finite. */
+static int check_on_device(const float *a, uint64_t n, int ncols, int in_box, const fk_snap *s, int dev,
+                           const char *name, fk_error *err)
 {
     uint64_t bad;
-    int in_box = strcmp(name, "pos") == 0 && s->periodic; /* velocities and masses need only be finite */
+    in_box = in_box && s->periodic;
     int st = fk_gpu_first_bad(a, n, ncols, in_box, (float)s->origin, (float)(s->origin + s->box), dev, &bad, err);
     if (st || bad >= n) return st;
     float row[3] = {0, 0, 0};
@@ -160,9 +162,9 @@ int fk_api_arrays_get(const fofkit_particles *p, int need_vel, int need_mass, in
     if (where[0] == 1) {
         a->on_device = 1, a->dev = dev[0];
         a->dpos = p->pos, a->dvel = p->vel, a->mass = NULL;
-        if ((st = check_on_device(p->pos, p->n, 3, &s, a->dev, "pos", err))) return st;
-        if (p->vel && (st = check_on_device(p->vel, p->n, 3, &s, a->dev, "vel", err))) return st;
-        if (need_mass && p->mass && (st = check_on_device(p->mass, p->n, 1, &s, a->dev, "mass", err))) return st;
+        if ((st = check_on_device(p->pos, p->n, 3, 1, &s, a->dev, "pos", err))) return st;
+        if (p->vel && (st = check_on_device(p->vel, p->n, 3, 0, &s, a->dev, "vel", err))) return st;
+        if (need_mass && p->mass && (st = check_on_device(p->mass, p->n, 1, 0, &s, a->dev, "mass", err))) return st;
         if (!host) {
             a->mass = p->mass; /* a GPU pointer: only copied down with the rest */
             return FK_OK;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bigmem.h"
+#include "clock.h"
 #include "dist.h"
 #include "dist_alltoall.h"
 #include "gpu.h"
@@ -39,11 +40,6 @@ int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, 
 
 #include <mpi.h>
 #include <omp.h>
-
-static double now(void)
-{
-    return MPI_Wtime();
-}
 
 int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, fk_error *err)
 {
@@ -190,9 +186,9 @@ static int exchange(run *r, int st, void *sbuf, uint64_t *counts, size_t stride,
     *rbuf = NULL;
     *nrecv = 0;
     st = fk_dist_agree(st, err, NULL);
-    double t0 = now();
+    double t0 = fk_now();
     if (!st) st = fk_dist_alltoall(sbuf, counts, stride, rbuf, rcounts, nrecv, err);
-    r->rep->t_moved += now() - t0;
+    r->rep->t_moved += fk_now() - t0;
     if (!st) {
         uint64_t ns = 0;
         for (int d = 0; d < r->size; d++) ns += counts[d];
@@ -579,11 +575,11 @@ static int link_local(run *r, fk_error *err)
         for (int k = 0; !st && k < r->nlev; k++)
             if (!(r->key[k] = big(nl * 4)) || !(r->low[k] = big(r->no * (size_t)r->idw)))
                 st = fk_fail(err, FK_ENOMEM, "out of memory for the groups' keys");
-        double t0 = now();
+        double t0 = fk_now();
         if (!st)
             st = fk_gpu_link_owned(r->pos, r->vel, nl, r->no, r->oid, r->idw, S, 0, 0, r->in->lo, r->nlev, r->key,
                                    r->low, r->rep->link.stats, &r->rep->link.gpu, err);
-        r->rep->link.total = now() - t0;
+        r->rep->link.total = fk_now() - t0;
         return fk_dist_agree(st, err, NULL);
     }
     fk_tree tree;
@@ -862,7 +858,7 @@ static int merge(run *r, int k, fk_error *err)
         }
     }
     free(at);
-    double tc = now(); /* the part across ranks starts */
+    double tc = fk_now(); /* the part across ranks starts */
     void *rb;
     uint64_t nr;
     st = exchange(r, st, sb, cnt, stride, &rb, rcnt, &nr, err);
@@ -958,7 +954,7 @@ static int merge(run *r, int k, fk_error *err)
         if (r->rank) r->rep->bytes_recv += (uint64_t)nn32 * 16;
         MPI_Type_free(&tnode);
     }
-    r->rep->t_cross += now() - tc;
+    r->rep->t_cross += fk_now() - tc;
     uint8_t *bound = NULL; /* bit kk: owned group kk is a boundary group */
     if (!st && !(bound = calloc(no / 8 + 1, 1))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
     st = fk_dist_agree(st, err, NULL);
@@ -1088,7 +1084,7 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
     if (!st && (!(r.off = xmalloc((r.size + 1) * sizeof *r.off)) || !(r.cut = xmalloc((r.size + 1) * sizeof *r.cut))))
         st = fk_fail(err, FK_ENOMEM, "out of memory");
     st = fk_dist_agree(st, err, NULL);
-    double t0 = now();
+    double t0 = fk_now();
     if (!st) {
         MPI_Allgather(&in->n, 1, MPI_UINT64_T, r.off + 1, 1, MPI_UINT64_T, fk_dist_comm());
         r.off[0] = 0;
@@ -1104,29 +1100,29 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
         r.idw = idmax < UINT32_MAX && !(wide && !strcmp(wide, "1")) ? 4 : 8;
         st = decompose(&r, err);
     }
-    double t1 = now();
+    double t1 = fk_now();
     rep->t_slabs = t1 - t0;
     if (!st) st = send_owned(&r, err);
-    double t2 = now();
+    double t2 = fk_now();
     rep->t_owned = t2 - t1;
     if (!st) st = send_ghosts(&r, err);
-    rep->t_ghosts = now() - t2;
-    rep->t_decomp = now() - t0;
+    rep->t_ghosts = fk_now() - t2;
+    rep->t_decomp = fk_now() - t0;
     if (!st) {
         rep->owned = r.no;
         rep->ghosts = r.ng;
         rep->axis = r.axis;
         slab(&r, r.rank, &rep->slab_lo, &rep->slab_hi);
-        t0 = now();
+        t0 = fk_now();
         st = link_local(&r, err);
-        rep->t_link = now() - t0;
+        rep->t_link = fk_now() - t0;
     }
-    t0 = now();
+    t0 = fk_now();
     for (int k = 0; !st && k < r.nlev; k++) st = merge(&r, k, err);
-    rep->t_merge = now() - t0;
-    t0 = now();
+    rep->t_merge = fk_now() - t0;
+    t0 = fk_now();
     if (!st) st = send_back(&r, gmin, err);
-    rep->t_return = now() - t0;
+    rep->t_return = fk_now() - t0;
     run_free(&r);
     return st;
 }

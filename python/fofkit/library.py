@@ -315,25 +315,13 @@ def halos(pos, vel, group, mass=None, ids=None, box=None, periodic=None, origin=
     if centre not in _CENTRES:
         raise ValueError("centre: 'mbp' or 'com', not %r" % (centre,))
     o.centre, o.G = _CENTRES[centre], float(G)
-    if softening is not None:
-        o.softening = float(softening)
-    if theta is not None:
-        o.theta = float(theta)
-    if exact_max is not None:
-        o.exact_max = int(exact_max)
     o.so, o.unbind = int(bool(so)), int(bool(unbind))
-    if omega_m is not None:
-        o.omega_m = float(omega_m)
-    if omega_l is not None:
-        o.omega_l = float(omega_l)
-    if scale_factor is not None:
-        o.scale_factor = float(scale_factor)
-    if rho_crit is not None:
-        o.rho_crit = float(rho_crit)
-    if so_min is not None:
-        o.so_min = int(so_min)
-    if bound_min is not None:
-        o.bound_min = int(bound_min)
+    given = (("softening", float, softening), ("theta", float, theta), ("exact_max", int, exact_max),
+             ("omega_m", float, omega_m), ("omega_l", float, omega_l), ("scale_factor", float, scale_factor),
+             ("rho_crit", float, rho_crit), ("so_min", int, so_min), ("bound_min", int, bound_min))
+    for name, kind, value in given:  # the library's defaults where None
+        if value is not None:
+            setattr(o, name, kind(value))
     o.device, o.nthreads = _device(device), int(threads)
     names = [lib.fofkit_halo_column_name(ctypes.byref(o), k).decode()
              for k in range(lib.fofkit_halo_ncolumns(ctypes.byref(o)))]
