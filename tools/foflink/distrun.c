@@ -201,7 +201,13 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
                 prog_info("rank %d: GPU %d, %d threads%s; GPU: %.2f GiB, upload %.3f s, build %.3f s, link %.3f s, "
                           "download %.3f s", d, a->device, a->threads, cpus, (double)a->link.gpu.bytes_needed / (1 << 30),
                           a->link.gpu.upload, a->link.gpu.build, a->link.gpu.link, a->link.gpu.download);
-            else
+            if (a->device >= 0 && a->pieces == 1) /* level 0's link on the GPU, as foflink -v reports one process's */
+                prog_info("rank %d: GPU link phases: cliques %.4f, self+walk %.4f, pairs %.4f, flatten %.4f s; %" PRIu64
+                          " leaf pairs, %" PRIu64 " pair tests, %" PRIu64 " box tests",
+                          d, a->link.gpu.link_phase[0], a->link.gpu.link_phase[1], a->link.gpu.link_phase[2],
+                          a->link.gpu.link_phase[3], a->link.gpu.leaf_pairs, a->link.stats[0].pair_tests,
+                          a->link.stats[0].node_tests);
+            if (a->device < 0)
                 prog_info("rank %d: CPU, %d threads%s", d, a->threads, cpus);
             prog_info("rank %d: peak memory %.2f GiB", d, (double)a->peak_rss / (1 << 30));
             prog_info("rank %d: slab %.6g to %.6g (axis %d), %" PRIu64 " owned, %" PRIu64
