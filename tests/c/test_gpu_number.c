@@ -184,7 +184,7 @@ static void test_refused(void)
 int main(void)
 {
     int status;
-    if (!need_gpu("test_gpu_number", &status)) return status;
+    if (!need_gpu(__FILE__, &status)) return status;
     static const uint64_t sizes[] = {0, 1, 2, 31, 32, 33, 1000, 70000};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) sweep(sizes[i]);
     test_refused();
