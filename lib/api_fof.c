@@ -92,6 +92,22 @@ int fk_api_fof_levels(const fofkit_fof_options *o, const fofkit_particles *p, ui
     return st;
 }
 
+/* The caller's sink array (the lowest index in each particle's group) of the
+ * tree-order sinks ts and the order perm; scratch: n entries, or NULL. */
+static int sinks_by_index(const uint32_t *ts, const uint32_t *perm, uint64_t n, uint32_t *sink, uint32_t *scratch,
+                          fk_error *err)
+{
+    /* the lowest index of each group, at its tree-order sink, then every particle's */
+    uint32_t *low = scratch ? scratch : malloc(n ? n * sizeof *low : 1);
+    if (!low) return fk_fail(err, FK_ENOMEM, "out of memory for the sinks of %" PRIu64 " particles", n);
+    for (uint64_t t = 0; t < n; t++) low[t] = UINT32_MAX;
+    for (uint64_t t = 0; t < n; t++)
+        if (perm[t] < low[ts[t]]) low[ts[t]] = perm[t];
+    for (uint64_t t = 0; t < n; t++) sink[perm[t]] = low[ts[t]];
+    if (low != scratch) free(low);
+    return FK_OK;
+}
+
 /* Level k of the tree-order sinks ts (canonical) and the order perm: the
  * caller's group (numbers, and the sizes) and sink (lowest index) arrays,
  * and the counts. scratch: n entries when group is NULL, else unused; ids:
@@ -125,17 +141,7 @@ static int finish_level(const uint32_t *ts, const uint32_t *perm, const uint64_t
         }
         r->sizes[k] = sz;
     }
-    if (sink) {
-        /* the lowest index of each group, at its tree-order sink, then every particle's */
-        uint32_t *low = scratch ? scratch : malloc(n ? n * sizeof *low : 1);
-        if (!low) return fk_fail(err, FK_ENOMEM, "out of memory for the sinks of %" PRIu64 " particles", n);
-        for (uint64_t t = 0; t < n; t++) low[t] = UINT32_MAX;
-        for (uint64_t t = 0; t < n; t++)
-            if (perm[t] < low[ts[t]]) low[ts[t]] = perm[t];
-        for (uint64_t t = 0; t < n; t++) sink[perm[t]] = low[ts[t]];
-        if (low != scratch) free(low);
-    }
-    return FK_OK;
+    return sink ? sinks_by_index(ts, perm, n, sink, scratch, err) : FK_OK;
 }
 
 /* The tree-order sinks of every level and the order, on the CPU. */
@@ -168,18 +174,28 @@ static int link_cpu(const fk_api_arrays *a, const fk_linkopts *lo, int nl, uint3
     return st;
 }
 
-/* The same on the GPU, the arrays read where they are. */
+/* The same on the GPU, the arrays read where they are, and each level's
+ * groups numbered there: only out[k]'s group ids, sizes and counts come
+ * back, and the tree-order sinks (out[k].sink) and the order (perm, when
+ * not NULL) only for the caller's sinks. */
 static int link_gpu(const fk_api_arrays *a, const fofkit_particles *p, const fk_linkopts *lo, int nl,
-                    uint32_t *const *ts, uint32_t **perm, fk_error *err)
+                    uint64_t minsize, fk_gpu_fof_level *out, uint32_t *perm, fk_error *err)
 {
-    if (!(*perm = fk_big_alloc(a->n ? 4 * a->n : 1)))
-        return fk_fail(err, FK_ENOMEM, "out of memory for the order of %" PRIu64 " particles", a->n);
     const int per = p->periodic;
     /* device arrays on their GPU, host arrays on the selected one (fk_gpu_select) */
     return fk_gpu_fof_arrays(a->on_device ? a->dpos : a->pos, a->on_device ? a->dvel : a->vel, a->on_device,
-                             a->on_device ? a->dev : fk_gpu_selected(),
-                             a->n, LEAF_GPU, per ? p->origin : 0, per ? p->box : 0, lo, nl, ts, *perm, NULL,
-                             err);
+                             a->on_device ? a->dev : fk_gpu_selected(), a->n, LEAF_GPU, per ? p->origin : 0,
+                             per ? p->box : 0, lo, nl, minsize, out, perm, err);
+}
+
+/* Every level's tree-order sinks where want[k] (or every level's when want
+ * is NULL), n entries each. */
+static int alloc_sinks(uint32_t **ts, int nl, const int *want, uint64_t n, fk_error *err)
+{
+    for (int k = 0; k < nl; k++)
+        if (!ts[k] && (!want || want[k]) && !(ts[k] = fk_big_alloc(n ? 4 * n : 1)))
+            return fk_fail(err, FK_ENOMEM, "out of memory for the sinks of %" PRIu64 " particles", n);
+    return FK_OK;
 }
 
 static int fof(const fofkit_particles *pin, const fofkit_fof_options *oin, fofkit_fof_result *r, fk_error *err)
@@ -208,45 +224,76 @@ static int fof(const fofkit_particles *pin, const fofkit_fof_options *oin, fofki
     fk_linkopts lo[FK_LEVELS_MAX];
     uint32_t *ts[FK_LEVELS_MAX] = {0}, *perm = NULL, *scratch = NULL;
     uint64_t *ids = NULL;
+    fk_gpu_fof_level out[FK_LEVELS_MAX];
+    memset(out, 0, sizeof out);
+    int want_sink[FK_LEVELS_MAX] = {0}, any_sink = 0;
+    for (int k = 0; k < nl; k++) {
+        want_sink[k] = r->sink[k] != NULL;
+        any_sink |= want_sink[k];
+    }
     const uint64_t n = p.n;
     int device = FOFKIT_DEVICE_CPU;
     if (!st && o.psi_relative && o.psi[0] > 0 && a.on_device) st = fk_api_arrays_to_host(&a, err); /* the rms velocity */
     /* GPU velocities (dvel) are only looked at here when on the host: psi_relative copied them down */
     if (!st) st = fk_api_fof_levels(&o, &p, n, a.vel ? a.vel : a.dvel, lo, err);
     if (!st) st = fk_api_device(o.device, &a, &device, err);
-    for (int k = 0; k < nl && !st; k++)
-        if (!(ts[k] = fk_big_alloc(n ? 4 * n : 1)))
-            st = fk_fail(err, FK_ENOMEM, "out of memory for the sinks of %" PRIu64 " particles", n);
+    /* on the GPU the sinks and the order come to the host only for the caller's sinks */
+    const int gpu = device == FOFKIT_DEVICE_GPU;
+    if (!st) st = alloc_sinks(ts, nl, gpu ? want_sink : NULL, n, err);
+    if (!st && gpu && any_sink && !(perm = fk_big_alloc(n ? 4 * n : 1)))
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the order of %" PRIu64 " particles", n);
     const double t1 = fk_now();
-    if (!st && device == FOFKIT_DEVICE_GPU) {
-        st = link_gpu(&a, &p, lo, nl, ts, &perm, err);
+    double t_number = 0;
+    if (!st && gpu) {
+        for (int k = 0; k < nl; k++) {
+            out[k].sink = ts[k];
+            out[k].group = r->group[k];
+            out[k].want_sizes = r->group[k] != NULL;
+        }
+        st = link_gpu(&a, &p, lo, nl, o.minsize, out, perm, err);
+        for (int k = 0; k < nl; k++) t_number += out[k].seconds;
         if (st == FK_EDEVICE && o.device == FOFKIT_DEVICE_AUTO) { /* auto: the CPU when the GPU cannot */
             fk_error_clear(err);
+            for (int k = 0; k < nl; k++) free(out[k].sizes), out[k].sizes = NULL;
             free(perm);
             perm = NULL;
             device = FOFKIT_DEVICE_CPU;
-            st = FK_OK;
+            t_number = 0;
+            st = alloc_sinks(ts, nl, NULL, n, err);
         }
     }
     if (!st && device == FOFKIT_DEVICE_CPU) {
         st = fk_api_arrays_to_host(&a, err);
         if (!st) st = link_cpu(&a, lo, nl, ts, &perm, err);
     }
-    r->seconds_link = fk_now() - t1;
-    if (!st && !(ids = malloc(n ? n * sizeof *ids : 1)))
-        st = fk_fail(err, FK_ENOMEM, "out of memory numbering the groups of %" PRIu64 " particles", n);
-    if (!st) {
+    r->seconds_link = fk_now() - t1 - t_number; /* on the GPU the numbering ran in the same call */
+    if (device == FOFKIT_DEVICE_GPU) {
+        /* numbered on the GPU: the counts and sizes as they came; the caller's sinks from the tree-order ones */
+        for (int k = 0; k < nl && !st; k++) {
+            r->ngroups[k] = out[k].info.ngroups;
+            r->nfound[k] = out[k].info.nfound;
+            r->sizes[k] = out[k].sizes;
+            out[k].sizes = NULL;
+            if (r->sink[k]) st = sinks_by_index(ts[k], perm, n, r->sink[k], NULL, err);
+        }
+    } else {
+        if (!st && !(ids = malloc(n ? n * sizeof *ids : 1)))
+            st = fk_fail(err, FK_ENOMEM, "out of memory numbering the groups of %" PRIu64 " particles", n);
+        if (!st) {
 #pragma omp parallel for schedule(static)
-        for (uint64_t i = 0; i < n; i++) ids[i] = perm[i];
+            for (uint64_t i = 0; i < n; i++) ids[i] = perm[i];
+        }
+        int need_scratch = 0;
+        for (int k = 0; k < nl; k++) need_scratch |= !r->group[k] || r->sink[k];
+        if (!st && need_scratch && !(scratch = malloc(n ? 4 * n : 1)))
+            st = fk_fail(err, FK_ENOMEM, "out of memory numbering the groups of %" PRIu64 " particles", n);
+        for (int k = 0; k < nl && !st; k++)
+            st = finish_level(ts[k], perm, ids, n, o.minsize, r->group[k], r->sink[k], scratch, r, k, err);
     }
-    int need_scratch = 0;
-    for (int k = 0; k < nl; k++) need_scratch |= !r->group[k] || r->sink[k];
-    if (!st && need_scratch && !(scratch = malloc(n ? 4 * n : 1)))
-        st = fk_fail(err, FK_ENOMEM, "out of memory numbering the groups of %" PRIu64 " particles", n);
-    for (int k = 0; k < nl && !st; k++) {
-        st = finish_level(ts[k], perm, ids, n, o.minsize, r->group[k], r->sink[k], scratch, r, k, err);
+    for (int k = 0; k < nl; k++) {
         r->l[k] = (double)(float)lo[k].l;
         r->psi[k] = (double)(float)lo[k].psi;
+        free(out[k].sizes);
     }
     for (int k = 0; k < nl; k++) free(ts[k]);
     free(perm), free(ids), free(scratch);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "groups.h"
 #include "kdtree.h"
 #include "link.h"
 #include "potential.h"
@@ -83,6 +84,23 @@ uint64_t fk_gpu_build_link_bytes(uint64_t n, uint32_t leafsize, int sixd);
 int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n, uint32_t leafsize, double lo, double span,
                       const fk_linkopts *o, uint32_t *sink, uint32_t *perm, fk_linkstats *stats, fk_gputimes *times,
                       fk_error *err);
+
+/* fk_groups_number (groups.h) on the GPU with ids = perm: root (n, a
+ * resolved sink array, as fk_groups_number takes it: root[root[i]] ==
+ * root[i] < n, e.g. the canonical tree-order sinks) and perm (n: the
+ * original index of each entry, a permutation of 0 .. n-1) uploaded, the
+ * groups numbered there (kept: at least minsize members; numbered 1 .. by
+ * decreasing size, ties by lowest original index; 0 for every other
+ * particle), and only the results downloaded: gid (n, indexed by original
+ * index; NULL: the counts alone) and, when sizes is not NULL, *sizes
+ * (malloc'd, ngroups + 1 entries: sizes[g] the members of group g, sizes[0]
+ * the particles in no kept group; the caller frees it). info as
+ * fk_groups_number fills it (nsource = n). The same bits as
+ * fk_groups_number. The arrays are not checked: values out of range are the
+ * caller's fault. FK_EDEVICE, FK_EUNSUP (n >= 2^31), FK_EINVAL (minsize 0),
+ * FK_ENOMEM. */
+int fk_gpu_groups_number(const uint32_t *root, const uint32_t *perm, uint64_t n, uint64_t minsize, uint32_t *gid,
+                         uint64_t **sizes, fk_groups *info, fk_error *err);
 
 /* A rank's whole local link in a distributed run (dist_link.c), on the GPU
  * with the particles resident: one upload of pos (n x 3: the first no are

@@ -70,6 +70,15 @@ int fk_gpu_link_brute(uint64_t n, const float *pos, const float *vel, const fk_l
     return none(err);
 }
 
+int fk_gpu_groups_number(const uint32_t *root, const uint32_t *perm, uint64_t n, uint64_t minsize, uint32_t *gid,
+                         uint64_t **sizes, fk_groups *info, fk_error *err)
+{
+    (void)root, (void)perm, (void)n, (void)minsize, (void)gid;
+    memset(info, 0, sizeof *info);
+    if (sizes) *sizes = NULL;
+    return none(err);
+}
+
 int fk_gpu_build(float *pos, uint64_t n, uint32_t leafsize, double lo, double span, fk_tree *t, uint32_t **perm,
                  fk_gputimes *times, fk_error *err)
 {

@@ -22,10 +22,10 @@ int fk_gpu_first_bad(const float *a, uint64_t n, int ncols, int periodic, float 
 }
 
 int fk_gpu_fof_arrays(const float *pos, const float *vel, int on_device, int dev, uint64_t n, uint32_t leafsize,
-                      double lo, double span, const fk_linkopts *o, int nlevels, uint32_t *const *sinks,
-                      uint32_t *perm, uint64_t *groups, fk_error *err)
+                      double lo, double span, const fk_linkopts *o, int nlevels, uint64_t minsize,
+                      fk_gpu_fof_level *out, uint32_t *perm, fk_error *err)
 {
     (void)pos, (void)vel, (void)on_device, (void)dev, (void)n, (void)leafsize, (void)lo, (void)span, (void)o;
-    (void)nlevels, (void)sinks, (void)perm, (void)groups;
+    (void)nlevels, (void)minsize, (void)out, (void)perm;
     return fk_fail(err, FK_EDEVICE, "this build of fofkit has no GPU support (built without CUDA)");
 }

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "clock.h"
 #include "gpuarrays.h"
 #include "internal.cuh"
 
@@ -103,25 +104,34 @@ __global__ void k_gather3(const float *__restrict__ in, const uint32_t *__restri
 
 /* Device bytes for m particles: the positions (and velocities) when they are
  * uploaded, the permutation, the boxes, the velocities in tree order, and the
- * larger of the build's peak and the link's (the sorted positions, the sinks
- * and the linker's scratch). */
-static uint64_t fof_bytes(uint64_t m, uint32_t leafsize, int sixd, int on_device)
+ * largest of the build's peak, the link's (the sorted positions, the sinks
+ * and the linker's scratch) and the numbering's (the same, its scratch for
+ * the linker's). */
+static uint64_t fof_bytes(uint64_t m, uint32_t leafsize, int sixd, int on_device, uint64_t minsize)
 {
     const uint64_t nnodes = m ? (UINT64_C(2) << fk_tree_depth(m, leafsize)) - 1 : 0;
-    const uint64_t build = fk_gpu_build_peak(m), link = 16 * m + fk_gpu_link_scratch(m, nnodes, sixd);
-    return (on_device ? 0 : (sixd ? 24 : 12) * m) + 4 * m + 24 * nnodes + (sixd ? 12 * m : 0) +
-           (build > link ? build : link);
+    const uint64_t build = fk_gpu_build_peak(m), link = 16 * m + fk_gpu_link_scratch(m, nnodes, sixd),
+                   number = 16 * m + fk_gpu_number_scratch(m, minsize);
+    uint64_t peak = build > link ? build : link;
+    if (number > peak) peak = number;
+    return (on_device ? 0 : (sixd ? 24 : 12) * m) + 4 * m + 24 * nnodes + (sixd ? 12 * m : 0) + peak;
 }
 
 extern "C" int fk_gpu_fof_arrays(const float *pos, const float *vel, int on_device, int dev, uint64_t n,
                                  uint32_t leafsize, double lo, double span, const fk_linkopts *o, int nlevels,
-                                 uint32_t *const *sinks, uint32_t *perm, uint64_t *groups, fk_error *err)
+                                 uint64_t minsize, fk_gpu_fof_level *out, uint32_t *perm, fk_error *err)
 {
     int st, sixd = 0;
+    for (int k = 0; k < nlevels; k++) {
+        out[k].sizes = NULL;
+        memset(&out[k].info, 0, sizeof out[k].info);
+        out[k].seconds = 0;
+    }
     for (int k = 0; k < nlevels; k++) {
         if ((st = fk_link_check(&o[k], err))) return st;
         sixd |= o[k].psi > 0;
     }
+    if (minsize < 1) return fk_fail(err, FK_EINVAL, "minimum group size must be at least 1");
     if (n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU tree builder and linker handle fewer than 2^31 particles");
     device_scope d(dev);
     FK_CU(d.e, err);
@@ -129,7 +139,8 @@ extern "C" int fk_gpu_fof_arrays(const float *pos, const float *vel, int on_devi
     if ((st = fk_tree_alloc(&t, n, leafsize, "gpu-hilbert", err))) return st;
     free(t.box); /* the boxes stay on the device */
     t.box = NULL;
-    if ((st = fk_gpu_reserve_for(n, [&](uint64_t m) { return fof_bytes(m, leafsize, sixd, on_device); }, err)))
+    if ((st = fk_gpu_reserve_for(
+             n, [&](uint64_t m) { return fof_bytes(m, leafsize, sixd, on_device, minsize); }, err)))
         return st;
     dbuf<float> d_pos, d_vel, d_sorted, d_box, d_svel;
     dbuf<uint32_t> d_perm, d_sink;
@@ -151,7 +162,7 @@ extern "C" int fk_gpu_fof_arrays(const float *pos, const float *vel, int on_devi
     d_pos.release(); /* the link needs the sorted copies only */
     d_vel.release();
     if ((st = d_sink.alloc(n, err))) return st;
-    {
+    if (perm) {
         pinned pin_perm(perm, 4 * n);
         FK_CU(cudaMemcpy(perm, d_perm.p, 4 * n, cudaMemcpyDeviceToHost), err);
     }
@@ -162,9 +173,19 @@ extern "C" int fk_gpu_fof_arrays(const float *pos, const float *vel, int on_devi
         if ((st = fk_gpu_link_dev(&t, d_sorted.p, o[k].psi > 0 ? d_svel.p : nullptr, d_box.p, &o[k], d_sink.p, counts,
                                   &ng, phase, &listed, err)))
             return st;
-        pinned pin_sink(sinks[k], 4 * n);
-        FK_CU(cudaMemcpy(sinks[k], d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
-        if (groups) groups[k] = ng;
+        if (out[k].sink) {
+            pinned pin_sink(out[k].sink, 4 * n);
+            FK_CU(cudaMemcpy(out[k].sink, d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
+        }
+        /* the sinks and the order stay here: only the numbers come down */
+        const double t0 = fk_now();
+        if ((st = fk_gpu_number_dev(d_sink.p, d_perm.p, n, minsize, out[k].group,
+                                    out[k].want_sizes ? &out[k].sizes : nullptr, &out[k].info, err)))
+            return st;
+        out[k].seconds = fk_now() - t0;
+        if (out[k].info.nfound != ng)
+            return fk_fail(err, FK_EDEVICE, "level %d: the GPU numbering found %llu groups, the linker %llu", k,
+                           (unsigned long long)out[k].info.nfound, (unsigned long long)ng);
     }
     FK_CU(cudaDeviceSynchronize(), err);
     return FK_OK;

@@ -167,6 +167,48 @@ template <class F> int fk_gpu_reserve_for(uint64_t n, F bytes, fk_error *err)
                    (double)fr / (1 << 30), (double)tot / (1 << 30), (unsigned long long)lo);
 }
 
+/* ---- warp reductions ---- */
+
+/* The lanes of act (the active lanes of one warp) whose r equals this
+ * lane's, and in *lead whether this lane is the lowest of them; on older
+ * GPUs each lane alone. */
+__device__ __forceinline__ unsigned peers_of(unsigned act, uint32_t r, bool *lead)
+{
+#if __CUDA_ARCH__ >= 800
+    const unsigned peers = __match_any_sync(act, r);
+    *lead = (threadIdx.x & 31) == (unsigned)__ffs(peers) - 1;
+    return peers;
+#else
+    (void)act, (void)r;
+    *lead = true;
+    return 1u << (threadIdx.x & 31);
+#endif
+}
+
+/* The least of v over the lanes in peers (one warp), for 32- and 64-bit
+ * values; v as it is on older GPUs (each lane then takes part alone). */
+__device__ __forceinline__ uint32_t peers_min(unsigned peers, uint32_t v)
+{
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(peers, v);
+#else
+    (void)peers;
+    return v;
+#endif
+}
+
+__device__ __forceinline__ unsigned long long peers_min(unsigned peers, unsigned long long v)
+{
+#if __CUDA_ARCH__ >= 800
+    const uint32_t hi = __reduce_min_sync(peers, (uint32_t)(v >> 32));
+    const uint32_t lo = __reduce_min_sync(peers, (uint32_t)(v >> 32) == hi ? (uint32_t)v : UINT32_MAX);
+    return ((unsigned long long)hi << 32) | lo;
+#else
+    (void)peers;
+    return v;
+#endif
+}
+
 /* ---- the sink array on the device (see link.h for the contract) ---- */
 
 /* Reads through L2 (coherent across SMs): a stale read can only show an

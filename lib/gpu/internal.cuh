@@ -3,6 +3,7 @@
 #define FK_GPU_INTERNAL_CUH
 
 #include "common.cuh"
+#include "groups.h"
 #include "kdtree.h"
 #include "link.h"
 #include "potential.h"
@@ -35,6 +36,17 @@ int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, co
 /* Device bytes fk_gpu_link_dev allocates for itself (beyond its inputs and
  * the sink array). */
 uint64_t fk_gpu_link_scratch(uint64_t n, uint64_t nnodes, int sixd);
+
+/* fk_gpu_groups_number (gpu.h) on device-resident arrays: d_root the
+ * resolved sinks, d_perm the original indices (a permutation of 0 .. n-1),
+ * both n entries on the current device; gid (host, n, or NULL for the counts
+ * alone) and *sizes (when sizes is not NULL) come back, nothing else but the
+ * counts. On the calling thread's default stream. */
+int fk_gpu_number_dev(const uint32_t *d_root, const uint32_t *d_perm, uint64_t n, uint64_t minsize, uint32_t *gid,
+                      uint64_t **sizes, fk_groups *info, fk_error *err);
+
+/* Device bytes fk_gpu_number_dev allocates for n particles at most. */
+uint64_t fk_gpu_number_scratch(uint64_t n, uint64_t minsize);
 
 /* Every member's potential from the others, the n members on the device
  * (d_x d_y d_z d_m), into d_phi, as fk_gpu_pot_tree computes it: exact

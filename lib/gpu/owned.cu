@@ -13,30 +13,6 @@ static unsigned grid_for(uint64_t items)
     return g ? (unsigned)g : 1u;
 }
 
-/* The least of v over the lanes in peers (one warp), for 32- and 64-bit
- * values; v as it is on older GPUs (each lane then takes part alone). */
-__device__ __forceinline__ uint32_t peers_min(unsigned peers, uint32_t v)
-{
-#if __CUDA_ARCH__ >= 800
-    return __reduce_min_sync(peers, v);
-#else
-    (void)peers;
-    return v;
-#endif
-}
-
-__device__ __forceinline__ unsigned long long peers_min(unsigned peers, unsigned long long v)
-{
-#if __CUDA_ARCH__ >= 800
-    const uint32_t hi = __reduce_min_sync(peers, (uint32_t)(v >> 32));
-    const uint32_t lo = __reduce_min_sync(peers, (uint32_t)(v >> 32) == hi ? (uint32_t)v : UINT32_MAX);
-    return ((unsigned long long)hi << 32) | lo;
-#else
-    (void)peers;
-    return v;
-#endif
-}
-
 /* kmin[r] = the lowest owned index (perm[t] < no) of the group whose sink is
  * r, idmin[r] the lowest ID among them. Particles of one group lie together
  * in tree order, so the lanes of a warp mostly share a sink: each set of
@@ -54,14 +30,8 @@ __global__ void k_owned_min(const uint32_t *__restrict__ sink, const uint32_t *_
         const unsigned act = __ballot_sync(0xffffffffu, own);
         if (!own) continue;
         const uint32_t r = sink[t];
-#if __CUDA_ARCH__ >= 800
-        const unsigned peers = __match_any_sync(act, r);
-        const bool lead = lane == (unsigned)__ffs(peers) - 1;
-#else
-        const unsigned peers = 1u << lane;
-        const bool lead = true;
-        (void)act;
-#endif
+        bool lead;
+        const unsigned peers = peers_of(act, r, &lead);
         const uint32_t jm = peers_min(peers, j);
         const I im = peers_min(peers, id[j]);
         if (lead) {

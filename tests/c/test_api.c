@@ -290,9 +290,69 @@ static void test_gpu(void)
     free(pos), free(vel);
 }
 
+/* With a GPU: the groups numbered there, whatever the caller asks for (groups
+ * alone, sinks alone, the counts alone), equal the CPU's: ids, sizes, counts. */
+static void test_gpu_numbering(void)
+{
+    int status;
+    if (!need_gpu("test_api (GPU numbering)", &status)) {
+        CHECK(status == 0);
+        return;
+    }
+    const uint64_t n = 300000;
+    float *pos = clustered(n);
+    static const uint64_t minsizes[] = {1, 20};
+    for (int m = 0; m < 2; m++) {
+        fofkit_particles p;
+        set_particles(&p, pos, n);
+        fofkit_fof_options o;
+        fofkit_fof_options_init(&o);
+        o.nlevels = 3, o.b[0] = 0.2, o.b[1] = 0.1, o.b[2] = 0.05, o.minsize = minsizes[m];
+        fofkit_fof_result cpu, gpu;
+        fofkit_fof_result_init(&cpu);
+        uint32_t *cg[3], *cs[3], *gg[3], *gs[3];
+        for (int k = 0; k < 3; k++) {
+            cpu.group[k] = cg[k] = malloc(4 * n), cpu.sink[k] = cs[k] = malloc(4 * n);
+            gg[k] = malloc(4 * n), gs[k] = malloc(4 * n);
+        }
+        fofkit_error e;
+        o.device = FOFKIT_DEVICE_CPU;
+        CHECK_MSG(fofkit_fof(&p, &o, &cpu, &e) == FOFKIT_OK, "%s", e.message);
+        o.device = FOFKIT_DEVICE_GPU;
+        /* asks: level 0 groups alone, level 1 sinks alone, level 2 the counts alone; then the reverse */
+        for (int ask = 0; ask < 2; ask++) {
+            fofkit_fof_result_init(&gpu);
+            const int want_group = ask ? 2 : 0, want_sink = 1;
+            gpu.group[want_group] = gg[want_group];
+            gpu.sink[want_sink] = gs[want_sink];
+            memset(gg[want_group], 0xa5, 4 * n), memset(gs[want_sink], 0xa5, 4 * n);
+            CHECK_MSG(fofkit_fof(&p, &o, &gpu, &e) == FOFKIT_OK, "%s", e.message);
+            CHECK(gpu.device == FOFKIT_DEVICE_GPU);
+            for (int k = 0; k < 3; k++) {
+                CHECK_MSG(gpu.ngroups[k] == cpu.ngroups[k] && gpu.nfound[k] == cpu.nfound[k],
+                          "minsize %d, level %d: GPU %llu groups of %llu, CPU %llu of %llu", (int)o.minsize, k,
+                          (unsigned long long)gpu.ngroups[k], (unsigned long long)gpu.nfound[k],
+                          (unsigned long long)cpu.ngroups[k], (unsigned long long)cpu.nfound[k]);
+                CHECK((gpu.sizes[k] != NULL) == (k == want_group));
+            }
+            CHECK_MSG(memcmp(gg[want_group], cg[want_group], 4 * n) == 0, "minsize %d, level %d: groups differ",
+                      (int)o.minsize, want_group);
+            CHECK(gpu.sizes[want_group] && memcmp(gpu.sizes[want_group], cpu.sizes[want_group],
+                                                  (cpu.ngroups[want_group] + 1) * sizeof(uint64_t)) == 0);
+            CHECK_MSG(memcmp(gs[want_sink], cs[want_sink], 4 * n) == 0, "minsize %d, level %d: sinks differ",
+                      (int)o.minsize, want_sink);
+            fofkit_fof_result_free(&gpu);
+        }
+        fofkit_fof_result_free(&cpu);
+        for (int k = 0; k < 3; k++) free(cg[k]), free(cs[k]), free(gg[k]), free(gs[k]);
+    }
+    free(pos);
+}
+
 int main(void)
 {
     test_gpu();
+    test_gpu_numbering();
     test_against_brute();
     test_bad_input();
     test_halos_bad();
