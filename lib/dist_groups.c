@@ -557,6 +557,137 @@ out:
     return st;
 }
 
+/* ---- one level: the particles counted and numbered ---------------------- */
+
+/* Block b of nb of n things: [BLOCK(n, b, nb), BLOCK(n, b + 1, nb)). */
+#define BLOCK(n, b, nb) ((n) * (uint64_t)(b) / (uint64_t)(nb))
+
+/* A block's GMIN values owned by other ranks, in open addressing grown at
+ * half full: val the block's particles of each value, then (once the pairs
+ * are laid out) the place of the value's pair in the send order. */
+typedef struct awaytab {
+    uint64_t *key, *val; /* cap entries, key AWAY_EMPTY where none */
+    uint64_t cap, used;
+    int shift; /* 64 - log2(cap): the hash's top bits index the table */
+} awaytab;
+
+#define AWAY_EMPTY UINT64_MAX /* never an index: they are below nsource */
+
+/* The slot of k in t: its own, or the empty one where it goes. */
+static inline uint64_t away_find(const awaytab *t, uint64_t k)
+{
+    uint64_t h = (k * UINT64_C(0x9E3779B97F4A7C15)) >> t->shift;
+    while (t->key[h] != k && t->key[h] != AWAY_EMPTY) h = (h + 1) & (t->cap - 1);
+    return h;
+}
+
+static int away_grow(awaytab *t)
+{
+    awaytab g = {NULL, NULL, t->cap ? 2 * t->cap : 256, t->used, t->cap ? t->shift - 1 : 56};
+    g.key = malloc(g.cap * sizeof *g.key);
+    g.val = malloc(g.cap * sizeof *g.val);
+    if (!g.key || !g.val) {
+        free(g.key);
+        free(g.val);
+        return FK_ENOMEM;
+    }
+    memset(g.key, 0xff, g.cap * sizeof *g.key);
+    for (uint64_t h = 0; h < t->cap; h++)
+        if (t->key[h] != AWAY_EMPTY) {
+            uint64_t s = away_find(&g, t->key[h]);
+            g.key[s] = t->key[h];
+            g.val[s] = t->val[h];
+        }
+    free(t->key);
+    free(t->val);
+    *t = g;
+    return FK_OK;
+}
+
+static int away_add(awaytab *t, uint64_t k, uint64_t count)
+{
+    if (2 * (t->used + 1) > t->cap && away_grow(t)) return FK_ENOMEM;
+    uint64_t h = away_find(t, k);
+    if (t->key[h] == AWAY_EMPTY) {
+        t->key[h] = k;
+        t->val[h] = 0;
+        t->used++;
+    }
+    t->val[h] += count;
+    return FK_OK;
+}
+
+/* Counts particles a..b-1 a run of one GMIN value at a time (a group's
+ * members mostly come together): a value owned here into gsize, atomically
+ * (other blocks may hold the same group), the others into t. */
+static int count_block(const ctx *c, const uint64_t *gmin, uint64_t a, uint64_t b, uint64_t *gsize, awaytab *t)
+{
+    const uint64_t lo = c->lo, len = c->hi - c->lo;
+    for (uint64_t i = a; i < b;) {
+        uint64_t k = gmin[i], j = i + 1;
+        while (j < b && gmin[j] == k) j++;
+        if (k - lo < len)
+            __atomic_fetch_add(&gsize[k - lo], j - i, __ATOMIC_RELAXED);
+        else if (away_add(t, k, j - i))
+            return FK_ENOMEM;
+        i = j;
+    }
+    return FK_OK;
+}
+
+/* Every block's (value, count) pairs, grouped by owner rank (count[q] of
+ * them for rank q; a value held by two blocks is sent twice, its owner
+ * adds both), into *pairs; each table entry's val becomes its pair's
+ * place. */
+static int lay_out_pairs(const ctx *c, awaytab *tab, int nb, uint64_t *count, uint64_t **pairs)
+{
+    const int R = c->R;
+    uint64_t *at = calloc((size_t)nb * (size_t)R, sizeof *at); /* block b's pairs, then next place, for rank q */
+    if (!at) return FK_ENOMEM;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int b = 0; b < nb; b++)
+        for (uint64_t h = 0; h < tab[b].cap; h++)
+            if (tab[b].key[h] != AWAY_EMPTY) at[(size_t)b * (size_t)R + (size_t)owner(c, tab[b].key[h])]++;
+    uint64_t next = 0;
+    for (int q = 0; q < R; q++) {
+        count[q] = 0;
+        for (int b = 0; b < nb; b++) {
+            uint64_t k = at[(size_t)b * (size_t)R + (size_t)q];
+            at[(size_t)b * (size_t)R + (size_t)q] = next;
+            next += k;
+            count[q] += k;
+        }
+    }
+    uint64_t *p = *pairs = malloc((next ? next : 1) * 2 * sizeof *p);
+    if (p) {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int b = 0; b < nb; b++)
+            for (uint64_t h = 0; h < tab[b].cap; h++)
+                if (tab[b].key[h] != AWAY_EMPTY) {
+                    uint64_t e = at[(size_t)b * (size_t)R + (size_t)owner(c, tab[b].key[h])]++;
+                    p[2 * e] = tab[b].key[h];
+                    p[2 * e + 1] = tab[b].val[h];
+                    tab[b].val[h] = e;
+                }
+    }
+    free(at);
+    return p ? FK_OK : FK_ENOMEM;
+}
+
+/* pgid of particles a..b-1, a run at a time: the number of its group,
+ * gidr's for a value owned here, else the owner's answer to its pair. */
+static void number_block(const ctx *c, const uint64_t *gmin, uint64_t a, uint64_t b, const uint32_t *gidr,
+                         const awaytab *t, const uint32_t *ans, uint32_t *pgid)
+{
+    const uint64_t lo = c->lo, len = c->hi - c->lo;
+    for (uint64_t i = a; i < b;) {
+        uint64_t k = gmin[i];
+        uint32_t g = k - lo < len ? gidr[k - lo] : ans[t->val[away_find(t, k)]];
+        pgid[i++] = g;
+        while (i < b && gmin[i] == k) pgid[i++] = g;
+    }
+}
+
 /* Numbers the groups of one level: pgid[i] gets particle i's group number
  * (0: none), info the global counts; gidr (the owned range) the number of
  * each group by its lowest ID. */
@@ -564,143 +695,61 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
                         uint32_t *gidr, fk_groups *info, fk_error *err)
 {
     const uint64_t n = d->snap.n, len = c->hi - c->lo;
-    const int R = c->R;
-    int st = FK_OK;
-    /* 1. sizes: a GMIN value this rank owns is counted straight into gsize
-     * (its range); the others, distinct values and their counts, in an
-     * open-addressing table. A run of one value (members often come
-     * together) costs one look-up. */
-    uint64_t cap = 64, rem = 0;
-#pragma omp parallel for schedule(static) reduction(+ : rem)
-    for (uint64_t i = 0; i < n; i++) rem += gmin[i] - c->lo >= len;
-    while (cap < 2 * rem) cap *= 2;
-    uint64_t *tkey = malloc(cap * sizeof *tkey), *uk = malloc((rem ? rem : 1) * sizeof *uk),
-             *uc = malloc((rem ? rem : 1) * sizeof *uc), *pairs = NULL, *count = calloc((size_t)R, sizeof *count);
-    uint32_t *tidx = malloc(cap * sizeof *tidx), *reply = NULL;
-    /* slot[i]: the table entry of particle i's value, for the values owned elsewhere only */
-    uint32_t *slot = rem ? fk_big_reserve(n * sizeof *slot) : NULL;
-    uint64_t *order = NULL, m = 0, *gsize = fk_big_alloc((len ? len : 1) * sizeof *gsize);
+    const int nb = omp_get_max_threads();
+    uint64_t *gsize = fk_big_zalloc((len ? len : 1) * sizeof *gsize), *count = calloc((size_t)c->R, sizeof *count);
+    uint64_t *pairs = NULL, nrecv = 0, nans = 0;
+    awaytab *tab = calloc((size_t)nb, sizeof *tab);
+    uint32_t *reply = NULL, *ans = NULL;
     void *recv = NULL;
-    uint64_t nrecv = 0;
-    if (!tkey || !uk || !uc || !count || !tidx || (rem && !slot) || !gsize) {
-        st = fk_fail(err, FK_ENOMEM, "out of memory counting the groups of %" PRIu64 " particles", n);
-    } else {
-        /* the values owned here on all cores, a run of one value one atomic
-         * addition */
-#pragma omp parallel
-        {
-#pragma omp for schedule(static)
-            for (uint64_t r = 0; r < len; r++) gsize[r] = 0;
-            uint64_t prev = 0, run = 0;
-#pragma omp for schedule(static)
-            for (uint64_t i = 0; i < n; i++) {
-                uint64_t k = gmin[i];
-                if (k - c->lo >= len) continue;
-                if (run && k == prev) {
-                    run++;
-                    continue;
-                }
-                if (run) __atomic_fetch_add(&gsize[prev - c->lo], run, __ATOMIC_RELAXED);
-                prev = k;
-                run = 1;
-            }
-            if (run) __atomic_fetch_add(&gsize[prev - c->lo], run, __ATOMIC_RELAXED);
-        }
-        /* the others on one thread: few but where a rank's stream holds
-         * groups whose lowest IDs are another rank's */
-        memset(tkey, 0xff, cap * sizeof *tkey);
-        const uint64_t mask = cap - 1;
-        for (uint64_t i = 0; i < n && rem; i++) {
-            uint64_t k = gmin[i];
-            if (k - c->lo < len) continue;
-            if (i && k == gmin[i - 1]) {
-                slot[i] = slot[i - 1];
-            } else {
-                uint64_t h = (k * UINT64_C(0x9E3779B97F4A7C15)) >> 20 & mask;
-                while (tkey[h] != k && tkey[h] != UINT64_MAX) h = (h + 1) & mask;
-                if (tkey[h] == UINT64_MAX) {
-                    tkey[h] = k;
-                    tidx[h] = (uint32_t)m;
-                    uk[m] = k;
-                    uc[m++] = 0;
-                }
-                slot[i] = tidx[h];
-            }
-            uc[slot[i]]++;
-        }
+    /* 1. sizes: a value owned here counted into gsize, the others by block */
+    int nomem = !gsize || !count || !tab;
+    if (!nomem) {
+#pragma omp parallel for schedule(static, 1) reduction(| : nomem)
+        for (int b = 0; b < nb; b++)
+            nomem |= count_block(c, gmin, BLOCK(n, b, nb), BLOCK(n, b + 1, nb), gsize, &tab[b]) != FK_OK;
     }
-    free(tkey);
-    free(tidx);
-    tkey = NULL;
-    /* 2. (value, count) pairs to the values' owners */
-    if (!st) {
-        pairs = malloc((m ? m : 1) * 2 * sizeof *pairs);
-        order = malloc((m ? m : 1) * sizeof *order);
-        uint64_t *at = calloc((size_t)R, sizeof *at);
-        if (!pairs || !order || !at) {
-            st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", m);
-        } else {
-            for (uint64_t j = 0; j < m; j++) count[owner(c, uk[j])]++;
-            for (int q = 1; q < R; q++) at[q] = at[q - 1] + count[q - 1];
-            for (uint64_t j = 0; j < m; j++) {
-                uint64_t p = at[owner(c, uk[j])]++;
-                order[j] = p;
-                pairs[2 * p] = uk[j];
-                pairs[2 * p + 1] = uc[j];
-            }
-        }
-        free(at);
-    }
-    free(uk);
-    free(uc);
-    uk = uc = NULL;
-    if ((st = fk_dist_agree(st, err, NULL))) {
-        free(gsize);
-        goto out;
-    }
-    st = exchange(c, pairs, count, 2 * sizeof *pairs, &recv, &nrecv, err);
-    free(pairs);
-    pairs = NULL;
-    if (st) {
-        free(gsize);
-        goto out;
-    }
-    /* 3. global sizes of the groups owned here, in gsize (the range), numbered */
+    /* 2. (value, count) pairs to the values' owners, which add them up */
+    if (!nomem) nomem = lay_out_pairs(c, tab, nb, count, &pairs) != FK_OK;
+    int st = nomem ? fk_fail(err, FK_ENOMEM, "out of memory counting the groups of %" PRIu64 " particles", n) : FK_OK;
+    if (!(st = fk_dist_agree(st, err, NULL))) st = exchange(c, pairs, count, 2 * sizeof *pairs, &recv, &nrecv, err);
+    if (st) goto out;
     const uint64_t *rp = recv;
-    for (uint64_t e = 0; e < nrecv; e++) gsize[rp[2 * e] - c->lo] += rp[2 * e + 1];
+#pragma omp parallel for schedule(static)
+    for (uint64_t e = 0; e < nrecv; e++) __atomic_fetch_add(&gsize[rp[2 * e] - c->lo], rp[2 * e + 1], __ATOMIC_RELAXED);
+    /* 3. the groups owned here numbered */
     st = number_owned(c, gsize, minsize, n, gidr, info, err);
     free(gsize);
+    gsize = NULL;
     if (st) goto out;
     /* 4. each pair answered with its number */
-    uint64_t *back = calloc((size_t)R, sizeof *back);
+    uint64_t *back = calloc((size_t)c->R, sizeof *back);
     reply = malloc((nrecv ? nrecv : 1) * sizeof *reply);
     st = back && reply ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory answering %" PRIu64 " groups", nrecv);
-    if ((st = fk_dist_agree(st, err, NULL))) {
-        free(back);
-        goto out;
+    if (!(st = fk_dist_agree(st, err, NULL))) {
+#pragma omp parallel for schedule(static)
+        for (uint64_t e = 0; e < nrecv; e++) reply[e] = gidr[rp[2 * e] - c->lo];
+        for (int q = 0; q < c->R; q++) back[q] = c->rc[q];
+        void *got;
+        st = exchange(c, reply, back, sizeof *reply, &got, &nans, err);
+        ans = got;
     }
-    for (uint64_t e = 0; e < nrecv; e++) reply[e] = gidr[rp[2 * e] - c->lo];
-    for (int q = 0; q < R; q++) back[q] = (uint64_t)c->rc[q];
-    void *ans;
-    uint64_t nans;
-    st = exchange(c, reply, back, sizeof *reply, &ans, &nans, err);
     free(back);
     if (st) goto out;
-    const uint32_t *a32 = ans;
-    /* the answers come in the order the pairs were sent: order[j] */
-#pragma omp parallel for schedule(static)
-    for (uint64_t i = 0; i < n; i++) pgid[i] = gmin[i] - c->lo < len ? gidr[gmin[i] - c->lo] : a32[order[slot[i]]];
-    free(ans);
+    /* 5. every particle numbered, the answers found by the blocks' tables */
+#pragma omp parallel for schedule(static, 1)
+    for (int b = 0; b < nb; b++) number_block(c, gmin, BLOCK(n, b, nb), BLOCK(n, b + 1, nb), gidr, &tab[b], ans, pgid);
 out:
-    free(tkey);
-    free(uk);
-    free(uc);
-    free(pairs);
+    for (int b = 0; tab && b < nb; b++) {
+        free(tab[b].key);
+        free(tab[b].val);
+    }
+    free(tab);
+    free(gsize);
     free(count);
-    free(slot);
-    free(order);
+    free(pairs);
     free(recv);
     free(reply);
+    free(ans);
     return st;
 }
 
