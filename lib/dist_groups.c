@@ -839,11 +839,37 @@ static int check_level(const ctx *c, const route *rt, const uint32_t *pr, const 
 
 /* ---- outputs ------------------------------------------------------------- */
 
-/* Rows formatted and written per step: 1 << 20 rows is at most 11 MB. */
-#define WRITE_ROWS (UINT64_C(1) << 20)
+/* Rows a thread formats at a time: 1 << 17 rows is at most 1.4 MB of text. */
+#define PIECE_ROWS (UINT64_C(1) << 17)
 
-/* Collective: writes the .grp text of every rank's owned rows into one
- * file, atomically (a temporary renamed by rank 0 after all succeeded). */
+/* A rank's .grp rows as text in pieces of PIECE_ROWS rows: at[p] the
+ * offset of piece p's text from the first's, at[npieces] the whole text's
+ * bytes. */
+typedef struct grptext {
+    const uint32_t *rows;
+    uint64_t len, npieces, *at;
+} grptext;
+
+static uint64_t piece_end(const grptext *g, uint64_t p)
+{
+    return (p + 1) * PIECE_ROWS < g->len ? (p + 1) * PIECE_ROWS : g->len;
+}
+
+/* Every piece's bytes counted on all cores. */
+static int grp_measure(grptext *g, const uint32_t *rows, uint64_t len)
+{
+    g->rows = rows;
+    g->len = len;
+    g->npieces = (len + PIECE_ROWS - 1) / PIECE_ROWS;
+    g->at = malloc((g->npieces + 1) * sizeof *g->at);
+    if (!g->at) return FK_ENOMEM;
+    g->at[0] = 0;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (uint64_t p = 0; p < g->npieces; p++) g->at[p + 1] = fk_grp_bytes(rows, p * PIECE_ROWS, piece_end(g, p));
+    for (uint64_t p = 0; p < g->npieces; p++) g->at[p + 1] += g->at[p];
+    return FK_OK;
+}
+
 /* Writes n bytes at off: whether all of them went (Open MPI's MPI-IO may say
  * MPI_SUCCESS for a write that failed: the count tells). */
 static int write_all_at(MPI_File fh, uint64_t off, const char *buf, size_t n)
@@ -854,29 +880,57 @@ static int write_all_at(MPI_File fh, uint64_t off, const char *buf, size_t n)
            MPI_Get_count(&s, MPI_CHAR, &got) == MPI_SUCCESS && (size_t)got == n;
 }
 
+/* Writes g's text at off in batches of a piece a thread: while the main
+ * thread writes one batch (MPI is called from it alone; a batch is below
+ * MPI's int count), the others format the next, and it joins them when
+ * done. FK_ENOMEM, FK_EIO when a write came short. */
+static int grp_write_text(MPI_File fh, uint64_t off, const grptext *g)
+{
+    uint64_t per = (uint64_t)omp_get_max_threads();
+    if (per > 1024) per = 1024;
+    uint64_t nbatch = (g->npieces + per - 1) / per;
+    char *buf[2] = {malloc(per * PIECE_ROWS * FK_GRP_ROW_MAX), malloc(per * PIECE_ROWS * FK_GRP_ROW_MAX)};
+    int st = buf[0] && buf[1] ? FK_OK : FK_ENOMEM;
+    if (st) nbatch = 0;
+    /* every thread takes every step (a barrier each): a failed write only
+     * stops the writing */
+#pragma omp parallel
+    for (uint64_t k = 0; k <= nbatch; k++) {
+#pragma omp master
+        if (k > 0 && !st) {
+            uint64_t a = (k - 1) * per, b = k * per < g->npieces ? k * per : g->npieces;
+            if (!write_all_at(fh, off + g->at[a], buf[(k - 1) % 2], g->at[b] - g->at[a])) st = FK_EIO;
+        }
+        if (k < nbatch) {
+            uint64_t a = k * per, b = (k + 1) * per < g->npieces ? (k + 1) * per : g->npieces;
+#pragma omp for schedule(dynamic, 1) nowait
+            for (uint64_t p = a; p < b; p++)
+                fk_grp_format(g->rows, p * PIECE_ROWS, piece_end(g, p), buf[k % 2] + (g->at[p] - g->at[a]));
+        }
+#pragma omp barrier
+    }
+    free(buf[0]);
+    free(buf[1]);
+    return st;
+}
+
+/* Collective: writes the .grp text of every rank's owned rows into one
+ * file, atomically (a temporary renamed by rank 0 after all succeeded). */
 static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_error *err)
 {
-    uint64_t len = c->hi - c->lo, bytes = 0;
-#pragma omp parallel for schedule(static) reduction(+ : bytes)
-    for (uint64_t r = 0; r < len; r++) {
-        uint32_t v = rows[r];
-        uint64_t dig = 1;
-        while (v >= 10) v /= 10, dig++;
-        bytes += dig + 1;
-    }
+    grptext g;
+    int st = grp_measure(&g, rows, c->hi - c->lo) ? fk_fail(err, FK_ENOMEM, "out of memory formatting the .grp text")
+                                                  : FK_OK;
+    if ((st = fk_dist_agree(st, err, NULL))) return st;
     char head[32] = "";
-    if (c->rank == 0) {
-        snprintf(head, sizeof head, "%" PRIu64 "\n", c->nsource);
-        bytes += strlen(head);
-    }
-    uint64_t off = 0;
+    if (c->rank == 0) snprintf(head, sizeof head, "%" PRIu64 "\n", c->nsource);
+    uint64_t hl = strlen(head), bytes = hl + g.at[g.npieces], off = 0;
     MPI_Exscan(&bytes, &off, 1, MPI_UINT64_T, MPI_SUM, COMM);
     if (c->rank == 0) off = 0;
     /* rank 0 opens the output (a temporary beside the final name, removed on
      * a signal too), every rank writes its file */
     fk_output *out = NULL;
     char target[4200] = "";
-    int st = FK_OK;
     if (c->rank == 0 && !(st = fk_output_open(&out, path, 0, 1, err))) {
         const char *t = fk_output_target(out);
         if (!t || strlen(t) >= sizeof target)
@@ -886,6 +940,7 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
     }
     if ((st = fk_dist_agree(st, err, NULL))) {
         fk_output_abort(out);
+        free(g.at);
         return st;
     }
     MPI_Bcast(target, (int)sizeof target, MPI_CHAR, 0, COMM);
@@ -894,26 +949,18 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
     if (rc != MPI_SUCCESS) {
         st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO cannot open it", path);
     } else {
-        char *buf = malloc(WRITE_ROWS * FK_GRP_ROW_MAX + sizeof head);
-        if (!buf) st = fk_fail(err, FK_ENOMEM, "out of memory formatting the .grp text");
-        size_t hl = strlen(head);
-        if (!st && hl && !write_all_at(fh, off, head, hl))
-            st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO wrote less than asked (a full disk?)", path);
-        off += hl;
-        for (uint64_t a = 0; a < len && !st; a += WRITE_ROWS) {
-            uint64_t b = len - a < WRITE_ROWS ? len : a + WRITE_ROWS;
-            size_t w = fk_grp_format(rows, a, b, buf);
-            if (!write_all_at(fh, off, buf, w))
-                st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO wrote less than asked (a full disk?)", path);
-            off += w;
-        }
-        free(buf);
+        st = hl && !write_all_at(fh, off, head, hl) ? FK_EIO : grp_write_text(fh, off + hl, &g);
+        if (st == FK_ENOMEM)
+            fk_fail(err, st, "out of memory formatting the .grp text");
+        else if (st)
+            fk_fail(err, st, "%s: cannot write: MPI-IO wrote less than asked (a full disk?)", path);
         /* Not an error: a device written in place (/dev/null) cannot sync;
          * rank 0's commit fsyncs the file, as every output is. */
         MPI_File_sync(fh);
         if (MPI_File_close(&fh) != MPI_SUCCESS && !st)
             st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO failed to close it", path);
     }
+    free(g.at);
     st = fk_dist_agree(st, err, NULL);
     if (c->rank == 0) {
         if (st)
