@@ -635,6 +635,76 @@ static int count_block(const ctx *c, const uint64_t *gmin, uint64_t a, uint64_t 
     return FK_OK;
 }
 
+/* Runs a block's first pass keeps for later: a 16th of its particles, and
+ * at most LATER_MAX (row, particles), 16 bytes each. */
+#define LATER_MAX (UINT64_C(1) << 16)
+
+typedef struct firstpass {
+    uint64_t stop;        /* the first particle the pass left */
+    uint64_t (*later)[2]; /* (row, particles) of runs outside the block's window */
+    uint64_t nlater;
+    int failed;
+} firstpass;
+
+/* Block b's first pass, particles a..end-1 a run at a time: a row of the
+ * block's own window wa..wb-1 of the owned range is added plainly (no other
+ * block writes there in this pass), another row waits in f->later (the
+ * pass stops when it is full), a value owned elsewhere goes to t. */
+static int count_window(const ctx *c, const uint64_t *gmin, uint64_t a, uint64_t end, uint64_t wa, uint64_t wb,
+                        uint64_t *gsize, awaytab *t, firstpass *f)
+{
+    const uint64_t lo = c->lo, len = c->hi - c->lo, part = (end - a) / 16 + 1;
+    const uint64_t room = !f->later ? 0 : part < LATER_MAX ? part : LATER_MAX;
+    uint64_t i = a;
+    while (i < end && f->nlater < room) {
+        uint64_t k = gmin[i], j = i + 1, r = k - lo;
+        while (j < end && gmin[j] == k) j++;
+        if (r - wa < wb - wa) {
+            gsize[r] += j - i;
+        } else if (r < len) {
+            f->later[f->nlater][0] = r;
+            f->later[f->nlater++][1] = j - i;
+        } else if (away_add(t, k, j - i)) {
+            return FK_ENOMEM;
+        }
+        i = j;
+    }
+    f->stop = i;
+    return FK_OK;
+}
+
+/* Counts every block's particles: the values owned here into gsize (zero),
+ * the others into tab[b]. Block b's particles mostly hold rows of window b
+ * of the owned range (in a stream in ID order, a particle's group is its
+ * own or one begun just before), so a first pass adds those plainly and
+ * keeps the rest for later, up to LATER_MAX runs; after every block's, the
+ * runs kept and the particles left are added atomically. */
+static int count_sizes(const ctx *c, const uint64_t *gmin, uint64_t n, uint64_t *gsize, awaytab *tab, int nb)
+{
+    const uint64_t len = c->hi - c->lo;
+    firstpass *f = calloc((size_t)nb, sizeof *f);
+    if (!f) return FK_ENOMEM;
+    int nomem = 0;
+#pragma omp parallel reduction(| : nomem)
+    {
+        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        for (int b = t; b < nb; b += nt) {
+            f[b].later = malloc(LATER_MAX * sizeof *f[b].later);
+            f[b].failed = count_window(c, gmin, BLOCK(n, b, nb), BLOCK(n, b + 1, nb), BLOCK(len, b, nb),
+                                       BLOCK(len, b + 1, nb), gsize, &tab[b], &f[b]) != FK_OK;
+        }
+#pragma omp barrier
+        for (int b = t; b < nb; b += nt) {
+            for (uint64_t e = 0; e < f[b].nlater; e++)
+                __atomic_fetch_add(&gsize[f[b].later[e][0]], f[b].later[e][1], __ATOMIC_RELAXED);
+            if (f[b].failed || count_block(c, gmin, f[b].stop, BLOCK(n, b + 1, nb), gsize, &tab[b])) nomem = 1;
+            free(f[b].later);
+        }
+    }
+    free(f);
+    return nomem ? FK_ENOMEM : FK_OK;
+}
+
 /* Every block's (value, count) pairs, grouped by owner rank (count[q] of
  * them for rank q; a value held by two blocks is sent twice, its owner
  * adds both), into *pairs; each table entry's val becomes its pair's
@@ -702,12 +772,7 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
     uint32_t *reply = NULL, *ans = NULL;
     void *recv = NULL;
     /* 1. sizes: a value owned here counted into gsize, the others by block */
-    int nomem = !gsize || !count || !tab;
-    if (!nomem) {
-#pragma omp parallel for schedule(static, 1) reduction(| : nomem)
-        for (int b = 0; b < nb; b++)
-            nomem |= count_block(c, gmin, BLOCK(n, b, nb), BLOCK(n, b + 1, nb), gsize, &tab[b]) != FK_OK;
-    }
+    int nomem = !gsize || !count || !tab || count_sizes(c, gmin, n, gsize, tab, nb);
     /* 2. (value, count) pairs to the values' owners, which add them up */
     if (!nomem) nomem = lay_out_pairs(c, tab, nb, count, &pairs) != FK_OK;
     int st = nomem ? fk_fail(err, FK_ENOMEM, "out of memory counting the groups of %" PRIu64 " particles", n) : FK_OK;
@@ -1102,11 +1167,11 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
     info->nlev = d.nlev;
     if ((st = route_ids(&c, &d, &rt, err))) goto done;
     info->t_route = fk_now() - t;
-    gidr = malloc((c.hi - c.lo ? c.hi - c.lo : 1) * sizeof *gidr);
+    gidr = fk_big_alloc((c.hi - c.lo ? c.hi - c.lo : 1) * sizeof *gidr);
     st = gidr ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory");
     for (int k = 0; k < d.nlev && !st; k++) {
         if (o->format == FK_DGROUPS_GRP && k != (int)o->level) continue;
-        pgid[k] = malloc((d.snap.n ? d.snap.n : 1) * sizeof *pgid[k]);
+        pgid[k] = fk_big_alloc((d.snap.n ? d.snap.n : 1) * sizeof *pgid[k]);
         if (!pgid[k]) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group ids", d.snap.n);
     }
     if ((st = fk_dist_agree(st, err, NULL))) goto done;
