@@ -226,6 +226,24 @@ static void route_free(route *rt)
     free(rt->count);
 }
 
+/* at[b R + q] counts block b's elements for rank q: each becomes the
+ * block's first place for rank q in an order grouped by rank, then block;
+ * count[q] gets rank q's elements. Returns them all. */
+static uint64_t places_by_rank(uint64_t *at, int nb, int R, uint64_t *count)
+{
+    uint64_t next = 0;
+    for (int q = 0; q < R; q++) {
+        count[q] = 0;
+        for (int b = 0; b < nb; b++) {
+            uint64_t k = at[(size_t)b * (size_t)R + (size_t)q];
+            at[(size_t)b * (size_t)R + (size_t)q] = next;
+            next += k;
+            count[q] += k;
+        }
+    }
+    return next;
+}
+
 /* Each particle's place in the send order, grouped by owner rank and in
  * stream order within an owner (pos), and send[pos[i]] = ids[i]: a stable
  * counting sort, each block of particles counted and placed on its own. */
@@ -241,16 +259,7 @@ static int sort_by_owner(const ctx *c, const uint64_t *ids, uint64_t n, uint64_t
         for (uint64_t i = n * (uint64_t)b / (uint64_t)nb; i < n * (uint64_t)(b + 1) / (uint64_t)nb; i++)
             mine[owner(c, ids[i])]++;
     }
-    uint64_t next = 0;
-    for (int q = 0; q < R; q++) {
-        count[q] = 0;
-        for (int b = 0; b < nb; b++) {
-            uint64_t k = at[(size_t)b * (size_t)R + (size_t)q];
-            at[(size_t)b * (size_t)R + (size_t)q] = next;
-            next += k;
-            count[q] += k;
-        }
-    }
+    places_by_rank(at, nb, R, count);
 #pragma omp parallel for schedule(static, 1)
     for (int b = 0; b < nb; b++) {
         uint64_t *mine = at + (size_t)b * (size_t)R;
@@ -718,16 +727,7 @@ static int lay_out_pairs(const ctx *c, awaytab *tab, int nb, uint64_t *count, ui
     for (int b = 0; b < nb; b++)
         for (uint64_t h = 0; h < tab[b].cap; h++)
             if (tab[b].key[h] != AWAY_EMPTY) at[(size_t)b * (size_t)R + (size_t)owner(c, tab[b].key[h])]++;
-    uint64_t next = 0;
-    for (int q = 0; q < R; q++) {
-        count[q] = 0;
-        for (int b = 0; b < nb; b++) {
-            uint64_t k = at[(size_t)b * (size_t)R + (size_t)q];
-            at[(size_t)b * (size_t)R + (size_t)q] = next;
-            next += k;
-            count[q] += k;
-        }
-    }
+    uint64_t next = places_by_rank(at, nb, R, count);
     uint64_t *p = *pairs = malloc((next ? next : 1) * 2 * sizeof *p);
     if (p) {
 #pragma omp parallel for schedule(dynamic, 1)
