@@ -794,7 +794,7 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
 #pragma omp parallel for schedule(static)
         for (uint64_t e = 0; e < nrecv; e++) reply[e] = gidr[rp[2 * e] - c->lo];
         for (int q = 0; q < c->R; q++) back[q] = c->rc[q];
-        void *got;
+        void *got = NULL;
         st = exchange(c, reply, back, sizeof *reply, &got, &nans, err);
         ans = got;
     }
