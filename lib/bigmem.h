@@ -28,6 +28,10 @@ extern "C" {
  * for data that never comes. */
 void *fk_big_alloc(size_t n);
 
+/* As fk_big_alloc, its content zero (calloc's: a fresh mapping is not
+ * written again). */
+void *fk_big_zalloc(size_t n);
+
 /* As fk_big_alloc, without faulting anything in: pages are mapped as they
  * are filled (huge ones where the kernel gives them). */
 void *fk_big_reserve(size_t n);

@@ -226,6 +226,24 @@ static void route_free(route *rt)
     free(rt->count);
 }
 
+/* at[b R + q] counts block b's elements for rank q: each becomes the
+ * block's first place for rank q in an order grouped by rank, then block;
+ * count[q] gets rank q's elements. Returns them all. */
+static uint64_t places_by_rank(uint64_t *at, int nb, int R, uint64_t *count)
+{
+    uint64_t next = 0;
+    for (int q = 0; q < R; q++) {
+        count[q] = 0;
+        for (int b = 0; b < nb; b++) {
+            uint64_t k = at[(size_t)b * (size_t)R + (size_t)q];
+            at[(size_t)b * (size_t)R + (size_t)q] = next;
+            next += k;
+            count[q] += k;
+        }
+    }
+    return next;
+}
+
 /* Each particle's place in the send order, grouped by owner rank and in
  * stream order within an owner (pos), and send[pos[i]] = ids[i]: a stable
  * counting sort, each block of particles counted and placed on its own. */
@@ -241,16 +259,7 @@ static int sort_by_owner(const ctx *c, const uint64_t *ids, uint64_t n, uint64_t
         for (uint64_t i = n * (uint64_t)b / (uint64_t)nb; i < n * (uint64_t)(b + 1) / (uint64_t)nb; i++)
             mine[owner(c, ids[i])]++;
     }
-    uint64_t next = 0;
-    for (int q = 0; q < R; q++) {
-        count[q] = 0;
-        for (int b = 0; b < nb; b++) {
-            uint64_t k = at[(size_t)b * (size_t)R + (size_t)q];
-            at[(size_t)b * (size_t)R + (size_t)q] = next;
-            next += k;
-            count[q] += k;
-        }
-    }
+    places_by_rank(at, nb, R, count);
 #pragma omp parallel for schedule(static, 1)
     for (int b = 0; b < nb; b++) {
         uint64_t *mine = at + (size_t)b * (size_t)R;
@@ -557,6 +566,198 @@ out:
     return st;
 }
 
+/* ---- one level: the particles counted and numbered ---------------------- */
+
+/* Block b of nb of n things: [BLOCK(n, b, nb), BLOCK(n, b + 1, nb)). */
+#define BLOCK(n, b, nb) ((n) * (uint64_t)(b) / (uint64_t)(nb))
+
+/* A block's GMIN values owned by other ranks, in open addressing grown at
+ * half full: val the block's particles of each value, then (once the pairs
+ * are laid out) the place of the value's pair in the send order. */
+typedef struct awaytab {
+    uint64_t *key, *val; /* cap entries, key AWAY_EMPTY where none */
+    uint64_t cap, used;
+    int shift; /* 64 - log2(cap): the hash's top bits index the table */
+} awaytab;
+
+#define AWAY_EMPTY UINT64_MAX /* never an index: they are below nsource */
+
+/* The slot of k in t: its own, or the empty one where it goes. */
+static inline uint64_t away_find(const awaytab *t, uint64_t k)
+{
+    uint64_t h = (k * UINT64_C(0x9E3779B97F4A7C15)) >> t->shift;
+    while (t->key[h] != k && t->key[h] != AWAY_EMPTY) h = (h + 1) & (t->cap - 1);
+    return h;
+}
+
+static int away_grow(awaytab *t)
+{
+    awaytab g = {NULL, NULL, t->cap ? 2 * t->cap : 256, t->used, t->cap ? t->shift - 1 : 56};
+    g.key = malloc(g.cap * sizeof *g.key);
+    g.val = malloc(g.cap * sizeof *g.val);
+    if (!g.key || !g.val) {
+        free(g.key);
+        free(g.val);
+        return FK_ENOMEM;
+    }
+    memset(g.key, 0xff, g.cap * sizeof *g.key);
+    for (uint64_t h = 0; h < t->cap; h++)
+        if (t->key[h] != AWAY_EMPTY) {
+            uint64_t s = away_find(&g, t->key[h]);
+            g.key[s] = t->key[h];
+            g.val[s] = t->val[h];
+        }
+    free(t->key);
+    free(t->val);
+    *t = g;
+    return FK_OK;
+}
+
+static int away_add(awaytab *t, uint64_t k, uint64_t count)
+{
+    if (2 * (t->used + 1) > t->cap && away_grow(t)) return FK_ENOMEM;
+    uint64_t h = away_find(t, k);
+    if (t->key[h] == AWAY_EMPTY) {
+        t->key[h] = k;
+        t->val[h] = 0;
+        t->used++;
+    }
+    t->val[h] += count;
+    return FK_OK;
+}
+
+/* Counts particles a..b-1 a run of one GMIN value at a time (a group's
+ * members mostly come together): a value owned here into gsize, atomically
+ * (other blocks may hold the same group), the others into t. */
+static int count_block(const ctx *c, const uint64_t *gmin, uint64_t a, uint64_t b, uint64_t *gsize, awaytab *t)
+{
+    const uint64_t lo = c->lo, len = c->hi - c->lo;
+    for (uint64_t i = a; i < b;) {
+        uint64_t k = gmin[i], j = i + 1;
+        while (j < b && gmin[j] == k) j++;
+        if (k - lo < len)
+            __atomic_fetch_add(&gsize[k - lo], j - i, __ATOMIC_RELAXED);
+        else if (away_add(t, k, j - i))
+            return FK_ENOMEM;
+        i = j;
+    }
+    return FK_OK;
+}
+
+/* Runs a block's first pass keeps for later: a 16th of its particles, and
+ * at most LATER_MAX (row, particles), 16 bytes each. */
+#define LATER_MAX (UINT64_C(1) << 16)
+
+typedef struct firstpass {
+    uint64_t stop;        /* the first particle the pass left */
+    uint64_t (*later)[2]; /* (row, particles) of runs outside the block's window */
+    uint64_t nlater;
+    int failed;
+} firstpass;
+
+/* Block b's first pass, particles a..end-1 a run at a time: a row of the
+ * block's own window wa..wb-1 of the owned range is added plainly (no other
+ * block writes there in this pass), another row waits in f->later (the
+ * pass stops when it is full), a value owned elsewhere goes to t. */
+static int count_window(const ctx *c, const uint64_t *gmin, uint64_t a, uint64_t end, uint64_t wa, uint64_t wb,
+                        uint64_t *gsize, awaytab *t, firstpass *f)
+{
+    const uint64_t lo = c->lo, len = c->hi - c->lo, part = (end - a) / 16 + 1;
+    const uint64_t room = !f->later ? 0 : part < LATER_MAX ? part : LATER_MAX;
+    uint64_t i = a;
+    while (i < end && f->nlater < room) {
+        uint64_t k = gmin[i], j = i + 1, r = k - lo;
+        while (j < end && gmin[j] == k) j++;
+        if (r - wa < wb - wa) {
+            gsize[r] += j - i;
+        } else if (r < len) {
+            f->later[f->nlater][0] = r;
+            f->later[f->nlater++][1] = j - i;
+        } else if (away_add(t, k, j - i)) {
+            return FK_ENOMEM;
+        }
+        i = j;
+    }
+    f->stop = i;
+    return FK_OK;
+}
+
+/* Counts every block's particles: the values owned here into gsize (zero),
+ * the others into tab[b]. Block b's particles mostly hold rows of window b
+ * of the owned range (in a stream in ID order, a particle's group is its
+ * own or one begun just before), so a first pass adds those plainly and
+ * keeps the rest for later, up to LATER_MAX runs; after every block's, the
+ * runs kept and the particles left are added atomically. */
+static int count_sizes(const ctx *c, const uint64_t *gmin, uint64_t n, uint64_t *gsize, awaytab *tab, int nb)
+{
+    const uint64_t len = c->hi - c->lo;
+    firstpass *f = calloc((size_t)nb, sizeof *f);
+    if (!f) return FK_ENOMEM;
+    int nomem = 0;
+#pragma omp parallel reduction(| : nomem)
+    {
+        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        for (int b = t; b < nb; b += nt) {
+            f[b].later = malloc(LATER_MAX * sizeof *f[b].later);
+            f[b].failed = count_window(c, gmin, BLOCK(n, b, nb), BLOCK(n, b + 1, nb), BLOCK(len, b, nb),
+                                       BLOCK(len, b + 1, nb), gsize, &tab[b], &f[b]) != FK_OK;
+        }
+#pragma omp barrier
+        for (int b = t; b < nb; b += nt) {
+            for (uint64_t e = 0; e < f[b].nlater; e++)
+                __atomic_fetch_add(&gsize[f[b].later[e][0]], f[b].later[e][1], __ATOMIC_RELAXED);
+            if (f[b].failed || count_block(c, gmin, f[b].stop, BLOCK(n, b + 1, nb), gsize, &tab[b])) nomem = 1;
+            free(f[b].later);
+        }
+    }
+    free(f);
+    return nomem ? FK_ENOMEM : FK_OK;
+}
+
+/* Every block's (value, count) pairs, grouped by owner rank (count[q] of
+ * them for rank q; a value held by two blocks is sent twice, its owner
+ * adds both), into *pairs; each table entry's val becomes its pair's
+ * place. */
+static int lay_out_pairs(const ctx *c, awaytab *tab, int nb, uint64_t *count, uint64_t **pairs)
+{
+    const int R = c->R;
+    uint64_t *at = calloc((size_t)nb * (size_t)R, sizeof *at); /* block b's pairs, then next place, for rank q */
+    if (!at) return FK_ENOMEM;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int b = 0; b < nb; b++)
+        for (uint64_t h = 0; h < tab[b].cap; h++)
+            if (tab[b].key[h] != AWAY_EMPTY) at[(size_t)b * (size_t)R + (size_t)owner(c, tab[b].key[h])]++;
+    uint64_t next = places_by_rank(at, nb, R, count);
+    uint64_t *p = *pairs = malloc((next ? next : 1) * 2 * sizeof *p);
+    if (p) {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int b = 0; b < nb; b++)
+            for (uint64_t h = 0; h < tab[b].cap; h++)
+                if (tab[b].key[h] != AWAY_EMPTY) {
+                    uint64_t e = at[(size_t)b * (size_t)R + (size_t)owner(c, tab[b].key[h])]++;
+                    p[2 * e] = tab[b].key[h];
+                    p[2 * e + 1] = tab[b].val[h];
+                    tab[b].val[h] = e;
+                }
+    }
+    free(at);
+    return p ? FK_OK : FK_ENOMEM;
+}
+
+/* pgid of particles a..b-1, a run at a time: the number of its group,
+ * gidr's for a value owned here, else the owner's answer to its pair. */
+static void number_block(const ctx *c, const uint64_t *gmin, uint64_t a, uint64_t b, const uint32_t *gidr,
+                         const awaytab *t, const uint32_t *ans, uint32_t *pgid)
+{
+    const uint64_t lo = c->lo, len = c->hi - c->lo;
+    for (uint64_t i = a; i < b;) {
+        uint64_t k = gmin[i];
+        uint32_t g = k - lo < len ? gidr[k - lo] : ans[t->val[away_find(t, k)]];
+        pgid[i++] = g;
+        while (i < b && gmin[i] == k) pgid[i++] = g;
+    }
+}
+
 /* Numbers the groups of one level: pgid[i] gets particle i's group number
  * (0: none), info the global counts; gidr (the owned range) the number of
  * each group by its lowest ID. */
@@ -564,143 +765,56 @@ static int number_level(ctx *c, const input *d, const uint64_t *gmin, uint64_t m
                         uint32_t *gidr, fk_groups *info, fk_error *err)
 {
     const uint64_t n = d->snap.n, len = c->hi - c->lo;
-    const int R = c->R;
-    int st = FK_OK;
-    /* 1. sizes: a GMIN value this rank owns is counted straight into gsize
-     * (its range); the others, distinct values and their counts, in an
-     * open-addressing table. A run of one value (members often come
-     * together) costs one look-up. */
-    uint64_t cap = 64, rem = 0;
-#pragma omp parallel for schedule(static) reduction(+ : rem)
-    for (uint64_t i = 0; i < n; i++) rem += gmin[i] - c->lo >= len;
-    while (cap < 2 * rem) cap *= 2;
-    uint64_t *tkey = malloc(cap * sizeof *tkey), *uk = malloc((rem ? rem : 1) * sizeof *uk),
-             *uc = malloc((rem ? rem : 1) * sizeof *uc), *pairs = NULL, *count = calloc((size_t)R, sizeof *count);
-    uint32_t *tidx = malloc(cap * sizeof *tidx), *reply = NULL;
-    /* slot[i]: the table entry of particle i's value, for the values owned elsewhere only */
-    uint32_t *slot = rem ? fk_big_reserve(n * sizeof *slot) : NULL;
-    uint64_t *order = NULL, m = 0, *gsize = fk_big_alloc((len ? len : 1) * sizeof *gsize);
+    const int nb = omp_get_max_threads();
+    uint64_t *gsize = fk_big_zalloc((len ? len : 1) * sizeof *gsize), *count = calloc((size_t)c->R, sizeof *count);
+    uint64_t *pairs = NULL, nrecv = 0, nans = 0;
+    awaytab *tab = calloc((size_t)nb, sizeof *tab);
+    uint32_t *reply = NULL, *ans = NULL;
     void *recv = NULL;
-    uint64_t nrecv = 0;
-    if (!tkey || !uk || !uc || !count || !tidx || (rem && !slot) || !gsize) {
-        st = fk_fail(err, FK_ENOMEM, "out of memory counting the groups of %" PRIu64 " particles", n);
-    } else {
-        /* the values owned here on all cores, a run of one value one atomic
-         * addition */
-#pragma omp parallel
-        {
-#pragma omp for schedule(static)
-            for (uint64_t r = 0; r < len; r++) gsize[r] = 0;
-            uint64_t prev = 0, run = 0;
-#pragma omp for schedule(static)
-            for (uint64_t i = 0; i < n; i++) {
-                uint64_t k = gmin[i];
-                if (k - c->lo >= len) continue;
-                if (run && k == prev) {
-                    run++;
-                    continue;
-                }
-                if (run) __atomic_fetch_add(&gsize[prev - c->lo], run, __ATOMIC_RELAXED);
-                prev = k;
-                run = 1;
-            }
-            if (run) __atomic_fetch_add(&gsize[prev - c->lo], run, __ATOMIC_RELAXED);
-        }
-        /* the others on one thread: few but where a rank's stream holds
-         * groups whose lowest IDs are another rank's */
-        memset(tkey, 0xff, cap * sizeof *tkey);
-        const uint64_t mask = cap - 1;
-        for (uint64_t i = 0; i < n && rem; i++) {
-            uint64_t k = gmin[i];
-            if (k - c->lo < len) continue;
-            if (i && k == gmin[i - 1]) {
-                slot[i] = slot[i - 1];
-            } else {
-                uint64_t h = (k * UINT64_C(0x9E3779B97F4A7C15)) >> 20 & mask;
-                while (tkey[h] != k && tkey[h] != UINT64_MAX) h = (h + 1) & mask;
-                if (tkey[h] == UINT64_MAX) {
-                    tkey[h] = k;
-                    tidx[h] = (uint32_t)m;
-                    uk[m] = k;
-                    uc[m++] = 0;
-                }
-                slot[i] = tidx[h];
-            }
-            uc[slot[i]]++;
-        }
-    }
-    free(tkey);
-    free(tidx);
-    tkey = NULL;
-    /* 2. (value, count) pairs to the values' owners */
-    if (!st) {
-        pairs = malloc((m ? m : 1) * 2 * sizeof *pairs);
-        order = malloc((m ? m : 1) * sizeof *order);
-        uint64_t *at = calloc((size_t)R, sizeof *at);
-        if (!pairs || !order || !at) {
-            st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", m);
-        } else {
-            for (uint64_t j = 0; j < m; j++) count[owner(c, uk[j])]++;
-            for (int q = 1; q < R; q++) at[q] = at[q - 1] + count[q - 1];
-            for (uint64_t j = 0; j < m; j++) {
-                uint64_t p = at[owner(c, uk[j])]++;
-                order[j] = p;
-                pairs[2 * p] = uk[j];
-                pairs[2 * p + 1] = uc[j];
-            }
-        }
-        free(at);
-    }
-    free(uk);
-    free(uc);
-    uk = uc = NULL;
-    if ((st = fk_dist_agree(st, err, NULL))) {
-        free(gsize);
-        goto out;
-    }
-    st = exchange(c, pairs, count, 2 * sizeof *pairs, &recv, &nrecv, err);
-    free(pairs);
-    pairs = NULL;
-    if (st) {
-        free(gsize);
-        goto out;
-    }
-    /* 3. global sizes of the groups owned here, in gsize (the range), numbered */
+    /* 1. sizes: a value owned here counted into gsize, the others by block */
+    int nomem = !gsize || !count || !tab || count_sizes(c, gmin, n, gsize, tab, nb);
+    /* 2. (value, count) pairs to the values' owners, which add them up */
+    if (!nomem) nomem = lay_out_pairs(c, tab, nb, count, &pairs) != FK_OK;
+    int st = nomem ? fk_fail(err, FK_ENOMEM, "out of memory counting the groups of %" PRIu64 " particles", n) : FK_OK;
+    if (!(st = fk_dist_agree(st, err, NULL))) st = exchange(c, pairs, count, 2 * sizeof *pairs, &recv, &nrecv, err);
+    if (st) goto out;
     const uint64_t *rp = recv;
-    for (uint64_t e = 0; e < nrecv; e++) gsize[rp[2 * e] - c->lo] += rp[2 * e + 1];
+#pragma omp parallel for schedule(static)
+    for (uint64_t e = 0; e < nrecv; e++) __atomic_fetch_add(&gsize[rp[2 * e] - c->lo], rp[2 * e + 1], __ATOMIC_RELAXED);
+    /* 3. the groups owned here numbered */
     st = number_owned(c, gsize, minsize, n, gidr, info, err);
     free(gsize);
+    gsize = NULL;
     if (st) goto out;
     /* 4. each pair answered with its number */
-    uint64_t *back = calloc((size_t)R, sizeof *back);
+    uint64_t *back = calloc((size_t)c->R, sizeof *back);
     reply = malloc((nrecv ? nrecv : 1) * sizeof *reply);
     st = back && reply ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory answering %" PRIu64 " groups", nrecv);
-    if ((st = fk_dist_agree(st, err, NULL))) {
-        free(back);
-        goto out;
+    if (!(st = fk_dist_agree(st, err, NULL))) {
+#pragma omp parallel for schedule(static)
+        for (uint64_t e = 0; e < nrecv; e++) reply[e] = gidr[rp[2 * e] - c->lo];
+        for (int q = 0; q < c->R; q++) back[q] = c->rc[q];
+        void *got = NULL;
+        st = exchange(c, reply, back, sizeof *reply, &got, &nans, err);
+        ans = got;
     }
-    for (uint64_t e = 0; e < nrecv; e++) reply[e] = gidr[rp[2 * e] - c->lo];
-    for (int q = 0; q < R; q++) back[q] = (uint64_t)c->rc[q];
-    void *ans;
-    uint64_t nans;
-    st = exchange(c, reply, back, sizeof *reply, &ans, &nans, err);
     free(back);
     if (st) goto out;
-    const uint32_t *a32 = ans;
-    /* the answers come in the order the pairs were sent: order[j] */
-#pragma omp parallel for schedule(static)
-    for (uint64_t i = 0; i < n; i++) pgid[i] = gmin[i] - c->lo < len ? gidr[gmin[i] - c->lo] : a32[order[slot[i]]];
-    free(ans);
+    /* 5. every particle numbered, the answers found by the blocks' tables */
+#pragma omp parallel for schedule(static, 1)
+    for (int b = 0; b < nb; b++) number_block(c, gmin, BLOCK(n, b, nb), BLOCK(n, b + 1, nb), gidr, &tab[b], ans, pgid);
 out:
-    free(tkey);
-    free(uk);
-    free(uc);
-    free(pairs);
+    for (int b = 0; tab && b < nb; b++) {
+        free(tab[b].key);
+        free(tab[b].val);
+    }
+    free(tab);
+    free(gsize);
     free(count);
-    free(slot);
-    free(order);
+    free(pairs);
     free(recv);
     free(reply);
+    free(ans);
     return st;
 }
 
@@ -790,11 +904,37 @@ static int check_level(const ctx *c, const route *rt, const uint32_t *pr, const 
 
 /* ---- outputs ------------------------------------------------------------- */
 
-/* Rows formatted and written per step: 1 << 20 rows is at most 11 MB. */
-#define WRITE_ROWS (UINT64_C(1) << 20)
+/* Rows a thread formats at a time: 1 << 17 rows is at most 1.4 MB of text. */
+#define PIECE_ROWS (UINT64_C(1) << 17)
 
-/* Collective: writes the .grp text of every rank's owned rows into one
- * file, atomically (a temporary renamed by rank 0 after all succeeded). */
+/* A rank's .grp rows as text in pieces of PIECE_ROWS rows: at[p] the
+ * offset of piece p's text from the first's, at[npieces] the whole text's
+ * bytes. */
+typedef struct grptext {
+    const uint32_t *rows;
+    uint64_t len, npieces, *at;
+} grptext;
+
+static uint64_t piece_end(const grptext *g, uint64_t p)
+{
+    return (p + 1) * PIECE_ROWS < g->len ? (p + 1) * PIECE_ROWS : g->len;
+}
+
+/* Every piece's bytes counted on all cores. */
+static int grp_measure(grptext *g, const uint32_t *rows, uint64_t len)
+{
+    g->rows = rows;
+    g->len = len;
+    g->npieces = (len + PIECE_ROWS - 1) / PIECE_ROWS;
+    g->at = malloc((g->npieces + 1) * sizeof *g->at);
+    if (!g->at) return FK_ENOMEM;
+    g->at[0] = 0;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (uint64_t p = 0; p < g->npieces; p++) g->at[p + 1] = fk_grp_bytes(rows, p * PIECE_ROWS, piece_end(g, p));
+    for (uint64_t p = 0; p < g->npieces; p++) g->at[p + 1] += g->at[p];
+    return FK_OK;
+}
+
 /* Writes n bytes at off: whether all of them went (Open MPI's MPI-IO may say
  * MPI_SUCCESS for a write that failed: the count tells). */
 static int write_all_at(MPI_File fh, uint64_t off, const char *buf, size_t n)
@@ -805,29 +945,57 @@ static int write_all_at(MPI_File fh, uint64_t off, const char *buf, size_t n)
            MPI_Get_count(&s, MPI_CHAR, &got) == MPI_SUCCESS && (size_t)got == n;
 }
 
+/* Writes g's text at off in batches of a piece a thread: while the main
+ * thread writes one batch (MPI is called from it alone; a batch is below
+ * MPI's int count), the others format the next, and it joins them when
+ * done. FK_ENOMEM, FK_EIO when a write came short. */
+static int grp_write_text(MPI_File fh, uint64_t off, const grptext *g)
+{
+    uint64_t per = (uint64_t)omp_get_max_threads();
+    if (per > 1024) per = 1024;
+    uint64_t nbatch = (g->npieces + per - 1) / per;
+    char *buf[2] = {malloc(per * PIECE_ROWS * FK_GRP_ROW_MAX), malloc(per * PIECE_ROWS * FK_GRP_ROW_MAX)};
+    int st = buf[0] && buf[1] ? FK_OK : FK_ENOMEM;
+    if (st) nbatch = 0;
+    /* every thread takes every step (a barrier each): a failed write only
+     * stops the writing */
+#pragma omp parallel
+    for (uint64_t k = 0; k <= nbatch; k++) {
+#pragma omp master
+        if (k > 0 && !st) {
+            uint64_t a = (k - 1) * per, b = k * per < g->npieces ? k * per : g->npieces;
+            if (!write_all_at(fh, off + g->at[a], buf[(k - 1) % 2], g->at[b] - g->at[a])) st = FK_EIO;
+        }
+        if (k < nbatch) {
+            uint64_t a = k * per, b = (k + 1) * per < g->npieces ? (k + 1) * per : g->npieces;
+#pragma omp for schedule(dynamic, 1) nowait
+            for (uint64_t p = a; p < b; p++)
+                fk_grp_format(g->rows, p * PIECE_ROWS, piece_end(g, p), buf[k % 2] + (g->at[p] - g->at[a]));
+        }
+#pragma omp barrier
+    }
+    free(buf[0]);
+    free(buf[1]);
+    return st;
+}
+
+/* Collective: writes the .grp text of every rank's owned rows into one
+ * file, atomically (a temporary renamed by rank 0 after all succeeded). */
 static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_error *err)
 {
-    uint64_t len = c->hi - c->lo, bytes = 0;
-#pragma omp parallel for schedule(static) reduction(+ : bytes)
-    for (uint64_t r = 0; r < len; r++) {
-        uint32_t v = rows[r];
-        uint64_t dig = 1;
-        while (v >= 10) v /= 10, dig++;
-        bytes += dig + 1;
-    }
+    grptext g;
+    int st = grp_measure(&g, rows, c->hi - c->lo) ? fk_fail(err, FK_ENOMEM, "out of memory formatting the .grp text")
+                                                  : FK_OK;
+    if ((st = fk_dist_agree(st, err, NULL))) return st;
     char head[32] = "";
-    if (c->rank == 0) {
-        snprintf(head, sizeof head, "%" PRIu64 "\n", c->nsource);
-        bytes += strlen(head);
-    }
-    uint64_t off = 0;
+    if (c->rank == 0) snprintf(head, sizeof head, "%" PRIu64 "\n", c->nsource);
+    uint64_t hl = strlen(head), bytes = hl + g.at[g.npieces], off = 0;
     MPI_Exscan(&bytes, &off, 1, MPI_UINT64_T, MPI_SUM, COMM);
     if (c->rank == 0) off = 0;
     /* rank 0 opens the output (a temporary beside the final name, removed on
      * a signal too), every rank writes its file */
     fk_output *out = NULL;
     char target[4200] = "";
-    int st = FK_OK;
     if (c->rank == 0 && !(st = fk_output_open(&out, path, 0, 1, err))) {
         const char *t = fk_output_target(out);
         if (!t || strlen(t) >= sizeof target)
@@ -837,6 +1005,7 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
     }
     if ((st = fk_dist_agree(st, err, NULL))) {
         fk_output_abort(out);
+        free(g.at);
         return st;
     }
     MPI_Bcast(target, (int)sizeof target, MPI_CHAR, 0, COMM);
@@ -845,26 +1014,18 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
     if (rc != MPI_SUCCESS) {
         st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO cannot open it", path);
     } else {
-        char *buf = malloc(WRITE_ROWS * FK_GRP_ROW_MAX + sizeof head);
-        if (!buf) st = fk_fail(err, FK_ENOMEM, "out of memory formatting the .grp text");
-        size_t hl = strlen(head);
-        if (!st && hl && !write_all_at(fh, off, head, hl))
-            st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO wrote less than asked (a full disk?)", path);
-        off += hl;
-        for (uint64_t a = 0; a < len && !st; a += WRITE_ROWS) {
-            uint64_t b = len - a < WRITE_ROWS ? len : a + WRITE_ROWS;
-            size_t w = fk_grp_format(rows, a, b, buf);
-            if (!write_all_at(fh, off, buf, w))
-                st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO wrote less than asked (a full disk?)", path);
-            off += w;
-        }
-        free(buf);
+        st = hl && !write_all_at(fh, off, head, hl) ? FK_EIO : grp_write_text(fh, off + hl, &g);
+        if (st == FK_ENOMEM)
+            fk_fail(err, st, "out of memory formatting the .grp text");
+        else if (st)
+            fk_fail(err, st, "%s: cannot write: MPI-IO wrote less than asked (a full disk?)", path);
         /* Not an error: a device written in place (/dev/null) cannot sync;
          * rank 0's commit fsyncs the file, as every output is. */
         MPI_File_sync(fh);
         if (MPI_File_close(&fh) != MPI_SUCCESS && !st)
             st = fk_fail(err, FK_EIO, "%s: cannot write: MPI-IO failed to close it", path);
     }
+    free(g.at);
     st = fk_dist_agree(st, err, NULL);
     if (c->rank == 0) {
         if (st)
@@ -873,6 +1034,22 @@ static int write_grp(const ctx *c, const uint32_t *rows, const char *path, fk_er
             st = fk_output_commit(out, err);
     }
     return fk_dist_agree(st, err, NULL);
+}
+
+/* *p = max(*p, v), *p = min(*p, v), by any thread: a compare-and-swap only
+ * where v would change *p (nested levels: once a group). */
+static inline void atomic_max_u32(uint32_t *p, uint32_t v)
+{
+    uint32_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+static inline void atomic_min_u32(uint32_t *p, uint32_t v)
+{
+    uint32_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v < cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
 }
 
 /* GPAR of level k >= 1: row g the level k-1 group holding group g, from
@@ -887,15 +1064,23 @@ static int parents(const ctx *c, const uint32_t *up, const uint32_t *gid, uint64
     int st = hi && lo ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory for the parents of %" PRIu64 " groups", ngroups);
     if (!st) {
         memset(lo, 0xff, (ngroups + 1) * sizeof *lo);
-        for (uint64_t i = 0; i < n && !st; i++) {
+        /* on all cores, a run of one (group, parent) once; the first
+         * particle in no kept group of level k - 1 named */
+        uint64_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+        for (uint64_t i = 0; i < n; i++) {
             uint32_t g = gid[i], p = up[i];
-            if (!g) continue;
-            if (!p)
-                st = fk_fail(err, FK_EFORMAT, "group %" PRIu32 " of level %d has a particle in no kept group of level %d"
-                             " (the levels do not nest)", g, k, k - 1);
-            if (p > hi[g]) hi[g] = p;
-            if (p < lo[g]) lo[g] = p;
+            if (!g || (i && gid[i - 1] == g && up[i - 1] == p)) continue;
+            if (!p) {
+                if (i < bad) bad = i;
+                continue;
+            }
+            atomic_max_u32(&hi[g], p);
+            atomic_min_u32(&lo[g], p);
         }
+        if (bad < n)
+            st = fk_fail(err, FK_EFORMAT, "group %" PRIu32 " of level %d has a particle in no kept group of level %d"
+                         " (the levels do not nest)", gid[bad], k, k - 1);
     }
     if ((st = fk_dist_agree(st, err, NULL))) {
         free(hi);
@@ -1006,14 +1191,15 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
     info->nlev = d.nlev;
     if ((st = route_ids(&c, &d, &rt, err))) goto done;
     info->t_route = fk_now() - t;
-    gidr = malloc((c.hi - c.lo ? c.hi - c.lo : 1) * sizeof *gidr);
+    gidr = fk_big_alloc((c.hi - c.lo ? c.hi - c.lo : 1) * sizeof *gidr);
     st = gidr ? FK_OK : fk_fail(err, FK_ENOMEM, "out of memory");
     for (int k = 0; k < d.nlev && !st; k++) {
         if (o->format == FK_DGROUPS_GRP && k != (int)o->level) continue;
-        pgid[k] = malloc((d.snap.n ? d.snap.n : 1) * sizeof *pgid[k]);
+        pgid[k] = fk_big_alloc((d.snap.n ? d.snap.n : 1) * sizeof *pgid[k]);
         if (!pgid[k]) st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " group ids", d.snap.n);
     }
     if ((st = fk_dist_agree(st, err, NULL))) goto done;
+    info->t_number = fk_now() - t - info->t_route; /* the numbers' arrays, faulted in */
     for (int k = 0; k < d.nlev; k++) {
         if (!pgid[k]) continue;
         t = fk_now();

@@ -27,8 +27,11 @@
  *
  * How (R ranks, IDs split into R equal ranges [q nsource / R, (q+1)
  * nsource / R), range q owned by rank q):
- *   1. each rank counts its particles per GMIN value and sends (value,
- *      count) pairs to the value's owner (one alltoallv, 16 bytes a pair);
+ *   1. each rank counts its particles per GMIN value, a block of them a
+ *      core and a run of one value at a time: a value it owns into its
+ *      range's sizes, the others into the block's hash table, whose (value,
+ *      count) pairs go to the value's owner (one alltoallv, 16 bytes a pair;
+ *      a value in two blocks is sent twice, the owner adds both);
  *   2. owners sum them into global sizes; the kept groups' size histograms
  *      are gathered by every rank (at most sqrt(2 nsource) sizes a rank), so
  *      each owner numbers its groups without any sort across ranks: the

@@ -21,4 +21,7 @@ int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *nam
 #define FK_GRP_ROW_MAX 11
 size_t fk_grp_format(const uint32_t *gid, uint64_t lo, uint64_t hi, char *out);
 
+/* The bytes fk_grp_format writes for rows lo..hi-1, on the calling thread. */
+uint64_t fk_grp_bytes(const uint32_t *gid, uint64_t lo, uint64_t hi);
+
 #endif

@@ -47,6 +47,29 @@ same_grp() {
     [ "$(grep -c -v '^0$' ref.grp)" -gt 1000 ]
 }
 
+@test "mock, 3 levels: ranks of 3 and 5 threads write the single-process .grp and streams (stream and ID order)" {
+    need_mpi groups
+    cp "$BATS_FILE_TMPDIR/link.fof" .
+    # Each thread counts a block of a rank's particles: in tree order nearly every run of a
+    # block lies outside its window of the owned range (kept for the second pass until the
+    # room runs out), in ID order nearly none; values owned by the other rank go to the
+    # blocks' tables; the .grp text is formatted in batches of pieces.
+    mkgmin 2 link.fof t.%r.fof
+    mkgmin --by-id 2 link.fof i.%r.fof
+    local th m
+    for th in 3 5; do
+        for m in 1 20; do
+            OMP_NUM_THREADS=$th same_grp 1 "$m" 1 link.fof link.fof
+            OMP_NUM_THREADS=$th same_grp 2 "$m" 0 link.fof t.%r.fof
+            OMP_NUM_THREADS=$th same_grp 2 "$m" 2 link.fof i.%r.fof
+        done
+        OMP_NUM_THREADS=1 mpi 2 groups -m 5 -o one.%r.fof t.%r.fof
+        OMP_NUM_THREADS=$th mpi 2 groups -m 5 -o many.%r.fof t.%r.fof
+        cmp one.0.fof many.0.fof
+        cmp one.1.fof many.1.fof
+    done
+}
+
 @test "mock, 3 levels, --format=stream: per-rank GIDL and GPAR are the single-process GID and GPAR" {
     need_mpi groups
     cp "$BATS_FILE_TMPDIR/link.fof" .

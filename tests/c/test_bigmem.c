@@ -1,4 +1,4 @@
-/* test_bigmem.c - large arrays: writable, grown by realloc with their content, and (on Linux) advised as one mapping, which realloc can move instead of copying. */
+/* test_bigmem.c - large arrays: writable, grown by realloc with their content, zeroed when asked, and (on Linux) advised as one mapping, which realloc can move instead of copying. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,5 +66,20 @@ int main(void)
     CHECK(s != NULL);
     if (s) memset(s, 2, 100);
     free(s);
+
+    /* zeroed ones, large and small, where freed arrays were written */
+    const size_t zn[2] = {n, 100};
+    for (int k = 0; k < 2; k++) {
+        unsigned char *dirty = malloc(zn[k]);
+        if (dirty) memset(dirty, 3, zn[k]);
+        free(dirty);
+        unsigned char *z = fk_big_zalloc(zn[k]);
+        CHECK(z != NULL);
+        if (!z) continue;
+        size_t nonzero = 0;
+        for (size_t i = 0; i < zn[k]; i++) nonzero += z[i] != 0;
+        CHECK_MSG(nonzero == 0, "%zu of %zu bytes of fk_big_zalloc are not zero", nonzero, zn[k]);
+        free(z);
+    }
     CHECK_DONE();
 }
