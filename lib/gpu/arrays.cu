@@ -147,9 +147,9 @@ extern "C" int fk_gpu_fof_arrays(const float *pos, const float *vel, int on_devi
     const float *pp = pos, *vp = vel;
     if (!on_device) {
         if ((st = d_pos.alloc(3 * n, err)) || (sixd && (st = d_vel.alloc(3 * n, err)))) return st;
-        pinned pin_pos(pos, 12 * n), pin_vel(sixd ? vel : nullptr, 12 * n);
-        FK_CU(cudaMemcpy(d_pos.p, pos, 12 * n, cudaMemcpyHostToDevice), err);
-        if (sixd) FK_CU(cudaMemcpy(d_vel.p, vel, 12 * n, cudaMemcpyHostToDevice), err);
+        /* staged through the thread's pinned chunks: pinning the caller's arrays cost more than the copy */
+        if ((st = fk_gpu_put(d_pos.p, pos, 12 * n, err)) || (sixd && (st = fk_gpu_put(d_vel.p, vel, 12 * n, err))))
+            return st;
         pp = d_pos.p, vp = d_vel.p;
     }
     if ((st = d_perm.alloc(n, err)) || (st = d_box.alloc(6 * t.nnodes, err)) || (sixd && (st = d_svel.alloc(3 * n, err))))
@@ -162,10 +162,7 @@ extern "C" int fk_gpu_fof_arrays(const float *pos, const float *vel, int on_devi
     d_pos.release(); /* the link needs the sorted copies only */
     d_vel.release();
     if ((st = d_sink.alloc(n, err))) return st;
-    if (perm) {
-        pinned pin_perm(perm, 4 * n);
-        FK_CU(cudaMemcpy(perm, d_perm.p, 4 * n, cudaMemcpyDeviceToHost), err);
-    }
+    if (perm && (st = fk_gpu_get(perm, d_perm.p, 4 * n, err))) return st;
     for (int k = 0; k < nlevels; k++) {
         unsigned long long counts[2];
         uint64_t ng = 0, listed = 0;
@@ -173,10 +170,7 @@ extern "C" int fk_gpu_fof_arrays(const float *pos, const float *vel, int on_devi
         if ((st = fk_gpu_link_dev(&t, d_sorted.p, o[k].psi > 0 ? d_svel.p : nullptr, d_box.p, &o[k], d_sink.p, counts,
                                   &ng, phase, &listed, err)))
             return st;
-        if (out[k].sink) {
-            pinned pin_sink(out[k].sink, 4 * n);
-            FK_CU(cudaMemcpy(out[k].sink, d_sink.p, 4 * n, cudaMemcpyDeviceToHost), err);
-        }
+        if (out[k].sink && (st = fk_gpu_get(out[k].sink, d_sink.p, 4 * n, err))) return st;
         /* the sinks and the order stay here: only the numbers come down */
         const double t0 = fk_now();
         if ((st = fk_gpu_number_dev(d_sink.p, d_perm.p, n, minsize, out[k].group,

@@ -214,29 +214,45 @@ static void team_copy(void *dst, const void *src, size_t n)
     }
 }
 
-/* Two pinned chunks and their events, freed with the object. */
+/* Two pinned chunks and their events: each thread's, made at its first
+ * staged copy and kept for the next ones (pinning 64 MiB costs about as
+ * much as copying it, which a library call on 16.7M particles paid every
+ * time), made again when the thread's device changed; freed when the thread
+ * ends. One thread's copies run one after another, so a thread's chunks are
+ * never shared. */
 struct stages {
     void *buf = nullptr;
     cudaEvent_t ev[2] = {nullptr, nullptr};
-    ~stages()
+    int dev = -1;
+    ~stages() { release(); }
+    void release()
     {
         if (buf) cudaFreeHost(buf);
         for (int k = 0; k < 2; k++)
             if (ev[k]) cudaEventDestroy(ev[k]);
+        buf = nullptr, ev[0] = ev[1] = nullptr, dev = -1;
+        cudaGetLastError();
     }
     int init(fk_error *err)
     {
+        int d = -1;
+        FK_CU(cudaGetDevice(&d), err);
+        if (buf && d == dev) return FK_OK;
+        release();
         FK_CU(cudaMallocHost(&buf, 2 * STAGE), err);
         for (int k = 0; k < 2; k++) FK_CU(cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming), err);
+        dev = d;
         return FK_OK;
     }
     char *at(int k) { return (char *)buf + (size_t)k * STAGE; }
 };
 
+static thread_local stages thread_stages;
+
 int fk_gpu_put(void *d_dst, const void *src, size_t bytes, fk_error *err)
 {
     if (bytes == 0) return FK_OK;
-    stages s;
+    stages &s = thread_stages;
     int st = s.init(err);
     if (st) return st;
     for (size_t off = 0, c = 0; off < bytes; off += STAGE, c++) {
@@ -254,7 +270,7 @@ int fk_gpu_put(void *d_dst, const void *src, size_t bytes, fk_error *err)
 int fk_gpu_get(void *dst, const void *d_src, size_t bytes, fk_error *err)
 {
     if (bytes == 0) return FK_OK;
-    stages s;
+    stages &s = thread_stages;
     int st = s.init(err);
     if (st) return st;
     const size_t chunks = (bytes + STAGE - 1) / STAGE;
