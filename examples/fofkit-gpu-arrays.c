@@ -13,8 +13,9 @@
  * clumps. The positions go to the GPU with cudaMalloc (a simulation code's
  * arrays would be there already) and fofkit_fof gets the device pointers:
  * the tree is built and linked on that GPU, no copy of the positions comes
- * back. Then the same particles from the host, on the CPU: the groups must
- * be the same. Without CUDA or a GPU it says so and runs on the host only.
+ * back; then once more with the group numbers written into a GPU array.
+ * Then the same particles from the host, on the CPU: the groups must be
+ * the same. Without CUDA or a GPU it says so and runs on the host only.
  * Exit status 0 when every run agreed, 1 otherwise.
  */
 
@@ -84,6 +85,19 @@ int main(int argc, char **argv)
                rg.device == FOFKIT_DEVICE_GPU ? "GPU" : "CPU", rg.seconds, same ? "the same groups" : "DIFFERENT groups");
         status |= !same;
         fofkit_fof_result_free(&rg);
+        /* the group numbers written on the GPU too, for a code that keeps working there */
+        uint32_t *d_group = NULL;
+        if (cudaMalloc((void **)&d_group, n * sizeof *d_group) == cudaSuccess) {
+            memset(gpu, 0, n * sizeof *gpu);
+            if (groups(d_pos, n, FOFKIT_DEVICE_AUTO, d_group, &rg)) return 1;
+            same = cudaMemcpy(gpu, d_group, n * sizeof *gpu, cudaMemcpyDeviceToHost) == cudaSuccess &&
+                   rg.ngroups[0] == rh.ngroups[0] && !memcmp(gpu, host, n * sizeof *gpu);
+            printf("group numbers written on the GPU in %.3f s: %s\n", rg.seconds,
+                   same ? "the same groups" : "DIFFERENT groups");
+            status |= !same;
+            fofkit_fof_result_free(&rg);
+            cudaFree(d_group);
+        }
         cudaFree(d_pos);
     }
 #else

@@ -20,7 +20,8 @@
  *     (x y z of particle 0, then of particle 1, ...); masses float32, n.
  *     In a build with CUDA they may also be device pointers (arrays already
  *     on a GPU: cudaPointerGetAttributes tells them apart); the outputs are
- *     host memory.
+ *     host memory, but for fofkit_fof's group arrays, which may be on the
+ *     GPU the call links on.
  */
 
 #include <stddef.h>
@@ -121,7 +122,10 @@ typedef struct fofkit_fof_result {
     /* Where to write (the caller's host memory; NULL: not wanted), level k: */
     uint32_t *group[FOFKIT_LEVELS_MAX]; /* n: the particle's group, 1 .. ngroups by
                                            decreasing size (ties: lowest index first),
-                                           0 for none: groups(1)'s numbers           */
+                                           0 for none: groups(1)'s numbers. Host
+                                           memory, or device memory of the GPU the
+                                           call links on (the ids then never leave
+                                           it; a CPU run refuses it: FOFKIT_EINVAL) */
     uint32_t *sink[FOFKIT_LEVELS_MAX];  /* n: the lowest index in the particle's group
                                            (every group, of one member too)          */
     /* Written by the call, level k: */

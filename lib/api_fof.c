@@ -198,6 +198,33 @@ static int alloc_sinks(uint32_t **ts, int nl, const int *want, uint64_t n, fk_er
     return FK_OK;
 }
 
+/* Whether some level's group array is device memory. */
+static int groups_on_gpu(const fofkit_fof_result *r, int nl)
+{
+    for (int k = 0; k < nl; k++)
+        if (r->group[k] && fk_gpu_is_device_ptr(r->group[k], NULL)) return 1;
+    return 0;
+}
+
+/* Device memory is taken for the group arrays alone, on the GPU that links
+ * (dev), and only when the call runs there. */
+static int outputs_where(const fofkit_fof_result *r, int nl, int device, int dev, int choice, fk_error *err)
+{
+    for (int k = 0; k < nl; k++) {
+        int d = -1;
+        if (r->sink[k] && fk_gpu_is_device_ptr(r->sink[k], NULL))
+            return fk_fail(err, FK_EINVAL, "level %d: the sink array is GPU memory; sinks are written to host memory", k);
+        if (!r->group[k] || !fk_gpu_is_device_ptr(r->group[k], &d)) continue;
+        if (device != FOFKIT_DEVICE_GPU)
+            return fk_fail(err, FK_EINVAL, "level %d: the group array is GPU memory, but the call runs on the CPU%s", k,
+                           choice == FOFKIT_DEVICE_CPU ? " (device CPU asked)" : "");
+        if (d != dev)
+            return fk_fail(err, FK_EINVAL, "level %d: the group array is on GPU %d, the particles are linked on GPU %d",
+                           k, d, dev);
+    }
+    return FK_OK;
+}
+
 static int fof(const fofkit_particles *pin, const fofkit_fof_options *oin, fofkit_fof_result *r, fk_error *err)
 {
     const double t0 = fk_now();
@@ -242,6 +269,7 @@ static int fof(const fofkit_particles *pin, const fofkit_fof_options *oin, fofki
     if (!st) st = alloc_sinks(ts, nl, gpu ? want_sink : NULL, n, err);
     if (!st && gpu && any_sink && !(perm = fk_big_alloc(n ? 4 * n : 1)))
         st = fk_fail(err, FK_ENOMEM, "out of memory for the order of %" PRIu64 " particles", n);
+    if (!st) st = outputs_where(r, nl, device, a.on_device ? a.dev : fk_gpu_selected(), o.device, err);
     const double t1 = fk_now();
     double t_number = 0;
     if (!st && gpu) {
@@ -252,7 +280,7 @@ static int fof(const fofkit_particles *pin, const fofkit_fof_options *oin, fofki
         }
         st = link_gpu(&a, &p, lo, nl, o.minsize, out, perm, err);
         for (int k = 0; k < nl; k++) t_number += out[k].seconds;
-        if (st == FK_EDEVICE && o.device == FOFKIT_DEVICE_AUTO) { /* auto: the CPU when the GPU cannot */
+        if (st == FK_EDEVICE && o.device == FOFKIT_DEVICE_AUTO && !groups_on_gpu(r, nl)) { /* auto: the CPU when the GPU cannot */
             fk_error_clear(err);
             for (int k = 0; k < nl; k++) free(out[k].sizes), out[k].sizes = NULL;
             free(perm);

@@ -39,8 +39,9 @@ uint64_t fk_gpu_link_scratch(uint64_t n, uint64_t nnodes, int sixd);
 
 /* fk_gpu_groups_number (gpu.h) on device-resident arrays: d_root the
  * resolved sinks, d_perm the original indices (a permutation of 0 .. n-1),
- * both n entries on the current device; gid (host, n, or NULL for the counts
- * alone) and *sizes (when sizes is not NULL) come back, nothing else but the
+ * both n entries on the current device; gid (n, or NULL for the counts
+ * alone: host memory, or device memory of the current device, written where
+ * it is) and *sizes (when sizes is not NULL) come back, nothing else but the
  * counts. On the calling thread's default stream. */
 int fk_gpu_number_dev(const uint32_t *d_root, const uint32_t *d_perm, uint64_t n, uint64_t minsize, uint32_t *gid,
                       uint64_t **sizes, fk_groups *info, fk_error *err);

@@ -10,6 +10,7 @@
 
 #include "common.cuh"
 #include "gpu.h"
+#include "gpuarrays.h"
 #include "internal.cuh"
 
 /*
@@ -241,10 +242,14 @@ int fk_gpu_number_dev(const uint32_t *d_root, const uint32_t *d_perm, uint64_t n
         FK_CU(cudaMemsetAsync(d_size.p, 0, 4 * n, cudaStreamPerThread), err);
     }
     if (gid && n) {
-        /* d_minid read by k_num_keys (before it, on this stream): now the group ids */
-        k_num_gid<<<grid_for(n), NUM_BLOCK, 0, cudaStreamPerThread>>>(d_root, d_perm, n, d_size.p, d_minid.p);
+        /* the caller's array on this GPU takes the ids where they are made; else d_minid (read by
+         * k_num_keys before it, on this stream) holds them on their way down */
+        int gdev = -1, cur = -1;
+        const bool there = fk_gpu_is_device_ptr(gid, &gdev) && cudaGetDevice(&cur) == cudaSuccess && gdev == cur;
+        k_num_gid<<<grid_for(n), NUM_BLOCK, 0, cudaStreamPerThread>>>(d_root, d_perm, n, d_size.p,
+                                                                       there ? gid : d_minid.p);
         FK_LAUNCHED("k_num_gid", err);
-        if ((st = fk_gpu_get(gid, d_minid.p, 4 * n, err))) return st;
+        if (!there && (st = fk_gpu_get(gid, d_minid.p, 4 * n, err))) return st;
     }
     FK_CU(cudaStreamSynchronize(cudaStreamPerThread), err);
     if (sz) {

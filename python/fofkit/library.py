@@ -226,7 +226,7 @@ def _check(status, err):
 
 
 def fof(pos, b=0.2, box=None, l=None, vel=None, psi=None, psi_relative=False, periodic=None, origin=0.0, minsize=8,
-        device="auto", threads=0, sinks=False):
+        device="auto", threads=0, sinks=False, out=None):
     """Friends-of-friends groups of the particles at pos (float32, (n, 3), C-contiguous: numpy, used in place,
     or a GPU array with __cuda_array_interface__, linked on its GPU) as groups(1) numbers them: group[i] in
     1..ngroups by decreasing size (ties: lowest index first), 0 for particles in groups of fewer than minsize.
@@ -236,7 +236,10 @@ def fof(pos, b=0.2, box=None, l=None, vel=None, psi=None, psi_relative=False, pe
     (levels, n)). box: the box's side; periodic (default: when a box is given) with positions in
     [origin, origin + box). vel and psi (a list for levels) link in 6D, psi_relative as foflink --psi-rel.
     device: 'auto', 'cpu' or 'gpu'; threads: CPU threads (0: all). sinks=True returns, instead of group
-    numbers, the lowest index in each particle's group. Returns a numpy uint32 array (host memory).
+    numbers, the lowest index in each particle's group. Returns a numpy uint32 array (host memory), or out:
+    a uint32 array of the result's shape to write into, numpy or, for the group numbers, a GPU array
+    (__cuda_array_interface__) on the GPU that links, where the numbers are then written without a trip
+    through the host.
     Raises TypeError or ValueError for an array of the wrong dtype or shape, FofkitError for what the
     library refuses (NaN positions, positions outside the box, a box too small for l, no GPU)."""
     lib = library()
@@ -263,18 +266,30 @@ def fof(pos, b=0.2, box=None, l=None, vel=None, psi=None, psi_relative=False, pe
     o.minsize = int(minsize)
     r = _FofResult()
     lib.fofkit_fof_result_init(ctypes.byref(r))
-    out = np.empty((o.nlevels, p.n), dtype=np.uint32)
+    single = o.nlevels == 1 and np.ndim(l if l is not None else b) == 0
+    if out is None:
+        res = np.empty((o.nlevels, p.n), dtype=np.uint32)
+        ptrs = [res[k].ctypes.data for k in range(o.nlevels)]
+    else:
+        a = _Array("out", out, 1 if single else p.n, "<u4")
+        if a.rows != (p.n if single else o.nlevels):
+            raise ValueError("out: %d rows; the result has %s" % (a.rows, "%d particles" % p.n if single else
+                                                                    "%d levels of %d particles" % (o.nlevels, p.n)))
+        res = out
+        ptrs = [a.ptr + 4 * k * p.n if a.ptr else None for k in range(o.nlevels)]
     for k in range(o.nlevels):
         if sinks:
-            r.sink[k] = out[k].ctypes.data if p.n else None
+            r.sink[k] = ptrs[k] if p.n else None
         else:
-            r.group[k] = out[k].ctypes.data if p.n else None
+            r.group[k] = ptrs[k] if p.n else None
     err = _Error()
     status = lib.fofkit_fof(ctypes.byref(p), ctypes.byref(o), ctypes.byref(r), ctypes.byref(err))
     lib.fofkit_fof_result_free(ctypes.byref(r))
     del keep
     _check(status, err)
-    return out[0] if o.nlevels == 1 and np.ndim(l if l is not None else b) == 0 else out
+    if out is not None:
+        return out
+    return res[0] if single else res
 
 
 def halo_columns(centre="mbp", so=False, unbind=False):

@@ -219,6 +219,19 @@ class Arrays(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "group: dtype int64"):
             fofkit.halos(pos, self.vel, np.zeros(len(pos), dtype=np.int64), box=1.0)
         gid = fofkit.fof(pos, box=1.0)
+        # out=: the caller's array, written in place, of the result's shape and dtype
+        out = np.zeros(len(pos), dtype=np.uint32)
+        self.assertIs(fofkit.fof(pos, box=1.0, out=out), out)
+        np.testing.assert_array_equal(out, gid)
+        out2 = np.zeros((2, len(pos)), dtype=np.uint32)
+        fofkit.fof(pos, b=[0.2, 0.1], box=1.0, out=out2)
+        np.testing.assert_array_equal(out2, fofkit.fof(pos, b=[0.2, 0.1], box=1.0))
+        with self.assertRaisesRegex(TypeError, "out: dtype int32; fofkit needs uint32"):
+            fofkit.fof(pos, box=1.0, out=np.zeros(len(pos), dtype=np.int32))
+        with self.assertRaisesRegex(ValueError, "out: 3 rows; the result has 2 levels of 20000 particles"):
+            fofkit.fof(pos, b=[0.2, 0.1], box=1.0, out=np.zeros((3, len(pos)), dtype=np.uint32))
+        with self.assertRaisesRegex(ValueError, "out: 10 rows; the result has 20000 particles"):
+            fofkit.fof(pos, box=1.0, out=out[:10])
         with self.assertRaisesRegex(fofkit.FofkitError, "fofkit_halos: .*omega_m"):
             fofkit.halos(pos, self.vel, gid, box=1.0, so=True)
         m = np.ones(len(pos), dtype=np.float32)
@@ -275,6 +288,18 @@ class CudaArrays(unittest.TestCase):
         np.testing.assert_array_equal(gpu, ref)
         ref6 = fofkit.fof(pos, b=0.2, box=1.0, vel=vel, psi=1.0, device="cpu")
         np.testing.assert_array_equal(fofkit.fof(cp.asarray(pos), b=0.2, box=1.0, vel=cp.asarray(vel), psi=1.0), ref6)
+        # the numbers written into GPU arrays (out=), one level and two, never through the host
+        out = cp.zeros(len(pos), dtype=cp.uint32)
+        self.assertIs(fofkit.fof(cp.asarray(pos), b=0.2, box=1.0, out=out), out)
+        np.testing.assert_array_equal(cp.asnumpy(out), fofkit.fof(pos, b=0.2, box=1.0, device="cpu"))
+        out2 = cp.zeros((2, len(pos)), dtype=cp.uint32)
+        fofkit.fof(cp.asarray(pos), b=[0.2, 0.1], box=1.0, out=out2)
+        np.testing.assert_array_equal(cp.asnumpy(out2), ref)
+        with self.assertRaisesRegex(fofkit.FofkitError, "level 0: the group array is GPU memory, but the call runs "
+                                                        "on the CPU"):
+            fofkit.fof(pos, b=0.2, box=1.0, device="cpu", out=out)
+        with self.assertRaisesRegex(ValueError, r"out: a GPU array of shape \(2, 200000\); fofkit needs \(n,\)"):
+            fofkit.fof(cp.asarray(pos), b=0.2, box=1.0, out=out2)
         bad = cp.asarray(pos)
         bad[5, 0] = cp.nan
         with self.assertRaisesRegex(fofkit.FofkitError, "pos: particle 5 has a non-finite coordinate"):
