@@ -23,6 +23,14 @@ uint32_t fk_tree_depth(uint64_t n, uint32_t leafsize)
     return d;
 }
 
+uint32_t fk_tree_leaf_fill(uint64_t n, uint32_t leafsize)
+{
+    const uint32_t d = fk_tree_depth(n, leafsize);
+    if (d == 0) return leafsize;
+    const uint64_t up = (n + (UINT64_C(1) << (d - 1)) - 1) >> (d - 1); /* a leaf one level up */
+    return up <= (uint64_t)leafsize + leafsize / 16 ? (uint32_t)up : leafsize;
+}
+
 typedef struct item {
     float x[3];
     uint32_t i;

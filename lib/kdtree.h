@@ -51,6 +51,13 @@ typedef struct fk_tree {
 /* Depth for n particles and leaf size S (S >= 2). */
 uint32_t fk_tree_depth(uint64_t n, uint32_t leafsize);
 
+/* A leaf size near S that fills the leaves of a tree over n particles: S,
+ * unless one level less would hold at most S + S/16 a leaf, then that. The
+ * 2^D leaves of S hold n / 2^D, which falls to half of S just past a power
+ * of two (2^28 particles and a few ghosts: leaves of 16 at S = 32, twice
+ * the leaves and leaf pairs of full ones; 33 a leaf at most with this). */
+uint32_t fk_tree_leaf_fill(uint64_t n, uint32_t leafsize);
+
 /* Particle range [*start, *end) of node i of a tree over n particles. */
 FK_HD void fk_tree_range(uint64_t n, uint64_t i, uint64_t *start, uint64_t *end)
 {
