@@ -66,13 +66,6 @@ __global__ void k_first_bad(const float *__restrict__ a, uint64_t n, int ncols, 
     }
 }
 
-static unsigned blocks_for(uint64_t items)
-{
-    uint64_t g = (items + 255) / 256;
-    if (g > 65536) g = 65536;
-    return g ? (unsigned)g : 1u;
-}
-
 extern "C" int fk_gpu_first_bad(const float *a, uint64_t n, int ncols, int periodic, float lo, float hi, int dev,
                                 uint64_t *bad, fk_error *err)
 {
@@ -85,7 +78,7 @@ extern "C" int fk_gpu_first_bad(const float *a, uint64_t n, int ncols, int perio
     if (st) return st;
     unsigned long long h = n;
     FK_CU(cudaMemcpy(d_bad.p, &h, sizeof h, cudaMemcpyHostToDevice), err);
-    k_first_bad<<<blocks_for(n), 256>>>(a, n, ncols, periodic, lo, hi, d_bad.p);
+    k_first_bad<<<fk_grid(n, 256), 256>>>(a, n, ncols, periodic, lo, hi, d_bad.p);
     FK_LAUNCHED("k_first_bad", err);
     FK_CU(cudaMemcpy(&h, d_bad.p, sizeof h, cudaMemcpyDeviceToHost), err);
     *bad = h;
@@ -156,7 +149,7 @@ extern "C" int fk_gpu_fof_arrays(const float *pos, const float *vel, int on_devi
         return st;
     if ((st = fk_gpu_build_dev(pp, &t, lo, span, d_sorted, d_perm.p, d_box.p, err))) return st;
     if (sixd && n) {
-        k_gather3<<<blocks_for(n), 256>>>(vp, d_perm.p, n, d_svel.p);
+        k_gather3<<<fk_grid(n, 256), 256>>>(vp, d_perm.p, n, d_svel.p);
         FK_LAUNCHED("k_gather3", err);
     }
     d_pos.release(); /* the link needs the sorted copies only */

@@ -66,25 +66,18 @@ __global__ void k_level_boxes(float *__restrict__ box, uint64_t lo, uint64_t hi)
     }
 }
 
-static unsigned grid_for(uint64_t items, unsigned block)
-{
-    uint64_t g = (items + block - 1) / block;
-    if (g > (1u << 20)) g = 1u << 20;
-    return g ? (unsigned)g : 1u;
-}
-
 int fk_gpu_boxes(const float *d_pts, const fk_tree *t, float *d_box, fk_error *err)
 {
     if (t->nnodes == 0) return FK_OK;
     const uint64_t first = (UINT64_C(1) << t->depth) - 1, nleaves = t->nnodes - first;
     if (t->n >= 16 * nleaves)
-        k_leaf_boxes_warp<<<grid_for(nleaves, 8), 256>>>(d_pts, t->n, first, nleaves, d_box);
+        k_leaf_boxes_warp<<<fk_grid(nleaves, 8), 256>>>(d_pts, t->n, first, nleaves, d_box);
     else
-        k_leaf_boxes<<<grid_for(nleaves, 256), 256>>>(d_pts, t->n, first, nleaves, d_box);
+        k_leaf_boxes<<<fk_grid(nleaves, 256), 256>>>(d_pts, t->n, first, nleaves, d_box);
     FK_LAUNCHED("k_leaf_boxes", err);
     for (int d = (int)t->depth - 1; d >= 0; d--) {
         uint64_t lo = (UINT64_C(1) << d) - 1, hi = (UINT64_C(2) << d) - 1;
-        k_level_boxes<<<grid_for(hi - lo, 256), 256>>>(d_box, lo, hi);
+        k_level_boxes<<<fk_grid(hi - lo, 256), 256>>>(d_box, lo, hi);
         FK_LAUNCHED("k_level_boxes", err);
     }
     return FK_OK;

@@ -114,13 +114,6 @@ __global__ void k_gather(const float *__restrict__ pos, const uint32_t *__restri
     }
 }
 
-static unsigned grid_for(uint64_t items)
-{
-    uint64_t g = (items + 255) / 256;
-    if (g > (1u << 20)) g = 1u << 20;
-    return g ? (unsigned)g : 1u;
-}
-
 static size_t sort_temp_bytes(uint64_t n)
 {
     size_t bytes = 0;
@@ -158,7 +151,7 @@ static int sort_keys(const float *d_pos, uint64_t n, double lo, double span, uin
     if (!(span > 0)) { /* quantise in the cube around the particles' bounds */
         int init[6] = {INT_MAX, INT_MAX, INT_MAX, INT_MIN, INT_MIN, INT_MIN}, b[6];
         FK_CU(cudaMemcpy(d_bounds.p, init, sizeof init, cudaMemcpyHostToDevice), err);
-        k_bounds<<<grid_for(n), 256>>>(d_pos, n, d_bounds.p);
+        k_bounds<<<fk_grid(n, 256), 256>>>(d_pos, n, d_bounds.p);
         FK_LAUNCHED("k_bounds", err);
         FK_CU(cudaMemcpy(b, d_bounds.p, sizeof b, cudaMemcpyDeviceToHost), err);
         qspan = 0;
@@ -168,7 +161,7 @@ static int sort_keys(const float *d_pos, uint64_t n, double lo, double span, uin
         }
     }
     float scale = qspan > 0 ? (float)(1 << KEY_BITS) / qspan : 0.0f;
-    k_keys<<<grid_for(n), 256>>>(d_pos, n, qlo[0], qlo[1], qlo[2], scale, d_k1.p, d_perm);
+    k_keys<<<fk_grid(n, 256), 256>>>(d_pos, n, qlo[0], qlo[1], qlo[2], scale, d_k1.p, d_perm);
     FK_LAUNCHED("k_keys", err);
     /* Sorted indices end in d_perm: it is one half of the index double buffer
      * (the first: an even number of passes, six for 48-bit keys, ends there). */
@@ -187,7 +180,7 @@ int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double spa
     if (n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU tree builder handles fewer than 2^31 particles");
     int s = sort_keys(d_pos, n, lo, span, d_perm, err);
     if (s) return s;
-    k_gather<<<grid_for(n), 256>>>(d_pos, d_perm, n, d_sorted);
+    k_gather<<<fk_grid(n, 256), 256>>>(d_pos, d_perm, n, d_sorted);
     FK_LAUNCHED("k_gather", err);
     return fk_gpu_boxes(d_sorted, t, d_box, err);
 }
@@ -199,7 +192,7 @@ int fk_gpu_build_dev(const float *d_pos, const fk_tree *t, double lo, double spa
     if (n >= (UINT64_C(1) << 31)) return fk_fail(err, FK_EUNSUP, "the GPU tree builder handles fewer than 2^31 particles");
     int s = n ? sort_keys(d_pos, n, lo, span, d_perm, err) : FK_OK;
     if (s || (!d_sorted.p && (s = d_sorted.alloc(3 * n, err))) || n == 0) return s;
-    k_gather<<<grid_for(n), 256>>>(d_pos, d_perm, n, d_sorted.p);
+    k_gather<<<fk_grid(n, 256), 256>>>(d_pos, d_perm, n, d_sorted.p);
     FK_LAUNCHED("k_gather", err);
     return fk_gpu_boxes(d_sorted.p, t, d_box, err);
 }

@@ -104,6 +104,24 @@ struct pinned {
     }
 };
 
+/* Blocks of `block` threads to launch over `items` (at least one). fk_grid
+ * is for grid-stride kernels: at most 2^20 blocks, which stride over the
+ * rest; fk_grid_all for kernels of one thread (or warp, or block) an item:
+ * every item its own, up to CUDA's limit. */
+static inline unsigned fk_grid(uint64_t items, unsigned block)
+{
+    uint64_t g = (items + block - 1) / block;
+    if (g > (UINT64_C(1) << 20)) g = UINT64_C(1) << 20;
+    return g ? (unsigned)g : 1u;
+}
+
+static inline unsigned fk_grid_all(uint64_t items, unsigned block)
+{
+    uint64_t g = (items + block - 1) / block;
+    if (g > 0x7fffffffu) g = 0x7fffffffu;
+    return g ? (unsigned)g : 1u;
+}
+
 /* Copies bytes from pageable host memory to the device, and back, through
  * two pinned chunks: every core of the calling thread's OpenMP team copies
  * into one while the DMA engine moves the other, so that neither pinning

@@ -617,13 +617,6 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8)
     if (lane == 0) atomicAdd(tests, done);
 }
 
-static unsigned grid_for(uint64_t items, unsigned block)
-{
-    uint64_t g = (items + block - 1) / block;
-    if (g > 0x7fffffffu) g = 0x7fffffffu;
-    return g ? (unsigned)g : 1u;
-}
-
 uint64_t fk_gpu_link_scratch(uint64_t n, uint64_t nnodes, int sixd)
 {
     (void)n;
@@ -648,9 +641,9 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
     int st;
     timer tm;
     if ((st = tm.mark(err))) return st;
-    k_cliques<<<grid_for(t->nnodes, 256), 256>>>(c, (uint8_t *)c.clique);
+    k_cliques<<<fk_grid_all(t->nnodes, 256), 256>>>(c, (uint8_t *)c.clique);
     FK_LAUNCHED("k_cliques", err);
-    k_tops<<<grid_for(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_top, c.sink);
+    k_tops<<<fk_grid_all(nleaves, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_top, c.sink);
     FK_LAUNCHED("k_tops", err);
     if ((st = tm.mark(err))) return st;
     /* Every leaf's own pairs first, so that leaves they connect count as
@@ -660,7 +653,7 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
      * the pairs. Only when the list would outgrow its cap do the counted
      * passes below run instead (the merges made are kept: uniting is
      * idempotent; the node tests are counted twice then). */
-    k_self<SIXD><<<min(grid_for(nleaves, WARPS_PER_BLOCK), 32768u), 32 * WARPS_PER_BLOCK>>>(c, d_count);
+    k_self<SIXD><<<min(fk_grid_all(nleaves, WARPS_PER_BLOCK), 32768u), 32 * WARPS_PER_BLOCK>>>(c, d_count);
     FK_LAUNCHED("k_self", err);
     {
         const uint64_t cap = nleaves * APPEND_PER_LEAF + 4096 < LIST_CAP ? nleaves * APPEND_PER_LEAF + 4096 : LIST_CAP;
@@ -668,7 +661,7 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
         dbuf<unsigned long long> d_fill;
         if ((st = d_list.alloc(cap, err)) || (st = d_fill.alloc(2, err))) return st;
         FK_CU(cudaMemset(d_fill.p, 0, 2 * sizeof(unsigned long long)), err);
-        k_walk<SIXD, 2><<<grid_for(nleaves, 128), 128>>>(c, 0, nleaves, nullptr, nullptr, 0, d_list.p, d_count + 1,
+        k_walk<SIXD, 2><<<fk_grid_all(nleaves, 128), 128>>>(c, 0, nleaves, nullptr, nullptr, 0, d_list.p, d_count + 1,
                                                         d_fill.p, cap);
         FK_LAUNCHED("k_walk", err);
         unsigned long long fill[2] = {0, 0};
@@ -676,13 +669,13 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
         if (fill[0] + fill[1] <= cap) {
             if ((st = tm.mark(err))) return st;
             if (fill[1]) {
-                k_cliquepairs<SIXD><<<grid_for(fill[1], WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(
+                k_cliquepairs<SIXD><<<fk_grid_all(fill[1], WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(
                     c, d_list.p + cap - fill[1], fill[1], d_count);
                 FK_LAUNCHED("k_cliquepairs", err);
             }
             if (fill[0]) {
-                k_leafpairs<SIXD><<<grid_for((fill[0] + 31) / 32, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, fill[0],
-                                                                                              d_count);
+                k_leafpairs<SIXD><<<fk_grid_all((fill[0] + 31) / 32, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(
+                    c, d_list.p, fill[0], d_count);
                 FK_LAUNCHED("k_leafpairs", err);
             }
             if ((st = tm.mark(err))) return st;
@@ -700,10 +693,10 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
     if ((st = d_counts.alloc(nleaves, err)) || (st = d_wide.alloc(nleaves + 1, err)) ||
         (st = d_slot.alloc(nleaves + 1, err)) || (st = d_temp.alloc(scan, err)))
         return st;
-    k_walk<SIXD, 0><<<grid_for(nleaves, 128), 128>>>(c, 0, nleaves, d_counts.p, nullptr, 0, nullptr, d_count + 1,
+    k_walk<SIXD, 0><<<fk_grid_all(nleaves, 128), 128>>>(c, 0, nleaves, d_counts.p, nullptr, 0, nullptr, d_count + 1,
                                                     nullptr, 0);
     FK_LAUNCHED("k_walk", err);
-    k_widen<<<grid_for(nleaves + 1, 256), 256>>>(d_counts.p, nleaves, d_wide.p);
+    k_widen<<<fk_grid_all(nleaves + 1, 256), 256>>>(d_counts.p, nleaves, d_wide.p);
     FK_LAUNCHED("k_widen", err);
     FK_CU(cub::DeviceScan::ExclusiveSum(d_temp.p, scan, d_wide.p, d_slot.p, (int)(nleaves + 1)), err);
     uint64_t total = 0;
@@ -729,11 +722,12 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
                                (unsigned long long)(slot[L1] - base), (unsigned long long)cap);
         }
         uint64_t count = total > cap ? slot[L1] - base : total;
-        k_walk<SIXD, 1><<<grid_for(L1 - L0, 128), 128>>>(c, L0, L1, nullptr, d_slot.p + L0, base, d_list.p, nullptr,
+        k_walk<SIXD, 1><<<fk_grid_all(L1 - L0, 128), 128>>>(c, L0, L1, nullptr, d_slot.p + L0, base, d_list.p, nullptr,
                                                          nullptr, 0);
         FK_LAUNCHED("k_walk", err);
         if (count) {
-            k_leafpairs<SIXD><<<grid_for((count + 31) / 32, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(c, d_list.p, count, d_count);
+            k_leafpairs<SIXD><<<fk_grid_all((count + 31) / 32, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(
+                c, d_list.p, count, d_count);
             FK_LAUNCHED("k_leafpairs", err);
         }
         L0 = L1;
@@ -936,7 +930,7 @@ extern "C" int fk_gpu_build_link(const float *pos, const float *vel, uint64_t n,
     if ((st = tm.mark(err)) || (st = fk_gpu_build_dev(d_pos.p, &t, lo, span, d_sorted, d_perm.p, d_box.p, err)))
         return st;
     if (sixd && n) {
-        k_permute3<<<grid_for(n, 256), 256>>>(d_vel.p, d_perm.p, n, d_svel.p);
+        k_permute3<<<fk_grid_all(n, 256), 256>>>(d_vel.p, d_perm.p, n, d_svel.p);
         FK_LAUNCHED("k_permute3", err);
     }
     d_pos.release(); /* the link needs the sorted copy only */

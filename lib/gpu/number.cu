@@ -36,13 +36,6 @@
 
 #define NUM_BLOCK 256
 
-static unsigned grid_for(uint64_t items)
-{
-    uint64_t g = (items + NUM_BLOCK - 1) / NUM_BLOCK;
-    if (g > (1u << 20)) g = 1u << 20;
-    return g ? (unsigned)g : 1u;
-}
-
 /* The larger of two counts (for cub::BlockReduce). */
 struct num_max {
     __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a > b ? a : b; }
@@ -184,9 +177,11 @@ int fk_gpu_number_dev(const uint32_t *d_root, const uint32_t *d_perm, uint64_t n
     FK_CU(cudaMemsetAsync(d_minid.p, 0xff, 4 * n, cudaStreamPerThread), err);
     FK_CU(cudaMemsetAsync(d_counts.p, 0, sizeof(num_counts), cudaStreamPerThread), err);
     if (n) {
-        k_num_members<<<grid_for(n), NUM_BLOCK, 0, cudaStreamPerThread>>>(d_root, d_perm, n, d_size.p, d_minid.p);
+        k_num_members<<<fk_grid(n, NUM_BLOCK), NUM_BLOCK, 0, cudaStreamPerThread>>>(d_root, d_perm, n, d_size.p,
+                                                                                    d_minid.p);
         FK_LAUNCHED("k_num_members", err);
-        k_num_counts<<<grid_for(n), NUM_BLOCK, 0, cudaStreamPerThread>>>(d_root, d_size.p, n, minsize, d_counts.p);
+        k_num_counts<<<fk_grid(n, NUM_BLOCK), NUM_BLOCK, 0, cudaStreamPerThread>>>(d_root, d_size.p, n, minsize,
+                                                                                   d_counts.p);
         FK_LAUNCHED("k_num_counts", err);
     }
     num_counts c;
@@ -218,7 +213,8 @@ int fk_gpu_number_dev(const uint32_t *d_root, const uint32_t *d_perm, uint64_t n
         FK_CU(cub::DeviceSelect::If(d_temp.p, tb, thrust::counting_iterator<uint32_t>(0), d_s1.p, d_nsel.p, (int)n,
                                     num_is_kept{d_root, d_size.p, minsize}, cudaStreamPerThread),
               err);
-        k_num_keys<<<grid_for(m), NUM_BLOCK, 0, cudaStreamPerThread>>>(d_s1.p, m, d_size.p, d_minid.p, d_k1.p);
+        k_num_keys<<<fk_grid(m, NUM_BLOCK), NUM_BLOCK, 0, cudaStreamPerThread>>>(d_s1.p, m, d_size.p, d_minid.p,
+                                                                                 d_k1.p);
         FK_LAUNCHED("k_num_keys", err);
         cub::DoubleBuffer<unsigned long long> keys(d_k1.p, d_k2.p);
         cub::DoubleBuffer<uint32_t> vals(d_s1.p, d_s2.p);
@@ -227,8 +223,8 @@ int fk_gpu_number_dev(const uint32_t *d_root, const uint32_t *d_perm, uint64_t n
         /* the sizes no longer needed: the same array holds each sink's number */
         FK_CU(cudaMemsetAsync(d_size.p, 0, 4 * n, cudaStreamPerThread), err);
         unsigned long long *d_sz = sz ? keys.Alternate() : nullptr;
-        k_num_number<<<grid_for(m), NUM_BLOCK, 0, cudaStreamPerThread>>>(vals.Current(), keys.Current(), m, d_size.p,
-                                                                          d_sz);
+        k_num_number<<<fk_grid(m, NUM_BLOCK), NUM_BLOCK, 0, cudaStreamPerThread>>>(vals.Current(), keys.Current(), m,
+                                                                                   d_size.p, d_sz);
         FK_LAUNCHED("k_num_number", err);
         int nsel = 0;
         FK_CU(cudaMemcpyAsync(&nsel, d_nsel.p, sizeof nsel, cudaMemcpyDeviceToHost, cudaStreamPerThread), err);
@@ -246,7 +242,7 @@ int fk_gpu_number_dev(const uint32_t *d_root, const uint32_t *d_perm, uint64_t n
          * k_num_keys before it, on this stream) holds them on their way down */
         int gdev = -1, cur = -1;
         const bool there = fk_gpu_is_device_ptr(gid, &gdev) && cudaGetDevice(&cur) == cudaSuccess && gdev == cur;
-        k_num_gid<<<grid_for(n), NUM_BLOCK, 0, cudaStreamPerThread>>>(d_root, d_perm, n, d_size.p,
+        k_num_gid<<<fk_grid(n, NUM_BLOCK), NUM_BLOCK, 0, cudaStreamPerThread>>>(d_root, d_perm, n, d_size.p,
                                                                        there ? gid : d_minid.p);
         FK_LAUNCHED("k_num_gid", err);
         if (!there && (st = fk_gpu_get(gid, d_minid.p, 4 * n, err))) return st;

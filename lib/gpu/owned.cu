@@ -6,13 +6,6 @@
 #include "gpu.h"
 #include "internal.cuh"
 
-static unsigned grid_for(uint64_t items)
-{
-    uint64_t g = (items + 255) / 256;
-    if (g > (1u << 20)) g = 1u << 20;
-    return g ? (unsigned)g : 1u;
-}
-
 /* kmin[r] = the lowest owned index (perm[t] < no) of the group whose sink is
  * r, idmin[r] the lowest ID among them. Particles of one group lie together
  * in tree order, so the lanes of a warp mostly share a sink: each set of
@@ -115,7 +108,7 @@ static int link_owned(const float *pos, const float *vel, uint64_t n, uint64_t n
         (st = fk_gpu_build_dev(d_pos.p, &t, lo, span, d_sorted, d_perm.p, d_box.p, err)))
         return st;
     if (sixd && n) {
-        k_owned_permute3<<<grid_for(n), 256>>>(d_vel.p, d_perm.p, n, d_svel.p);
+        k_owned_permute3<<<fk_grid(n, 256), 256>>>(d_vel.p, d_perm.p, n, d_svel.p);
         FK_LAUNCHED("k_owned_permute3", err);
     }
     d_pos.release(); /* the link needs the sorted copy only */
@@ -150,12 +143,13 @@ static int link_owned(const float *pos, const float *vel, uint64_t n, uint64_t n
         FK_CU(cudaMemsetAsync(d_kmin.p, 0xff, 4 * n, cudaStreamPerThread), err);
         FK_CU(cudaMemsetAsync(d_idmin.p, 0xff, sizeof(I) * n, cudaStreamPerThread), err);
         if (n) {
-            k_owned_min<I><<<grid_for(n), 256>>>(d_sink.p, d_perm.p, n, no, d_id.p, d_kmin.p, d_idmin.p);
+            k_owned_min<I><<<fk_grid(n, 256), 256>>>(d_sink.p, d_perm.p, n, no, d_id.p, d_kmin.p, d_idmin.p);
             FK_LAUNCHED("k_owned_min", err);
         }
         if ((st = d_key.alloc(n, err)) || (st = d_low.alloc(no, err))) return st;
         if (n) {
-            k_owned_scatter<I><<<grid_for(n), 256>>>(d_sink.p, d_perm.p, n, no, d_kmin.p, d_idmin.p, d_key.p, d_low.p);
+            k_owned_scatter<I>
+                <<<fk_grid(n, 256), 256>>>(d_sink.p, d_perm.p, n, no, d_kmin.p, d_idmin.p, d_key.p, d_low.p);
             FK_LAUNCHED("k_owned_scatter", err);
         }
         d_kmin.release();

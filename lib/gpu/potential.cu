@@ -37,13 +37,6 @@
 #define PLEAF 32               /* tree leaf: one warp of targets */
 #define CBATCH 32              /* candidates summed exactly per launch */
 
-static unsigned grid_for(uint64_t items, unsigned block)
-{
-    uint64_t g = (items + block - 1) / block;
-    if (g > 0x7fffffffu) g = 0x7fffffffu;
-    return g ? (unsigned)g : 1u;
-}
-
 /* ---- exact sums ---- */
 
 /* A job of the exact kernel: TPB targets [t0, t0 + TPB) of a group whose
@@ -342,21 +335,21 @@ static int tree_phi(uint64_t a, uint64_t n, const double *d_x, const double *d_y
         (st = d_mt.alloc(n, err)) || (st = d_perm.alloc(n, err)) || (st = d_mom.alloc(t.nnodes, err)) ||
         (st = d_nodes.alloc(t.nnodes, err)))
         return st;
-    k_relative<<<grid_for(n, 256), 256>>>(d_x, d_y, d_z, a, n, d_rel.p);
+    k_relative<<<fk_grid_all(n, 256), 256>>>(d_x, d_y, d_z, a, n, d_rel.p);
     FK_LAUNCHED("k_relative", err);
     if ((st = fk_gpu_build_dev(d_rel.p, &t, 0, 0, d_sorted.p, d_perm.p, d_box.p, err))) return st;
-    k_tree_masses<<<grid_for(n, 256), 256>>>(d_m, a, d_perm.p, n, d_mt.p);
+    k_tree_masses<<<fk_grid_all(n, 256), 256>>>(d_m, a, d_perm.p, n, d_mt.p);
     FK_LAUNCHED("k_tree_masses", err);
-    k_leaf_moments<<<grid_for(UINT64_C(1) << t.depth, 128), 128>>>(d_sorted.p, d_mt.p, n, t.depth, d_mom.p);
+    k_leaf_moments<<<fk_grid_all(UINT64_C(1) << t.depth, 128), 128>>>(d_sorted.p, d_mt.p, n, t.depth, d_mom.p);
     FK_LAUNCHED("k_leaf_moments", err);
     for (int d = (int)t.depth - 1; d >= 0; d--) {
         uint64_t lo = (UINT64_C(1) << d) - 1, hi = (UINT64_C(2) << d) - 1;
-        k_level_moments<<<grid_for(hi - lo, 128), 128>>>(d_box.p, lo, hi, d_mom.p);
+        k_level_moments<<<fk_grid_all(hi - lo, 128), 128>>>(d_box.p, lo, hi, d_mom.p);
         FK_LAUNCHED("k_level_moments", err);
     }
-    k_pnodes<<<grid_for(t.nnodes, 256), 256>>>(d_mom.p, t.nnodes, d_nodes.p);
+    k_pnodes<<<fk_grid_all(t.nnodes, 256), 256>>>(d_mom.p, t.nnodes, d_nodes.p);
     FK_LAUNCHED("k_pnodes", err);
-    k_walk_pot<<<grid_for((UINT64_C(1) << t.depth) * 32, 128), 128>>>(d_sorted.p, d_mt.p, d_perm.p, d_nodes.p, n,
+    k_walk_pot<<<fk_grid_all((UINT64_C(1) << t.depth) * 32, 128), 128>>>(d_sorted.p, d_mt.p, d_perm.p, d_nodes.p, n,
                                                                        t.depth, (float)p->theta,
                                                                        (float)(p->eps * p->eps), p->G, a, d_phi);
     FK_LAUNCHED("k_walk_pot", err);

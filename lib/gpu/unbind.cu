@@ -96,12 +96,6 @@ struct udev {
     double *a(int f) { return s[side].p + (uint64_t)f * n; } /* field f of S: 0 x, 1 y, 2 z, 3 m, 4 phi */
 };
 
-static unsigned ublocks(uint64_t items)
-{
-    uint64_t b = (items + UTPB - 1) / UTPB;
-    return b == 0 ? 1u : b > 0x7fffffffu ? 0x7fffffffu : (unsigned)b;
-}
-
 static unsigned uchunks(uint64_t ns)
 {
     return (unsigned)((ns + FK_UNBIND_CHUNK - 1) / FK_UNBIND_CHUNK);
@@ -265,7 +259,7 @@ extern "C" int fk_gpu_unbind_open(void **ctx, const fk_unbind_group *g, fk_error
         if (n && h[f]) FK_CU(cudaMemcpy(d->a(f), h[f], n * 8, cudaMemcpyHostToDevice), err);
     for (int f = 0; f < 3; f++)
         if (n) FK_CU(cudaMemcpy(d->v.p + (uint64_t)f * n, hv[f], n * 8, cudaMemcpyHostToDevice), err);
-    k_iota<<<ublocks(n), UTPB>>>(d->idx[0].p, n);
+    k_iota<<<fk_grid_all(n, UTPB), UTPB>>>(d->idx[0].p, n);
     FK_LAUNCHED("k_iota", err);
     *ctx = d.release();
     return FK_OK;
@@ -331,13 +325,13 @@ extern "C" int fk_gpu_unbind_drop(void *ctx, double emin, size_t maxupd, double 
     *nu = 0;
     const uint64_t ns = d->ns;
     if (ns == 0) return FK_OK;
-    k_uflag<<<ublocks(ns + 1), UTPB>>>(d->e.p, ns, emin, d->f.p);
+    k_uflag<<<fk_grid_all(ns + 1, UTPB), UTPB>>>(d->e.p, ns, emin, d->f.p);
     FK_LAUNCHED("k_uflag", err);
     size_t tb = d->temp_bytes;
     FK_CU(cub::DeviceScan::ExclusiveSum(d->temp.p, tb, d->f.p, d->pos.p, (int)(ns + 1)), err);
     const int from = d->side, to = 1 - from;
-    k_usplit<<<ublocks(ns), UTPB>>>(d->s[from].p, d->idx[from].p, d->n, ns, d->f.p, d->pos.p, d->L.p, d->s[to].p,
-                                    d->idx[to].p);
+    k_usplit<<<fk_grid_all(ns, UTPB), UTPB>>>(d->s[from].p, d->idx[from].p, d->n, ns, d->f.p, d->pos.p, d->L.p,
+                                              d->s[to].p, d->idx[to].p);
     FK_LAUNCHED("k_usplit", err);
     uint32_t left = 0;
     FK_CU(cudaMemcpy(&left, d->pos.p + ns, sizeof left, cudaMemcpyDeviceToHost), err);
@@ -350,11 +344,11 @@ extern "C" int fk_gpu_unbind_drop(void *ctx, double emin, size_t maxupd, double 
         d->l.release();
         if ((st = d->l.alloc(4 * (uint64_t)left, err))) return st;
     }
-    k_ugather<<<ublocks(left), UTPB>>>(d->s[from].p, d->n, d->L.p, left, d->l.p);
+    k_ugather<<<fk_grid_all(left, UTPB), UTPB>>>(d->s[from].p, d->n, d->L.p, left, d->l.p);
     FK_LAUNCHED("k_ugather", err);
     const double *lx = d->l.p, *ly = lx + left, *lz = ly + left, *lm = lz + left;
-    k_unbind_update<<<ublocks(d->ns), UTPB>>>(d->a(0), d->a(1), d->a(2), d->ns, lx, ly, lz, lm, left, G, eps * eps,
-                                              d->a(4));
+    k_unbind_update<<<fk_grid_all(d->ns, UTPB), UTPB>>>(d->a(0), d->a(1), d->a(2), d->ns, lx, ly, lz, lm, left, G,
+                                                        eps * eps, d->a(4));
     FK_LAUNCHED("k_unbind_update", err);
     return FK_OK;
 }
