@@ -19,6 +19,8 @@ extern "C" {
  * callers' buffers; else in rounds, each moving at most fk_dist_round_cap
  * records between two ranks through buffers of a bounded size (packed from
  * the send buffer, unpacked into the receive buffer at 64-bit offsets).
+ * A rank's records to itself never go through MPI: they are copied on every
+ * core of the calling thread's OpenMP team.
  *
  * FOFKIT_DIST_ROUND=N (N >= 1; the least over the ranks counts) caps the
  * records one round moves between two ranks at N, so that tests meet many
