@@ -7,9 +7,11 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -23,6 +25,36 @@
 #define SLICE (UINT64_C(8) << 20) /* CRC work unit: 8 MiB, ~3 ms of one core */
 #define KICK (UINT64_C(64) << 20) /* start writeback of a regular output every 64 MiB */
 #define WINDOW 32                  /* slices faulted in ahead of the read at once: 256 MiB */
+#define MSLICE (UINT64_C(32) << 20) /* a thread's share of a parallel write: 32 MiB of the file, mapped alone */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+static uint64_t par_min = UINT64_C(64) << 20;
+
+uint64_t fk_io_parallel_min(uint64_t n)
+{
+    uint64_t old = par_min;
+    par_min = n;
+    return old;
+}
+
+/* File systems whose shared file mappings fault in on every core at once
+ * and report a full disk at the fault (statfs f_type). */
+static int mappable_fs(int fd)
+{
+    struct statfs s;
+    if (fstatfs(fd, &s) != 0) return 0;
+    switch ((unsigned long)s.f_type) {
+    case 0x01021994UL: /* tmpfs (and memfd) */
+    case 0xEF53UL:     /* ext2/3/4 */
+    case 0x58465342UL: /* xfs */
+    case 0x9123683EUL: /* btrfs */
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 int fk_io_init(fk_io *io, FILE *f, int for_write)
 {
@@ -46,6 +78,9 @@ int fk_io_init(fk_io *io, FILE *f, int for_write)
         io->size = (uint64_t)sb.st_size;
         off_t at = lseek(io->fd, 0, SEEK_CUR);
         io->base = io->flushed = at > 0 ? (uint64_t)at : 0;
+        /* FOFKIT_PARALLEL_WRITE=0: every write the plain way (to measure the difference) */
+        const char *pw = getenv("FOFKIT_PARALLEL_WRITE");
+        io->mappable = for_write && !(pw && !strcmp(pw, "0")) && mappable_fs(io->fd);
     } else if (S_ISFIFO(sb.st_mode)) {
         io->kind = FK_IO_PIPE;
         if (fcntl(io->fd, F_GETPIPE_SZ) < PIPE_SIZE) (void)fcntl(io->fd, F_SETPIPE_SZ, PIPE_SIZE);
@@ -253,9 +288,109 @@ static void kick_writeback(fk_io *io, int force)
     io->flushed = end;
 }
 
+/* Fills len bytes at dst, the bytes off.. of a parallel write: 0 done, -1
+ * error (errno), 1 the source ended early (the caller writes the plain way,
+ * which says how). */
+typedef int (*fill_fn)(void *ctx, char *dst, uint64_t off, uint64_t len);
+
+/* n bytes appended to a regular output on every core (see fdio.h): the
+ * file extended, each thread's slices mapped alone, faulted in with
+ * MADV_POPULATE_WRITE and filled. Returns 0, -1 with errno (the file cut
+ * back to where it was), or -2 when the plain write() should do it (not a
+ * file for this, or a step the kernel refused: nothing changed). */
+static int par_fill(fk_io *out, uint64_t n, fill_fn fill, void *ctx)
+{
+#ifdef _OPENMP
+    if (out->fd < 0 || out->kind != FK_IO_FILE || !out->mappable || n < par_min || n == 0 ||
+        omp_get_max_threads() < 2 || omp_in_parallel())
+        return -2;
+    struct stat sb;
+    const off_t at0 = lseek(out->fd, 0, SEEK_CUR);
+    if (at0 < 0 || fstat(out->fd, &sb) != 0 || sb.st_size != at0) return -2; /* appending only */
+    const uint64_t at = (uint64_t)at0, end = at + n, pg = (uint64_t)sysconf(_SC_PAGESIZE);
+    if (ftruncate(out->fd, (off_t)end) != 0) {
+        int e = errno;
+        (void)ftruncate(out->fd, at0);
+        errno = e;
+        return e == EINVAL || e == EPERM ? -2 : -1;
+    }
+    int err = 0, plain = 0;
+    #pragma omp parallel for schedule(dynamic, 1)
+    for (uint64_t k = at / MSLICE; k <= (end - 1) / MSLICE; k++) {
+        int e0, p0;
+        #pragma omp atomic read
+        e0 = err;
+        #pragma omp atomic read
+        p0 = plain;
+        if (e0 || p0) continue;
+        const uint64_t s = k * MSLICE > at ? k * MSLICE : at, e = (k + 1) * MSLICE < end ? (k + 1) * MSLICE : end;
+        const uint64_t ms = s / pg * pg; /* mappings start on a page */
+        const size_t len = (size_t)(e - ms);
+        char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, out->fd, (off_t)ms);
+        int r, why = 0;
+        if (m == MAP_FAILED) {
+            r = 1;
+        } else {
+            if (madvise(m, len, MADV_POPULATE_WRITE) != 0) {
+                /* EINVAL: a kernel without it; EFAULT: a fault that would
+                 * have raised SIGBUS, the disk (or tmpfs) full */
+                r = errno == EINVAL ? 1 : -1;
+                why = errno == EFAULT ? ENOSPC : errno;
+            } else {
+                r = fill(ctx, m + (s - ms), s - at, e - s);
+                why = errno;
+            }
+            munmap(m, len);
+        }
+        if (r < 0) {
+            #pragma omp atomic write
+            err = why ? why : EIO;
+        } else if (r > 0) {
+            #pragma omp atomic write
+            plain = 1;
+        }
+    }
+    if (err || plain) {
+        (void)ftruncate(out->fd, at0);
+        if (!err) return -2;
+        errno = err;
+        return -1;
+    }
+    if (lseek(out->fd, (off_t)end, SEEK_SET) < 0) return -1;
+    out->done += n;
+    kick_writeback(out, 0);
+    return 0;
+#else
+    (void)out, (void)n, (void)fill, (void)ctx;
+    return -2;
+#endif
+}
+
+static int fill_copy(void *ctx, char *dst, uint64_t off, uint64_t len)
+{
+    memcpy(dst, (const char *)ctx + off, (size_t)len);
+    return 0;
+}
+
+typedef struct {
+    int fd;
+    uint64_t at;
+} source;
+
+static int fill_pread(void *ctx, char *dst, uint64_t off, uint64_t len)
+{
+    const source *src = ctx;
+    int64_t k = fk_pread(src->fd, dst, len, src->at + off);
+    return k < 0 ? -1 : (uint64_t)k < len;
+}
+
 int fk_io_write(fk_io *io, const void *buf, uint64_t n)
 {
     if (io->fd < 0) return n && fwrite(buf, 1, (size_t)n, io->f) != n ? -1 : 0;
+    if (n >= par_min) {
+        int r = par_fill(io, n, fill_copy, (void *)buf);
+        if (r != -2) return r;
+    }
     const char *p = buf;
     while (n > 0) {
         ssize_t k = write(io->fd, p, (size_t)(n < MAX_SYSCALL ? n : MAX_SYSCALL));
@@ -305,6 +440,20 @@ static int64_t zero_copy(fk_io *in, fk_io *out, uint64_t n)
 int64_t fk_io_transfer(fk_io *in, fk_io *out, uint64_t n, void *scratch, size_t scratchsize)
 {
     uint64_t moved = 0;
+    if (n >= par_min && in->fd >= 0 && in->kind == FK_IO_FILE && out->mappable) {
+        off_t at = lseek(in->fd, 0, SEEK_CUR);
+        if (at >= 0 && (uint64_t)at + n <= in->size) { /* on every core, when the input holds it all */
+            source src = {in->fd, (uint64_t)at};
+            int r = par_fill(out, n, fill_pread, &src);
+            if (r == -1) return -1;
+            if (r == 0) {
+                if (lseek(in->fd, at + (off_t)n, SEEK_SET) < 0) return -1;
+                in->moved += n;
+                if (in->tick) in->tick(in->tick_ctx, in->moved);
+                return (int64_t)n;
+            }
+        }
+    }
     while (moved < n) {
         int64_t k = zero_copy(in, out, n - moved);
         if (k == -2) break;

@@ -40,6 +40,9 @@ typedef struct fk_io {
                       start, bytes written since, and how far writeback
                       was started (sync_file_range), so that the fsync of
                       an atomic output finds little left to do           */
+    int mappable;   /* a regular output on tmpfs, ext4, xfs or btrfs:
+                      large writes go on every core (below), unless the
+                      environment has FOFKIT_PARALLEL_WRITE=0            */
 } fk_io;
 
 /* Sets io up on f (not owned). For writing, f's stdio buffer is flushed
@@ -60,11 +63,29 @@ int64_t fk_io_read(fk_io *io, void *buf, uint64_t n);
  * thread reads while the others checksum what came. */
 int64_t fk_io_read_crc(fk_io *io, void *buf, uint64_t n, uint32_t *crc);
 
-/* Writes the n bytes of buf (all of them, or -1 with errno set). */
+/* Writes the n bytes of buf (all of them, or -1 with errno set).
+ *
+ * One write() into a file holds the file's lock while it copies, so one
+ * core writes at a time whatever the threads. So a large write (from
+ * fk_io_parallel_min bytes, default 64 MiB) at the end of a regular file
+ * on tmpfs or a local disk file system (ext4, xfs, btrfs) goes on every
+ * core instead: the file is extended, and each thread maps its slices,
+ * faults them in (MADV_POPULATE_WRITE, which returns an error where a
+ * fault would raise SIGBUS: a full disk gives ENOSPC, and the file is cut
+ * back to where it was) and copies into them. Where the kernel refuses any
+ * step (no mapping, Linux before 5.14), plain write() it is. */
 int fk_io_write(fk_io *io, const void *buf, uint64_t n);
 
+/* The size from which fk_io_write and fk_io_transfer into a regular file
+ * go on every core (default 64 MiB; UINT64_MAX: never). Returns the old
+ * value. For tests and measurements. */
+uint64_t fk_io_parallel_min(uint64_t n);
+
 /* Moves n bytes from in to out, zero-copy where the kernel can (see
- * above); scratch (scratchsize bytes) serves the fallback. Returns the
+ * above); from a regular file into a regular file as fk_io_write does, on
+ * every core (each thread preads its slices into its mapped slices of the
+ * output: one copy, no scratch); scratch (scratchsize bytes) serves the
+ * fallback. Returns the
  * bytes moved (fewer than n only at the end of the input), or -1 with
  * errno set. */
 int64_t fk_io_transfer(fk_io *in, fk_io *out, uint64_t n, void *scratch, size_t scratchsize);
