@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,6 +25,8 @@ static const char *usage_text =
     "                                its share in 128 KiB blocks\n"
     "       floor pipe FILE          read FILE and write it to a pipe read by a child process\n"
     "       floor write BYTES FILE   write BYTES bytes to FILE, fsync, close (FILE is removed after)\n"
+    "       floor writeall BYTES FILE  the same on every core: FILE extended, each thread maps 32 MiB\n"
+    "                                slices, faults them in (MADV_POPULATE_WRITE) and fills them\n"
     "Prints 'BYTES SECONDS' on stdout; errors on stderr, exit 1 (2 for usage).\n";
 
 static double now(void)
@@ -164,6 +167,36 @@ static uint64_t floor_write(uint64_t bytes, const char *path, char *buf)
     return bytes;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* floor_write on every core, the way lib/fdio.c writes a large buffer into a regular file. */
+static uint64_t floor_writeall(uint64_t bytes, const char *path)
+{
+    const uint64_t slice = (uint64_t)32 << 20;
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) die("open", path);
+    if (ftruncate(fd, (off_t)bytes) != 0) die("ftruncate", path);
+    int bad = 0;
+    #pragma omp parallel for schedule(dynamic, 1) reduction(| : bad)
+    for (uint64_t s = 0; s < bytes; s += slice) {
+        size_t len = (size_t)(bytes - s < slice ? bytes - s : slice);
+        char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)s);
+        if (m == MAP_FAILED) {
+            bad = 1;
+            continue;
+        }
+        if (madvise(m, len, MADV_POPULATE_WRITE) != 0) bad = 1;
+        else memset(m, 0x5a, len);
+        munmap(m, len);
+    }
+    if (bad) die("mmap and fill", path);
+    if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS) die("fsync", path);
+    if (close(fd) != 0) die("close", path);
+    return bytes;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -171,7 +204,7 @@ int main(int argc, char **argv)
         return 0;
     }
     int ok = (argc == 3 && (!strcmp(argv[1], "read") || !strcmp(argv[1], "readall") || !strcmp(argv[1], "pipe"))) ||
-             (argc == 4 && !strcmp(argv[1], "write"));
+             (argc == 4 && (!strcmp(argv[1], "write") || !strcmp(argv[1], "writeall")));
     uint64_t bytes = 0;
     if (ok && argc == 4) {
         char *end;
@@ -197,6 +230,8 @@ int main(int argc, char **argv)
         n = floor_readall(argv[2]);
     else if (!strcmp(argv[1], "pipe"))
         n = floor_pipe(argv[2], buf);
+    else if (!strcmp(argv[1], "writeall"))
+        n = floor_writeall(bytes, argv[3]);
     else
         n = floor_write(bytes, argv[3], buf);
     double t = now() - t0;

@@ -47,6 +47,18 @@ reports() {
     reports 0
 }
 
+@test "floor writeall writes the bytes asked for on every core and on one, and removes its file" {
+    run -0 "$FLOOR" writeall $((70 * 1048576 + 3)) out.tmp
+    reports $((70 * 1048576 + 3))
+    [ ! -e out.tmp ]
+    OMP_NUM_THREADS=1 run -0 "$FLOOR" writeall 4097 out.tmp
+    reports 4097
+    run -0 "$FLOOR" writeall 0 out.tmp
+    reports 0
+    run -1 "$FLOOR" writeall 10 no/such/dir/out.tmp
+    [ "$output" = "floor: no/such/dir/out.tmp: open: No such file or directory" ]
+}
+
 @test "floor refuses bad arguments and missing files" {
     run -2 "$FLOOR"
     [[ "$output" == usage:* ]]
