@@ -283,7 +283,7 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
 
 /* The rows of this rank's groups of level k, from their members. */
 static int compute(const fk_dhalos_in *in, const fk_dhalos_opts *o, const plan *p, const owned *w, int rank,
-                   fk_halo *h, fk_error *err)
+                   fk_halo *h, fk_dhalos_info *info, fk_error *err)
 {
     const uint64_t ngl = p->ngl[rank];
     fk_halo_input hin = {w->n, w->pos, w->vel, w->mass, w->ids, w->grp, in->periodic, in->box, in->origin};
@@ -295,11 +295,18 @@ static int compute(const fk_dhalos_in *in, const fk_dhalos_opts *o, const plan *
     if (!st && o->unbind && !(bound = malloc(w->n ? w->n : 1)))
         st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members", rank, w->n);
     fk_halo_order members = {0}; /* gathered once for both calls */
+    fk_halo_timing tm = {0};
+    double t0 = fk_now(), t1 = t0, t2 = t0;
     if (!st) st = fk_halo_order_build(w->n, w->grp, ngl, &members, err);
+    t1 = fk_now();
     if (!st) st = fk_halostats_compute_members(&hin, &members, h, in->name, err);
-    if (!st) st = fk_halostats_centres_members(&hin, &members, o->centre, &o->pot, o->minima, h, NULL, phi, err);
+    t2 = fk_now();
+    if (!st) st = fk_halostats_centres_members(&hin, &members, o->centre, &o->pot, o->minima, h, &tm, phi, err);
     fk_halo_order_free(&members);
+    const double t3 = fk_now();
     if (!st && o->unbind) st = fk_unbind_halos_phi(&hin, ngl, h, &o->up, phi, bound, err);
+    info->t_order += t1 - t0, info->t_props += t2 - t1, info->t_unbind += fk_now() - t3;
+    info->t_centre_gather += tm.gather, info->t_potential += tm.potential, info->t_profile += tm.profile;
     for (uint64_t g = 0; g < p->ng && !st; g++) /* the rank's groups, in ascending number */
         if (p->owner[g] == (uint32_t)rank) h[p->local[g]].id = g + 1;
     free(phi), free(bound);
@@ -371,7 +378,7 @@ int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **row
         double t1 = fk_now();
         uint64_t ngl = p.ngl[rank];
         fk_halo *h = malloc((ngl ? ngl : 1) * sizeof *h);
-        st = h ? compute(in, o, &p, &w, rank, h, err)
+        st = h ? compute(in, o, &p, &w, rank, h, info, err)
                : fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " groups", rank, ngl);
         members += w.n;
         for (uint64_t j = 0; j < ngl && !st; j++) {

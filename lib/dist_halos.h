@@ -70,6 +70,10 @@ typedef struct fk_dhalos_info {
     uint64_t sent_max, sent_sum;       /* bytes sent to other ranks (members, rows): most by one rank, all ranks */
     double t_route, t_compute, t_gather; /* rank 0's wall time: members to owners, rows, rows to rank 0 */
     double t_compute_max;              /* the slowest rank's rows                   */
+    /* rank 0's rows in parts: members in group order, the properties of
+     * fk_halostats_compute, the centres' gather, potentials and profiles
+     * (fk_halo_timing), the unbinding */
+    double t_order, t_props, t_centre_gather, t_potential, t_profile, t_unbind;
     uint64_t candidates[FK_LEVELS_MAX], ntree[FK_LEVELS_MAX]; /* potentials: exact candidates, groups by tree */
 } fk_dhalos_info;
 

@@ -453,6 +453,9 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
         prog_info("read in %.3f s; rank 0: members to owners %.3f s, rows %.3f s (slowest rank %.3f s), rows to rank 0 "
                   "%.3f s; written in %.3f s; %.3f s in all", t_read, info.t_route, info.t_compute, info.t_compute_max,
                   info.t_gather, prog_now() - t1, prog_now() - t0);
+        prog_info("rank 0's rows: members in group order %.3f s, properties %.3f s, centres: gather %.3f s, "
+                  "potentials %.3f s, profiles %.3f s; unbinding %.3f s", info.t_order, info.t_props,
+                  info.t_centre_gather, info.t_potential, info.t_profile, info.t_unbind);
         if (o->m.so) so_report(&sinfo, t_so);
     }
     free(sinfo.rank);
