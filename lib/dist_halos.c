@@ -55,13 +55,15 @@ static void plan_free(plan *p)
     memset(p, 0, sizeof *p);
 }
 
-/* A binary heap of the ranks by (load, rank): the least loaded on top. */
+/* A binary heap of the ranks by (load, rank): the least loaded on top;
+ * at[d] is rank d's place in it. */
 static int lighter(const plan *p, uint32_t a, uint32_t b)
 {
     return p->load[a] < p->load[b] || (p->load[a] == p->load[b] && a < b);
 }
 
-static void sift_down(const plan *p, uint32_t *heap, int R, int i)
+/* Rank heap[i]'s load grew: moved down to its place. */
+static void sift_down(const plan *p, uint32_t *heap, uint32_t *at, int R, int i)
 {
     for (;;) {
         int l = 2 * i + 1, r = l + 1, m = i;
@@ -70,27 +72,34 @@ static void sift_down(const plan *p, uint32_t *heap, int R, int i)
         if (m == i) return;
         uint32_t t = heap[i];
         heap[i] = heap[m], heap[m] = t;
+        at[heap[i]] = (uint32_t)i, at[heap[m]] = (uint32_t)m;
         i = m;
     }
 }
 
+#define HOME_BITS 16 /* ranks whose home can be named: the rank in the low bits of the count's word */
+
 /* The members of every group summed over the ranks (an allreduce of 8 ng
- * bytes), then the groups dealt largest first, each to the rank with the
- * fewest members so far (ties: the lower rank): a greedy that balances the
- * members, the same on every rank. Every group must have a member on some
- * rank. Collective; the outcome is the same on every rank. */
+ * bytes), and which rank holds most of each (its "home": an allreduce of
+ * the largest (count, rank) word, 8 ng bytes more). Then the groups are
+ * dealt largest first: each to its home, whose members then stay where they
+ * are, unless that would take the home beyond the mean load by more than
+ * 1/64 (then to the rank with the fewest members so far; ties: the lower
+ * rank): members balanced and as few moved as that allows, the same plan on
+ * every rank. Every group must have a member on some rank. Collective; the
+ * outcome is the same on every rank. */
 static int make_plan(const fk_dhalos_in *in, int k, int rank, int R, plan *p, uint64_t *sent, fk_error *err)
 {
     const uint64_t ng = in->ngroups[k];
     memset(p, 0, sizeof *p);
     p->ng = ng;
-    uint64_t *size = calloc(ng ? ng : 1, sizeof *size);
-    uint32_t *heap = malloc((size_t)R * sizeof *heap);
+    uint64_t *size = calloc(ng ? ng : 1, sizeof *size), *home = malloc((ng ? ng : 1) * sizeof *home);
+    uint32_t *heap = malloc((size_t)R * sizeof *heap), *at = malloc((size_t)R * sizeof *at);
     p->owner = malloc((ng ? ng : 1) * sizeof *p->owner);
     p->local = malloc((ng ? ng : 1) * sizeof *p->local);
     p->ngl = calloc((size_t)R, sizeof *p->ngl);
     p->load = calloc((size_t)R, sizeof *p->load);
-    int st = !size || !heap || !p->owner || !p->local || !p->ngl || !p->load
+    int st = !size || !home || !heap || !at || !p->owner || !p->local || !p->ngl || !p->load
                  ? fk_fail(err, FK_ENOMEM, "rank %d: out of memory for the %" PRIu64 " groups of level %d", rank, ng, k)
                  : FK_OK;
     st = fk_dist_agree(st, err, NULL);
@@ -105,12 +114,23 @@ static int make_plan(const fk_dhalos_in *in, int k, int rank, int R, plan *p, ui
             #pragma omp atomic
             size[gid[i] - 1] += e - i;
         }
-        for (uint64_t at = 0; at < ng; at += INT_MAX / 2) {
-            int c = (int)(ng - at < INT_MAX / 2 ? ng - at : INT_MAX / 2);
-            MPI_Allreduce(MPI_IN_PLACE, size + at, c, MPI_UINT64_T, MPI_SUM, COMM);
+        const int named = R > 1 && R <= (1 << HOME_BITS);
+        if (named) {
+            /* (this rank's count, then the lower rank first) in one word: its maximum names the home */
+            #pragma omp parallel for schedule(static)
+            for (uint64_t g = 0; g < ng; g++)
+                home[g] = size[g] << HOME_BITS | (uint64_t)((1 << HOME_BITS) - 1 - rank);
         }
-        if (R > 1) *sent += ng * sizeof *size;
-        for (int d = 0; d < R; d++) heap[d] = (uint32_t)d; /* all loads 0: ordered already */
+        for (uint64_t a = 0; a < ng; a += INT_MAX / 2) {
+            int c = (int)(ng - a < INT_MAX / 2 ? ng - a : INT_MAX / 2);
+            MPI_Allreduce(MPI_IN_PLACE, size + a, c, MPI_UINT64_T, MPI_SUM, COMM);
+            if (named) MPI_Allreduce(MPI_IN_PLACE, home + a, c, MPI_UINT64_T, MPI_MAX, COMM);
+        }
+        if (R > 1) *sent += ng * sizeof *size * (named ? 2 : 1);
+        uint64_t total = 0;
+        for (uint64_t g = 0; g < ng; g++) total += size[g];
+        const uint64_t mean = (total + (uint64_t)R - 1) / (uint64_t)R, cap = mean + mean / 64;
+        for (int d = 0; d < R; d++) heap[d] = at[d] = (uint32_t)d; /* all loads 0: ordered already */
         for (uint64_t g = 0; g < ng && !st; g++) {
             if (size[g] == 0) {
                 st = fk_fail(err, FK_EFORMAT, "group %" PRIu64 " of level %d has no member on any rank (a rank's "
@@ -118,13 +138,17 @@ static int make_plan(const fk_dhalos_in *in, int k, int rank, int R, plan *p, ui
                 break;
             }
             uint32_t d = heap[0];
+            if (named) {
+                uint32_t h = (uint32_t)((1 << HOME_BITS) - 1 - (int)(home[g] & ((1u << HOME_BITS) - 1)));
+                if (p->load[h] + size[g] <= cap) d = h;
+            }
             p->owner[g] = d;
             p->local[g] = (uint32_t)p->ngl[d]++;
             p->load[d] += size[g];
-            sift_down(p, heap, R, 0);
+            sift_down(p, heap, at, R, (int)at[d]);
         }
     }
-    free(size), free(heap);
+    free(size), free(home), free(heap), free(at);
     if (st) plan_free(p);
     return st;
 }
