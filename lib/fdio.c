@@ -39,21 +39,13 @@ uint64_t fk_io_parallel_min(uint64_t n)
     return old;
 }
 
-/* File systems whose shared file mappings fault in on every core at once
- * and report a full disk at the fault (statfs f_type). */
+/* tmpfs (and memfd): memory, where one core's write() is the limit. On a
+ * disk's file system (ext4, measured) the mapped writes were slower than
+ * write(): 4 GB in 2.5 s against 2.05 s, the fsync included. */
 static int mappable_fs(int fd)
 {
     struct statfs s;
-    if (fstatfs(fd, &s) != 0) return 0;
-    switch ((unsigned long)s.f_type) {
-    case 0x01021994UL: /* tmpfs (and memfd) */
-    case 0xEF53UL:     /* ext2/3/4 */
-    case 0x58465342UL: /* xfs */
-    case 0x9123683EUL: /* btrfs */
-        return 1;
-    default:
-        return 0;
-    }
+    return fstatfs(fd, &s) == 0 && (unsigned long)s.f_type == 0x01021994UL;
 }
 
 int fk_io_init(fk_io *io, FILE *f, int for_write)

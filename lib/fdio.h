@@ -40,9 +40,9 @@ typedef struct fk_io {
                       start, bytes written since, and how far writeback
                       was started (sync_file_range), so that the fsync of
                       an atomic output finds little left to do           */
-    int mappable;   /* a regular output on tmpfs, ext4, xfs or btrfs:
-                      large writes go on every core (below), unless the
-                      environment has FOFKIT_PARALLEL_WRITE=0            */
+    int mappable;   /* a regular output on tmpfs: large writes go on
+                      every core (below), unless the environment has
+                      FOFKIT_PARALLEL_WRITE=0                            */
 } fk_io;
 
 /* Sets io up on f (not owned). For writing, f's stdio buffer is flushed
@@ -68,12 +68,15 @@ int64_t fk_io_read_crc(fk_io *io, void *buf, uint64_t n, uint32_t *crc);
  * One write() into a file holds the file's lock while it copies, so one
  * core writes at a time whatever the threads. So a large write (from
  * fk_io_parallel_min bytes, default 64 MiB) at the end of a regular file
- * on tmpfs or a local disk file system (ext4, xfs, btrfs) goes on every
- * core instead: the file is extended, and each thread maps its slices,
- * faults them in (MADV_POPULATE_WRITE, which returns an error where a
- * fault would raise SIGBUS: a full disk gives ENOSPC, and the file is cut
- * back to where it was) and copies into them. Where the kernel refuses any
- * step (no mapping, Linux before 5.14), plain write() it is. */
+ * on tmpfs goes on every core instead: the file is extended, and each
+ * thread maps its slices, faults them in (MADV_POPULATE_WRITE, which
+ * returns an error where a fault would raise SIGBUS: a full tmpfs gives
+ * ENOSPC, and the file is cut back to where it was) and copies into them.
+ * Where the kernel refuses any step (no mapping, Linux before 5.14), plain
+ * write() it is. Measured on a 64-core H100 host, 17.7 GB into /dev/shm:
+ * 6.1 s on one thread, 3.7 s on 16, 4.3 s on 32 (the page allocation is
+ * the limit); on its ext4 disk no gain (4 GB: 2.05 s by write(), 2.5 s
+ * mapped), so a disk keeps write(). */
 int fk_io_write(fk_io *io, const void *buf, uint64_t n);
 
 /* The size from which fk_io_write and fk_io_transfer into a regular file

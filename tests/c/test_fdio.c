@@ -139,7 +139,7 @@ int main(void)
 {
     round_trips(NULL); /* tmpfs */
     const char *tmp = getenv("TMPDIR");
-    round_trips(tmp && *tmp ? tmp : "/tmp"); /* the disk's file system, when it is one that maps */
+    round_trips(tmp && *tmp ? tmp : "/tmp"); /* a disk: write() there, the same bytes */
     refused();
     CHECK_DONE();
 }

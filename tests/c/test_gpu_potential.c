@@ -1,4 +1,4 @@
-/* test_gpu_potential.c - potential minima on the GPU against the CPU's (exact and tree paths); skips without a GPU. */
+/* test_gpu_potential.c - potential minima on the GPU against the CPU's (exact and tree paths; the tree's minimum of a 600000-member group checked against every member's exact sum); skips without a GPU. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,7 +29,7 @@ int main(void)
     int skip;
     if (!need_gpu(__FILE__, &skip)) return skip;
     /* groups from 1 member to past the GPU's exact limit (32768), which takes the tree */
-    static const uint64_t sizes[] = {1, 2, 3, 31, 32, 33, 257, 1000, 2001, 5000, 40000, 150000};
+    static const uint64_t sizes[] = {1, 2, 3, 31, 32, 33, 257, 1000, 2001, 5000, 40000, 150000, 600000};
     const uint64_t ng = sizeof sizes / sizeof sizes[0];
     uint64_t *first = malloc((ng + 1) * sizeof *first), total = 0;
     first[0] = 0;
@@ -67,6 +67,19 @@ int main(void)
         for (uint64_t i = 1; i < sizes[k]; i++)
             if (phi[i] < phi[best]) best = i;
         CHECK(gpu[k].index == best);
+        free(phi);
+    }
+    /* the tree's minimum of the largest group is the true one: every member's exact sum */
+    {
+        uint64_t k = ng - 1;
+        fk_pot_members v = {sizes[k], x + first[k], y + first[k], z + first[k], m + first[k]};
+        double *phi = malloc(sizes[k] * 8);
+        CHECK_MSG(fk_gpu_pot_exact(&v, p.G, p.eps, phi, NULL, &err) == FK_OK, "%s", err.msg);
+        uint64_t best = 0;
+        for (uint64_t i = 1; i < sizes[k]; i++)
+            if (phi[i] < phi[best]) best = i;
+        CHECK_MSG(gpu[k].index == best, "group of %llu: tree member %llu, exact %llu", (unsigned long long)sizes[k],
+                  (unsigned long long)gpu[k].index, (unsigned long long)best);
         free(phi);
     }
     /* bad parameters are refused */
