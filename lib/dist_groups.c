@@ -93,9 +93,30 @@ static int exchange(ctx *c, const void *send, const uint64_t *count, size_t esiz
 static int load_u64(fk_reader *r, const fk_chunk *ch, fk_writer *w, uint64_t **out, fk_error *err)
 {
     void *raw;
+    *out = NULL;
     int st = fk_reader_load(r, &raw, err);
-    if (!st && w && (st = fk_writer_put_read(w, ch, raw, err))) free(raw);
-    return st ? st : fk_snap_widen_ids(raw, ch, out, err);
+    if (st) return st;
+    if (!w) return fk_snap_widen_ids(raw, ch, out, err);
+    if (!strcmp(ch->dtype, "<u8")) { /* kept as read: written on from it (under fk_writer_later, later) */
+        if ((st = fk_writer_put_read(w, ch, raw, err))) free(raw);
+        else *out = raw;
+        return st;
+    }
+    /* widened into an array of its own; the 4-byte payload handed to the writer */
+    uint64_t *wide = fk_big_alloc(ch->nrows ? ch->nrows * sizeof *wide : 1);
+    if (!wide) {
+        free(raw);
+        return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " particle IDs", ch->nrows);
+    }
+    const uint32_t *in = raw;
+    #pragma omp parallel for schedule(static)
+    for (uint64_t i = 0; i < ch->nrows; i++) wide[i] = in[i];
+    if ((st = fk_writer_give_read(w, ch, raw, err))) {
+        free(wide);
+        return st;
+    }
+    *out = wide;
+    return FK_OK;
 }
 
 /* LINK may say which run wrote it: `ranks` and `rank` must be this run's. */
@@ -132,6 +153,8 @@ static int read_input(const ctx *c, const fk_dgroups_opts *o, input *d, fk_error
         st = fk_dist_expand(o->output ? o->output : "-", c->rank, &d->oname, err);
         if (!st) st = fk_output_open(&d->out, d->oname, 1, o->force, err);
         if (!st) st = fk_writer_open(&d->w, fk_output_file(d->out), o->zlevel, err);
+        /* what passes on is written while the ranks number the groups */
+        if (!st) fk_writer_later(d->w, d->r);
         if (!st) st = fk_writer_text(d->w, "SNAP", ch.level, text, err);
     }
     free(text);
@@ -1238,8 +1261,8 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
         }
     }
 done:
+    if (d.w) fk_writer_free(d.w); /* its thread done before the file is closed */
     if (d.out) fk_output_abort(d.out);
-    if (d.w) fk_writer_free(d.w);
     if (d.r) fk_reader_close(d.r);
     if (d.in) fk_input_close(d.in);
     free(d.name);

@@ -468,6 +468,40 @@ int64_t fk_io_transfer(fk_io *in, fk_io *out, uint64_t n, void *scratch, size_t 
     return (int64_t)moved;
 }
 
+int64_t fk_io_copy_at(int fd, uint64_t at, fk_io *out, uint64_t n, void *scratch, size_t scratchsize)
+{
+    if (n >= par_min) {
+        source src = {fd, at};
+        int r = par_fill(out, n, fill_pread, &src);
+        if (r == 0) return (int64_t)n;
+        if (r == -1) return -1;
+    }
+    uint64_t moved = 0;
+    int kernel = out->fd >= 0 && (out->kind == FK_IO_FILE || out->kind == FK_IO_PIPE);
+    while (kernel && moved < n) {
+        const size_t want = n - moved < MAX_SYSCALL ? (size_t)(n - moved) : MAX_SYSCALL;
+        loff_t o = (loff_t)(at + moved);
+        ssize_t k = out->kind == FK_IO_FILE ? copy_file_range(fd, &o, out->fd, NULL, want, 0)
+                                            : splice(fd, &o, out->fd, NULL, want, SPLICE_F_MOVE | SPLICE_F_MORE);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && refused(errno)) break;
+        if (k < 0) return -1;
+        if (k == 0) return (int64_t)moved;
+        moved += (uint64_t)k;
+        out->done += (uint64_t)k;
+        kick_writeback(out, 0);
+    }
+    while (moved < n) { /* the fallback: through scratch */
+        const uint64_t want = n - moved < scratchsize ? n - moved : scratchsize;
+        int64_t k = fk_pread(fd, scratch, want, at + moved);
+        if (k < 0) return -1;
+        if (k > 0 && fk_io_write(out, scratch, (uint64_t)k) != 0) return -1;
+        moved += (uint64_t)k;
+        if ((uint64_t)k < want) break;
+    }
+    return (int64_t)moved;
+}
+
 int64_t fk_io_skip(fk_io *in, uint64_t n, void *scratch, size_t scratchsize)
 {
     if (in->fd >= 0 && in->kind == FK_IO_FILE) {

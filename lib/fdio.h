@@ -93,6 +93,12 @@ uint64_t fk_io_parallel_min(uint64_t n);
  * errno set. */
 int64_t fk_io_transfer(fk_io *in, fk_io *out, uint64_t n, void *scratch, size_t scratchsize);
 
+/* Copies n bytes at offset at of the regular file fd (its file offset
+ * untouched: another thread may be reading it) to out, as fk_io_transfer
+ * does from a regular file. Returns the bytes copied (fewer than n only at
+ * the end of the file), or -1 with errno set. */
+int64_t fk_io_copy_at(int fd, uint64_t at, fk_io *out, uint64_t n, void *scratch, size_t scratchsize);
+
 /* Skips n bytes of in: a seek on a regular file, a splice into /dev/null
  * or reads into scratch otherwise. Returns the bytes skipped (fewer than n
  * only at the end of the input), or -1 with errno set. */

@@ -19,6 +19,11 @@ int fk_filter_start(fk_filter *f, FILE *in, const char *name, FILE *out, int zle
     return st;
 }
 
+void fk_filter_later(fk_filter *f)
+{
+    if (f->w) fk_writer_later(f->w, f->r);
+}
+
 static fk_want *find(fk_want *want, int nwant, const char *tag)
 {
     for (int i = 0; i < nwant; i++)

@@ -75,6 +75,12 @@ typedef struct fk_filter {
  * on. */
 int fk_filter_start(fk_filter *f, FILE *in, const char *name, FILE *out, int zlevel, fk_error *err);
 
+/* The chunks written on from now on go by a thread of the writer's own
+ * while the stage works (fk_writer_later): for a stage whose work can go
+ * on meanwhile. The payloads of FK_W_PASS chunks must then stay as they
+ * were read until fk_filter_finish (or the next chunk the stage writes). */
+void fk_filter_later(fk_filter *f);
+
 /* Reads the rest of the input, to its END chunk, as described above. On
  * failure what was loaded stays in want (fk_want_free frees it). */
 int fk_filter_read(fk_filter *f, fk_want *want, int nwant, fk_error *err);

@@ -43,6 +43,27 @@ struct fk_writer {
     fk_chunk given;
     void *given_data;
     fk_error given_err;
+    /* fk_writer_later: chunks passed on listed, written in order by a thread of their own */
+    int later;
+    const fk_reader *later_r;
+    struct later_job *q;
+    size_t qn, qnext, qcap;
+    pthread_t qthread;
+    pthread_mutex_t qmu;
+    pthread_cond_t qcv;
+    int qrunning, qclosed, q_st;
+    fk_error q_err;
+    unsigned char *qblk; /* the thread's scratch */
+};
+
+/* A chunk to write on: its header, and its payload from memory (data) or
+ * stored bytes and padding (len) at offset at of the input fd. */
+struct later_job {
+    fk_chunk c;
+    const void *data;
+    void *own; /* freed once written (or dropped) */
+    int fd;
+    uint64_t at, len;
 };
 
 /* ---- little-endian packing ---- */
@@ -573,13 +594,15 @@ int fk_writer_open(fk_writer **out, FILE *f, int zlevel, fk_error *err)
         return st;
     }
     w->zlevel = zlevel;
+    pthread_mutex_init(&w->qmu, NULL);
+    pthread_cond_init(&w->qcv, NULL);
     unsigned char h[HDR] = {0};
     memcpy(h, fk_magic, 8);
     put32(h + 8, FK_STREAM_VERSION);
     put32(h + 60, crc_of(h, 60));
     int st = write_all(w, h, HDR, err);
     if (st) {
-        free(w);
+        fk_writer_free(w);
         return st;
     }
     *out = w;
@@ -628,15 +651,111 @@ static int put_chunk(fk_writer *w, const fk_chunk *spec, const void *data, fk_er
     return st;
 }
 
-/* Waits for the chunk handed over last, if any; its failure is this call's. */
+/* One listed chunk written on (by the list's thread). */
+static int write_later(fk_writer *w, const struct later_job *j, fk_error *err)
+{
+    if (j->data) return put_stored(w, &j->c, j->data, err);
+    unsigned char h[HDR];
+    encode(h, &j->c);
+    int st = write_all(w, h, HDR, err);
+    if (st) return st;
+    if (!w->qblk && !(w->qblk = malloc(BLOCK))) return fk_fail(err, FK_ENOMEM, "out of memory");
+    errno = 0;
+    int64_t k = fk_io_copy_at(j->fd, j->at, &w->io, j->len, w->qblk, BLOCK);
+    if (k < 0) return write_error(w, err);
+    w->off += (uint64_t)k;
+    if ((uint64_t)k < j->len)
+        return fk_fail(err, FK_EIO, "copying chunk %s: its input ended %llu bytes early (changed while read?)", j->c.tag,
+                       (unsigned long long)(j->len - (uint64_t)k));
+    return FK_OK;
+}
+
+/* The list's thread: writes the chunks in order as they are listed, until
+ * the list is closed and done; after a failure the rest are dropped. */
+static void *later_main(void *arg)
+{
+    fk_writer *w = arg;
+    pthread_mutex_lock(&w->qmu);
+    for (;;) {
+        while (w->qnext == w->qn && !w->qclosed) pthread_cond_wait(&w->qcv, &w->qmu);
+        if (w->qnext == w->qn) break;
+        struct later_job j = w->q[w->qnext++];
+        const int failed = w->q_st;
+        pthread_mutex_unlock(&w->qmu);
+        fk_error e = {0};
+        int st = failed ? FK_OK : write_later(w, &j, &e);
+        free(j.own);
+        pthread_mutex_lock(&w->qmu);
+        if (st && !w->q_st) w->q_st = st, w->q_err = e;
+    }
+    pthread_mutex_unlock(&w->qmu);
+    return NULL;
+}
+
+/* Lists a chunk for the list's thread (started with the first); without a
+ * thread, writes it now. */
+static int list_later(fk_writer *w, const struct later_job *j, fk_error *err)
+{
+    pthread_mutex_lock(&w->qmu);
+    if (w->qn == w->qcap) {
+        size_t cap = w->qcap ? 2 * w->qcap : 16;
+        struct later_job *q = realloc(w->q, cap * sizeof *q);
+        if (!q) {
+            pthread_mutex_unlock(&w->qmu);
+            free(j->own);
+            return fk_fail(err, FK_ENOMEM, "out of memory");
+        }
+        w->q = q, w->qcap = cap;
+    }
+    if (!w->qrunning) {
+        w->qclosed = 0;
+        if (pthread_create(&w->qthread, NULL, later_main, w) != 0) {
+            pthread_mutex_unlock(&w->qmu);
+            int st = write_later(w, j, err); /* nothing listed before: in order */
+            free(j->own);
+            return st;
+        }
+        w->qrunning = 1;
+    }
+    w->q[w->qn++] = *j;
+    pthread_cond_signal(&w->qcv);
+    pthread_mutex_unlock(&w->qmu);
+    return FK_OK;
+}
+
+/* Waits for the chunk handed over last and for the listed ones, if any;
+ * their failure is this call's. */
 static int settle(fk_writer *w, fk_error *err)
 {
-    if (!w->busy) return FK_OK;
-    pthread_join(w->thread, NULL);
-    w->busy = 0;
-    if (w->given_st == FK_OK) return FK_OK;
-    if (err && err->code == FK_OK) *err = w->given_err;
-    return w->given_st;
+    int st = FK_OK;
+    if (w->busy) {
+        pthread_join(w->thread, NULL);
+        w->busy = 0;
+        if (w->given_st != FK_OK) {
+            if (err && err->code == FK_OK) *err = w->given_err;
+            st = w->given_st;
+        }
+    }
+    if (w->qrunning) {
+        pthread_mutex_lock(&w->qmu);
+        w->qclosed = 1;
+        pthread_cond_signal(&w->qcv);
+        pthread_mutex_unlock(&w->qmu);
+        pthread_join(w->qthread, NULL);
+        w->qrunning = 0;
+        w->qn = w->qnext = 0;
+    }
+    if (!st && w->q_st) { /* and every later call fails alike */
+        if (err && err->code == FK_OK) *err = w->q_err;
+        st = w->q_st;
+    }
+    return st;
+}
+
+void fk_writer_later(fk_writer *w, const fk_reader *r)
+{
+    w->later = w->zlevel == 0 && r && r->io.kind == FK_IO_FILE && r->io.fd >= 0;
+    w->later_r = r;
 }
 
 static void *give_main(void *arg)
@@ -674,12 +793,29 @@ int fk_writer_put(fk_writer *w, const fk_chunk *spec, const void *data, fk_error
 
 int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_error *err)
 {
+    const int stored = w->zlevel == 0 && !(c->flags & FK_CF_ZLIB) && c->stored == fk_chunk_rawsize(c);
+    if (stored && w->later && !w->busy) {
+        if (!tag_ok(c->tag) || fk_dtype_size(c->dtype) == 0 || c->ncols == 0) return bad_chunk(c, err);
+        struct later_job j = {*c, data, NULL, -1, 0, 0};
+        return list_later(w, &j, err);
+    }
     int st = settle(w, err);
     if (st) return st;
-    if (w->zlevel > 0 || (c->flags & FK_CF_ZLIB) || c->stored != fk_chunk_rawsize(c))
-        return put_chunk(w, c, data, err);
+    if (!stored) return put_chunk(w, c, data, err);
     if (!tag_ok(c->tag) || fk_dtype_size(c->dtype) == 0 || c->ncols == 0) return bad_chunk(c, err);
     return put_stored(w, c, data, err);
+}
+
+int fk_writer_give_read(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
+{
+    const int stored = w->zlevel == 0 && !(c->flags & FK_CF_ZLIB) && c->stored == fk_chunk_rawsize(c);
+    if (stored && w->later && !w->busy && tag_ok(c->tag) && fk_dtype_size(c->dtype) != 0 && c->ncols != 0) {
+        struct later_job j = {*c, data, data, -1, 0, 0};
+        return list_later(w, &j, err);
+    }
+    int st = fk_writer_put_read(w, c, data, err);
+    free(data);
+    return st;
 }
 
 int fk_writer_text(fk_writer *w, const char *tag, uint32_t level, const char *text, fk_error *err)
@@ -687,12 +823,24 @@ int fk_writer_text(fk_writer *w, const char *tag, uint32_t level, const char *te
     fk_chunk c;
     fk_chunk_init(&c, tag, "|u1", FK_CF_TEXT, strlen(text), 1);
     c.level = level;
+    if (w->later && !w->busy && tag_ok(c.tag)) { /* a copy listed, in its place among the others */
+        char *copy = strdup(text);
+        if (!copy) return fk_fail(err, FK_ENOMEM, "out of memory");
+        c.stored = c.nrows;
+        c.crc = crc_of(copy, c.stored);
+        struct later_job j = {c, copy, copy, -1, 0, 0};
+        return list_later(w, &j, err);
+    }
     return fk_writer_put(w, &c, text, err);
 }
 
 int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c, fk_error *err)
 {
     if (!r->pending) return no_payload(r, err);
+    if (w->later && r == w->later_r && !w->busy) { /* listed; the reader skips the payload */
+        struct later_job j = {*c, NULL, NULL, r->io.fd, r->io.base + r->off, c->stored + pad_of(c->stored)};
+        return list_later(w, &j, err);
+    }
     int st = settle(w, err);
     if (st) return st;
     if (w->zlevel > 0 && !(c->flags & FK_CF_ZLIB)) { /* compressed on the way: read, checked, compressed */
@@ -741,6 +889,10 @@ void fk_writer_free(fk_writer *w)
 {
     if (!w) return;
     settle(w, NULL);
+    pthread_mutex_destroy(&w->qmu);
+    pthread_cond_destroy(&w->qcv);
+    free(w->q);
+    free(w->qblk);
     free(w->blk);
     free(w);
 }

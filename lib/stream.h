@@ -154,7 +154,26 @@ int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_err
  * failure. */
 int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err);
 
-/* Writes a FK_CF_TEXT chunk holding the NUL-terminated text. */
+/* From now on, the chunks of r passed on unread (fk_writer_copy) and those
+ * written on as read (fk_writer_put_read) are listed, not written: a
+ * thread of the writer's own writes them, in order, while the caller goes
+ * on (the copies by offset: r keeps reading, and skips their payloads).
+ * Text chunks (fk_writer_text) are listed too, as copies. The next other
+ * call on w (fk_writer_put, _give, _finish, a copy that cannot be listed)
+ * waits for the list first, so the chunks keep
+ * their order, and a failure to write a listed chunk is that call's. The
+ * payloads given to fk_writer_put_read must stay as they are until then.
+ * Only for a regular input file and a writer that does not compress
+ * (zlevel 0); otherwise nothing changes. For a stage whose own work (the
+ * link, say) can go on while the chunks it passes on are written. */
+void fk_writer_later(fk_writer *w, const fk_reader *r);
+
+/* As fk_writer_put_read, handing data over (a malloc'd buffer: the writer
+ * frees it once written; listed under fk_writer_later). */
+int fk_writer_give_read(fk_writer *w, const fk_chunk *c, void *data, fk_error *err);
+
+/* Writes a FK_CF_TEXT chunk holding the NUL-terminated text (under
+ * fk_writer_later, a copy listed). */
 int fk_writer_text(fk_writer *w, const char *tag, uint32_t level,
                    const char *text, fk_error *err);
 

@@ -105,6 +105,97 @@ static void descriptor_round_trip(void)
     free(b);
 }
 
+/* fk_writer_later: a stream read from a regular file and written on with
+ * its chunks listed (copies by offset, payloads kept, a text, a 4-byte
+ * payload handed over) and new chunks after them: the output holds every
+ * chunk in order, intact; a listed chunk that fails to go to a full disk
+ * fails the next call. */
+static void later_round_trip(void)
+{
+    const uint64_t big = 5u << 20;
+    float *a = malloc(big * 4);
+    for (uint64_t i = 0; i < big; i++) a[i] = (float)(i % 4099) * 0.5f;
+    FILE *src = tmpfile();
+    fk_writer *w;
+    fk_error err = {0};
+    fk_chunk c;
+    CHECK(fk_writer_open(&w, src, 0, &err) == FK_OK);
+    const char *tags[] = {"A", "B", "C", "D"};
+    for (int k = 0; k < 4; k++) {
+        fk_chunk_init(&c, tags[k], "<f4", 0, big - (uint64_t)k * 1001, 1);
+        CHECK(fk_writer_put(w, &c, a + k, &err) == FK_OK);
+    }
+    CHECK(fk_writer_finish(w, &err) == FK_OK);
+    fk_writer_free(w);
+    for (int full = 0; full < 2; full++) {
+        FILE *out = full ? fopen("/dev/full", "wb") : tmpfile();
+        if (!out) continue;
+        rewind(src);
+        fk_reader *r;
+        CHECK(fk_reader_open(&r, src, "src", &err) == FK_OK);
+        int st = fk_writer_open(&w, out, 0, &err);
+        void *kept = NULL;
+        if (st == FK_OK) {
+            fk_writer_later(w, r);
+            int k = 0;
+            while (st == FK_OK && (st = fk_reader_next(r, &c, &err)) == 1) {
+                if (k == 1) { /* loaded, written on from the caller's buffer */
+                    st = fk_reader_load(r, &kept, &err);
+                    if (!st) st = fk_writer_put_read(w, &c, kept, &err);
+                } else if (k == 2) { /* loaded and handed over */
+                    void *given;
+                    st = fk_reader_load(r, &given, &err);
+                    if (!st) st = fk_writer_give_read(w, &c, given, &err);
+                } else {
+                    st = fk_writer_copy(w, r, &c, &err);
+                }
+                if (!st && k == 2) st = fk_writer_text(w, "NOTE", 0, "listed text", &err);
+                k++;
+            }
+            if (st == 0 && k == 4) {
+                fk_chunk_init(&c, "NEW", "<f4", 0, 1000, 1);
+                st = fk_writer_put(w, &c, a, &err); /* waits for the list */
+            }
+            if (st == FK_OK) st = fk_writer_finish(w, &err);
+            fk_writer_free(w);
+        }
+        fk_reader_close(r);
+        free(kept);
+        if (full) {
+            CHECK_MSG(st == FK_EIO && strstr(err.msg, "No space left"), "%d %s", st, err.msg);
+            fclose(out);
+            fk_error_clear(&err);
+            continue;
+        }
+        CHECK_MSG(st == FK_OK, "%s", err.msg);
+        rewind(out);
+        CHECK(fk_reader_open(&r, out, "out", &err) == FK_OK);
+        const char *want[] = {"A", "B", "C", "NOTE", "D", "NEW"};
+        int k = 0;
+        while ((st = fk_reader_next(r, &c, &err)) == 1) {
+            CHECK(k < 6 && strcmp(c.tag, want[k]) == 0);
+            void *d;
+            if (k == 3) {
+                char *t;
+                CHECK(fk_reader_load_text(r, &t, &err) == FK_OK && strcmp(t, "listed text") == 0);
+                free(t);
+            } else {
+                CHECK_MSG(fk_reader_load(r, &d, &err) == FK_OK, "%s", err.msg);
+                int j = k < 3 ? k : k == 4 ? 3 : 0;
+                uint64_t rows = k == 5 ? 1000 : big - (uint64_t)j * 1001;
+                CHECK(c.nrows == rows && memcmp(d, a + j, rows * 4) == 0);
+                free(d);
+            }
+            k++;
+        }
+        CHECK_MSG(st == 0 && k == 6, "%d %s", k, err.msg);
+        fk_reader_close(r);
+        fclose(out);
+    }
+    fclose(src);
+    free(a);
+}
+
 /* Writes a stream of a text chunk and a float array to a memory file. */
 static char *make_stream(int zlevel, size_t *len, const float *arr, uint64_t n)
 {
@@ -205,5 +296,6 @@ int main(void)
     CHECK(read_stream(junk, 64, arr, n, &e) == FK_EFORMAT && strstr(e.msg, "magic"));
     free(arr);
     descriptor_round_trip();
+    later_round_trip();
     CHECK_DONE();
 }

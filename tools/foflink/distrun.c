@@ -107,6 +107,8 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     int st = fk_input_open(&in, inname, 1, std->force, &err);
     if (!st) st = fk_output_open(&fo, outname, 1, std->force, &err);
     if (!st) st = fk_filter_start(&f, in, name, fk_output_file(fo), std->zlevel, &err);
+    /* the chunks passed on are written while the ranks link (one core's write is as long as the link) */
+    if (!st) fk_filter_later(&f);
     if (!st) st = fk_filter_read(&f, want, nw, &err);
     const fk_snap snap = f.snap;
     const float *pos = want[W_POS].data[0], *vel = sixd ? want[W_VEL].data[0] : NULL;
