@@ -103,14 +103,11 @@ static int load_u64(fk_reader *r, const fk_chunk *ch, fk_writer *w, uint64_t **o
         return st;
     }
     /* widened into an array of its own; the 4-byte payload handed to the writer */
-    uint64_t *wide = fk_big_alloc(ch->nrows ? ch->nrows * sizeof *wide : 1);
-    if (!wide) {
+    uint64_t *wide;
+    if ((st = fk_snap_widen_keep(raw, ch, &wide, err))) {
         free(raw);
-        return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " particle IDs", ch->nrows);
+        return st;
     }
-    const uint32_t *in = raw;
-    #pragma omp parallel for schedule(static)
-    for (uint64_t i = 0; i < ch->nrows; i++) wide[i] = in[i];
     if ((st = fk_writer_give_read(w, ch, raw, err))) {
         free(wide);
         return st;

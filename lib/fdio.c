@@ -31,12 +31,18 @@
 #endif
 
 static uint64_t par_min = UINT64_C(64) << 20;
+static _Thread_local int one_core; /* fk_io_one_core: this thread's writes on its own core */
 
 uint64_t fk_io_parallel_min(uint64_t n)
 {
     uint64_t old = par_min;
     par_min = n;
     return old;
+}
+
+void fk_io_one_core(int on)
+{
+    one_core = on;
 }
 
 /* tmpfs (and memfd): memory, where one core's write() is the limit. On a
@@ -293,7 +299,7 @@ typedef int (*fill_fn)(void *ctx, char *dst, uint64_t off, uint64_t len);
 static int par_fill(fk_io *out, uint64_t n, fill_fn fill, void *ctx)
 {
 #ifdef _OPENMP
-    if (out->fd < 0 || out->kind != FK_IO_FILE || !out->mappable || n < par_min || n == 0 ||
+    if (out->fd < 0 || out->kind != FK_IO_FILE || !out->mappable || n < par_min || n == 0 || one_core ||
         omp_get_max_threads() < 2 || omp_in_parallel())
         return -2;
     struct stat sb;

@@ -79,6 +79,11 @@ int64_t fk_io_read_crc(fk_io *io, void *buf, uint64_t n, uint32_t *crc);
  * mapped), so a disk keeps write(). */
 int fk_io_write(fk_io *io, const void *buf, uint64_t n);
 
+/* With on, the calling thread's writes and copies stay on one core (no
+ * team of threads of their own): for a thread that writes beside the
+ * program's own work on every core (stream.h, fk_writer_later). */
+void fk_io_one_core(int on);
+
 /* The size from which fk_io_write and fk_io_transfer into a regular file
  * go on every core (default 64 MiB; UINT64_MAX: never). Returns the old
  * value. For tests and measurements. */

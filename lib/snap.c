@@ -155,7 +155,7 @@ int fk_snap_check_positions(const fk_snap *s, const float *pos, const char *name
                    bad, pos[3 * bad], pos[3 * bad + 1], pos[3 * bad + 2], lo, hi);
 }
 
-int fk_snap_widen_ids(void *raw, const fk_chunk *c, uint64_t **ids, fk_error *err)
+int fk_snap_widen_keep(void *raw, const fk_chunk *c, uint64_t **ids, fk_error *err)
 {
     *ids = NULL;
     if (strcmp(c->dtype, "<u8") == 0) {
@@ -163,16 +163,19 @@ int fk_snap_widen_ids(void *raw, const fk_chunk *c, uint64_t **ids, fk_error *er
         return FK_OK;
     }
     uint64_t *out = fk_big_alloc(c->nrows ? c->nrows * sizeof *out : 1);
-    if (!out) {
-        free(raw);
-        return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " particle IDs", c->nrows);
-    }
+    if (!out) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " particle IDs", c->nrows);
     const uint32_t *in = raw;
     #pragma omp parallel for schedule(static)
     for (uint64_t i = 0; i < c->nrows; i++) out[i] = in[i];
-    free(raw);
     *ids = out;
     return FK_OK;
+}
+
+int fk_snap_widen_ids(void *raw, const fk_chunk *c, uint64_t **ids, fk_error *err)
+{
+    int st = fk_snap_widen_keep(raw, c, ids, err);
+    if (st || *ids != raw) free(raw);
+    return st;
 }
 
 int fk_snap_load_ids(fk_reader *r, const fk_chunk *c, uint64_t **ids, fk_error *err)

@@ -93,6 +93,10 @@ int fk_snap_load_ids(fk_reader *r, const fk_chunk *c, uint64_t **ids, fk_error *
  * widened copy and raw freed. Takes raw in every case. */
 int fk_snap_widen_ids(void *raw, const fk_chunk *c, uint64_t **ids, fk_error *err);
 
+/* As fk_snap_widen_ids, raw left as it is: *ids is raw itself when <u8,
+ * else a widened copy (big memory, bigmem.h) of its own. */
+int fk_snap_widen_keep(void *raw, const fk_chunk *c, uint64_t **ids, fk_error *err);
+
 /* Reads the next chunk, which must be SNAP, and parses it; name is used in
  * messages. On success *c holds the chunk and its text is in *text (caller
  * frees) so that it can be written on. */

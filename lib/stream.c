@@ -675,6 +675,7 @@ static int write_later(fk_writer *w, const struct later_job *j, fk_error *err)
 static void *later_main(void *arg)
 {
     fk_writer *w = arg;
+    fk_io_one_core(1); /* beside the stage's own work, which has every core */
     pthread_mutex_lock(&w->qmu);
     for (;;) {
         while (w->qnext == w->qn && !w->qclosed) pthread_cond_wait(&w->qcv, &w->qmu);
