@@ -1,7 +1,10 @@
 /* test_stream.c - round trips and damage detection for the stream format (raw and compressed). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -105,6 +108,24 @@ static void descriptor_round_trip(void)
     free(b);
 }
 
+/* The reading end of a pipe drained into memory by a thread of its own. */
+typedef struct drain_ctx {
+    int fd;
+    char *buf;
+    size_t len;
+} drain_ctx;
+
+static void *drain_pipe(void *arg)
+{
+    drain_ctx *d = arg;
+    FILE *m = open_memstream(&d->buf, &d->len);
+    char b[65536];
+    ssize_t k;
+    while ((k = read(d->fd, b, sizeof b)) > 0) fwrite(b, 1, (size_t)k, m);
+    fclose(m);
+    return NULL;
+}
+
 /* fk_writer_later: a stream read from a regular file and written on with
  * its chunks listed (copies by offset, payloads kept, a text, a 4-byte
  * payload handed over) and new chunks after them: the output holds every
@@ -127,8 +148,19 @@ static void later_round_trip(void)
     }
     CHECK(fk_writer_finish(w, &err) == FK_OK);
     fk_writer_free(w);
-    for (int full = 0; full < 2; full++) {
-        FILE *out = full ? fopen("/dev/full", "wb") : tmpfile();
+    for (int kind = 0; kind < 3; kind++) { /* a file, a full disk, a pipe */
+        const int full = kind == 1;
+        int fds[2] = {-1, -1};
+        pthread_t reader;
+        drain_ctx dc = {-1, NULL, 0};
+        FILE *out = NULL;
+        if (kind == 2 && pipe(fds) == 0) {
+            dc.fd = fds[0];
+            out = fdopen(fds[1], "wb");
+            pthread_create(&reader, NULL, drain_pipe, &dc);
+        } else if (kind < 2) {
+            out = full ? fopen("/dev/full", "wb") : tmpfile();
+        }
         if (!out) continue;
         rewind(src);
         fk_reader *r;
@@ -168,8 +200,16 @@ static void later_round_trip(void)
             continue;
         }
         CHECK_MSG(st == FK_OK, "%s", err.msg);
-        rewind(out);
-        CHECK(fk_reader_open(&r, out, "out", &err) == FK_OK);
+        FILE *back = out;
+        if (kind == 2) { /* the pipe closed, its bytes read back from memory */
+            fclose(out);
+            pthread_join(reader, NULL);
+            close(fds[0]);
+            back = fmemopen(dc.buf, dc.len, "rb");
+        } else {
+            rewind(out);
+        }
+        CHECK(fk_reader_open(&r, back, "out", &err) == FK_OK);
         const char *want[] = {"A", "B", "C", "NOTE", "D", "NEW"};
         int k = 0;
         while ((st = fk_reader_next(r, &c, &err)) == 1) {
@@ -190,7 +230,8 @@ static void later_round_trip(void)
         }
         CHECK_MSG(st == 0 && k == 6, "%d %s", k, err.msg);
         fk_reader_close(r);
-        fclose(out);
+        fclose(back);
+        free(dc.buf);
     }
     fclose(src);
     free(a);
