@@ -37,13 +37,8 @@ struct fk_writer {
     uint64_t off;
     unsigned char *blk; /* scratch (blkcap bytes) for copies the kernel will not make */
     size_t blkcap;
-    /* a chunk handed over with fk_writer_give, written by a thread of its own */
-    pthread_t thread;
-    int busy, given_st;
-    fk_chunk given;
-    void *given_data;
-    fk_error given_err;
-    /* fk_writer_later: chunks passed on listed, written in order by a thread of their own */
+    /* chunks listed (fk_writer_give; under fk_writer_later, those passed on),
+     * written in order by a thread of their own */
     int later;
     const fk_reader *later_r;
     struct later_job *q;
@@ -57,13 +52,15 @@ struct fk_writer {
 };
 
 /* A chunk to write on: its header, and its payload from memory (data) or
- * stored bytes and padding (len) at offset at of the input fd. */
+ * stored bytes and padding (len) at offset at of the input fd; with put,
+ * data is raw and put_chunk makes it (CRC, compression). */
 struct later_job {
     fk_chunk c;
     const void *data;
     void *own; /* freed once written (or dropped) */
     int fd;
     uint64_t at, len;
+    int put;
 };
 
 /* ---- little-endian packing ---- */
@@ -654,6 +651,7 @@ static int put_chunk(fk_writer *w, const fk_chunk *spec, const void *data, fk_er
 /* One listed chunk written on (by the list's thread). */
 static int write_later(fk_writer *w, const struct later_job *j, fk_error *err)
 {
+    if (j->put) return put_chunk(w, &j->c, j->data, err);
     if (j->data) return put_stored(w, &j->c, j->data, err);
     unsigned char h[HDR];
     encode(h, &j->c);
@@ -675,7 +673,6 @@ static int write_later(fk_writer *w, const struct later_job *j, fk_error *err)
 static void *later_main(void *arg)
 {
     fk_writer *w = arg;
-    fk_io_one_core(1); /* beside the stage's own work, which has every core */
     pthread_mutex_lock(&w->qmu);
     for (;;) {
         while (w->qnext == w->qn && !w->qclosed) pthread_cond_wait(&w->qcv, &w->qmu);
@@ -684,6 +681,7 @@ static void *later_main(void *arg)
         const int failed = w->q_st;
         pthread_mutex_unlock(&w->qmu);
         fk_error e = {0};
+        fk_io_one_core(!j.put); /* a chunk passed on: beside the stage's work, which has every core */
         int st = failed ? FK_OK : write_later(w, &j, &e);
         free(j.own);
         pthread_mutex_lock(&w->qmu);
@@ -724,19 +722,10 @@ static int list_later(fk_writer *w, const struct later_job *j, fk_error *err)
     return FK_OK;
 }
 
-/* Waits for the chunk handed over last and for the listed ones, if any;
- * their failure is this call's. */
+/* Waits for the listed chunks, if any; their failure is this call's. */
 static int settle(fk_writer *w, fk_error *err)
 {
     int st = FK_OK;
-    if (w->busy) {
-        pthread_join(w->thread, NULL);
-        w->busy = 0;
-        if (w->given_st != FK_OK) {
-            if (err && err->code == FK_OK) *err = w->given_err;
-            st = w->given_st;
-        }
-    }
     if (w->qrunning) {
         pthread_mutex_lock(&w->qmu);
         w->qclosed = 1;
@@ -759,31 +748,15 @@ void fk_writer_later(fk_writer *w, const fk_reader *r)
     w->later_r = r;
 }
 
-static void *give_main(void *arg)
-{
-    fk_writer *w = arg;
-    w->given_st = put_chunk(w, &w->given, w->given_data, &w->given_err);
-    free(w->given_data);
-    return NULL;
-}
-
 int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
 {
-    int st = settle(w, err);
+    int st = settle(w, err); /* one given chunk in memory at a time */
     if (st) {
         free(data);
         return st;
     }
-    w->given = *c;
-    w->given_data = data;
-    memset(&w->given_err, 0, sizeof w->given_err);
-    if (pthread_create(&w->thread, NULL, give_main, w) == 0) {
-        w->busy = 1;
-        return FK_OK;
-    }
-    st = put_chunk(w, c, data, err); /* no thread: written now */
-    free(data);
-    return st;
+    struct later_job j = {*c, data, data, -1, 0, 0, 1};
+    return list_later(w, &j, err);
 }
 
 int fk_writer_put(fk_writer *w, const fk_chunk *spec, const void *data, fk_error *err)
@@ -795,9 +768,9 @@ int fk_writer_put(fk_writer *w, const fk_chunk *spec, const void *data, fk_error
 int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_error *err)
 {
     const int stored = w->zlevel == 0 && !(c->flags & FK_CF_ZLIB) && c->stored == fk_chunk_rawsize(c);
-    if (stored && w->later && !w->busy) {
+    if (stored && w->later) {
         if (!tag_ok(c->tag) || fk_dtype_size(c->dtype) == 0 || c->ncols == 0) return bad_chunk(c, err);
-        struct later_job j = {*c, data, NULL, -1, 0, 0};
+        struct later_job j = {*c, data, NULL, -1, 0, 0, 0};
         return list_later(w, &j, err);
     }
     int st = settle(w, err);
@@ -810,8 +783,8 @@ int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_err
 int fk_writer_give_read(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
 {
     const int stored = w->zlevel == 0 && !(c->flags & FK_CF_ZLIB) && c->stored == fk_chunk_rawsize(c);
-    if (stored && w->later && !w->busy && tag_ok(c->tag) && fk_dtype_size(c->dtype) != 0 && c->ncols != 0) {
-        struct later_job j = {*c, data, data, -1, 0, 0};
+    if (stored && w->later && tag_ok(c->tag) && fk_dtype_size(c->dtype) != 0 && c->ncols != 0) {
+        struct later_job j = {*c, data, data, -1, 0, 0, 0};
         return list_later(w, &j, err);
     }
     int st = fk_writer_put_read(w, c, data, err);
@@ -824,12 +797,12 @@ int fk_writer_text(fk_writer *w, const char *tag, uint32_t level, const char *te
     fk_chunk c;
     fk_chunk_init(&c, tag, "|u1", FK_CF_TEXT, strlen(text), 1);
     c.level = level;
-    if (w->later && !w->busy && tag_ok(c.tag)) { /* a copy listed, in its place among the others */
+    if (w->later && tag_ok(c.tag)) { /* a copy listed, in its place among the others */
         char *copy = strdup(text);
         if (!copy) return fk_fail(err, FK_ENOMEM, "out of memory");
         c.stored = c.nrows;
         c.crc = crc_of(copy, c.stored);
-        struct later_job j = {c, copy, copy, -1, 0, 0};
+        struct later_job j = {c, copy, copy, -1, 0, 0, 0};
         return list_later(w, &j, err);
     }
     return fk_writer_put(w, &c, text, err);
@@ -838,8 +811,8 @@ int fk_writer_text(fk_writer *w, const char *tag, uint32_t level, const char *te
 int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c, fk_error *err)
 {
     if (!r->pending) return no_payload(r, err);
-    if (w->later && r == w->later_r && !w->busy) { /* listed; the reader skips the payload */
-        struct later_job j = {*c, NULL, NULL, r->io.fd, r->io.base + r->off, c->stored + pad_of(c->stored)};
+    if (w->later && r == w->later_r) { /* listed; the reader skips the payload */
+        struct later_job j = {*c, NULL, NULL, r->io.fd, r->io.base + r->off, c->stored + pad_of(c->stored), 0};
         return list_later(w, &j, err);
     }
     int st = settle(w, err);

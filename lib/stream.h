@@ -148,10 +148,11 @@ int fk_writer_put(fk_writer *w, const fk_chunk *c, const void *data,
 int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_error *err);
 
 /* As fk_writer_put, handing data over (a malloc'd buffer: the writer frees
- * it): the chunk is written by a thread of its own while the caller goes on
- * (reading the next chunk, say). The next call on w waits for it first, so
- * the chunks keep their order, and a failure to write it is that call's
- * failure. */
+ * it): the chunk is written by the writer's own thread while the caller
+ * goes on (reading the next chunk, say), the same thread that writes the
+ * chunks of fk_writer_later. The next call on w waits for it first (or,
+ * under fk_writer_later, lists its chunk after it), so the chunks keep
+ * their order, and a failure to write it is that call's failure. */
 int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err);
 
 /* From now on, the chunks of r passed on unread (fk_writer_copy) and those
