@@ -345,10 +345,8 @@ __global__ void __launch_bounds__(32 * WALK_WARPS) k_walk_pot(const float *__res
     __shared__ uint32_t stack_all[WALK_WARPS][WSTACK];
     __shared__ pnode far_all[WALK_WARPS][32];
     __shared__ uint32_t near_all[WALK_WARPS][32];
-    __shared__ float4 mem_all[WALK_WARPS][32];
     const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
     uint32_t *stack = stack_all[wib], *nearl = near_all[wib];
-    float4 *mem = mem_all[wib];
     pnode *farl = far_all[wib];
     const uint64_t first = (UINT64_C(1) << depth) - 1;
     const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) >> 5;
@@ -409,20 +407,10 @@ __global__ void __launch_bounds__(32 * WALK_WARPS) k_walk_pot(const float *__res
                 const pnode f = farl[k];
                 s += multipole(f, px - f.cx, py - f.cy, pz - f.cz, e2);
             }
-            for (int k = 0; k < nleaf; k++) { /* its members staged in shared memory, read by all at once */
+            for (int k = 0; k < nleaf; k++) {
                 uint64_t xs, xe;
                 fk_tree_range(n, nearl[k], &xs, &xe);
-                const int cx = (int)(xe - xs);
-                if (lane < cx)
-                    mem[lane] = make_float4(p[3 * (xs + lane)], p[3 * (xs + lane) + 1], p[3 * (xs + lane) + 2],
-                                            mt[xs + lane]);
-                __syncwarp();
-                for (int j = 0; j < cx; j++) {
-                    const float4 q = mem[j];
-                    const float dx = q.x - px, dy = q.y - py, dz = q.z - pz;
-                    if (xs + j != me) u += q.w * rsqrtf((dx * dx + dy * dy) + (dz * dz + e2));
-                }
-                __syncwarp();
+                u += leaf_sum(p, mt, xs, xe, me, px, py, pz, e2, lane);
             }
             __syncwarp();
         }
