@@ -223,9 +223,12 @@ static int check_level(const fk_dhalos_in *in, int k, fk_error *err)
 }
 
 /* Sends every grouped particle of level k to its group's owner; the owner's
- * come in w, by source rank, each rank's in its stream order. Every pass on
- * every core: each thread counts, then places, its share of the particles,
- * in order. Collective; failures agreed on. */
+ * come in w, by source rank, each rank's in its stream order. Those whose
+ * group this rank owns go straight from the input into w, not through the
+ * send and receive buffers (at 2 ranks of a file in halo order, most of a
+ * rank's members: each buffer is fresh memory, faulted in page by page).
+ * Every pass on every core: each thread counts, then places, its share of
+ * the particles, in order. Collective; failures agreed on. */
 static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, owned *w, uint64_t *sent,
                  fk_error *err)
 {
@@ -235,7 +238,7 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
     uint64_t *at = calloc((size_t)R * (size_t)T, sizeof *at); /* each thread's place in each rank's part */
     member *sbuf = NULL;
     void *rbuf = NULL;
-    uint64_t ns = 0, nr = 0;
+    uint64_t ns = 0, nr = 0, own = 0; /* to other ranks; received; this rank's own */
     int st = FK_OK;
     memset(w, 0, sizeof *w);
     if (!cnt || !rcnt || !at) st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory", rank);
@@ -248,11 +251,14 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
             for (uint64_t i = a; i < b; i++)
                 if (gid[i]) my[p->owner[gid[i] - 1]]++;
         }
-        for (int d = 0; d < R; d++) /* thread t's first slot for rank d, threads in order within a rank */
+        /* thread t's first slot for rank d, threads in order within a rank;
+         * this rank's own members numbered apart, from 0 (own of them) */
+        for (int d = 0; d < R; d++)
             for (int t = 0; t < T; t++) {
                 uint64_t c = at[(size_t)t * (size_t)R + d];
-                at[(size_t)t * (size_t)R + d] = ns;
-                ns += c, cnt[d] += c;
+                at[(size_t)t * (size_t)R + d] = d == rank ? own : ns;
+                *(d == rank ? &own : &ns) += c;
+                cnt[d] += c;
             }
         if (!(sbuf = fk_big_alloc((ns ? ns : 1) * sizeof *sbuf)))
             st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members to send", rank, ns);
@@ -268,6 +274,7 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
             for (uint64_t i = a; i < b; i++) {
                 if (!gid[i]) continue;
                 uint32_t q = gid[i] - 1;
+                if (p->owner[q] == (uint32_t)rank) continue; /* placed after the exchange */
                 member *m = &sbuf[my[p->owner[q]]++];
                 memcpy(m->pos, in->pos + 3 * i, sizeof m->pos);
                 memcpy(m->vel, in->vel + 3 * i, sizeof m->vel);
@@ -276,10 +283,11 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
                 m->id = in->ids[i];
             }
         }
+        cnt[rank] = 0;
         st = fk_dist_alltoall(sbuf, cnt, sizeof(member), &rbuf, rcnt, &nr, err); /* failures agreed inside */
     }
     if (!st) {
-        const uint64_t m = nr ? nr : 1;
+        const uint64_t m = nr + own ? nr + own : 1;
         if (!(w->pos = fk_big_alloc(m * 3 * sizeof(float))) || !(w->vel = fk_big_alloc(m * 3 * sizeof(float))) ||
             !(w->mass = fk_big_alloc(m * sizeof(float))) || !(w->ids = fk_big_alloc(m * sizeof *w->ids)) ||
             !(w->grp = fk_big_alloc(m * sizeof *w->grp)))
@@ -287,17 +295,35 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
         st = fk_dist_agree(st, err, NULL);
     }
     if (!st) {
-        *sent += (ns - cnt[rank]) * sizeof(member);
-        w->n = nr;
+        *sent += ns * sizeof(member);
+        w->n = nr + own;
         const member *rb = rbuf;
+        uint64_t below = 0; /* received from lower ranks: this rank's own come after them */
+        for (int d = 0; d < rank; d++) below += rcnt[d];
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < nr; i++) {
             const member *m = &rb[i];
-            memcpy(w->pos + 3 * i, m->pos, sizeof m->pos);
-            memcpy(w->vel + 3 * i, m->vel, sizeof m->vel);
-            w->mass[i] = m->mass;
-            w->ids[i] = m->id;
-            w->grp[i] = m->g;
+            const uint64_t j = i < below ? i : i + own;
+            memcpy(w->pos + 3 * j, m->pos, sizeof m->pos);
+            memcpy(w->vel + 3 * j, m->vel, sizeof m->vel);
+            w->mass[j] = m->mass;
+            w->ids[j] = m->id;
+            w->grp[j] = m->g;
+        }
+        #pragma omp parallel num_threads(T)
+        {
+            const int t = omp_get_thread_num();
+            const uint64_t a = in->n * (uint64_t)t / (uint64_t)T, b = in->n * (uint64_t)(t + 1) / (uint64_t)T;
+            uint64_t j = below + at[(size_t)t * (size_t)R + rank];
+            for (uint64_t i = a; i < b; i++) {
+                if (!gid[i] || p->owner[gid[i] - 1] != (uint32_t)rank) continue;
+                memcpy(w->pos + 3 * j, in->pos + 3 * i, 3 * sizeof(float));
+                memcpy(w->vel + 3 * j, in->vel + 3 * i, 3 * sizeof(float));
+                w->mass[j] = in->mass[i];
+                w->ids[j] = in->ids[i];
+                w->grp[j] = p->local[gid[i] - 1] + 1;
+                j++;
+            }
         }
     }
     if (st) owned_free(w);
