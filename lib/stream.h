@@ -166,7 +166,9 @@ int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err);
  * payloads given to fk_writer_put_read must stay as they are until then.
  * Only for a regular input file and a writer that does not compress
  * (zlevel 0); otherwise nothing changes. For a stage whose own work (the
- * link, say) can go on while the chunks it passes on are written. */
+ * link, say) can go on while the chunks it passes on are written.
+ * FOFKIT_WRITE_LATER=0 in the environment: nothing changes either (the
+ * chunks written as they are passed on, to measure the difference). */
 void fk_writer_later(fk_writer *w, const fk_reader *r);
 
 /* As fk_writer_put_read, handing data over (a malloc'd buffer: the writer

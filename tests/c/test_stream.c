@@ -148,7 +148,7 @@ static void later_round_trip(void)
     }
     CHECK(fk_writer_finish(w, &err) == FK_OK);
     fk_writer_free(w);
-    for (int kind = 0; kind < 3; kind++) { /* a file, a full disk, a pipe */
+    for (int kind = 0; kind < 4; kind++) { /* a file, a full disk, a pipe; a file with FOFKIT_WRITE_LATER=0 */
         const int full = kind == 1;
         int fds[2] = {-1, -1};
         pthread_t reader;
@@ -158,9 +158,10 @@ static void later_round_trip(void)
             dc.fd = fds[0];
             out = fdopen(fds[1], "wb");
             pthread_create(&reader, NULL, drain_pipe, &dc);
-        } else if (kind < 2) {
+        } else if (kind != 2) {
             out = full ? fopen("/dev/full", "wb") : tmpfile();
         }
+        if (kind == 3) setenv("FOFKIT_WRITE_LATER", "0", 1);
         if (!out) continue;
         rewind(src);
         fk_reader *r;
@@ -169,6 +170,7 @@ static void later_round_trip(void)
         void *kept = NULL;
         if (st == FK_OK) {
             fk_writer_later(w, r);
+            unsetenv("FOFKIT_WRITE_LATER");
             int k = 0;
             while (st == FK_OK && (st = fk_reader_next(r, &c, &err)) == 1) {
                 if (k == 1) { /* loaded, written on from the caller's buffer */
