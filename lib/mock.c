@@ -135,6 +135,10 @@ void fk_mock_defaults(fk_mock_params *p, uint64_t n)
     p->min_halo = 32;
     p->max_halo = 0;
     p->big_halo = 0;
+    p->big_c = 0;
+    p->big_r200 = 0;
+    p->big_placed = 0;
+    for (int d = 0; d < 3; d++) p->big_centre[d] = 0;
 }
 
 /* The size of halo i of h (largest first): the size whose expected count
@@ -164,10 +168,12 @@ static void make_halo(fk_mock_halo *h, const fk_mock_params *p, uint64_t index, 
     h->first = first;
     h->npart = npart;
     h->mass = (double)npart / (double)p->n;
-    h->r200 = cbrt(3 * h->mass / (4 * PI * 200));
-    h->c = big ? BIG_C : fk_mock_concentration(h->mass);
+    h->r200 = big && p->big_r200 > 0 ? p->big_r200 : cbrt(3 * h->mass / (4 * PI * 200));
+    h->c = !big ? fk_mock_concentration(h->mass) : p->big_c > 0 ? p->big_c : BIG_C;
     h->sigma = sqrt(h->mass / h->r200) / sqrt(2.0);
     for (int d = 0; d < 3; d++) h->centre[d] = rng_uniform(&r) - 0.5;
+    if (big && p->big_placed)
+        for (int d = 0; d < 3; d++) h->centre[d] = p->big_centre[d];
     for (int d = 0; d < 3; d++) h->vbulk[d] = BULK_SIGMA * rng_normal(&r);
 }
 
@@ -184,6 +190,14 @@ int fk_mock_plan(fk_mock *m, const fk_mock_params *p, fk_error *err)
     if (p->big_halo > p->n)
         return fk_fail(err, FK_EINVAL, "the big halo (%" PRIu64 " particles) does not fit in %" PRIu64, p->big_halo,
                        p->n);
+    if (!(p->big_c >= 0 && p->big_c <= 1000))
+        return fk_fail(err, FK_EINVAL, "the big halo's concentration must be within (0, 1000], not %g", p->big_c);
+    if (!(p->big_r200 >= 0 && p->big_r200 <= 0.5))
+        return fk_fail(err, FK_EINVAL, "the big halo's radius must be within (0, 0.5], not %g", p->big_r200);
+    for (int d = 0; p->big_placed && d < 3; d++)
+        if (!(p->big_centre[d] >= -0.5 && p->big_centre[d] < 0.5))
+            return fk_fail(err, FK_EINVAL, "the big halo's centre must lie in [-0.5, 0.5)^3, not %g on axis %d",
+                           p->big_centre[d], d);
     uint64_t maxh = p->max_halo ? p->max_halo : p->n / 4;
     if (p->max_halo && p->max_halo < p->min_halo)
         return fk_fail(err, FK_EINVAL, "the largest halo (%" PRIu64 ") is smaller than the smallest (%" PRIu64 ")",

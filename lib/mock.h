@@ -30,7 +30,9 @@ extern "C" {
  * Halos. A halo of mass M (npart / n) has
  *   r200 = (3 M / (4 pi 200))^(1/3)   (mean density 200 inside r200),
  *   concentration c = 7 (M / 10^-3)^-0.1, kept within [3, 20] (a mild
- *     c(M), decreasing with mass as in simulations; the big halo has c = 15),
+ *     c(M), decreasing with mass as in simulations; the big halo has c = 15
+ *     unless big_c says otherwise, and big_r200 and big_centre, when set,
+ *     its radius and place),
  *   NFW density truncated at r200: a particle's radius solves
  *     m(r / rs) = u m(c),  m(x) = ln(1 + x) - x / (1 + x),  rs = r200 / c,
  *     u uniform in [0, 1) (Newton's method, safeguarded by bisection),
@@ -60,6 +62,10 @@ typedef struct fk_mock_params {
     uint64_t min_halo;    /* smallest halo, >= 1 (default 32) */
     uint64_t max_halo;    /* upper end of the mass function (0: n / 4) */
     uint64_t big_halo;    /* particles of one extra halo with c = 15 (0: none), <= n */
+    double big_c;         /* its concentration (0: 15) */
+    double big_r200;      /* its truncation radius, box units (0: from its mass, as every halo's) */
+    int big_placed;       /* 1: at big_centre, not at a random place */
+    double big_centre[3]; /* within [-0.5, 0.5) */
 } fk_mock_params;
 
 typedef struct fk_mock_halo {

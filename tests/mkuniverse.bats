@@ -13,7 +13,8 @@ halos() {
     run --separate-stderr mkuniverse --help
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "Usage: mkuniverse [OPTION]..." ]
-    for o in --particles=N --seed=S --halo-fraction=F --min-halo=N --max-halo=N --big-halo=N --native --catalog=FILE \
+    for o in --particles=N --seed=S --halo-fraction=F --min-halo=N --max-halo=N --big-halo=N --big-halo-c=C \
+        --big-halo-radius=R --big-halo-centre=X,Y,Z --native --catalog=FILE \
         --output=FILE --force --verbose --help --version; do
         [[ "$output" == *"$o"* ]] || { echo "missing $o"; return 1; }
     done
@@ -163,6 +164,30 @@ halos() {
     mkuniverse -n 100 --catalog=none.cat -o none.std
     [ "$(halos none.cat | wc -l)" -eq 0 ]
     [ "$(head -n 1 none.cat)" = "# mkuniverse halo catalogue: n 100 seed 20240611 halos 0 background 100" ]
+}
+
+@test "--big-halo-c, --big-halo-radius and --big-halo-centre shape the big halo; its particles lie within that radius of that centre, across the periodic boundary" {
+    mkuniverse -n 50k --big-halo=10k --big-halo-c=10 --big-halo-radius=0.04 --big-halo-centre=-0.5,-0.5,0.25 --catalog=c.cat -o u.std
+    [ "$(halos c.cat | head -n 1 | awk '{print $1, $3, $5, $6, $7, $8, $9}')" = "0 10000 0.04 10 -0.5 -0.5 0.25" ]
+    # the first 10000 particles: within 0.04 of the centre, the corner's images included; some on each side
+    tipsy2bin u.std | fofdump -c POS | awk 'NR > 10000 { exit }
+        { dx = $1 + 0.5; dy = $2 + 0.5; dz = $3 - 0.25
+          if (dx > 0.5) dx -= 1; if (dy > 0.5) dy -= 1
+          if (dx * dx + dy * dy + dz * dz > 0.04 * 0.04 * (1 + 1e-5)) out++
+          if ($1 > 0) high++ }
+        END { exit out > 0 || high < 1000 || high > 9000 }'
+    # the same universe but for the big halo's shape: the rest is the default big halo's
+    mkuniverse -n 50k --big-halo=10k --catalog=d.cat -o d.std
+    [ "$(halos d.cat | head -n 1 | awk '{print $6}')" = 15 ]
+    [ "$(halos c.cat | sed 1d | md5sum)" = "$(halos d.cat | sed 1d | md5sum)" ]
+    run -2 mkuniverse -n 100 --big-halo-c=3
+    [ "${lines[0]}" = "mkuniverse: options --big-halo-c, --big-halo-radius and --big-halo-centre shape the halo of --big-halo, which is not given" ]
+    run -2 mkuniverse -n 100 --big-halo=10 --big-halo-centre=0.5,0,0
+    [ "${lines[0]}" = "mkuniverse: option --big-halo-centre: 0.5,0,0 is outside the box [-0.5, 0.5)" ]
+    run -2 mkuniverse -n 100 --big-halo=10 --big-halo-centre=0,0
+    [ "${lines[0]}" = "mkuniverse: option --big-halo-centre needs three numbers X,Y,Z, not '0,0'" ]
+    run -2 mkuniverse -n 100 --big-halo=10 --big-halo-radius=0.6
+    [[ "${lines[0]}" == "mkuniverse: option --big-halo-radius: 0.6 is out of range"* ]]
 }
 
 @test "--halo-fraction, --min-halo and --max-halo shape the catalogue" {

@@ -72,6 +72,26 @@ static void test_plan(void)
     CHECK(m.halo[0].npart == 20000 && m.halo[0].first == 0 && m.halo[0].c == 15 && m.halo[1].first == 20000);
     CHECK(m.nhalo_particles - 20000 <= (uint64_t)(0.55 * 80000));
     fk_mock_free(&m);
+    /* its shape and place as asked; the other halos unchanged */
+    fk_mock m2;
+    p.big_c = 10, p.big_r200 = 0.04, p.big_placed = 1, p.big_centre[0] = -0.5, p.big_centre[2] = 0.25;
+    CHECK_MSG(fk_mock_plan(&m2, &p, &err) == FK_OK, "%s", err.msg);
+    CHECK(m2.halo[0].c == 10 && m2.halo[0].r200 == 0.04 && m2.halo[0].centre[0] == -0.5 && m2.halo[0].centre[1] == 0 &&
+          m2.halo[0].centre[2] == 0.25);
+    p.big_c = 0, p.big_r200 = 0, p.big_placed = 0;
+    CHECK(fk_mock_plan(&m, &p, &err) == FK_OK && m.nhalo == m2.nhalo && m.halo[0].c == 15);
+    for (uint64_t i = 1; i < m.nhalo; i++)
+        CHECK(m.halo[i].npart == m2.halo[i].npart && m.halo[i].centre[0] == m2.halo[i].centre[0]);
+    fk_mock_free(&m);
+    fk_mock_free(&m2);
+    p.big_r200 = 0.6; /* out of range */
+    CHECK(fk_mock_plan(&m, &p, &err) == FK_EINVAL && strstr(err.msg, "radius"));
+    fk_mock_free(&m);
+    fk_error_clear(&err);
+    p.big_r200 = 0, p.big_placed = 1, p.big_centre[1] = 0.5;
+    CHECK(fk_mock_plan(&m, &p, &err) == FK_EINVAL && strstr(err.msg, "centre"));
+    fk_mock_free(&m);
+    p.big_placed = 0, p.big_centre[1] = 0;
 
     /* few particles: no halo fits, all background */
     fk_mock_defaults(&p, 100);

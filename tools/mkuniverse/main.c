@@ -27,6 +27,11 @@ static void help(void)
            "      --max-halo=N      upper end of the halo mass function (default N/4)\n"
            "      --big-halo=N      add one dense halo (concentration 15) of N particles, taken out of\n"
            "                        the total before the rest is shared out (default 0: none)\n"
+           "      --big-halo-c=C    the big halo's concentration (default 15)\n"
+           "      --big-halo-radius=R\n"
+           "                        its radius r200, in box lengths (default: from its mass)\n"
+           "      --big-halo-centre=X,Y,Z\n"
+           "                        its centre, each in [-0.5, 0.5) (default: a random place)\n"
            "      --native          write native (little-endian) tipsy instead of standard\n"
            "      --catalog=FILE    write the halo catalogue (text, one halo a line) to FILE\n"
            "  -o, --output=FILE     write to FILE (default stdout)\n"
@@ -88,7 +93,8 @@ int main(int argc, char **argv)
     fk_mock_defaults(&p, UINT64_C(1) << 20);
     int format = FK_TIPSY_STANDARD;
     const char *catalog = NULL;
-    enum { OPT_HALO_FRACTION = 256, OPT_MIN_HALO, OPT_MAX_HALO, OPT_BIG_HALO, OPT_NATIVE, OPT_CATALOG };
+    enum { OPT_HALO_FRACTION = 256, OPT_MIN_HALO, OPT_MAX_HALO, OPT_BIG_HALO, OPT_BIG_C, OPT_BIG_R, OPT_BIG_AT, OPT_NATIVE,
+           OPT_CATALOG };
     static const struct option longopts[] = {{"help", no_argument, 0, 'h'},
                                              {"output", required_argument, 0, 'o'},
                                              {"force", no_argument, 0, 'f'},
@@ -100,6 +106,9 @@ int main(int argc, char **argv)
                                              {"min-halo", required_argument, 0, OPT_MIN_HALO},
                                              {"max-halo", required_argument, 0, OPT_MAX_HALO},
                                              {"big-halo", required_argument, 0, OPT_BIG_HALO},
+                                             {"big-halo-c", required_argument, 0, OPT_BIG_C},
+                                             {"big-halo-radius", required_argument, 0, OPT_BIG_R},
+                                             {"big-halo-centre", required_argument, 0, OPT_BIG_AT},
                                              {"native", no_argument, 0, OPT_NATIVE},
                                              {"catalog", required_argument, 0, OPT_CATALOG},
                                              {0, 0, 0, 0}};
@@ -114,6 +123,16 @@ int main(int argc, char **argv)
         case OPT_MIN_HALO: p.min_halo = parse_count("--min-halo", optarg, 1, INT32_MAX); break;
         case OPT_MAX_HALO: p.max_halo = parse_count("--max-halo", optarg, 1, INT32_MAX); break;
         case OPT_BIG_HALO: p.big_halo = parse_count("--big-halo", optarg, 0, INT32_MAX); break;
+        case OPT_BIG_C: p.big_c = prog_parse_positive("--big-halo-c", optarg, 1000); break;
+        case OPT_BIG_R: p.big_r200 = prog_parse_positive("--big-halo-radius", optarg, 0.5); break;
+        case OPT_BIG_AT:
+            if (prog_parse_list("--big-halo-centre", optarg, p.big_centre, 3, -0.5, 0.5) != 3)
+                prog_usage("option --big-halo-centre needs three numbers X,Y,Z, not '%s'", optarg);
+            for (int d = 0; d < 3; d++)
+                if (p.big_centre[d] == 0.5)
+                    prog_usage("option --big-halo-centre: %s is outside the box [-0.5, 0.5)", optarg);
+            p.big_placed = 1;
+            break;
         case OPT_NATIVE: format = FK_TIPSY_NATIVE; break;
         case OPT_CATALOG:
             if (optarg[0] == '\0' || (optarg[0] == '-' && optarg[1] != '\0'))
@@ -124,6 +143,8 @@ int main(int argc, char **argv)
     }
     if (optind < argc) prog_usage("unexpected argument '%s' (mkuniverse reads no input)", argv[optind]);
     if (p.big_halo > p.n) prog_usage("option --big-halo: %" PRIu64 " is more than the %" PRIu64 " particles", p.big_halo, p.n);
+    if (!p.big_halo && (p.big_c > 0 || p.big_r200 > 0 || p.big_placed))
+        prog_usage("options --big-halo-c, --big-halo-radius and --big-halo-centre shape the halo of --big-halo, which is not given");
     if (p.max_halo && p.max_halo < p.min_halo)
         prog_usage("option --max-halo: %" PRIu64 " is below the smallest halo (%" PRIu64 ")", p.max_halo, p.min_halo);
 
