@@ -27,8 +27,9 @@ uint32_t fk_tree_leaf_fill(uint64_t n, uint32_t leafsize)
 {
     const uint32_t d = fk_tree_depth(n, leafsize);
     if (d == 0) return leafsize;
-    const uint64_t up = (n + (UINT64_C(1) << (d - 1)) - 1) >> (d - 1); /* a leaf one level up */
-    return up <= (uint64_t)leafsize + leafsize / 16 ? (uint32_t)up : leafsize;
+    /* one level up: 2^(d-1) leaves, n - S 2^(d-1) of them (> 0 at depth d) holding S + 1 */
+    const uint64_t half = UINT64_C(1) << (d - 1), over = n - (uint64_t)leafsize * half;
+    return over <= half / 8 ? leafsize + 1 : leafsize;
 }
 
 typedef struct item {

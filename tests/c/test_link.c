@@ -79,20 +79,23 @@ static void check_tree_next(void)
     CHECK(fk_tree_next((UINT64_C(1) << 40) - 1) == (UINT64_C(1) << 40)); /* a level's first: its sibling */
 }
 
-/* fk_tree_leaf_fill: full leaves at powers of two, one level less just past them, never more than S + S/16. */
+/* fk_tree_leaf_fill: full leaves at powers of two, one level less just past them, when at most an eighth of
+ * its leaves hold S + 1. */
 static void check_leaf_fill(void)
 {
     CHECK(fk_tree_leaf_fill(1u << 28, 32) == 32);                /* 2^23 leaves of 32 */
     CHECK(fk_tree_leaf_fill((1u << 28) + 448112, 32) == 33);     /* not 2^24 leaves of 16 */
     CHECK(fk_tree_depth((1u << 28) + 448112, 33) == 23);
-    CHECK(fk_tree_leaf_fill((1u << 28) + (1u << 24), 32) == 34);     /* 34 a leaf one level up: taken */
-    CHECK(fk_tree_leaf_fill((1u << 28) + (1u << 24) + 1, 32) == 32); /* 35 one level up: 18 a leaf kept */
+    CHECK(fk_tree_leaf_fill((1u << 28) + (1u << 20), 32) == 33);     /* an eighth of 2^23 leaves at 33: taken */
+    CHECK(fk_tree_leaf_fill((1u << 28) + (1u << 20) + 1, 32) == 32); /* one more: leaves of 16 and 17 kept */
+    CHECK(fk_tree_leaf_fill((1u << 27) + 8000000, 32) == 32);    /* 34 a leaf one level up, by pieces: kept */
     CHECK(fk_tree_leaf_fill(3u << 27, 32) == 32);                /* 48 a leaf up: 24 is kept */
-    CHECK(fk_tree_leaf_fill(20, 32) == 32 && fk_tree_leaf_fill(33, 32) == 33 && fk_tree_leaf_fill(0, 32) == 32);
+    CHECK(fk_tree_leaf_fill(20, 32) == 32 && fk_tree_leaf_fill(0, 32) == 32);
+    CHECK(fk_tree_leaf_fill(33, 32) == 32 && fk_tree_leaf_fill(257, 32) == 33); /* 1 of 1, 1 of 8 leaves up */
     for (uint64_t n = 1; n < 200000; n = n * 3 / 2 + 1) {
         uint32_t S = fk_tree_leaf_fill(n, 32), d = fk_tree_depth(n, S);
         uint64_t most = d ? (n + (UINT64_C(1) << d) - 1) >> d : n;
-        CHECK_MSG(S >= 32 && S <= 34 && most <= S, "n %llu: leaf size %u, %llu a leaf", (unsigned long long)n, S,
+        CHECK_MSG(S >= 32 && S <= 33 && most <= S, "n %llu: leaf size %u, %llu a leaf", (unsigned long long)n, S,
                   (unsigned long long)most);
         CHECK_MSG(S == 32 || fk_tree_depth(n, 32) == d + 1, "n %llu: leaf size %u and depth %u", (unsigned long long)n,
                   S, d);
