@@ -59,6 +59,8 @@ $(patsubst %.c,$(B)/%.o,$(wildcard lib/dist*.c)): ALL_CFLAGS += $(MPI_CFLAGS) -D
 $(foreach p,$(MPI_PROGS),$(eval $(B)/bin/$(p): LDLIBS += $(MPI_LIBS)))
 $(B)/tests/fofmpi: ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
 $(B)/tests/fofmpi: LDLIBS += $(MPI_LIBS)
+$(B)/bench/mpifloor: ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
+$(B)/bench/mpifloor: LDLIBS += $(MPI_LIBS)
 endif
 
 LIB_C   := $(wildcard lib/*.c)
