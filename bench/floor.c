@@ -27,6 +27,9 @@ static const char *usage_text =
     "       floor write BYTES FILE   write BYTES bytes to FILE, fsync, close (FILE is removed after)\n"
     "       floor writeall BYTES FILE  the same on every core: FILE extended, each thread maps 32 MiB\n"
     "                                slices, faults them in (MADV_POPULATE_WRITE) and fills them\n"
+    "       floor touch BYTES        fault in BYTES of fresh memory on every core and fill it, twice\n"
+    "                                (a line each): a freshly started virtual machine backs its memory\n"
+    "                                at the first touch, several times slower than the second\n"
     "Prints 'BYTES SECONDS' on stdout; errors on stderr, exit 1 (2 for usage).\n";
 
 static double now(void)
@@ -197,6 +200,21 @@ static uint64_t floor_writeall(uint64_t bytes, const char *path)
     return bytes;
 }
 
+/* BYTES of anonymous memory mapped, faulted in and filled by every thread in 4 MiB pieces, and
+ * unmapped: the seconds, or -1 when the mapping fails. */
+static double floor_touch(uint64_t bytes)
+{
+    const uint64_t piece = UINT64_C(4) << 20;
+    double t0 = now();
+    char *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    #pragma omp parallel for schedule(static)
+    for (uint64_t a = 0; a < bytes; a += piece) memset(p + a, 0x5a, bytes - a < piece ? bytes - a : piece);
+    double t = now() - t0;
+    munmap(p, bytes ? bytes : 1);
+    return t;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -204,9 +222,10 @@ int main(int argc, char **argv)
         return 0;
     }
     int ok = (argc == 3 && (!strcmp(argv[1], "read") || !strcmp(argv[1], "readall") || !strcmp(argv[1], "pipe"))) ||
-             (argc == 4 && (!strcmp(argv[1], "write") || !strcmp(argv[1], "writeall")));
+             (argc == 4 && (!strcmp(argv[1], "write") || !strcmp(argv[1], "writeall"))) ||
+             (argc == 3 && !strcmp(argv[1], "touch"));
     uint64_t bytes = 0;
-    if (ok && argc == 4) {
+    if (ok && (argc == 4 || !strcmp(argv[1], "touch"))) {
         char *end;
         errno = 0;
         bytes = strtoull(argv[2], &end, 10);
@@ -215,6 +234,17 @@ int main(int argc, char **argv)
     if (!ok) {
         fputs(usage_text, stderr);
         return 2;
+    }
+    if (!strcmp(argv[1], "touch")) {
+        for (int round = 0; round < 2; round++) {
+            double t = floor_touch(bytes);
+            if (t < 0) {
+                fprintf(stderr, "floor: cannot map %" PRIu64 " bytes: %s\n", bytes, strerror(errno));
+                return 1;
+            }
+            printf("%" PRIu64 " %.6f\n", bytes, t);
+        }
+        return fflush(stdout) == 0 ? 0 : 1;
     }
     char *buf = malloc(BLOCK);
     if (!buf) {

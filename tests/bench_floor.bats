@@ -59,6 +59,16 @@ reports() {
     [ "$output" = "floor: no/such/dir/out.tmp: open: No such file or directory" ]
 }
 
+@test "floor touch faults in the bytes asked for twice, a line each, on every core and on one" {
+    run -0 "$FLOOR" touch 20000005
+    [ "${#lines[@]}" -eq 2 ]
+    for l in "${lines[@]}"; do output=$l reports 20000005; done
+    OMP_NUM_THREADS=1 run -0 "$FLOOR" touch 0
+    [ "${#lines[@]}" -eq 2 ] && output=${lines[1]} reports 0
+    run -2 "$FLOOR" touch
+    run -2 "$FLOOR" touch 1x
+}
+
 @test "floor refuses bad arguments and missing files" {
     run -2 "$FLOOR"
     [[ "$output" == usage:* ]]
