@@ -725,7 +725,6 @@ static int list_later(fk_writer *w, const struct later_job *j, fk_error *err)
 /* Waits for the listed chunks, if any; their failure is this call's. */
 static int settle(fk_writer *w, fk_error *err)
 {
-    int st = FK_OK;
     if (w->qrunning) {
         pthread_mutex_lock(&w->qmu);
         w->qclosed = 1;
@@ -735,11 +734,9 @@ static int settle(fk_writer *w, fk_error *err)
         w->qrunning = 0;
         w->qn = w->qnext = 0;
     }
-    if (!st && w->q_st) { /* and every later call fails alike */
-        if (err && err->code == FK_OK) *err = w->q_err;
-        st = w->q_st;
-    }
-    return st;
+    if (!w->q_st) return FK_OK;
+    if (err && err->code == FK_OK) *err = w->q_err; /* and every later call fails alike */
+    return w->q_st;
 }
 
 void fk_writer_later(fk_writer *w, const fk_reader *r)
@@ -766,25 +763,35 @@ int fk_writer_put(fk_writer *w, const fk_chunk *spec, const void *data, fk_error
     return st ? st : put_chunk(w, spec, data, err);
 }
 
+/* A payload as read goes on as it is: stored raw, and a writer that does not compress. */
+static int as_read(const fk_writer *w, const fk_chunk *c)
+{
+    return w->zlevel == 0 && !(c->flags & FK_CF_ZLIB) && c->stored == fk_chunk_rawsize(c);
+}
+
+static int header_ok(const fk_chunk *c)
+{
+    return tag_ok(c->tag) && fk_dtype_size(c->dtype) != 0 && c->ncols != 0;
+}
+
 int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_error *err)
 {
-    const int stored = w->zlevel == 0 && !(c->flags & FK_CF_ZLIB) && c->stored == fk_chunk_rawsize(c);
+    const int stored = as_read(w, c);
     if (stored && w->later) {
-        if (!tag_ok(c->tag) || fk_dtype_size(c->dtype) == 0 || c->ncols == 0) return bad_chunk(c, err);
+        if (!header_ok(c)) return bad_chunk(c, err);
         struct later_job j = {*c, data, NULL, -1, 0, 0, 0};
         return list_later(w, &j, err);
     }
     int st = settle(w, err);
     if (st) return st;
     if (!stored) return put_chunk(w, c, data, err);
-    if (!tag_ok(c->tag) || fk_dtype_size(c->dtype) == 0 || c->ncols == 0) return bad_chunk(c, err);
+    if (!header_ok(c)) return bad_chunk(c, err);
     return put_stored(w, c, data, err);
 }
 
 int fk_writer_give_read(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
 {
-    const int stored = w->zlevel == 0 && !(c->flags & FK_CF_ZLIB) && c->stored == fk_chunk_rawsize(c);
-    if (stored && w->later && tag_ok(c->tag) && fk_dtype_size(c->dtype) != 0 && c->ncols != 0) {
+    if (as_read(w, c) && w->later && header_ok(c)) {
         struct later_job j = {*c, data, data, -1, 0, 0, 0};
         return list_later(w, &j, err);
     }
