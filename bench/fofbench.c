@@ -57,8 +57,7 @@ static void help(void)
            "largest particle count each GPU path fits in the device's free memory.\n"
            "--uniform N links N uniform random particles instead (GPU build+link only): a\n"
            "capacity check that needs no snapshot.\n"
-           "Leaf sizes: -s for the CPU (default 8), -S for the GPU (default kdbuild's: 32, or\n"
-           "33 just past a power of two, where 32 would leave the leaves half full).\n");
+           "Leaf sizes: -s for the CPU (default 8), -S for the GPU (default kdbuild's, 32).\n");
 }
 
 int main(int argc, char **argv)
@@ -68,7 +67,7 @@ int main(int argc, char **argv)
     double b = 0.2;
     int reps = 5, cpureps = 1, nocpu = 0, nogpu = 0;
     uint64_t uniform = 0;
-    long long leaf = 8, gleaf = 0; /* gleaf 0: kdbuild's GPU default, fk_tree_leaf_fill(n, 32) */
+    long long leaf = 8, gleaf = 32; /* gleaf: kdbuild's GPU default */
     static const struct option lo[] = {PROG_STD_LONG,
                                        {"cpu-reps", required_argument, 0, 257},
                                        {"no-cpu", no_argument, 0, 258},
@@ -114,7 +113,6 @@ int main(int argc, char **argv)
         printf("read %llu particles in %.3f s\n", (unsigned long long)s.n, prog_now() - t0);
     }
     const uint64_t n = s.n;
-    if (!gleaf) gleaf = fk_tree_leaf_fill(n, 32);
     fk_linkopts o = {0};
     o.l = b / cbrt((double)n);
     o.periodic = 1;

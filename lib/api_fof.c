@@ -184,7 +184,7 @@ static int link_gpu(const fk_api_arrays *a, const fofkit_particles *p, const fk_
     const int per = p->periodic;
     /* device arrays on their GPU, host arrays on the selected one (fk_gpu_select) */
     return fk_gpu_fof_arrays(a->on_device ? a->dpos : a->pos, a->on_device ? a->dvel : a->vel, a->on_device,
-                             a->on_device ? a->dev : fk_gpu_selected(), a->n, fk_tree_leaf_fill(a->n, LEAF_GPU),
+                             a->on_device ? a->dev : fk_gpu_selected(), a->n, LEAF_GPU,
                              per ? p->origin : 0, per ? p->box : 0, lo, nl, minsize, out, perm, err);
 }
 

@@ -560,8 +560,7 @@ static int link_local(run *r, fk_error *err)
 {
     uint64_t nl = r->no + r->ng, piece = r->in->piece;
     const int gpu = r->in->gpu && !r->in->brute;
-    /* on the GPU leaves of a warp: kept full when the ghosts push the count past a power of two */
-    const uint32_t S = gpu ? fk_tree_leaf_fill(nl, r->in->leafsize) : r->in->leafsize;
+    const uint32_t S = r->in->leafsize;
     if (!piece && gpu && r->in->gpu_mem) {
         /* Pieces that fit the GPU: the memory of the whole, over 80% of what
          * is free, pieces enough; a piece's ghosts make it a little larger. */

@@ -23,15 +23,6 @@ uint32_t fk_tree_depth(uint64_t n, uint32_t leafsize)
     return d;
 }
 
-uint32_t fk_tree_leaf_fill(uint64_t n, uint32_t leafsize)
-{
-    const uint32_t d = fk_tree_depth(n, leafsize);
-    if (d == 0) return leafsize;
-    /* one level up: 2^(d-1) leaves, n - S 2^(d-1) of them (> 0 at depth d) holding S + 1 */
-    const uint64_t half = UINT64_C(1) << (d - 1), over = n - (uint64_t)leafsize * half;
-    return over <= half / 8 ? leafsize + 1 : leafsize;
-}
-
 typedef struct item {
     float x[3];
     uint32_t i;
@@ -82,12 +73,12 @@ static void select_nth(item *a, uint64_t n, uint64_t kth, int axis)
     }
 }
 
-static void build(item *a, uint64_t n, uint64_t node, uint32_t level, uint32_t depth)
+static void build(item *a, fk_layout l, uint64_t node, uint32_t level, uint32_t depth)
 {
     if (level == depth) return;
     uint64_t s, e, m, tmp;
-    fk_tree_range(n, node, &s, &e);
-    fk_tree_range(n, 2 * node + 1, &tmp, &m);
+    fk_tree_range(l, node, &s, &e);
+    fk_tree_range(l, 2 * node + 1, &tmp, &m);
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (uint64_t i = s; i < e; i++)
         for (int k = 0; k < 3; k++) {
@@ -97,16 +88,16 @@ static void build(item *a, uint64_t n, uint64_t node, uint32_t level, uint32_t d
     int axis = 0;
     for (int k = 1; k < 3; k++)
         if (hi[k] - lo[k] > hi[axis] - lo[axis]) axis = k;
-    select_nth(a + s, e - s, m - s, axis);
+    if (m > s && m < e) select_nth(a + s, e - s, m - s, axis); /* else one child is an empty leaf */
     if (e - s >= TASK_MIN) {
         #pragma omp task
-        build(a, n, 2 * node + 1, level + 1, depth);
+        build(a, l, 2 * node + 1, level + 1, depth);
         #pragma omp task
-        build(a, n, 2 * node + 2, level + 1, depth);
+        build(a, l, 2 * node + 2, level + 1, depth);
         #pragma omp taskwait
     } else {
-        build(a, n, 2 * node + 1, level + 1, depth);
-        build(a, n, 2 * node + 2, level + 1, depth);
+        build(a, l, 2 * node + 1, level + 1, depth);
+        build(a, l, 2 * node + 2, level + 1, depth);
     }
 }
 
@@ -118,6 +109,7 @@ int fk_tree_alloc(fk_tree *t, uint64_t n, uint32_t leafsize, const char *builder
         return fk_fail(err, FK_EUNSUP, "%" PRIu64 " particles: trees hold fewer than 2^32", n);
     t->n = n;
     t->leafsize = leafsize;
+    t->unit = leafsize;
     t->depth = n ? fk_tree_depth(n, leafsize) : 0;
     t->nnodes = n ? (UINT64_C(2) << t->depth) - 1 : 0;
     snprintf(t->builder, sizeof t->builder, "%s", builder);
@@ -147,7 +139,7 @@ int fk_tree_build_cpu(float *pos, uint64_t n, uint32_t leafsize, fk_tree *t, uin
     if (n) {
         #pragma omp parallel
         #pragma omp single
-        build(a, n, 0, 0, t->depth);
+        build(a, fk_tree_layout(t), 0, 0, t->depth);
     }
     #pragma omp parallel for schedule(static)
     for (uint64_t i = 0; i < n; i++) {
@@ -163,12 +155,13 @@ int fk_tree_build_cpu(float *pos, uint64_t n, uint32_t leafsize, fk_tree *t, uin
 void fk_tree_bounds(fk_tree *t, const float *pos)
 {
     if (t->nnodes == 0) return;
-    const uint64_t first = (UINT64_C(1) << t->depth) - 1, n = t->n;
+    const uint64_t first = (UINT64_C(1) << t->depth) - 1;
+    const fk_layout l = fk_tree_layout(t);
     #pragma omp parallel for schedule(static)
     for (uint64_t i = first; i < t->nnodes; i++) {
         uint64_t s, e;
-        fk_tree_range(n, i, &s, &e);
-        float *b = t->box + 6 * i;
+        fk_tree_range(l, i, &s, &e);
+        float *b = t->box + 6 * i; /* an empty leaf's stays +inf, -inf */
         for (int k = 0; k < 3; k++) {
             b[k] = INFINITY;
             b[k + 3] = -INFINITY;
@@ -197,31 +190,40 @@ int fk_tree_check(const fk_tree *t, const float *pos, const char *name, fk_error
 {
     if (t->leafsize < 2 || t->n >= (UINT64_C(1) << 32) ||
         (t->n && (t->depth > FK_TREE_MAX_DEPTH || t->depth != fk_tree_depth(t->n, t->leafsize))) ||
-        t->nnodes != (t->n ? (UINT64_C(2) << t->depth) - 1 : 0))
+        t->nnodes != (t->n ? (UINT64_C(2) << t->depth) - 1 : 0) || (t->unit != 1 && t->unit != t->leafsize))
         return fk_fail(err, FK_EFORMAT,
-                       "%s: TREE chunk is inconsistent (n %" PRIu64 ", leaf size %u, depth %u, %" PRIu64 " nodes)",
-                       name, t->n, t->leafsize, t->depth, t->nnodes);
+                       "%s: TREE chunk is inconsistent (n %" PRIu64 ", leaf size %u, unit %u, depth %u, %" PRIu64
+                       " nodes)",
+                       name, t->n, t->leafsize, t->unit, t->depth, t->nnodes);
     if (t->nnodes == 0) return FK_OK;
     const uint64_t first = (UINT64_C(1) << t->depth) - 1;
+    const fk_layout l = fk_tree_layout(t);
     uint64_t bad = UINT64_MAX;
     #pragma omp parallel for schedule(static) reduction(min : bad)
     for (uint64_t i = 0; i < t->nnodes; i++) {
         const float *b = t->box + 6 * i;
         int ok = 1;
-        for (int k = 0; k < 3; k++) ok &= isfinite(b[k]) && isfinite(b[k + 3]) && b[k] <= b[k + 3];
+        uint64_t s = 0, e = 1;
+        if (i >= first) fk_tree_range(l, i, &s, &e);
+        if (s == e) /* an empty leaf: the empty box */
+            for (int k = 0; k < 3; k++) ok &= b[k] == INFINITY && b[k + 3] == -INFINITY;
+        else
+            for (int k = 0; k < 3; k++) ok &= isfinite(b[k]) && isfinite(b[k + 3]) && b[k] <= b[k + 3];
         if (ok && i < first) {
             for (int c = 1; c <= 2; c++) {
                 const float *cb = t->box + 6 * (2 * i + c);
                 for (int k = 0; k < 3; k++) ok &= cb[k] >= b[k] && cb[k + 3] <= b[k + 3];
             }
         } else if (ok) {
-            uint64_t s, e;
-            fk_tree_range(t->n, i, &s, &e);
             for (uint64_t j = s; j < e; j++)
                 for (int k = 0; k < 3; k++) ok &= pos[3 * j + k] >= b[k] && pos[3 * j + k] <= b[k + 3];
         }
         if (!ok && i < bad) bad = i;
     }
+    uint64_t bs = 0, be = 1;
+    if (bad != UINT64_MAX && bad >= first) fk_tree_range(l, bad, &bs, &be);
+    if (bs == be)
+        return fk_fail(err, FK_EFORMAT, "%s: tree node %" PRIu64 " is an empty leaf without the empty box", name, bad);
     if (bad != UINT64_MAX)
         return fk_fail(err, FK_EFORMAT, "%s: tree node %" PRIu64 " does not contain its %s", name, bad,
                        bad < first ? "children" : "particles (the stream is not in this tree's order)");
@@ -234,6 +236,7 @@ int fk_tree_format(const fk_tree *t, char **text, fk_error *err)
     fk_kv_init(&b);
     fk_kv_u64(&b, "n", t->n);
     fk_kv_u64(&b, "leafsize", t->leafsize);
+    if (t->unit > 1) fk_kv_u64(&b, "unit", t->unit);
     fk_kv_u64(&b, "depth", t->depth);
     fk_kv_u64(&b, "nodes", t->nnodes);
     fk_kv_str(&b, "builder", t->builder);
@@ -255,6 +258,11 @@ int fk_tree_parse(const char *text, fk_tree *t, const char *name, fk_error *err)
         return fk_fail(err, FK_EFORMAT, "%s: leaf size %" PRIu64 " or depth %" PRIu64 " out of range", what, ls, depth);
     t->leafsize = (uint32_t)ls;
     t->depth = (uint32_t)depth;
+    uint64_t unit = 1;
+    if (fk_kv_has(text, "unit") && (st = fk_kv_get_u64(text, "unit", &unit, what, err))) return st;
+    if (unit != 1 && unit != ls)
+        return fk_fail(err, FK_EFORMAT, "%s: unit %" PRIu64 " is neither 1 nor the leaf size %" PRIu64, what, unit, ls);
+    t->unit = (uint32_t)unit;
     if (fk_kv_has(text, "builder")) fk_kv_get_str(text, "builder", t->builder, sizeof t->builder, what, NULL);
     return FK_OK;
 }

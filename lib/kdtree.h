@@ -23,13 +23,29 @@ extern "C" {
  *   nodes     2^(D+1) - 1 (none when n = 0); node 0 is the root, the
  *             children of node i are 2i+1 and 2i+2, the leaves are nodes
  *             2^D - 1 .. 2^(D+1) - 2
+ *   u         unit: 1, or S (every tree built now; the TREE chunk's "unit")
+ *   U         units: ceil(n / u)
  *   ranges    node i, at level d = floor(log2(i+1)) and position
- *             k = i + 1 - 2^d in that level, holds the particles
- *             [floor(k n / 2^d), floor((k+1) n / 2^d)); so the two children
- *             split their parent's range in halves (to within one) and
- *             every leaf holds floor(n/2^D) or ceil(n/2^D) >= 1 particles
+ *             k = i + 1 - 2^d in that level, holds the units
+ *             [floor(k U / 2^d), floor((k+1) U / 2^d)), that is the particles
+ *             [min(n, u floor(k U / 2^d)), min(n, u floor((k+1) U / 2^d)));
+ *             so the two children split their parent's units in halves (to
+ *             within one). With u = S (packed) every leaf holds S particles,
+ *             but the one holding the last (fewer) and those holding none:
+ *             U > 2^(D-1), so every node above the leaves holds a unit and
+ *             only leaves are empty, each beside a sibling that is not. An
+ *             empty leaf's box is +inf, +inf, +inf, -inf, -inf, -inf. With
+ *             u = 1 (streams written before "unit") every leaf holds
+ *             floor(n/2^D) or ceil(n/2^D) >= 1 particles: just past a power
+ *             of two, half of S, which doubles the leaves and leaf pairs a
+ *             linker tests; packed leaves stay full for any n.
  *
- * TREE chunk (text, see kv.h):  n, leafsize, depth, nodes, builder
+ * TREE chunk (text, see kv.h):  n, leafsize, unit (absent: 1), depth, nodes,
+ *             builder. A reader that predates "unit" reads a packed tree as
+ *             halves and checks it: it refuses the tree (an empty leaf's
+ *             box is not finite, a leaf's box misses particles), or every
+ *             box holds its node of the halves layout too and its links are
+ *             right (the layouts agree at n = S 2^D).
  * TBOX chunk: <f4, one row per node: lo_x lo_y lo_z hi_x hi_y hi_z, a box
  *             containing every particle of the node (builders write the
  *             tight box; readers require only containment).
@@ -42,7 +58,7 @@ extern "C" {
 
 typedef struct fk_tree {
     uint64_t n;
-    uint32_t leafsize, depth;
+    uint32_t leafsize, depth, unit;
     uint64_t nnodes;
     float *box; /* nnodes x 6 */
     char builder[32];
@@ -51,25 +67,32 @@ typedef struct fk_tree {
 /* Depth for n particles and leaf size S (S >= 2). */
 uint32_t fk_tree_depth(uint64_t n, uint32_t leafsize);
 
-/* A leaf size near S that fills the leaves of a tree over n particles: S,
- * unless one level less would give at most an eighth of its leaves S + 1
- * and the others S, then S + 1. The 2^D leaves of S hold n / 2^D, which
- * falls to half of S just past a power of two (2^28 particles and a few
- * ghosts: leaves of 16 at S = 32, twice the leaves and leaf pairs of full
- * ones). Only just past: the GPU links a leaf of more than 32 by pieces of
- * 32, so a tree whose leaves all hold 34 linked slower than one of half-full
- * leaves (0.128 s against 0.080 s at 2^27 + 8M on an H100), while 5% of the
- * leaves at 33 linked 2.7x faster than leaves of 16. */
-uint32_t fk_tree_leaf_fill(uint64_t n, uint32_t leafsize);
+/* Where the particles of a tree's nodes lie: n, the unit u and units U
+ * (above), what fk_tree_range needs (U precomputed: no division there). */
+typedef struct fk_layout {
+    uint64_t n, unit, units;
+} fk_layout;
 
-/* Particle range [*start, *end) of node i of a tree over n particles. */
-FK_HD void fk_tree_range(uint64_t n, uint64_t i, uint64_t *start, uint64_t *end)
+FK_HD fk_layout fk_layout_of(uint64_t n, uint64_t unit)
+{
+    fk_layout l = {n, unit, (n + unit - 1) / unit};
+    return l;
+}
+
+FK_HD fk_layout fk_tree_layout(const fk_tree *t)
+{
+    return fk_layout_of(t->n, t->unit ? t->unit : 1);
+}
+
+/* Particle range [*start, *end) of node i of a tree of layout l. */
+FK_HD void fk_tree_range(fk_layout l, uint64_t i, uint64_t *start, uint64_t *end)
 {
     uint64_t i1 = i + 1;
     int d = fk_log2_u64(i1);
     uint64_t k = i1 - (UINT64_C(1) << d);
-    *start = (k * n) >> d;
-    *end = ((k + 1) * n) >> d;
+    const uint64_t s = l.unit * ((k * l.units) >> d), e = l.unit * (((k + 1) * l.units) >> d);
+    *start = s < l.n ? s : l.n;
+    *end = e < l.n ? e : l.n;
 }
 
 /* The node after i's subtree in depth-first order (left before right), or
@@ -94,8 +117,8 @@ FK_HD uint64_t fk_tree_next(uint64_t i)
  * bounding box, by selection: O(n log n). */
 int fk_tree_build_cpu(float *pos, uint64_t n, uint32_t leafsize, fk_tree *t, uint32_t **perm, fk_error *err);
 
-/* Sets t's layout for n particles and leaf size S and allocates t->box
- * (uninitialised); builder names the builder. */
+/* Sets t's layout for n particles and leaf size S, packed (unit S), and
+ * allocates t->box (uninitialised); builder names the builder. */
 int fk_tree_alloc(fk_tree *t, uint64_t n, uint32_t leafsize, const char *builder, fk_error *err);
 
 /* Computes every node's tight bounding box from pos in tree order. */

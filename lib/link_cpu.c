@@ -99,6 +99,7 @@ typedef struct ctx {
     uint32_t *sink;
     uint8_t *clique; /* every pair of the node's particles is linked */
     fk_linkparams p;
+    fk_layout l;
     uint64_t first_leaf;
     /* fk_link_cpu_within only (else lab is NULL): the labels, and per node
      * the least and greatest label of its labelled particles (lo > hi when
@@ -286,10 +287,10 @@ static void self_pairs(const ctx *c, uint64_t as, uint64_t ae, counters *k)
  * subtree whose label range misses A's is skipped like a distant one. */
 static void link_leaf(const ctx *c, uint64_t A, uint64_t top, counters *k)
 {
-    const uint64_t n = c->t->n;
     uint32_t *s = c->sink;
     uint64_t as, ae;
-    fk_tree_range(n, A, &as, &ae);
+    fk_tree_range(c->l, A, &as, &ae);
+    if (as == ae) return; /* an empty leaf */
     int connA = top != UINT64_MAX;
     uint32_t alo = 0, ahi = 0;
     if (c->lab) {
@@ -313,7 +314,11 @@ static void link_leaf(const ctx *c, uint64_t A, uint64_t top, counters *k)
             continue;
         }
         uint64_t xs, xe;
-        fk_tree_range(n, X, &xs, &xe);
+        fk_tree_range(c->l, X, &xs, &xe);
+        if (xs == xe) { /* an empty leaf */
+            X = fk_tree_next(X);
+            continue;
+        }
         k->nodes++;
         int b = pair_bounds(c, A, X);
         if (b == FK_NODES_APART) {
@@ -359,11 +364,12 @@ static float *velocity_boxes(const fk_tree *t, const float *vel)
  * hi when it has none), leaves first, then level by level upwards. */
 static void label_ranges(const fk_tree *t, const uint32_t *lab, uint32_t *lo, uint32_t *hi)
 {
-    const uint64_t first = (UINT64_C(1) << t->depth) - 1, n = t->n;
+    const uint64_t first = (UINT64_C(1) << t->depth) - 1;
+    const fk_layout l = fk_tree_layout(t);
     #pragma omp parallel for schedule(static)
     for (uint64_t i = first; i < t->nnodes; i++) {
         uint64_t s, e;
-        fk_tree_range(n, i, &s, &e);
+        fk_tree_range(l, i, &s, &e);
         uint32_t a = UINT32_MAX, b = 0;
         for (uint64_t j = s; j < e; j++)
             if (lab[j] != FK_NOLABEL) {
@@ -434,6 +440,7 @@ static int link_run(const fk_tree *t, const float *pos, const float *vel, const 
     c.vel = vel;
     c.sink = sink;
     c.p = fk_link_params(o);
+    c.l = fk_tree_layout(t);
     c.first_leaf = (UINT64_C(1) << t->depth) - 1;
     c.clique = malloc(t->nnodes);
     float *vbox = NULL;
@@ -462,7 +469,11 @@ static int link_run(const fk_tree *t, const float *pos, const float *vel, const 
 
     /* Cliques: a node is one when its own bounds prove every pair linked. */
     #pragma omp parallel for schedule(static) num_threads(nt ? nt : omp_get_max_threads())
-    for (uint64_t i = 0; i < t->nnodes; i++) c.clique[i] = pair_bounds(&c, i, i) == FK_NODES_LINKED;
+    for (uint64_t i = 0; i < t->nnodes; i++) {
+        uint64_t s = 0, e = 1;
+        if (i >= c.first_leaf) fk_tree_range(c.l, i, &s, &e);
+        c.clique[i] = s < e && pair_bounds(&c, i, i) == FK_NODES_LINKED; /* an empty leaf's box is empty */
+    }
 
     /* Each topmost clique starts as one group, its sink its first particle. */
     const uint64_t nleaves = t->nnodes - c.first_leaf;
@@ -484,10 +495,10 @@ static int link_run(const fk_tree *t, const float *pos, const float *vel, const 
         top[L] = best;
         if (best != UINT64_MAX) {
             uint64_t ts, te, as, ae;
-            fk_tree_range(n, best, &ts, &te);
-            fk_tree_range(n, A, &as, &ae);
+            fk_tree_range(c.l, best, &ts, &te);
+            fk_tree_range(c.l, A, &as, &ae);
             for (uint64_t i = as; i < ae; i++) sink[i] = (uint32_t)ts;
-            if (as == ts) dense++;
+            if (as == ts && as < ae) dense++;
         }
     }
 

@@ -281,7 +281,7 @@ expected_sink() {
     # a tree that claims another depth
     streamtool t.bin depth.bin --drop TREE --drop TBOX --add TREE "|u1" 4 40 1 "a*" \
         "$(printf 'n 8\nleafsize 4\ndepth 2\nnodes 7\nbuilder x\n')" --add TBOX "<f4" 0 7 6 "f<*" "$(seq -s, 1 42 | sed 's/[0-9]*/0/g')"
-    fails "foflink: depth.bin: TREE chunk is inconsistent (n 8, leaf size 4, depth 2, 7 nodes)" foflink depth.bin
+    fails "foflink: depth.bin: TREE chunk is inconsistent (n 8, leaf size 4, unit 1, depth 2, 7 nodes)" foflink depth.bin
 }
 
 @test "a failure leaves no output file behind, and does not touch an existing one" {

@@ -42,13 +42,15 @@ same_particles() {
 }
 
 # Checks the tree of stream FILE against the layout documented in kdtree.h: TREE's keys,
-# the depth, node count, node ranges, every particle inside its nodes' boxes (tight boxes
-# for the CPU builder, whose children are split along their parent's widest axis).
+# the depth, node count, node ranges (packed: units of S), every particle inside its nodes'
+# boxes (tight boxes for the CPU builder, whose children are split along their parent's
+# widest axis), the empty box of an empty leaf, leaves of S but the last and empty ones.
 tree_layout() {
     local f=$1 S=$2 n
     fofdump -c TREE "$f" >tree.txt
     n=$(fofdump -c SNAP "$f" | awk '$1 == "n" { print $2 }')
-    [ "$(awk '{ print $1 }' tree.txt | tr '\n' ' ')" = "n leafsize depth nodes builder " ]
+    [ "$(awk '{ print $1 }' tree.txt | tr '\n' ' ')" = "n leafsize unit depth nodes builder " ]
+    [ "$(awk '$1 == "unit" { print $2 }' tree.txt)" = "$S" ]
     [ "$(awk '$1 == "n" { print $2 }' tree.txt)" = "$n" ]
     [ "$(awk '$1 == "leafsize" { print $2 }' tree.txt)" = "$S" ]
     fofdump -c TBOX "$f" >tbox.txt
@@ -61,25 +63,30 @@ tree_layout() {
         END {
             if (bad) exit 1
             D = 0; while (int((n + 2 ^ D - 1) / 2 ^ D) > S) D++
+            U = int((n + S - 1) / S)
             if (n == 0) { if (T["nodes"] != 0 || nb != 0) fail("nodes for no particle"); exit 0 }
             if (T["depth"] != D) fail("depth " T["depth"] " instead of " D)
             if (T["nodes"] != 2 ^ (D + 1) - 1 || nb != T["nodes"]) fail("nodes " T["nodes"] ", boxes " nb)
             for (i = 0; i < nb; i++) {
                 d = 0; while (2 ^ (d + 1) <= i + 1) d++
-                k = i + 1 - 2 ^ d; s = int(k * n / 2 ^ d); e = int((k + 1) * n / 2 ^ d)
-                if (d == D && (e - s > S || e - s < 1)) fail("leaf " i " holds " e - s)
+                k = i + 1 - 2 ^ d; s = S * int(k * U / 2 ^ d); e = S * int((k + 1) * U / 2 ^ d)
+                if (s > n) s = n; if (e > n) e = n
+                if (d == D && e - s != S && e != n && e > s) fail("leaf " i " holds " e - s)
+                if (d < D && e == s) fail("node " i " is empty")
+                if (e == s && (B[i, 1] != "inf" || B[i, 4] != "-inf")) fail("empty leaf " i " box " B[i, 1] " " B[i, 4])
                 for (a = 1; a <= 3; a++) { lo[a] = 1e300; hi[a] = -1e300 }
                 for (j = s; j < e; j++) for (a = 1; a <= 3; a++) {
                     if (X[j, a] < B[i, a] || X[j, a] > B[i, a + 3]) fail("node " i " misses particle " j)
                     if (X[j, a] < lo[a]) lo[a] = X[j, a]; if (X[j, a] > hi[a]) hi[a] = X[j, a]
                 }
-                if (T["builder"] == "cpu-median") {
+                if (T["builder"] == "cpu-median" && e > s) {
                     for (a = 1; a <= 3; a++) if (lo[a] != B[i, a] || hi[a] != B[i, a + 3]) fail("box " i " is not tight")
                     if (d < D) {
                         L = 2 * i + 1; R = L + 1; w = 0
                         for (a = 1; a <= 3; a++) if (hi[a] - lo[a] > w) w = hi[a] - lo[a]
                         ok = 0
                         for (a = 1; a <= 3; a++) if (hi[a] - lo[a] >= w * (1 - 1e-6) && B[L, a + 3] <= B[R, a]) ok = 1
+                        if (B[L, 1] == "inf" || B[R, 1] == "inf") ok = 1 # one child an empty leaf
                         if (!ok) fail("node " i ": children not split along the widest axis")
                     }
                 }
@@ -136,7 +143,7 @@ partition() {
     kdbuild --device=cpu in.bin >t.bin
     kdbuild --device=cpu -s 16 in.bin >t16cpu.bin
     cmp t.bin t16cpu.bin
-    [ "$(fofdump -c TREE t.bin)" = "$(printf '%s\n' 'n 300' 'leafsize 16' 'depth 5' 'nodes 63' 'builder cpu-median')" ]
+    [ "$(fofdump -c TREE t.bin)" = "$(printf '%s\n' 'n 300' 'leafsize 16' 'unit 16' 'depth 5' 'nodes 63' 'builder cpu-median')" ]
     [ "$(fofdump t.bin | awk '$1 == "TBOX" { print $2, $4, $5 }')" = "<f4 63 6" ]
 }
 
@@ -190,11 +197,11 @@ partition() {
 @test "no particle, one particle, all on one point" {
     printf 'nsource 3\n' | mkstream -o zero.bin
     kdbuild --device=cpu -o t0.bin zero.bin
-    [ "$(fofdump -c TREE t0.bin)" = "$(printf '%s\n' 'n 0' 'leafsize 16' 'depth 0' 'nodes 0' 'builder cpu-median')" ]
+    [ "$(fofdump -c TREE t0.bin)" = "$(printf '%s\n' 'n 0' 'leafsize 16' 'unit 16' 'depth 0' 'nodes 0' 'builder cpu-median')" ]
     [ "$(fofdump t0.bin | awk '$1 == "TBOX" { print $4 }')" = 0 ]
     printf 'p 0.5 0.25 0\n' | mkstream -o one.bin
     kdbuild -s 2 -o t1.bin one.bin
-    [ "$(fofdump -c TREE t1.bin | sed -n 3,4p | tr '\n' ' ')" = "depth 0 nodes 1 " ]
+    [ "$(fofdump -c TREE t1.bin | sed -n 4,5p | tr '\n' ' ')" = "depth 0 nodes 1 " ]
     [ "$(fofdump -c TBOX t1.bin)" = "0.5 0.25 0 0.5 0.25 0" ]
     for i in $(seq 1 200); do echo "p 0.25 0.5 0.75 0 0 0 1 1 $((200 - i))"; done | mkstream -o same.bin
     kdbuild -s 2 -o ts.bin same.bin
@@ -220,6 +227,32 @@ partition() {
     # something to compare: groups of several members, and singles
     [ "$(awk '$1 != $2' part2.txt | wc -l)" -gt 50 ]
     [ "$(awk '{ print $2 }' part2.txt | sort -u | wc -l)" -gt 20 ]
+}
+
+@test "a stream built before the unit key (halved leaves) is read so, and links to the same partition" {
+    # tests/fixtures/halves-300.fof: particles 300, kdbuild -s 16 before trees were packed
+    local old="$BATS_TEST_DIRNAME/fixtures/halves-300.fof"
+    [ "$(fofdump -c TREE "$old" | awk '{ print $1 }' | tr '\n' ' ')" = "n leafsize depth nodes builder " ]
+    # its leaves hold 9 or 10 (300 / 32), no leaf empty; packed, 13 of the 32 leaves are
+    [ "$(fofdump -c TBOX "$old" | grep -c inf)" -eq 0 ]
+    particles 300 | mkstream | kdbuild -s 16 -o new.bin
+    [ "$(fofdump -c TBOX new.bin | grep -c inf)" -eq 13 ]
+    foflink -l 0.03 -o old.bin "$old"
+    foflink -l 0.03 -o new.bin.linked new.bin
+    partition old.bin >old.txt
+    partition new.bin.linked >new.txt
+    cmp old.txt new.txt
+    [ "$(awk '$1 != $2' old.txt | wc -l)" -gt 30 ]
+    # a layout bent by hand is refused: a unit other than 1 and the leaf size, an empty leaf's box not empty
+    streamtool new.bin unit.bin --drop TREE --add TREE "|u1" 4 51 1 "a*" \
+        "$(printf 'n 300\nleafsize 16\nunit 3\ndepth 5\nnodes 63\nbuilder x\n')" --move TREE TBOX
+    fails "foflink: unit.bin: TREE chunk: unit 3 is neither 1 nor the leaf size 16" foflink unit.bin
+    # the first empty leaf (node i) given its sibling's box, which its parent contains
+    fofdump -c TBOX new.bin | awk '{ r[NR - 1] = $0 } /inf/ && e == "" { e = NR - 1 }
+        END { s = e % 2 ? e + 1 : e - 1; r[e] = r[s]; for (i = 0; i < NR; i++) print r[i]; print e >"empty.txt" }' |
+        tr ' \n' ',,' | sed 's/,$//' >boxes.txt
+    streamtool new.bin box.bin --drop TBOX --add TBOX "<f4" 0 63 6 "f<*" "$(cat boxes.txt)"
+    fails "foflink: box.bin: tree node $(cat empty.txt) is an empty leaf without the empty box" foflink box.bin
 }
 
 @test "bad inputs: each with its one-line message and status 1" {

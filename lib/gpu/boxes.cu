@@ -1,14 +1,15 @@
 /* boxes.cu - node bounding boxes of the implicit tree on the GPU (leaves from points, then level by level). */
 #include "boxes.cuh"
 
-/* One thread a leaf: the box of its (at most a few dozen) points. */
-__global__ void k_leaf_boxes(const float *__restrict__ pts, uint64_t n, uint64_t first, uint64_t nleaves,
+/* One thread a leaf: the box of its (at most a few dozen) points; an empty
+ * leaf's is +inf, -inf. */
+__global__ void k_leaf_boxes(const float *__restrict__ pts, fk_layout l, uint64_t first, uint64_t nleaves,
                              float *__restrict__ box)
 {
     for (uint64_t L = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; L < nleaves;
          L += (uint64_t)gridDim.x * blockDim.x) {
         uint64_t s, e;
-        fk_tree_range(n, first + L, &s, &e);
+        fk_tree_range(l, first + L, &s, &e);
         float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
         for (uint64_t i = s; i < e; i++)
             for (int k = 0; k < 3; k++) {
@@ -26,7 +27,7 @@ __global__ void k_leaf_boxes(const float *__restrict__ pts, uint64_t n, uint64_t
 
 /* One warp a leaf (for leaves of 16 points or more): the lanes read the
  * points side by side, then the warp takes the minima and maxima. */
-__global__ void k_leaf_boxes_warp(const float *__restrict__ pts, uint64_t n, uint64_t first, uint64_t nleaves,
+__global__ void k_leaf_boxes_warp(const float *__restrict__ pts, fk_layout l, uint64_t first, uint64_t nleaves,
                                   float *__restrict__ box)
 {
     const int lane = threadIdx.x & 31;
@@ -34,7 +35,7 @@ __global__ void k_leaf_boxes_warp(const float *__restrict__ pts, uint64_t n, uin
     const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
     for (uint64_t L = warp; L < nleaves; L += nwarps) {
         uint64_t s, e;
-        fk_tree_range(n, first + L, &s, &e);
+        fk_tree_range(l, first + L, &s, &e);
         float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
         for (uint64_t i = s + lane; i < e; i += 32)
             for (int k = 0; k < 3; k++) {
@@ -71,9 +72,9 @@ int fk_gpu_boxes(const float *d_pts, const fk_tree *t, float *d_box, fk_error *e
     if (t->nnodes == 0) return FK_OK;
     const uint64_t first = (UINT64_C(1) << t->depth) - 1, nleaves = t->nnodes - first;
     if (t->n >= 16 * nleaves)
-        k_leaf_boxes_warp<<<fk_grid(nleaves, 8), 256>>>(d_pts, t->n, first, nleaves, d_box);
+        k_leaf_boxes_warp<<<fk_grid(nleaves, 8), 256>>>(d_pts, fk_tree_layout(t), first, nleaves, d_box);
     else
-        k_leaf_boxes<<<fk_grid(nleaves, 256), 256>>>(d_pts, t->n, first, nleaves, d_box);
+        k_leaf_boxes<<<fk_grid(nleaves, 256), 256>>>(d_pts, fk_tree_layout(t), first, nleaves, d_box);
     FK_LAUNCHED("k_leaf_boxes", err);
     for (int d = (int)t->depth - 1; d >= 0; d--) {
         uint64_t lo = (UINT64_C(1) << d) - 1, hi = (UINT64_C(2) << d) - 1;

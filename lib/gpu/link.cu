@@ -82,8 +82,30 @@ struct lctx {
     uint8_t *whole; /* per leaf: 1 when its particles are one group already (after k_self) */
     uint32_t *sink;
     fk_linkparams p;
+    fk_layout l; /* where the nodes' particles lie (fk_tree_range) */
     uint64_t n, first_leaf, nleaves, nnodes;
+    uint64_t nfull; /* the leaves that hold particles (work_leaf) */
 };
+
+/* Leaf number (from 0) of the w-th leaf that holds particles, w < c.nfull:
+ * the kernels of one thread or warp a leaf run over these, not over the
+ * empty leaves of a packed tree (up to half of them just past a power of
+ * two), so that their warps stay full. Packed, leaf k holds unit j exactly
+ * when k = ceil((j + 1) 2^D / U) - 1; halved, every leaf holds some. */
+__device__ __forceinline__ uint64_t work_leaf(const lctx &c, uint64_t w)
+{
+    return c.nfull == c.nleaves ? w : ((w + 1) * c.nleaves + c.l.units - 1) / c.l.units - 1;
+}
+
+/* Whether leaf A (a node number) holds no particle: a packed tree's leaves
+ * past the last unit of their parent (kdtree.h). Their boxes are empty;
+ * every kernel passes them by. */
+__device__ __forceinline__ bool leaf_empty(const lctx &c, uint64_t A)
+{
+    uint64_t s, e;
+    fk_tree_range(c.l, A, &s, &e);
+    return s == e;
+}
 
 /* One thread a node: is every pair of its particles linked? */
 __global__ void k_cliques(lctx c, uint8_t *clique)
@@ -91,7 +113,8 @@ __global__ void k_cliques(lctx c, uint8_t *clique)
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < c.nnodes;
          i += (uint64_t)gridDim.x * blockDim.x) {
         const float *vb = c.p.sixd ? c.vbox + 6 * i : nullptr;
-        clique[i] = fk_node_pair(c.box + 6 * i, c.box + 6 * i, vb, vb, &c.p) == FK_NODES_LINKED;
+        clique[i] = (i < c.first_leaf || !leaf_empty(c, i)) &&
+                    fk_node_pair(c.box + 6 * i, c.box + 6 * i, vb, vb, &c.p) == FK_NODES_LINKED;
     }
 }
 
@@ -108,8 +131,8 @@ __global__ void k_tops(lctx c, uint32_t *top, uint32_t *sink)
         const unsigned m = __ballot_sync(FULL, up != 0 && c.clique[up - 1]);
         const uint64_t best = m ? ((A + 1) >> (31 - __clz(m))) - 1 : NO_TOP;
         uint64_t as, ae, ts = 0, te;
-        fk_tree_range(c.n, A, &as, &ae);
-        if (best != NO_TOP) fk_tree_range(c.n, best, &ts, &te);
+        fk_tree_range(c.l, A, &as, &ae);
+        if (best != NO_TOP) fk_tree_range(c.l, best, &ts, &te);
         for (uint64_t i = as + lane; i < ae; i += 32) sink[i] = (uint32_t)(best != NO_TOP ? ts : i);
         if (lane == 0) {
             top[L] = (uint32_t)best;
@@ -142,11 +165,11 @@ __device__ __forceinline__ int node_pair(const float *A, const float *B, const f
 
 /* Merges leaf [as, ae) and node X, every pair of which is linked (rare:
  * kept out of line, away from the walk's registers). */
-__device__ __noinline__ void merge_nodes(uint32_t *sink, const uint8_t *clique, uint64_t n, uint64_t as,
+__device__ __noinline__ void merge_nodes(uint32_t *sink, const uint8_t *clique, fk_layout l, uint64_t as,
                                          uint64_t ae, bool connA, uint64_t X)
 {
     uint64_t xs, xe;
-    fk_tree_range(n, X, &xs, &xe);
+    fk_tree_range(l, X, &xs, &xe);
     STAT(11, 1);
     if (!connA)
         for (uint64_t a = as; a < ae; a++) sink_unite(sink, (uint32_t)a, (uint32_t)xs);
@@ -157,10 +180,10 @@ __device__ __noinline__ void merge_nodes(uint32_t *sink, const uint8_t *clique, 
     STAT(12, (connA ? 0 : ae - as) + (clique[X] ? 1 : xe - xs));
 }
 
-/* One thread a leaf (leaves [L0, L1)): the walk of link_leaf() in
- * link_cpu.c. MODE 0 (count): counts[L - L0] = the leaf pairs it lists.
- * MODE 1 (write): writes them at list[slot[L - L0] - base ...] as (leaf
- * number, node) and merges the wholesale-linked nodes. Both passes take the
+/* One thread a leaf that holds particles (work_leaf(w), w in [W0, W1)): the
+ * walk of link_leaf() in link_cpu.c. MODE 0 (count): counts[w - W0] = the
+ * leaf pairs it lists. MODE 1 (write): writes them at
+ * list[slot[w - W0] - base ...] as (leaf number, node) and merges the wholesale-linked nodes. Both passes take the
  * same path, which depends only on the tree. MODE 2 (append): one pass that
  * merges and appends its pairs at list[*fill ...] (the threads that reach
  * an append together take their slots with one atomic), writing only those
@@ -168,24 +191,24 @@ __device__ __noinline__ void merge_nodes(uint32_t *sink, const uint8_t *clique, 
  * leaves appends its pairs (first leaf, X) from the list's end, counted in
  * fill[1]: the list overflowed when fill[0] + fill[1] > cap. */
 template <bool SIXD, int MODE>
-__global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const uint64_t *slot, uint64_t base,
+__global__ void k_walk(lctx c, uint64_t W0, uint64_t W1, uint32_t *counts, const uint64_t *slot, uint64_t base,
                        uint2 *list, unsigned long long *nodes, unsigned long long *fill, uint64_t cap)
 {
     constexpr bool WRITE = MODE != 0;
     unsigned long long visited = 0;
-    for (uint64_t L = L0 + blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; L < L1;
-         L += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t A = c.first_leaf + L;
+    for (uint64_t w = W0 + blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; w < W1;
+         w += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t L = work_leaf(c, w), A = c.first_leaf + L;
         const uint32_t T = c.top[L];
         const bool connA = T != NO_TOP;
-        uint64_t as, ae, k = 0, at = MODE == 1 ? slot[L - L0] - base : 0, W = A;
-        fk_tree_range(c.n, A, &as, &ae);
+        uint64_t as, ae, k = 0, at = MODE == 1 ? slot[w - W0] - base : 0, W = A;
+        fk_tree_range(c.l, A, &as, &ae);
         /* appending, a clique of several leaves walks once, from its first
          * leaf, and lists its pairs from the list's end */
         const bool cw = MODE == 2 && connA && T < c.first_leaf;
         if (cw) {
             uint64_t ts, te;
-            fk_tree_range(c.n, T, &ts, &te);
+            fk_tree_range(c.l, T, &ts, &te);
             if (as != ts) continue;
             W = T, ae = te;
         }
@@ -195,6 +218,10 @@ __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const
             for (int i = 0; i < 6; i++) avbox[i] = c.vbox[6 * W + i];
         for (uint64_t X = fk_tree_next(connA ? T : A); X != 0;) {
             visited++;
+            if (X >= c.first_leaf && leaf_empty(c, X)) {
+                X = fk_tree_next(X);
+                continue;
+            }
             float xbox[6];
             for (int i = 0; i < 6; i++) xbox[i] = __ldg(c.box + 6 * X + i);
             const int b = node_pair<SIXD>(abox, xbox, avbox, SIXD ? c.vbox + 6 * X : nullptr, c.p);
@@ -203,7 +230,7 @@ __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const
                 continue;
             }
             if (b == FK_NODES_LINKED) { /* A and X become one group */
-                if (WRITE) merge_nodes(c.sink, c.clique, c.n, as, ae, connA, X);
+                if (WRITE) merge_nodes(c.sink, c.clique, c.l, as, ae, connA, X);
                 X = fk_tree_next(X);
                 continue;
             }
@@ -223,7 +250,7 @@ __global__ void k_walk(lctx c, uint64_t L0, uint64_t L1, uint32_t *counts, const
             k++;
             X = fk_tree_next(X);
         }
-        if (MODE == 0) counts[L - L0] = (uint32_t)k;
+        if (MODE == 0) counts[w - W0] = (uint32_t)k;
     }
     if (MODE != 1) {
         for (int o = 16; o > 0; o >>= 1) visited += __shfl_down_sync(FULL, visited, o);
@@ -354,10 +381,11 @@ __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK, 8) k_self(lctx c, unsign
     const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
     unsigned long long done = 0;
     unsigned *row = rows[threadIdx.x >> 5];
-    for (uint64_t L = warp; L < c.nleaves; L += nwarps) {
+    for (uint64_t w = warp; w < c.nfull; w += nwarps) {
+        const uint64_t L = work_leaf(c, w);
         if (c.top[L] != NO_TOP) continue;
         uint64_t as, ae;
-        fk_tree_range(c.n, c.first_leaf + L, &as, &ae);
+        fk_tree_range(c.l, c.first_leaf + L, &as, &ae);
         const int cnt = (int)(ae - as);
         bool one = false;
         /* a leaf less than half a period wide needs no wrap (nor one that is not periodic) */
@@ -479,18 +507,18 @@ template <bool SIXD>
 __device__ __forceinline__ unsigned long long clique_pairs(const lctx &c, int lane, uint64_t T, uint64_t X)
 {
     uint64_t xs, xe;
-    fk_tree_range(c.n, X, &xs, &xe);
+    fk_tree_range(c.l, X, &xs, &xe);
     const int cx = (int)(xe - xs);
     const bool wx = cx <= 32 && c.whole[X - c.first_leaf];
     const int D = fk_log2_u64(c.first_leaf + 1), d = fk_log2_u64(T + 1);
     /* T's leaves [l0, l1) and particles [ts, te) */
     const uint64_t l0 = (T + 1 - (UINT64_C(1) << d)) << (D - d), l1 = l0 + (UINT64_C(1) << (D - d));
     uint64_t ts, te;
-    fk_tree_range(c.n, T, &ts, &te);
+    fk_tree_range(c.l, T, &ts, &te);
     unsigned long long done = 0;
     for (uint64_t b = l0; b < l1; b += 32) {
         const uint64_t l = b + lane;
-        const bool near = l < l1 && node_pair<SIXD>(c.box + 6 * (c.first_leaf + l), c.box + 6 * X,
+        const bool near = l < l1 && !leaf_empty(c, c.first_leaf + l) && node_pair<SIXD>(c.box + 6 * (c.first_leaf + l), c.box + 6 * X,
                                                     SIXD ? c.vbox + 6 * (c.first_leaf + l) : nullptr,
                                                     SIXD ? c.vbox + 6 * X : nullptr, c.p) != FK_NODES_APART;
         unsigned m = __ballot_sync(FULL, near);
@@ -507,7 +535,7 @@ __device__ __forceinline__ unsigned long long clique_pairs(const lctx &c, int la
             }
             const uint64_t A = c.first_leaf + b + j;
             uint64_t as, ae;
-            fk_tree_range(c.n, A, &as, &ae);
+            fk_tree_range(c.l, A, &as, &ae);
             const int cnt = (int)(ae - as);
             for (int p = 0; p < cnt; p += 32)
                 for (int q = 0; q < cx; q += 32)
@@ -541,8 +569,8 @@ __device__ __forceinline__ bool pair_open(const lctx &c, uint2 job)
 {
     if (!c.whole[job.x] || !c.whole[job.y - c.first_leaf]) return true;
     uint64_t as, ae, xs, xe;
-    fk_tree_range(c.n, c.first_leaf + job.x, &as, &ae);
-    fk_tree_range(c.n, job.y, &xs, &xe);
+    fk_tree_range(c.l, c.first_leaf + job.x, &as, &ae);
+    fk_tree_range(c.l, job.y, &xs, &xe);
     return sink_find(c.sink, (uint32_t)as) != sink_find(c.sink, (uint32_t)xs);
 }
 
@@ -550,8 +578,8 @@ __device__ __forceinline__ bool pair_open(const lctx &c, uint2 job)
 __device__ __forceinline__ void load_pair(const lctx &c, int lane, uint2 job, float *pa, float *px, float *v)
 {
     uint64_t as, ae, xs, xe;
-    fk_tree_range(c.n, c.first_leaf + job.x, &as, &ae);
-    fk_tree_range(c.n, job.y, &xs, &xe);
+    fk_tree_range(c.l, c.first_leaf + job.x, &as, &ae);
+    fk_tree_range(c.l, job.y, &xs, &xe);
     load_particle<false>(c, lane < (int)(ae - as), as + lane, pa, v);
     load_particle<false>(c, lane < (int)(xe - xs), xs + lane, px, v);
 }
@@ -564,8 +592,8 @@ __device__ __forceinline__ unsigned long long leaf_pair(const lctx &c, int lane,
 {
     const uint64_t A = c.first_leaf + job.x, X = job.y;
     uint64_t as, ae, xs, xe;
-    fk_tree_range(c.n, A, &as, &ae);
-    fk_tree_range(c.n, X, &xs, &xe);
+    fk_tree_range(c.l, A, &as, &ae);
+    fk_tree_range(c.l, X, &xs, &xe);
     const int cnt = (int)(ae - as), cx = (int)(xe - xs);
     const bool wa = cnt <= 32 && c.whole[job.x], wx = cx <= 32 && c.whole[X - c.first_leaf];
     if (c.whole[job.x] && c.whole[X - c.first_leaf]) { /* the pairs before may have joined them */
@@ -653,15 +681,16 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
      * the pairs. Only when the list would outgrow its cap do the counted
      * passes below run instead (the merges made are kept: uniting is
      * idempotent; the node tests are counted twice then). */
-    k_self<SIXD><<<min(fk_grid_all(nleaves, WARPS_PER_BLOCK), 32768u), 32 * WARPS_PER_BLOCK>>>(c, d_count);
+    const uint64_t nw = c.nfull; /* the leaves that hold particles */
+    k_self<SIXD><<<min(fk_grid_all(nw, WARPS_PER_BLOCK), 32768u), 32 * WARPS_PER_BLOCK>>>(c, d_count);
     FK_LAUNCHED("k_self", err);
     {
-        const uint64_t cap = nleaves * APPEND_PER_LEAF + 4096 < LIST_CAP ? nleaves * APPEND_PER_LEAF + 4096 : LIST_CAP;
+        const uint64_t cap = nw * APPEND_PER_LEAF + 4096 < LIST_CAP ? nw * APPEND_PER_LEAF + 4096 : LIST_CAP;
         dbuf<uint2> d_list;
         dbuf<unsigned long long> d_fill;
         if ((st = d_list.alloc(cap, err)) || (st = d_fill.alloc(2, err))) return st;
         FK_CU(cudaMemset(d_fill.p, 0, 2 * sizeof(unsigned long long)), err);
-        k_walk<SIXD, 2><<<fk_grid_all(nleaves, 128), 128>>>(c, 0, nleaves, nullptr, nullptr, 0, d_list.p, d_count + 1,
+        k_walk<SIXD, 2><<<fk_grid_all(nw, 128), 128>>>(c, 0, nw, nullptr, nullptr, 0, d_list.p, d_count + 1,
                                                         d_fill.p, cap);
         FK_LAUNCHED("k_walk", err);
         unsigned long long fill[2] = {0, 0};
@@ -689,40 +718,40 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
     dbuf<uint64_t> d_wide, d_slot;
     dbuf<unsigned char> d_temp;
     size_t scan = 0;
-    FK_CU(cub::DeviceScan::ExclusiveSum(nullptr, scan, d_wide.p, d_slot.p, (int)(nleaves + 1)), err);
-    if ((st = d_counts.alloc(nleaves, err)) || (st = d_wide.alloc(nleaves + 1, err)) ||
-        (st = d_slot.alloc(nleaves + 1, err)) || (st = d_temp.alloc(scan, err)))
+    FK_CU(cub::DeviceScan::ExclusiveSum(nullptr, scan, d_wide.p, d_slot.p, (int)(nw + 1)), err);
+    if ((st = d_counts.alloc(nw, err)) || (st = d_wide.alloc(nw + 1, err)) ||
+        (st = d_slot.alloc(nw + 1, err)) || (st = d_temp.alloc(scan, err)))
         return st;
-    k_walk<SIXD, 0><<<fk_grid_all(nleaves, 128), 128>>>(c, 0, nleaves, d_counts.p, nullptr, 0, nullptr, d_count + 1,
+    k_walk<SIXD, 0><<<fk_grid_all(nw, 128), 128>>>(c, 0, nw, d_counts.p, nullptr, 0, nullptr, d_count + 1,
                                                     nullptr, 0);
     FK_LAUNCHED("k_walk", err);
-    k_widen<<<fk_grid_all(nleaves + 1, 256), 256>>>(d_counts.p, nleaves, d_wide.p);
+    k_widen<<<fk_grid_all(nw + 1, 256), 256>>>(d_counts.p, nw, d_wide.p);
     FK_LAUNCHED("k_widen", err);
-    FK_CU(cub::DeviceScan::ExclusiveSum(d_temp.p, scan, d_wide.p, d_slot.p, (int)(nleaves + 1)), err);
+    FK_CU(cub::DeviceScan::ExclusiveSum(d_temp.p, scan, d_wide.p, d_slot.p, (int)(nw + 1)), err);
     uint64_t total = 0;
-    FK_CU(cudaMemcpy(&total, d_slot.p + nleaves, sizeof total, cudaMemcpyDeviceToHost), err);
+    FK_CU(cudaMemcpy(&total, d_slot.p + nw, sizeof total, cudaMemcpyDeviceToHost), err);
     if ((st = tm.mark(err))) return st;
     /* write and process the list in batches of whole leaves, LIST_CAP pairs at most */
     std::vector<uint64_t> slot;
     uint64_t cap = total < LIST_CAP ? total : LIST_CAP;
     if (total > cap) {
-        slot.resize(nleaves + 1);
-        FK_CU(cudaMemcpy(slot.data(), d_slot.p, (nleaves + 1) * sizeof(uint64_t), cudaMemcpyDeviceToHost), err);
+        slot.resize(nw + 1);
+        FK_CU(cudaMemcpy(slot.data(), d_slot.p, (nw + 1) * sizeof(uint64_t), cudaMemcpyDeviceToHost), err);
     }
     dbuf<uint2> d_list;
     if ((st = d_list.alloc(cap, err))) return st;
-    for (uint64_t L0 = 0; L0 < nleaves;) {
-        uint64_t L1 = nleaves, base = 0;
+    for (uint64_t W0 = 0; W0 < nw;) {
+        uint64_t W1 = nw, base = 0;
         if (total > cap) { /* the longest run of leaves whose pairs fit */
-            base = slot[L0];
-            L1 = L0 + 1;
-            while (L1 < nleaves && slot[L1 + 1] - base <= cap) L1++;
-            if (slot[L1] - base > cap)
+            base = slot[W0];
+            W1 = W0 + 1;
+            while (W1 < nw && slot[W1 + 1] - base <= cap) W1++;
+            if (slot[W1] - base > cap)
                 return fk_fail(err, FK_EUNSUP, "one leaf lists %llu leaf pairs, more than the %llu a batch holds",
-                               (unsigned long long)(slot[L1] - base), (unsigned long long)cap);
+                               (unsigned long long)(slot[W1] - base), (unsigned long long)cap);
         }
-        uint64_t count = total > cap ? slot[L1] - base : total;
-        k_walk<SIXD, 1><<<fk_grid_all(L1 - L0, 128), 128>>>(c, L0, L1, nullptr, d_slot.p + L0, base, d_list.p, nullptr,
+        uint64_t count = total > cap ? slot[W1] - base : total;
+        k_walk<SIXD, 1><<<fk_grid_all(W1 - W0, 128), 128>>>(c, W0, W1, nullptr, d_slot.p + W0, base, d_list.p, nullptr,
                                                          nullptr, 0);
         FK_LAUNCHED("k_walk", err);
         if (count) {
@@ -730,7 +759,7 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
                 c, d_list.p, count, d_count);
             FK_LAUNCHED("k_leafpairs", err);
         }
-        L0 = L1;
+        W0 = W1;
     }
     if ((st = tm.mark(err))) return st;
     for (int i = 0; i < 3; i++) phase[i] = tm.secs(i, i + 1);
@@ -771,8 +800,10 @@ int fk_gpu_link_dev(const fk_tree *t, const float *d_pos, const float *d_vel, co
     c.sink = d_sink;
     c.p = fk_link_params(o);
     c.n = n;
+    c.l = fk_tree_layout(t);
     c.first_leaf = first;
     c.nleaves = nleaves;
+    c.nfull = t->unit > 1 ? c.l.units : nleaves;
     c.nnodes = t->nnodes;
     FK_CU(cudaMemset(d_count.p, 0, 2 * sizeof(unsigned long long)), err);
     if (sixd && (st = fk_gpu_boxes(d_vel, t, d_vbox.p, err))) return st;

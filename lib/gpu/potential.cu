@@ -182,6 +182,13 @@ __global__ void k_tree_masses(const double *__restrict__ m, uint64_t a, const ui
         mt[i] = (float)m[a + perm[i]];
 }
 
+/* The range of node i of this file's trees: halves (unit 1), every leaf
+ * holding a member. */
+__device__ __forceinline__ void tree_range(uint64_t n, uint64_t i, uint64_t *start, uint64_t *end)
+{
+    fk_tree_range(fk_layout_of(n, 1), i, start, end);
+}
+
 /* Moments of a node in double, kept for the merge: centre, mass, second moments, radius. */
 struct dmom {
     double c[3], M, q[6], b;
@@ -195,7 +202,7 @@ __global__ void k_leaf_moments(const float *__restrict__ p, const float *__restr
     for (uint64_t L = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; L < nleaves;
          L += (uint64_t)gridDim.x * blockDim.x) {
         uint64_t s, e;
-        fk_tree_range(n, first + L, &s, &e);
+        tree_range(n, first + L, &s, &e);
         double M = 0, c[3] = {0, 0, 0}, u[3] = {0, 0, 0};
         for (uint64_t i = s; i < e; i++) {
             M += mt[i];
@@ -301,7 +308,7 @@ __device__ void walk_one_by_one(const float *__restrict__ p, const float *__rest
 {
     for (uint64_t X = 0;;) {
         uint64_t xs, xe;
-        fk_tree_range(n, X, &xs, &xe);
+        tree_range(n, X, &xs, &xe);
         bool next = true;
         if (xs <= ts && te <= xe && X != T) { /* an ancestor: open it */
             X = 2 * X + 1;
@@ -354,7 +361,7 @@ __global__ void __launch_bounds__(32 * WALK_WARPS) k_walk_pot(const float *__res
     for (uint64_t L = warp; L < (UINT64_C(1) << depth); L += nwarps) {
         const uint64_t T = first + L;
         uint64_t ts, te;
-        fk_tree_range(n, T, &ts, &te);
+        tree_range(n, T, &ts, &te);
         const bool has = lane < (int)(te - ts);
         const uint64_t me = ts + lane;
         const float px = has ? p[3 * me] : 0.f, py = has ? p[3 * me + 1] : 0.f, pz = has ? p[3 * me + 2] : 0.f;
@@ -374,7 +381,7 @@ __global__ void __launch_bounds__(32 * WALK_WARPS) k_walk_pot(const float *__res
             pnode b;
             if (mine) {
                 uint64_t xs, xe;
-                fk_tree_range(n, X, &xs, &xe);
+                tree_range(n, X, &xs, &xe);
                 if (xs <= ts && te <= xe && X != T) {
                     open = true; /* an ancestor */
                 } else {
@@ -409,7 +416,7 @@ __global__ void __launch_bounds__(32 * WALK_WARPS) k_walk_pot(const float *__res
             }
             for (int k = 0; k < nleaf; k++) {
                 uint64_t xs, xe;
-                fk_tree_range(n, nearl[k], &xs, &xe);
+                tree_range(n, nearl[k], &xs, &xe);
                 u += leaf_sum(p, mt, xs, xe, me, px, py, pz, e2, lane);
             }
             __syncwarp();
@@ -438,6 +445,7 @@ static int tree_phi(uint64_t a, uint64_t n, const double *d_x, const double *d_y
     fk_tree t;
     int st = fk_tree_alloc(&t, n, PLEAF, "gpu-hilbert", err);
     if (st) return st;
+    t.unit = 1; /* halves: no leaf empty, which the walks below assume */
     free(t.box);
     t.box = NULL;
     dbuf<float> d_rel, d_sorted, d_box, d_mt;

@@ -79,33 +79,50 @@ static void check_tree_next(void)
     CHECK(fk_tree_next((UINT64_C(1) << 40) - 1) == (UINT64_C(1) << 40)); /* a level's first: its sibling */
 }
 
-/* fk_tree_leaf_fill: full leaves at powers of two, one level less just past them, when at most an eighth of
- * its leaves hold S + 1. */
-static void check_leaf_fill(void)
+/* The layouts of kdtree.h, node by node, for counts at, near and past powers of two: unit 1 is the
+ * halves formula; a packed tree's leaves hold S or none (but the one holding the last particle), only
+ * leaves are empty, each beside a sibling that is not, and every node is its children's union. */
+static void check_layouts(void)
 {
-    CHECK(fk_tree_leaf_fill(1u << 28, 32) == 32);                /* 2^23 leaves of 32 */
-    CHECK(fk_tree_leaf_fill((1u << 28) + 448112, 32) == 33);     /* not 2^24 leaves of 16 */
-    CHECK(fk_tree_depth((1u << 28) + 448112, 33) == 23);
-    CHECK(fk_tree_leaf_fill((1u << 28) + (1u << 20), 32) == 33);     /* an eighth of 2^23 leaves at 33: taken */
-    CHECK(fk_tree_leaf_fill((1u << 28) + (1u << 20) + 1, 32) == 32); /* one more: leaves of 16 and 17 kept */
-    CHECK(fk_tree_leaf_fill((1u << 27) + 8000000, 32) == 32);    /* 34 a leaf one level up, by pieces: kept */
-    CHECK(fk_tree_leaf_fill(3u << 27, 32) == 32);                /* 48 a leaf up: 24 is kept */
-    CHECK(fk_tree_leaf_fill(20, 32) == 32 && fk_tree_leaf_fill(0, 32) == 32);
-    CHECK(fk_tree_leaf_fill(33, 32) == 32 && fk_tree_leaf_fill(257, 32) == 33); /* 1 of 1, 1 of 8 leaves up */
-    for (uint64_t n = 1; n < 200000; n = n * 3 / 2 + 1) {
-        uint32_t S = fk_tree_leaf_fill(n, 32), d = fk_tree_depth(n, S);
-        uint64_t most = d ? (n + (UINT64_C(1) << d) - 1) >> d : n;
-        CHECK_MSG(S >= 32 && S <= 33 && most <= S, "n %llu: leaf size %u, %llu a leaf", (unsigned long long)n, S,
-                  (unsigned long long)most);
-        CHECK_MSG(S == 32 || fk_tree_depth(n, 32) == d + 1, "n %llu: leaf size %u and depth %u", (unsigned long long)n,
-                  S, d);
-    }
+    const uint64_t counts[] = {1, 2, 31, 32, 33, 63, 64, 65, 100, 257, 1000, 4096, 4097, 6000, 8191, 12345, 70001};
+    const uint32_t sizes[] = {2, 8, 16, 32, 33};
+    for (size_t a = 0; a < sizeof counts / sizeof *counts; a++)
+        for (size_t b = 0; b < sizeof sizes / sizeof *sizes; b++) {
+            const uint64_t n = counts[a];
+            const uint32_t S = sizes[b], D = fk_tree_depth(n, S);
+            const uint64_t first = (UINT64_C(1) << D) - 1, nodes = (UINT64_C(2) << D) - 1;
+            const fk_layout h = fk_layout_of(n, 1), p = fk_layout_of(n, S);
+            int ok = 1;
+            uint64_t partial = 0, filled = 0, at = 0;
+            for (uint64_t i = 0; i < nodes; i++) {
+                uint64_t s, e, ls, le, rs, re;
+                const int d = fk_log2_u64(i + 1);
+                const uint64_t k = i + 1 - (UINT64_C(1) << d);
+                fk_tree_range(h, i, &s, &e);
+                ok &= s == (k * n) >> d && e == ((k + 1) * n) >> d && (i < first || e > s);
+                fk_tree_range(p, i, &s, &e);
+                if (i < first) {
+                    fk_tree_range(p, 2 * i + 1, &ls, &le);
+                    fk_tree_range(p, 2 * i + 2, &rs, &re);
+                    ok &= e > s && ls == s && le == rs && re == e && (le > ls || re > rs);
+                } else {
+                    ok &= s == at && e - s <= S; /* leaves in order, covering [0, n) */
+                    at = e;
+                    partial += e > s && e - s < S;
+                    filled += e - s == S;
+                    ok &= e - s == S || e - s == 0 || e == n;
+                }
+            }
+            CHECK_MSG(ok && at == n && partial <= 1 && filled == n / S, "n %llu, leaf size %u: layout",
+                      (unsigned long long)n, S);
+        }
+    CHECK(fk_layout_of(0, 32).units == 0 && fk_layout_of((1u << 27) + 8000000, 32).units == 4444304);
 }
 
 int main(void)
 {
     check_tree_next();
-    check_leaf_fill();
+    check_layouts();
     const uint64_t N = 4096;
     float *pos = malloc(N * 12);
 

@@ -17,9 +17,7 @@ static void help(void)
            "rearrange every per-particle chunk into tree order, and append the tree.\n"
            "\n"
            "  -s, --leaf-size=N   most particles in a leaf (default 16, at least 2; 32 when\n"
-           "                      built on the GPU, the size the GPU linker links fastest,\n"
-           "                      or 33 just past a power of two, where 32 would leave the\n"
-           "                      leaves half full)\n"
+           "                      built on the GPU, the size the GPU linker links fastest)\n"
            "      --device=D      auto (default: the GPU if there is one), cpu or gpu\n"
            "  -o, --output=FILE   write to FILE (default stdout)\n"
            "  -z, --compress[=N]  zlib-compress every chunk (level N, default 6)\n"
@@ -53,8 +51,7 @@ static int build(void *ctx, float *pos, uint64_t n, fk_tree *t, uint32_t **perm,
     builder *b = ctx;
     fk_gpuinfo gi;
     int dev = device_resolve(b->devchoice, &gi);
-    /* on the GPU 32, or 33 just past a power of two, where 32 would leave the leaves half full */
-    uint32_t leaf = (uint32_t)(b->leafsize ? b->leafsize : dev == DEV_GPU ? fk_tree_leaf_fill(n, LEAF_GPU) : LEAF_CPU);
+    uint32_t leaf = (uint32_t)(b->leafsize ? b->leafsize : dev == DEV_GPU ? LEAF_GPU : LEAF_CPU);
     double t0 = prog_now();
     if (dev == DEV_GPU) {
         fk_gputimes gt;
