@@ -98,10 +98,11 @@ __device__ __forceinline__ uint64_t work_leaf(const lctx &c, uint64_t w)
 }
 
 /* Whether leaf A (a node number) holds no particle: a packed tree's leaves
- * past the last unit of their parent (kdtree.h). Their boxes are empty;
- * every kernel passes them by. */
+ * past the last unit of their parent (kdtree.h), none when every leaf holds
+ * some. Their boxes are empty; every kernel passes them by. */
 __device__ __forceinline__ bool leaf_empty(const lctx &c, uint64_t A)
 {
+    if (c.nfull == c.nleaves) return false;
     uint64_t s, e;
     fk_tree_range(c.l, A, &s, &e);
     return s == e;
