@@ -117,6 +117,28 @@ static void check_layouts(void)
                       (unsigned long long)n, S);
         }
     CHECK(fk_layout_of(0, 32).units == 0 && fk_layout_of((1u << 27) + 8000000, 32).units == 4444304);
+    /* the largest trees: fk_tree_range's 32-bit products against 128-bit arithmetic, at every level */
+    const uint64_t big[] = {(UINT64_C(1) << 31) + 12345, (UINT64_C(1) << 32) - 1};
+    const uint32_t units[] = {1, 2, 32, 33, 1048576};
+    int same = 1;
+    for (size_t a = 0; a < 2; a++)
+        for (size_t b = 0; b < sizeof units / sizeof *units; b++) {
+            const uint64_t n = big[a];
+            const uint32_t S = units[b] > 1 ? units[b] : 32, D = fk_tree_depth(n, S);
+            const fk_layout l = fk_layout_of(n, units[b]);
+            for (uint32_t d = 0; d <= D; d++) {
+                const uint64_t K = UINT64_C(1) << d, ks[] = {0, 1, K / 3, K - 2, K - 1};
+                for (int j = 0; j < 5; j++) {
+                    if (ks[j] >= K) continue;
+                    uint64_t s, e;
+                    fk_tree_range(l, K - 1 + ks[j], &s, &e);
+                    unsigned __int128 rs = (unsigned __int128)l.unit * (((unsigned __int128)ks[j] * l.units) >> d),
+                                      re = (unsigned __int128)l.unit * (((unsigned __int128)(ks[j] + 1) * l.units) >> d);
+                    same &= s == (uint64_t)(rs < n ? rs : n) && e == (uint64_t)(re < n ? re : n);
+                }
+            }
+        }
+    CHECK_MSG(same, "fk_tree_range differs from 128-bit arithmetic on the largest trees");
 }
 
 int main(void)
