@@ -208,31 +208,60 @@ static void decode(const unsigned char *buf, uint64_t c, uint64_t rec, int big, 
     }
 }
 
+/* Whether the file's byte order (big-endian or not) differs from this
+ * machine's. */
+static int swapped(int big)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return big;
+#else
+    return !big;
+#endif
+}
+
+/* Reverses the bytes of each of the m 4-byte values at p. */
+static void swap32(void *p, uint64_t m)
+{
+    unsigned char *b = p;
+    for (uint64_t i = 0; i < m; i++) {
+        uint32_t v;
+        memcpy(&v, b + 4 * i, 4);
+        v = __builtin_bswap32(v);
+        memcpy(b + 4 * i, &v, 4);
+    }
+}
+
 /* Reads m values (rec bytes each) from byte r->off of a regular file that
  * holds them on every core, each thread reading pieces of its own with
- * pread into bufs[thread] (PIECE values of 3 doubles, allocated when NULL)
- * and decoding them into particles at, at + 1, ...; then moves the file to
- * their end. */
+ * pread and decoding them into particles at, at + 1, ...; then moves the
+ * file to their end. Floats (not ids, not doubles) are read straight into
+ * place, their bytes swapped there when the file's order is not this
+ * machine's; the rest through bufs[thread] (PIECE values of 3 doubles,
+ * allocated when NULL). */
 static int read_span(rd *r, const char *block, uint64_t start, uint64_t len, uint64_t m, uint64_t rec, int wide,
                      int ncomp, int ids, fk_gsnap *s, float *dst, uint64_t at, unsigned char **bufs, fk_error *err)
 {
-    const int fd = fileno(r->f), big = r->big;
+    const int fd = fileno(r->f), big = r->big, direct = !wide && !ids;
     const uint64_t from = r->off, pieces = (m + PIECE - 1) / PIECE;
     uint64_t failed = UINT64_MAX, reached = 0; /* the first piece that failed, and how far it read */
     int nomem = 0, e = 0;
 #pragma omp parallel
     {
         unsigned char **mine = &bufs[omp_get_thread_num()];
-        if (!*mine) *mine = malloc(PIECE * 3 * 8);
+        if (!*mine && !direct) *mine = malloc(PIECE * 3 * 8);
         unsigned char *buf = *mine;
-        if (!buf) __atomic_store_n(&nomem, 1, __ATOMIC_RELAXED);
+        if (!buf && !direct) __atomic_store_n(&nomem, 1, __ATOMIC_RELAXED);
 #pragma omp for schedule(dynamic, 1)
         for (uint64_t j = 0; j < pieces; j++) {
             const uint64_t c = m - j * PIECE < PIECE ? m - j * PIECE : PIECE, off = from + j * PIECE * rec;
-            if (!buf || j > __atomic_load_n(&failed, __ATOMIC_RELAXED)) continue;
-            int64_t got = fk_pread(fd, buf, c * rec, off);
+            if ((!buf && !direct) || j > __atomic_load_n(&failed, __ATOMIC_RELAXED)) continue;
+            float *to = direct ? dst + (at + j * PIECE) * (uint64_t)ncomp : NULL;
+            int64_t got = fk_pread(fd, direct ? (void *)to : buf, c * rec, off);
             if (got == (int64_t)(c * rec)) {
-                decode(buf, c, rec, big, wide, ncomp, ids, s, dst, at + j * PIECE);
+                if (!direct)
+                    decode(buf, c, rec, big, wide, ncomp, ids, s, dst, at + j * PIECE);
+                else if (swapped(big))
+                    swap32(to, c * (uint64_t)ncomp);
                 continue;
             }
 #pragma omp critical(fk_gadget_fail)
