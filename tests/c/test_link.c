@@ -156,6 +156,9 @@ int main(void)
     td_clustered(pos, N, 400);
     all_ways("clustered", pos, N, 0.2 / cbrt((double)N));
     all_ways("clustered-long", pos, N, 0.01);
+    /* a count past a power of two: packed trees with many empty leaves (2500 at leaf 8: 313 units on
+     * 512 leaves), among cliques */
+    all_ways("clustered-2500", pos, 2500, 0.2 / cbrt(2500.0));
 
     td_duplicates(pos, N);
     all_ways("duplicates", pos, N, 0.01);
