@@ -182,22 +182,21 @@ static int read_header(hid_t f, const char *name, fk_gsnap_header *h, uint64_t *
 /* Bytes a thread reads at a time on the direct path. */
 #define DIRECT_PIECE ((uint64_t)8 << 20)
 
-/* Rows [row0, row0 + nrows) of dataset d (ncols values of type mem each)
- * read with pread on every core straight into dst, when HDF5 would only
- * copy them: d is contiguous (so unfiltered), stored as mem (H5Tequal: no
- * conversion), in a file of the POSIX driver whose descriptor HDF5 hands
+/* Rows [row0, row0 + nrows) of dataset d (stored as ty; ncols values of
+ * type mem each) read with pread on every core straight into dst, when HDF5
+ * would only copy them: d is contiguous (so unfiltered), ty is mem (H5Tequal:
+ * no conversion), in a file of the POSIX driver whose descriptor HDF5 hands
  * out. 1: read; 0: not such a dataset (H5Dread reads it); -1: a read error
  * or a short read (H5Dread then says what is wrong). Gadget-4 writes its
  * particle arrays so: one thread's H5Dread took 3.8 s for the 3.8 GB of a
  * 134M snapshot on a 16-core host. */
-static int read_direct(hid_t f, hid_t d, hid_t mem, uint64_t row0, uint64_t nrows, int ncols, void *dst)
+static int read_direct(hid_t f, hid_t d, hid_t ty, hid_t mem, uint64_t row0, uint64_t nrows, int ncols, void *dst)
 {
-    hid_t dcpl = H5Dget_create_plist(d), fapl = H5Fget_access_plist(f), ty = H5Dget_type(d);
-    int ok = dcpl >= 0 && fapl >= 0 && ty >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-             H5Pget_driver(fapl) == H5FD_SEC2 && H5Tequal(ty, mem) > 0;
+    hid_t dcpl = H5Dget_create_plist(d), fapl = H5Fget_access_plist(f);
+    int ok = dcpl >= 0 && fapl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_driver(fapl) == H5FD_SEC2 &&
+             H5Tequal(ty, mem) > 0;
     if (dcpl >= 0) H5Pclose(dcpl);
     if (fapl >= 0) H5Pclose(fapl);
-    if (ty >= 0) H5Tclose(ty);
     const haddr_t at = ok ? H5Dget_offset(d) : HADDR_UNDEF;
     void *h = NULL;
     if (at == HADDR_UNDEF || H5Fget_vfd_handle(f, H5P_DEFAULT, &h) < 0 || !h) return 0;
@@ -214,11 +213,12 @@ static int read_direct(hid_t f, hid_t d, hid_t mem, uint64_t row0, uint64_t nrow
 }
 
 /* Reads rows [row0, row0 + nrows) of the open dataset d (file space sp, of
- * 1 or 2 dimensions: ncols > 1) of file f into dst as mem (read_direct
- * where it can); negative on failure. */
-static herr_t read_rows(hid_t f, hid_t d, hid_t sp, hid_t mem, uint64_t row0, uint64_t nrows, int ncols, void *dst)
+ * 1 or 2 dimensions: ncols > 1; stored as ty) of file f into dst as mem
+ * (read_direct where it can); negative on failure. */
+static herr_t read_rows(hid_t f, hid_t d, hid_t sp, hid_t ty, hid_t mem, uint64_t row0, uint64_t nrows, int ncols,
+                        void *dst)
 {
-    if (read_direct(f, d, mem, row0, nrows, ncols, dst) == 1) return 0;
+    if (read_direct(f, d, ty, mem, row0, nrows, ncols, dst) == 1) return 0;
     const int nd = ncols > 1 ? 2 : 1;
     hsize_t off[2] = {row0, 0}, cnt[2] = {nrows, (hsize_t)ncols};
     if (H5Sselect_hyperslab(sp, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0) return -1;
@@ -265,7 +265,7 @@ static int get_dataset(hid_t f, const char *name, int t, const char *ds, uint64_
         /* rows declared but never written read as the fill value: they hold nothing */
         st = fk_fail(err, FK_EFORMAT, "%s: dataset %s declares %" PRIu64 " rows but %s written", name, path, n,
                      space == H5D_SPACE_STATUS_PART_ALLOCATED ? "only some were" : "none was");
-    else if (nrows && read_rows(f, d, sp, mem, row0, nrows, ncols, dst) < 0)
+    else if (nrows && read_rows(f, d, sp, ty, mem, row0, nrows, ncols, dst) < 0)
         st = fk_fail(err, FK_EFORMAT, "%s: dataset %s cannot be read", name, path);
     if (wide && ty >= 0) *wide = cl == H5T_FLOAT && H5Tget_size(ty) > 4;
     if (ty >= 0) H5Tclose(ty);
