@@ -141,9 +141,58 @@ static void check_layouts(void)
     CHECK_MSG(same, "fk_tree_range differs from 128-bit arithmetic on the largest trees");
 }
 
+/* The CPU build's selection on large inputs of many equal coordinates (its
+ * pivots, its split of a pivot's equals): every internal node's children
+ * lie on either side of a cut along the node's widest axis, the tree
+ * checks, and perm is a permutation. Past TASK_MIN particles, on 2 threads. */
+static void check_median_splits(void)
+{
+    const uint64_t n = 300007;
+    float *pos = malloc(n * 12), *orig = malloc(n * 12);
+    for (int kind = 0; kind < 4; kind++) {
+        for (uint64_t i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++) {
+                float u = (float)((i * 2654435761u + 97u * (uint64_t)k) % 1000003u) / 1000003.0f - 0.5f;
+                pos[3 * i + k] = kind == 0   ? 0.25f                              /* one point */
+                                 : kind == 1 ? (i % 10 ? 0.125f : u)                /* 90% on one point */
+                                 : kind == 2 ? (float)(i % 3) * 0.25f - 0.25f     /* three planes */
+                                             : u;                                 /* spread */
+            }
+        memcpy(orig, pos, n * 12);
+        fk_error err = {0};
+        fk_tree t;
+        uint32_t *perm;
+        CHECK_MSG(fk_tree_build_cpu(pos, n, 16, &t, &perm, &err) == FK_OK, "%s", err.msg);
+        CHECK_MSG(fk_tree_check(&t, pos, "median", &err) == FK_OK, "kind %d: %s", kind, err.msg);
+        int split = 1, permuted = 1;
+        const uint64_t inner = (UINT64_C(1) << t.depth) - 1;
+        for (uint64_t i = 0; i < inner; i++) {
+            const float *b = t.box + 6 * i, *l = t.box + 6 * (2 * i + 1), *r = t.box + 6 * (2 * i + 2);
+            int axis = 0;
+            for (int k = 1; k < 3; k++)
+                if (b[k + 3] - b[k] > b[axis + 3] - b[axis]) axis = k;
+            if (l[axis + 3] >= l[axis] && r[axis + 3] >= r[axis]) split &= l[axis + 3] <= r[axis]; /* both not empty */
+        }
+        char *seen = calloc(n, 1);
+        for (uint64_t i = 0; i < n; i++) {
+            permuted &= perm[i] < n && !seen[perm[i]];
+            if (perm[i] < n) seen[perm[i]] = 1;
+            permuted &= perm[i] < n && !memcmp(pos + 3 * i, orig + 3 * (uint64_t)perm[i], 12);
+        }
+        CHECK_MSG(split, "kind %d: a node's children overlap along its widest axis", kind);
+        CHECK_MSG(permuted, "kind %d: perm is not the permutation applied to the positions", kind);
+        free(seen);
+        free(perm);
+        fk_tree_free(&t);
+    }
+    free(pos);
+    free(orig);
+}
+
 int main(void)
 {
     check_tree_next();
+    check_median_splits();
     check_layouts();
     const uint64_t N = 4096;
     float *pos = malloc(N * 12);
