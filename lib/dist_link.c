@@ -70,7 +70,9 @@ typedef struct run {
     float *pos, *vel;     /* (no + ng) x 3 (the CPU tree build reorders them) */
     int idw;              /* bytes of an ID here: 4 when every rank's fit, else 8 */
     void *oid;            /* no IDs of idw bytes: each owned particle's          */
-    uint64_t *ogix;       /* no: the global stream index of each owned particle  */
+    uint32_t *oix;        /* no: each owned particle's index on its source rank  */
+    uint64_t *ostart;     /* size + 1: where each source rank's owned particles
+                             start, sources in rank order, this rank's own too */
     /* where the rank's own input particles went (send_owned), for the labels'
      * way back: each one's owner and slot among the particles sent, the
      * count from each source rank, and of this rank's own those that stayed
@@ -298,9 +300,47 @@ static int decompose(run *r, fk_error *err)
     return FK_OK;
 }
 
+/* The parts of an owned particle that travel, each exchanged as an array of its own. */
+enum { F_POS, F_VEL, F_ID, F_IX };
+
+/* Part f (size bytes) of every input particle: of those staying on this
+ * rank straight into dst at their owned place (the gap at rbelow, the
+ * rank's own in its order), of the others into sb, grouped by destination
+ * (the slots of bucket, this rank's own taken out). */
+static void pack(const run *r, int f, size_t size, unsigned char *sb, void *dst)
+{
+    const fk_distlink_in *in = r->in;
+    const int me = r->rank;
+    const uint64_t own = r->own, below = r->below, rbelow = r->ostart[me];
+    #pragma omp parallel for schedule(static)
+    for (uint64_t i = 0; i < in->n; i++) {
+        const uint64_t at = r->slot[i];
+        unsigned char *p = r->dest[i] == me ? (unsigned char *)dst + size * (rbelow + (at - below))
+                                            : sb + size * (at < below ? at : at - own);
+        if (f == F_POS) {
+            memcpy(p, in->pos + 3 * i, 12);
+        } else if (f == F_VEL) {
+            memcpy(p, in->vel + 3 * i, 12);
+        } else if (f == F_ID) {
+            if (size == 4) {
+                uint32_t id = (uint32_t)in->id[i];
+                memcpy(p, &id, 4);
+            } else {
+                memcpy(p, &in->id[i], 8);
+            }
+        } else {
+            uint32_t ix = (uint32_t)i; /* n < 2^32 (fk_distlink_run) */
+            memcpy(p, &ix, 4);
+        }
+    }
+}
+
 /* Owned particles to the ranks of their slabs: each one's position (and
- * velocity), ID (idw bytes) and index on its rank; those that stay on this
- * rank are copied straight from the input, not through the exchange. The
+ * velocity), ID (idw bytes) and index on its rank, an array at a time,
+ * every one exchanged straight into its final array (fk_dist_alltoall_at:
+ * no received copy to unpack), through one send buffer of the largest part
+ * (12 bytes a particle) packed again for each; those that stay on this rank
+ * are copied straight from the input into the gap the others leave. The
  * owners receive them grouped by source rank in the source's order, which
  * is the owned order; the slots (r->dest, r->slot) are kept, since the
  * labels come back in the order the particles went. */
@@ -308,97 +348,64 @@ static int send_owned(run *r, fk_error *err)
 {
     const fk_distlink_in *in = r->in;
     const int R = r->size, me = r->rank, w = r->idw;
-    const size_t stride = 12 + (r->sixd ? 12 : 0) + (size_t)w + 4;
     uint64_t *cnt = xmalloc(R * sizeof *cnt);
     r->rcnt = xmalloc(R * sizeof *r->rcnt);
+    r->ostart = xmalloc((R + 1) * sizeof *r->ostart);
     r->slot = big(in->n * sizeof *r->slot);
     r->dest = big(in->n * sizeof *r->dest);
     int *dest = r->dest;
-    uint32_t *at = r->slot;
     unsigned char *sb = NULL;
-    uint64_t own = 0, below = 0; /* staying here; in the buffer for lower ranks */
-    int st = (!cnt || !r->rcnt || !at || !dest) ? fk_fail(err, FK_ENOMEM, "out of memory sending particles") : FK_OK;
+    int st = (!cnt || !r->rcnt || !r->ostart || !r->slot || !dest)
+                 ? fk_fail(err, FK_ENOMEM, "out of memory sending particles")
+                 : FK_OK;
     if (!st) {
         #pragma omp parallel for schedule(static)
         for (uint64_t i = 0; i < in->n; i++) dest[i] = owner_of(r, in->pos[3 * i + r->axis]);
-        st = bucket(dest, in->n, R, cnt, at, err);
+        st = bucket(dest, in->n, R, cnt, r->slot, err);
     }
     if (!st) {
-        own = cnt[me];
-        for (int d = 0; d < me; d++) below += cnt[d];
-        if (!(sb = big((in->n - own) * stride))) st = fk_fail(err, FK_ENOMEM, "out of memory sending particles");
-    }
-    if (!st) {
-        #pragma omp parallel for schedule(static)
-        for (uint64_t i = 0; i < in->n; i++) {
-            if (dest[i] == me) continue;
-            unsigned char *p = sb + stride * (at[i] < below ? at[i] : at[i] - own);
-            uint32_t ix = (uint32_t)i;
-            memcpy(p, in->pos + 3 * i, 12);
-            if (r->sixd) memcpy(p + 12, in->vel + 3 * i, 12);
-            if (w == 4) {
-                uint32_t id = (uint32_t)in->id[i];
-                memcpy(p + stride - 8, &id, 4);
-            } else {
-                memcpy(p + stride - 12, &in->id[i], 8);
-            }
-            memcpy(p + stride - 4, &ix, 4);
-        }
+        r->own = cnt[me]; /* staying here */
+        r->below = 0;     /* in the buffer for lower ranks */
+        for (int d = 0; d < me; d++) r->below += cnt[d];
         cnt[me] = 0;
     }
-    void *rb;
-    uint64_t nr;
-    st = exchange(r, st, sb, cnt, stride, &rb, r->rcnt, &nr, err);
-    if (st) return st;
+    if ((st = fk_dist_agree(st, err, NULL))) {
+        free(cnt);
+        return st;
+    }
+    double t0 = fk_now();
+    st = fk_dist_counts(cnt, r->rcnt, err);
+    r->rep->t_moved += fk_now() - t0;
     /* The owned particles by source rank, this rank's own in its place. */
-    uint64_t rbelow = 0, no = nr + own;
-    for (int d = 0; d < me; d++) rbelow += r->rcnt[d];
-    r->own = own;
-    r->below = below;
-    r->no = no;
-    if (no >= UINT32_MAX)
+    r->ostart[0] = 0;
+    for (int s = 0; s < R; s++) r->ostart[s + 1] = r->ostart[s] + (s == me ? r->own : r->rcnt[s]);
+    const uint64_t no = r->no = r->ostart[R];
+    if (!st && no >= UINT32_MAX)
         st = fk_fail(err, FK_EUNSUP, "rank %d owns %" PRIu64 " particles: at most %" PRIu32 " per rank (run more ranks)",
                      me, no, UINT32_MAX - 1);
-    else if (!(r->oid = big(no * (size_t)w)) || !(r->ogix = big(no * 8)) || !(r->pos = big(no * 12)) ||
-             (r->sixd && !(r->vel = big(no * 12))))
+    else if (!st && (!(r->oid = big(no * (size_t)w)) || !(r->oix = big(no * 4)) || !(r->pos = big(no * 12)) ||
+                     (r->sixd && !(r->vel = big(no * 12)))))
         st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles", me, no);
-    if (!st) {
-        const unsigned char *p = rb;
-        uint64_t j = 0;
-        for (int s = 0; s < R; s++) { /* source by source: the index there makes the global index */
-            if (s == me) {
-                j += own;
-                continue;
-            }
-            const uint64_t m = r->rcnt[s], base = r->off[s];
-            #pragma omp parallel for schedule(static)
-            for (uint64_t e = 0; e < m; e++) {
-                const unsigned char *q = p + stride * e;
-                uint32_t ix;
-                memcpy(r->pos + 3 * (j + e), q, 12);
-                if (r->sixd) memcpy(r->vel + 3 * (j + e), q + 12, 12);
-                if (w == 4)
-                    memcpy((uint32_t *)r->oid + j + e, q + stride - 8, 4);
-                else
-                    memcpy((uint64_t *)r->oid + j + e, q + stride - 12, 8);
-                memcpy(&ix, q + stride - 4, 4);
-                r->ogix[j + e] = base + ix;
-            }
-            p += stride * m;
-            j += m;
-        }
-        #pragma omp parallel for schedule(static)
-        for (uint64_t i = 0; i < in->n; i++) {
-            if (dest[i] != me) continue;
-            uint64_t k = rbelow + (at[i] - below);
-            memcpy(r->pos + 3 * k, in->pos + 3 * i, 12);
-            if (r->sixd) memcpy(r->vel + 3 * k, in->vel + 3 * i, 12);
-            put_id(r->oid, k, w, in->id[i]);
-            r->ogix[k] = r->off[me] + i;
-        }
+    else if (!st && !(sb = big((in->n - r->own) * 12)))
+        st = fk_fail(err, FK_ENOMEM, "out of memory sending particles");
+    st = fk_dist_agree(st, err, NULL);
+    const struct {
+        int f;
+        size_t size;
+        void *dst;
+    } part[] = {{F_POS, 12, r->pos}, {F_VEL, 12, r->vel}, {F_ID, (size_t)w, r->oid}, {F_IX, 4, r->oix}};
+    for (size_t p = 0; !st && p < sizeof part / sizeof *part; p++) {
+        if (part[p].f == F_VEL && !r->sixd) continue;
+        pack(r, part[p].f, part[p].size, sb, part[p].dst);
+        t0 = fk_now();
+        st = fk_dist_alltoall_at(sb, cnt, part[p].size, part[p].dst, r->rcnt, r->ostart, err);
+        r->rep->t_moved += fk_now() - t0;
+        for (int d = 0; !st && d < R; d++) /* cnt[me] and rcnt[me] are 0: the moved records only */
+            r->rep->bytes_sent += cnt[d] * part[p].size, r->rep->bytes_recv += r->rcnt[d] * part[p].size;
     }
-    free(rb);
-    return fk_dist_agree(st, err, NULL);
+    free(sb);
+    free(cnt);
+    return st;
 }
 
 /* Copies of the owned particles near other slabs to their ranks. */
@@ -818,11 +825,30 @@ static int64_t slot_of(const uint32_t *bkeys, uint64_t nb, uint32_t kk)
     return lo < nb && bkeys[lo] == kk ? (int64_t)lo : -1;
 }
 
+/* The global stream index of owned particle j: its source rank's first
+ * (off) and its index there (oix), the source found among the owned blocks
+ * (ostart). Only boundary groups ask, so a search over R + 1 block starts
+ * is cheap beside keeping 8 bytes a particle. It grows with j: the blocks
+ * lie in rank order, which is the global order of the ranks' streams, and
+ * each keeps its source's order. */
+static uint64_t gix_of(const run *r, uint32_t j)
+{
+    int lo = 0, hi = r->size - 1; /* the last s with ostart[s] <= j: a block holding j, not an empty one before it */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (r->ostart[mid] <= j)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return r->off[lo] + r->oix[j];
+}
+
 /* Level k's merge: the answers for the rank's groups that crossed ranks
  * (run's bkeys, nb, ans, bound), and the global groups counted. A local group is named
  * by its lowest owned index kk; across ranks by the global stream index of
- * that particle, ogix[kk] (the lowest of the group's, since ogix grows with
- * the owned index). Only boundary groups travel: those holding ghosts
+ * that particle, gix_of(kk) (the lowest of the group's, since gix_of grows
+ * with the owned index). Only boundary groups travel: those holding ghosts
  * (each ghost's group tells the ghost's owner which group its particle
  * meets here) and those such a message names. */
 static int merge(run *r, int k, fk_error *err)
@@ -852,8 +878,8 @@ static int merge(run *r, int k, fk_error *err)
             unsigned char *p = sb + stride * at[r->gsrc[g]]++;
             uint64_t j = r->gidx[g];
             memcpy(p, &j, 8);
-            uint64_t mid = get_id(low, kk, w);
-            memcpy(p + 8, &r->ogix[kk], 8);
+            uint64_t mid = get_id(low, kk, w), gix = gix_of(r, kk);
+            memcpy(p + 8, &gix, 8);
             memcpy(p + 16, &mid, 8);
         }
     }
@@ -883,7 +909,7 @@ static int merge(run *r, int k, fk_error *err)
                 break;
             }
             bkeys[nb++] = key[j];
-            edges[2 * ne] = r->ogix[key[j]];
+            edges[2 * ne] = gix_of(r, key[j]);
             memcpy(&edges[2 * ne + 1], p + 8, 8);
             ne++;
         }
@@ -908,7 +934,7 @@ static int merge(run *r, int k, fk_error *err)
     }
     node *nodes = NULL;
     if (!st && !(nodes = xmalloc(nb * sizeof *nodes))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
-    for (uint64_t i = 0; !st && i < nb; i++) nodes[i] = (node){r->ogix[bkeys[i]], get_id(low, bkeys[i], w)};
+    for (uint64_t i = 0; !st && i < nb; i++) nodes[i] = (node){gix_of(r, bkeys[i]), get_id(low, bkeys[i], w)};
     st = fk_dist_agree(st, err, NULL);
     /* Gather nodes and edges on rank 0. */
     int nn32 = (int)nb, ne32 = (int)ne;
@@ -999,8 +1025,7 @@ static int send_back(run *r, uint64_t *const *gmin, fk_error *err)
     const size_t stride = (size_t)L * (size_t)w;
     const uint64_t no = r->no, own = r->own, below = r->below, n = r->in->n;
     uint64_t *cnt = xmalloc(R * sizeof *cnt), *rcnt = xmalloc(R * sizeof *rcnt);
-    uint64_t rbelow = 0;
-    for (int d = 0; d < me; d++) rbelow += r->rcnt[d];
+    const uint64_t rbelow = r->ostart[me]; /* where this rank's own lie among the owned */
     unsigned char *sb = big((no - own) * stride);
     int st = (!cnt || !rcnt || !sb) ? fk_fail(err, FK_ENOMEM, "out of memory returning labels") : FK_OK;
     if (!st) {
@@ -1055,7 +1080,7 @@ static int send_back(run *r, uint64_t *const *gmin, fk_error *err)
 
 static void run_free(run *r)
 {
-    free(r->off), free(r->cut), free(r->pos), free(r->vel), free(r->oid), free(r->ogix);
+    free(r->off), free(r->cut), free(r->pos), free(r->vel), free(r->oid), free(r->oix), free(r->ostart);
     free(r->gsrc), free(r->gidx), free(r->dest), free(r->slot), free(r->rcnt);
     for (int k = 0; k < FK_LEVELS_MAX; k++) {
         free(r->key[k]), free(r->low[k]);

@@ -91,7 +91,7 @@ typedef struct fk_distlink_report {
     double t_slabs, t_owned, t_ghosts; /* of t_decomp: the cuts, the owned particles
                                           to their slabs, the ghosts to theirs   */
     double t_moved;                    /* of t_decomp, t_return: in the exchanges
-                                          between ranks (fk_dist_alltoall)       */
+                                          between ranks (dist_alltoall.h)        */
     double t_cross;                    /* of t_merge, the part across ranks: the
                                           edges exchanged, gathered, joined on
                                           rank 0 and answered (the rest labels
