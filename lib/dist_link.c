@@ -64,13 +64,11 @@ typedef struct run {
     double amin, amax, period, margin;
     uint32_t *cut; /* size + 1 bin indices: rank d owns bins [cut[d], cut[d+1]) */
     /* owned particles (no) and ghosts (ng), in the rank's own order: owned by
-     * source rank and, within one, in the source's order (so that the global
-     * stream index grows with the owned index), then the ghosts */
+     * source rank and, within one, in the source's order, then the ghosts */
     uint64_t no, ng;
     float *pos, *vel;     /* (no + ng) x 3 (the CPU tree build reorders them) */
     int idw;              /* bytes of an ID here: 4 when every rank's fit, else 8 */
     void *oid;            /* no IDs of idw bytes: each owned particle's          */
-    uint32_t *oix;        /* no: each owned particle's index on its source rank  */
     uint64_t *ostart;     /* size + 1: where each source rank's owned particles
                              start, sources in rank order, this rank's own too */
     /* where the rank's own input particles went (send_owned), for the labels'
@@ -301,7 +299,7 @@ static int decompose(run *r, fk_error *err)
 }
 
 /* The parts of an owned particle that travel, each exchanged as an array of its own. */
-enum { F_POS, F_VEL, F_ID, F_IX };
+enum { F_POS, F_VEL, F_ID };
 
 /* Part f (size bytes) of every input particle: of those staying on this
  * rank straight into dst at their owned place (the gap at rbelow, the
@@ -321,22 +319,17 @@ static void pack(const run *r, int f, size_t size, unsigned char *sb, void *dst)
             memcpy(p, in->pos + 3 * i, 12);
         } else if (f == F_VEL) {
             memcpy(p, in->vel + 3 * i, 12);
-        } else if (f == F_ID) {
-            if (size == 4) {
-                uint32_t id = (uint32_t)in->id[i];
-                memcpy(p, &id, 4);
-            } else {
-                memcpy(p, &in->id[i], 8);
-            }
+        } else if (size == 4) { /* F_ID */
+            uint32_t id = (uint32_t)in->id[i];
+            memcpy(p, &id, 4);
         } else {
-            uint32_t ix = (uint32_t)i; /* n < 2^32 (fk_distlink_run) */
-            memcpy(p, &ix, 4);
+            memcpy(p, &in->id[i], 8);
         }
     }
 }
 
 /* Owned particles to the ranks of their slabs: each one's position (and
- * velocity), ID (idw bytes) and index on its rank, an array at a time,
+ * velocity) and ID (idw bytes), an array at a time,
  * every one exchanged straight into its final array (fk_dist_alltoall_at:
  * no received copy to unpack), through one send buffer of the largest part
  * (12 bytes a particle) packed again for each; those that stay on this rank
@@ -383,7 +376,7 @@ static int send_owned(run *r, fk_error *err)
     if (!st && no >= UINT32_MAX)
         st = fk_fail(err, FK_EUNSUP, "rank %d owns %" PRIu64 " particles: at most %" PRIu32 " per rank (run more ranks)",
                      me, no, UINT32_MAX - 1);
-    else if (!st && (!(r->oid = big(no * (size_t)w)) || !(r->oix = big(no * 4)) || !(r->pos = big(no * 12)) ||
+    else if (!st && (!(r->oid = big(no * (size_t)w)) || !(r->pos = big(no * 12)) ||
                      (r->sixd && !(r->vel = big(no * 12)))))
         st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles", me, no);
     else if (!st && !(sb = big((in->n - r->own) * 12)))
@@ -393,7 +386,7 @@ static int send_owned(run *r, fk_error *err)
         int f;
         size_t size;
         void *dst;
-    } part[] = {{F_POS, 12, r->pos}, {F_VEL, 12, r->vel}, {F_ID, (size_t)w, r->oid}, {F_IX, 4, r->oix}};
+    } part[] = {{F_POS, 12, r->pos}, {F_VEL, 12, r->vel}, {F_ID, (size_t)w, r->oid}};
     for (size_t p = 0; !st && p < sizeof part / sizeof *part; p++) {
         if (part[p].f == F_VEL && !r->sixd) continue;
         pack(r, part[p].f, part[p].size, sb, part[p].dst);
@@ -825,30 +818,19 @@ static int64_t slot_of(const uint32_t *bkeys, uint64_t nb, uint32_t kk)
     return lo < nb && bkeys[lo] == kk ? (int64_t)lo : -1;
 }
 
-/* The global stream index of owned particle j: its source rank's first
- * (off) and its index there (oix), the source found among the owned blocks
- * (ostart). Only boundary groups ask, so a search over R + 1 block starts
- * is cheap beside keeping 8 bytes a particle. It grows with j: the blocks
- * lie in rank order, which is the global order of the ranks' streams, and
- * each keeps its source's order. */
-static uint64_t gix_of(const run *r, uint32_t j)
+/* The name across ranks of owned particle j's group, j its lowest owned
+ * index: the rank above j's 32 bits, unique over the ranks. The merge
+ * needs only unique names (a component's answer is its lowest ID, found
+ * over all its parts), so no particle's index on its source travels. */
+static uint64_t gkey(const run *r, uint32_t j)
 {
-    int lo = 0, hi = r->size - 1; /* the last s with ostart[s] <= j: a block holding j, not an empty one before it */
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (r->ostart[mid] <= j)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return r->off[lo] + r->oix[j];
+    return (uint64_t)r->rank << 32 | j;
 }
 
 /* Level k's merge: the answers for the rank's groups that crossed ranks
  * (run's bkeys, nb, ans, bound), and the global groups counted. A local group is named
- * by its lowest owned index kk; across ranks by the global stream index of
- * that particle, gix_of(kk) (the lowest of the group's, since gix_of grows
- * with the owned index). Only boundary groups travel: those holding ghosts
+ * by its lowest owned index kk; across ranks by this rank's number and kk
+ * (gkey). Only boundary groups travel: those holding ghosts
  * (each ghost's group tells the ghost's owner which group its particle
  * meets here) and those such a message names. */
 static int merge(run *r, int k, fk_error *err)
@@ -878,8 +860,8 @@ static int merge(run *r, int k, fk_error *err)
             unsigned char *p = sb + stride * at[r->gsrc[g]]++;
             uint64_t j = r->gidx[g];
             memcpy(p, &j, 8);
-            uint64_t mid = get_id(low, kk, w), gix = gix_of(r, kk);
-            memcpy(p + 8, &gix, 8);
+            uint64_t mid = get_id(low, kk, w), name = gkey(r, kk);
+            memcpy(p + 8, &name, 8);
             memcpy(p + 16, &mid, 8);
         }
     }
@@ -909,7 +891,7 @@ static int merge(run *r, int k, fk_error *err)
                 break;
             }
             bkeys[nb++] = key[j];
-            edges[2 * ne] = gix_of(r, key[j]);
+            edges[2 * ne] = gkey(r, key[j]);
             memcpy(&edges[2 * ne + 1], p + 8, 8);
             ne++;
         }
@@ -934,7 +916,7 @@ static int merge(run *r, int k, fk_error *err)
     }
     node *nodes = NULL;
     if (!st && !(nodes = xmalloc(nb * sizeof *nodes))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
-    for (uint64_t i = 0; !st && i < nb; i++) nodes[i] = (node){gix_of(r, bkeys[i]), get_id(low, bkeys[i], w)};
+    for (uint64_t i = 0; !st && i < nb; i++) nodes[i] = (node){gkey(r, bkeys[i]), get_id(low, bkeys[i], w)};
     st = fk_dist_agree(st, err, NULL);
     /* Gather nodes and edges on rank 0. */
     int nn32 = (int)nb, ne32 = (int)ne;
@@ -1080,7 +1062,7 @@ static int send_back(run *r, uint64_t *const *gmin, fk_error *err)
 
 static void run_free(run *r)
 {
-    free(r->off), free(r->cut), free(r->pos), free(r->vel), free(r->oid), free(r->oix), free(r->ostart);
+    free(r->off), free(r->cut), free(r->pos), free(r->vel), free(r->oid), free(r->ostart);
     free(r->gsrc), free(r->gidx), free(r->dest), free(r->slot), free(r->rcnt);
     for (int k = 0; k < FK_LEVELS_MAX; k++) {
         free(r->key[k]), free(r->low[k]);

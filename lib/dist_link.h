@@ -34,8 +34,9 @@ extern "C" {
  *     there. Each local group gets its lowest owned index (its key) and
  *     the lowest ID of its owned particles.
  *  4. Merge: a local group that holds owned particles is named across
- *     ranks by the lowest global stream index (rank offset + index) of its
- *     owned members; for each ghost in it, (owner's index, name) goes to
+ *     ranks by its rank's number and its key (names need only be unique:
+ *     a group's answer is its lowest ID over all its parts); for each
+ *     ghost in it, (owner's index, name) goes to
  *     the ghost's owner, which makes it an edge between two names. Only
  *     such boundary groups travel: rank 0 gathers their names and edges
  *     (each edge once), joins them (union-find, lowest name as root) and
