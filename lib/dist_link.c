@@ -62,6 +62,7 @@ typedef struct run {
     /* the slabs */
     int axis;
     double amin, amax, period, margin;
+    double scale; /* bins per unit length along the axis (0: every particle in bin 0) */
     uint32_t *cut; /* size + 1 bin indices: rank d owns bins [cut[d], cut[d+1]) */
     /* owned particles (no) and ghosts (ng), in the rank's own order: owned by
      * source rank and, within one, in the source's order, then the ghosts */
@@ -121,9 +122,8 @@ static inline void put_id(void *a, uint64_t i, int w, uint64_t v)
 /* The coordinate's bin, the same arithmetic on every rank. */
 static uint32_t bin_of(const run *r, float x)
 {
-    double w = r->amax - r->amin;
-    if (!(w > 0)) return 0;
-    double b = floor(((double)x - r->amin) / w * FK_DIST_BINS);
+    if (!(r->scale > 0)) return 0;
+    double b = floor(((double)x - r->amin) * r->scale); /* a multiply: a division costs as much as the rest */
     if (b < 0) return 0;
     if (b > FK_DIST_BINS - 1) return FK_DIST_BINS - 1;
     return (uint32_t)b;
@@ -248,14 +248,17 @@ static int bucket(const int *dest, uint64_t n, int R, uint64_t *cnt, uint32_t *s
 static int decompose(run *r, fk_error *err)
 {
     const fk_distlink_in *in = r->in;
-    double mn[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, mx[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, gmn[3], gmx[3];
-    #pragma omp parallel for schedule(static) reduction(min : mn[:3]) reduction(max : mx[:3])
+    /* the bounds in floats (exact: the coordinates are floats), then doubles for MPI */
+    float fmn[3] = {HUGE_VALF, HUGE_VALF, HUGE_VALF}, fmx[3] = {-HUGE_VALF, -HUGE_VALF, -HUGE_VALF};
+    #pragma omp parallel for schedule(static) reduction(min : fmn[:3]) reduction(max : fmx[:3])
     for (uint64_t i = 0; i < in->n; i++)
         for (int k = 0; k < 3; k++) {
-            double x = in->pos[3 * i + k];
-            if (x < mn[k]) mn[k] = x;
-            if (x > mx[k]) mx[k] = x;
+            const float x = in->pos[3 * i + k];
+            fmn[k] = x < fmn[k] ? x : fmn[k];
+            fmx[k] = x > fmx[k] ? x : fmx[k];
         }
+    double mn[3], mx[3], gmn[3], gmx[3];
+    for (int k = 0; k < 3; k++) mn[k] = fmn[k], mx[k] = fmx[k];
     MPI_Allreduce(mn, gmn, 3, MPI_DOUBLE, MPI_MIN, fk_dist_comm());
     MPI_Allreduce(mx, gmx, 3, MPI_DOUBLE, MPI_MAX, fk_dist_comm());
     r->axis = 0;
@@ -264,6 +267,7 @@ static int decompose(run *r, fk_error *err)
     r->amin = gmn[r->axis];
     r->amax = gmx[r->axis];
     if (!(r->amax >= r->amin)) r->amin = r->amax = 0; /* no particles anywhere */
+    r->scale = r->amax > r->amin ? FK_DIST_BINS / (r->amax - r->amin) : 0;
     /* The margin: the longest linking length, widened for the rounding of a
      * binary32 separation and its wrap (a few units in the last place of the
      * largest coordinate); a wider margin only adds ghosts. */
