@@ -31,6 +31,7 @@ typedef struct item {
     float x[3];
     uint32_t i;
 } item;
+_Static_assert(sizeof(item) == 16, "an item is one 16-byte vector (extent)");
 
 static inline void swap_items(item *a, item *b)
 {
@@ -116,15 +117,15 @@ static void extent(const item *a, uint64_t s, uint64_t e, float lo[3], float hi[
         return;
     }
 #ifdef __SSE2__
-    __m128 l0 = _mm_loadu_ps(a[s].x), h0 = l0, l1 = l0, h1 = l0;
+    __m128 l0 = _mm_loadu_ps((const float *)(a + s)), h0 = l0, l1 = l0, h1 = l0;
     uint64_t i = s + 1;
     for (; i + 1 < e; i += 2) {
-        const __m128 u = _mm_loadu_ps(a[i].x), v = _mm_loadu_ps(a[i + 1].x);
+        const __m128 u = _mm_loadu_ps((const float *)(a + i)), v = _mm_loadu_ps((const float *)(a + i + 1));
         l0 = _mm_min_ps(l0, u), h0 = _mm_max_ps(h0, u);
         l1 = _mm_min_ps(l1, v), h1 = _mm_max_ps(h1, v);
     }
     if (i < e) {
-        const __m128 u = _mm_loadu_ps(a[i].x);
+        const __m128 u = _mm_loadu_ps((const float *)(a + i));
         l0 = _mm_min_ps(l0, u), h0 = _mm_max_ps(h0, u);
     }
     float bl[4], bh[4];
