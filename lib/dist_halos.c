@@ -19,13 +19,6 @@
 
 #define COMM fk_dist_comm() /* this thread's communicator (dist.h) */
 
-/* One member on its way to its group's owner. */
-typedef struct member {
-    float pos[3], vel[3], mass;
-    uint32_t g;  /* the owner's local group number, 1.. */
-    uint64_t id; /* original index */
-} member;
-
 /* The owner's members of one level, structure of arrays. */
 typedef struct owned {
     uint64_t n;
@@ -222,26 +215,79 @@ static int check_level(const fk_dhalos_in *in, int k, fk_error *err)
     return FK_OK;
 }
 
+/* The parts of a member that travel, each as an array of its own. */
+enum { M_POS, M_VEL, M_MASS, M_ID, M_GRP, M_PARTS };
+static const size_t part_size[M_PARTS] = {12, 12, 4, 8, 4};
+
+/* Part f of every grouped particle of level k: of those whose group this
+ * rank owns straight into w at their place (the gap after the lower ranks'
+ * members, this rank's in its stream order), of the others into sb,
+ * grouped by destination. Each of T threads places its share of the
+ * particles, in order, from its first slots in at (T x R), counting in cur
+ * (as many: at is left as it is for the next part). */
+static void pack(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, int T, const uint64_t *at,
+                 uint64_t *cur, uint64_t below, int f, unsigned char *sb, const owned *w)
+{
+    const uint32_t *gid = in->gid[k];
+    const size_t size = part_size[f];
+    memcpy(cur, at, (size_t)T * (size_t)R * sizeof *cur);
+    #pragma omp parallel num_threads(T)
+    {
+        const int t = omp_get_thread_num();
+        const uint64_t a = in->n * (uint64_t)t / (uint64_t)T, b = in->n * (uint64_t)(t + 1) / (uint64_t)T;
+        uint64_t *my = cur + (size_t)t * (size_t)R, mine = below + my[rank];
+        for (uint64_t i = a; i < b; i++) {
+            if (!gid[i]) continue;
+            const uint32_t q = gid[i] - 1, d = p->owner[q];
+            unsigned char *to;
+            if (d == (uint32_t)rank) {
+                const uint64_t j = mine++;
+                to = f == M_POS ? (unsigned char *)(w->pos + 3 * j) : f == M_VEL ? (unsigned char *)(w->vel + 3 * j)
+                     : f == M_MASS ? (unsigned char *)(w->mass + j) : f == M_ID ? (unsigned char *)(w->ids + j)
+                                   : (unsigned char *)(w->grp + j);
+            } else {
+                to = sb + size * my[d]++;
+            }
+            if (f == M_POS) {
+                memcpy(to, in->pos + 3 * i, 12);
+            } else if (f == M_VEL) {
+                memcpy(to, in->vel + 3 * i, 12);
+            } else if (f == M_MASS) {
+                memcpy(to, in->mass + i, 4);
+            } else if (f == M_ID) {
+                memcpy(to, in->ids + i, 8);
+            } else {
+                const uint32_t g = p->local[q] + 1;
+                memcpy(to, &g, 4);
+            }
+        }
+    }
+}
+
 /* Sends every grouped particle of level k to its group's owner; the owner's
- * come in w, by source rank, each rank's in its stream order. Those whose
- * group this rank owns go straight from the input into w, not through the
- * send and receive buffers (at 2 ranks of a file in halo order, most of a
- * rank's members: each buffer is fresh memory, faulted in page by page).
- * Every pass on every core: each thread counts, then places, its share of
- * the particles, in order. Collective; failures agreed on. */
+ * come in w, by source rank, each rank's in its stream order. Each part
+ * (positions, velocities, masses, IDs, group numbers) travels as an array
+ * of its own, straight into w's array (fk_dist_alltoall_at: no received
+ * copy of every member to unpack), through one send buffer of the largest
+ * part packed again for each. Those whose group this rank owns go straight
+ * from the input into w, not through the send buffer (at 2 ranks of a file
+ * in halo order, most of a rank's members). Every pass on every core: each
+ * thread counts, then places, its share of the particles, in order.
+ * Collective; failures agreed on. */
 static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, owned *w, uint64_t *sent,
                  fk_error *err)
 {
     const uint32_t *gid = in->gid[k];
     const int T = omp_get_max_threads();
     uint64_t *cnt = calloc((size_t)R, sizeof *cnt), *rcnt = calloc((size_t)R, sizeof *rcnt);
-    uint64_t *at = calloc((size_t)R * (size_t)T, sizeof *at); /* each thread's place in each rank's part */
-    member *sbuf = NULL;
-    void *rbuf = NULL;
-    uint64_t ns = 0, nr = 0, own = 0; /* to other ranks; received; this rank's own */
+    uint64_t *roff = calloc((size_t)R, sizeof *roff);
+    uint64_t *at = calloc((size_t)R * (size_t)T, sizeof *at); /* each thread's first slot in each rank's part */
+    uint64_t *cur = calloc((size_t)R * (size_t)T, sizeof *cur);
+    unsigned char *sb = NULL;
+    uint64_t ns = 0, nr = 0, own = 0, below = 0; /* to other ranks; received; this rank's own; from lower ranks */
     int st = FK_OK;
     memset(w, 0, sizeof *w);
-    if (!cnt || !rcnt || !at) st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory", rank);
+    if (!cnt || !rcnt || !roff || !at || !cur) st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory", rank);
     if (!st) {
         #pragma omp parallel num_threads(T)
         {
@@ -260,74 +306,36 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
                 *(d == rank ? &own : &ns) += c;
                 cnt[d] += c;
             }
-        if (!(sbuf = fk_big_alloc((ns ? ns : 1) * sizeof *sbuf)))
-            st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members to send", rank, ns);
-    }
-    st = fk_dist_agree(st, err, NULL);
-    if (!st) {
-        /* grouped by destination, each destination's in stream order */
-        #pragma omp parallel num_threads(T)
-        {
-            const int t = omp_get_thread_num();
-            const uint64_t a = in->n * (uint64_t)t / (uint64_t)T, b = in->n * (uint64_t)(t + 1) / (uint64_t)T;
-            uint64_t *my = at + (size_t)t * (size_t)R;
-            for (uint64_t i = a; i < b; i++) {
-                if (!gid[i]) continue;
-                uint32_t q = gid[i] - 1;
-                if (p->owner[q] == (uint32_t)rank) continue; /* placed after the exchange */
-                member *m = &sbuf[my[p->owner[q]]++];
-                memcpy(m->pos, in->pos + 3 * i, sizeof m->pos);
-                memcpy(m->vel, in->vel + 3 * i, sizeof m->vel);
-                m->mass = in->mass[i];
-                m->g = p->local[q] + 1;
-                m->id = in->ids[i];
-            }
-        }
         cnt[rank] = 0;
-        st = fk_dist_alltoall(sbuf, cnt, sizeof(member), &rbuf, rcnt, &nr, err); /* failures agreed inside */
     }
+    if (!(st = fk_dist_agree(st, err, NULL))) st = fk_dist_counts(cnt, rcnt, err);
     if (!st) {
+        /* the sources in rank order, this rank's own in the gap after the lower ones */
+        for (int d = 0; d < R; d++) {
+            roff[d] = nr + (d > rank ? own : 0);
+            nr += rcnt[d];
+            if (d < rank) below += rcnt[d];
+        }
         const uint64_t m = nr + own ? nr + own : 1;
         if (!(w->pos = fk_big_alloc(m * 3 * sizeof(float))) || !(w->vel = fk_big_alloc(m * 3 * sizeof(float))) ||
             !(w->mass = fk_big_alloc(m * sizeof(float))) || !(w->ids = fk_big_alloc(m * sizeof *w->ids)) ||
             !(w->grp = fk_big_alloc(m * sizeof *w->grp)))
             st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members received", rank, nr);
-        st = fk_dist_agree(st, err, NULL);
+        else if (!(sb = fk_big_alloc((ns ? ns : 1) * 12)))
+            st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members to send", rank, ns);
+    }
+    st = fk_dist_agree(st, err, NULL);
+    void *const dst[M_PARTS] = {w->pos, w->vel, w->mass, w->ids, w->grp};
+    for (int f = 0; !st && f < M_PARTS; f++) {
+        pack(in, k, p, rank, R, T, at, cur, below, f, sb, w);
+        st = fk_dist_alltoall_at(sb, cnt, part_size[f], dst[f], rcnt, roff, err); /* failures agreed inside */
     }
     if (!st) {
-        *sent += ns * sizeof(member);
+        for (int f = 0; f < M_PARTS; f++) *sent += ns * part_size[f];
         w->n = nr + own;
-        const member *rb = rbuf;
-        uint64_t below = 0; /* received from lower ranks: this rank's own come after them */
-        for (int d = 0; d < rank; d++) below += rcnt[d];
-        #pragma omp parallel for schedule(static)
-        for (uint64_t i = 0; i < nr; i++) {
-            const member *m = &rb[i];
-            const uint64_t j = i < below ? i : i + own;
-            memcpy(w->pos + 3 * j, m->pos, sizeof m->pos);
-            memcpy(w->vel + 3 * j, m->vel, sizeof m->vel);
-            w->mass[j] = m->mass;
-            w->ids[j] = m->id;
-            w->grp[j] = m->g;
-        }
-        #pragma omp parallel num_threads(T)
-        {
-            const int t = omp_get_thread_num();
-            const uint64_t a = in->n * (uint64_t)t / (uint64_t)T, b = in->n * (uint64_t)(t + 1) / (uint64_t)T;
-            uint64_t j = below + at[(size_t)t * (size_t)R + rank];
-            for (uint64_t i = a; i < b; i++) {
-                if (!gid[i] || p->owner[gid[i] - 1] != (uint32_t)rank) continue;
-                memcpy(w->pos + 3 * j, in->pos + 3 * i, 3 * sizeof(float));
-                memcpy(w->vel + 3 * j, in->vel + 3 * i, 3 * sizeof(float));
-                w->mass[j] = in->mass[i];
-                w->ids[j] = in->ids[i];
-                w->grp[j] = p->local[gid[i] - 1] + 1;
-                j++;
-            }
-        }
     }
     if (st) owned_free(w);
-    free(cnt), free(rcnt), free(at), free(sbuf), free(rbuf);
+    free(cnt), free(rcnt), free(roff), free(at), free(cur), free(sb);
     return st;
 }
 
