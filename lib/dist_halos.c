@@ -220,13 +220,14 @@ enum { M_POS, M_VEL, M_MASS, M_ID, M_GRP, M_PARTS };
 static const size_t part_size[M_PARTS] = {12, 12, 4, 8, 4};
 
 /* Part f of every grouped particle of level k: of those whose group this
- * rank owns straight into w at their place (the gap after the lower ranks'
- * members, this rank's in its stream order), of the others into sb,
- * grouped by destination. Each of T threads places its share of the
- * particles, in order, from its first slots in at (T x R), counting in cur
- * (as many: at is left as it is for the next part). */
+ * rank owns straight into dst (the owner's array of that part) at their
+ * place (the gap after the lower ranks' members, this rank's in its stream
+ * order), of the others into sb, grouped by destination. Each of T threads
+ * places its share of the particles, in order, from its first slots in at
+ * (T x R), counting in cur (as many: at is left as it is for the next
+ * part). */
 static void pack(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, int T, const uint64_t *at,
-                 uint64_t *cur, uint64_t below, int f, unsigned char *sb, const owned *w)
+                 uint64_t *cur, uint64_t below, int f, unsigned char *sb, void *dst)
 {
     const uint32_t *gid = in->gid[k];
     const size_t size = part_size[f];
@@ -239,15 +240,7 @@ static void pack(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
         for (uint64_t i = a; i < b; i++) {
             if (!gid[i]) continue;
             const uint32_t q = gid[i] - 1, d = p->owner[q];
-            unsigned char *to;
-            if (d == (uint32_t)rank) {
-                const uint64_t j = mine++;
-                to = f == M_POS ? (unsigned char *)(w->pos + 3 * j) : f == M_VEL ? (unsigned char *)(w->vel + 3 * j)
-                     : f == M_MASS ? (unsigned char *)(w->mass + j) : f == M_ID ? (unsigned char *)(w->ids + j)
-                                   : (unsigned char *)(w->grp + j);
-            } else {
-                to = sb + size * my[d]++;
-            }
+            unsigned char *to = d == (uint32_t)rank ? (unsigned char *)dst + size * mine++ : sb + size * my[d]++;
             if (f == M_POS) {
                 memcpy(to, in->pos + 3 * i, 12);
             } else if (f == M_VEL) {
@@ -327,7 +320,7 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
     st = fk_dist_agree(st, err, NULL);
     void *const dst[M_PARTS] = {w->pos, w->vel, w->mass, w->ids, w->grp};
     for (int f = 0; !st && f < M_PARTS; f++) {
-        pack(in, k, p, rank, R, T, at, cur, below, f, sb, w);
+        pack(in, k, p, rank, R, T, at, cur, below, f, sb, dst[f]);
         st = fk_dist_alltoall_at(sb, cnt, part_size[f], dst[f], rcnt, roff, err); /* failures agreed inside */
     }
     if (!st) {
