@@ -208,25 +208,17 @@ static void decode(const unsigned char *buf, uint64_t c, uint64_t rec, int big, 
     }
 }
 
-/* Whether the file's byte order (big-endian or not) differs from this
- * machine's. */
-static int swapped(int big)
+/* The m 4-byte values at b, in the file's byte order (big-endian or not),
+ * put in this machine's by u32 where the orders differ. */
+static void to_native(unsigned char *b, uint64_t m, int big)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return big;
+    if (!big) return;
 #else
-    return !big;
+    if (big) return;
 #endif
-}
-
-/* Reverses the bytes of each of the m 4-byte values at p. */
-static void swap32(void *p, uint64_t m)
-{
-    unsigned char *b = p;
     for (uint64_t i = 0; i < m; i++) {
-        uint32_t v;
-        memcpy(&v, b + 4 * i, 4);
-        v = __builtin_bswap32(v);
+        const uint32_t v = u32(b + 4 * i, big);
         memcpy(b + 4 * i, &v, 4);
     }
 }
@@ -235,9 +227,8 @@ static void swap32(void *p, uint64_t m)
  * holds them on every core, each thread reading pieces of its own with
  * pread and decoding them into particles at, at + 1, ...; then moves the
  * file to their end. Floats (not ids, not doubles) are read straight into
- * place, their bytes swapped there when the file's order is not this
- * machine's; the rest through bufs[thread] (PIECE values of 3 doubles,
- * allocated when NULL). */
+ * place, put in this machine's byte order there (to_native); the rest
+ * through bufs[thread] (PIECE values of 3 doubles, allocated when NULL). */
 static int read_span(rd *r, const char *block, uint64_t start, uint64_t len, uint64_t m, uint64_t rec, int wide,
                      int ncomp, int ids, fk_gsnap *s, float *dst, uint64_t at, unsigned char **bufs, fk_error *err)
 {
@@ -260,8 +251,8 @@ static int read_span(rd *r, const char *block, uint64_t start, uint64_t len, uin
             if (got == (int64_t)(c * rec)) {
                 if (!direct)
                     decode(buf, c, rec, big, wide, ncomp, ids, s, dst, at + j * PIECE);
-                else if (swapped(big))
-                    swap32(to, c * (uint64_t)ncomp);
+                else
+                    to_native((unsigned char *)to, c * (uint64_t)ncomp, big);
                 continue;
             }
 #pragma omp critical(fk_gadget_fail)
