@@ -69,13 +69,26 @@ static int take(fk_filter *f, fk_want *x, const fk_chunk *c, uint32_t k, uint64_
     return FK_OK;
 }
 
-int fk_filter_read(fk_filter *f, fk_want *want, int nwant, fk_error *err)
+/* Whether every chunk want names has come (level 0; a want of levels never
+ * knows it has all of them). */
+static int all_came(const fk_want *want, int nwant)
+{
+    for (int i = 0; i < nwant; i++) {
+        const fk_want *x = &want[i];
+        if (!x->tag[0] || (x->flags & (FK_W_REFUSE | FK_W_DROP))) continue;
+        if ((x->flags & FK_W_LEVELS) || x->nlevels == 0) return 0;
+    }
+    return 1;
+}
+
+/* The loop of fk_filter_read and fk_filter_read_until (*more not NULL). */
+static int read_chunks(fk_filter *f, fk_want *want, int nwant, int *more, fk_error *err)
 {
     fk_chunk c;
     int st;
-    uint64_t seq = 0;
+    if (more) *more = 0;
     while ((st = fk_reader_next(f->r, &c, err)) == 1) {
-        seq++;
+        f->seq++;
         fk_want *x = find(want, nwant, c.tag);
         if (x) x->found++;
         if (x && (x->flags & FK_W_REFUSE))
@@ -86,7 +99,11 @@ int fk_filter_read(fk_filter *f, fk_want *want, int nwant, fk_error *err)
             return fk_fail(err, FK_EFORMAT, "%s: chunk %s has level %" PRIu32 ": at most %d levels (0 to %d) are read",
                            f->name, c.tag, c.level, FK_WANT_LEVELS, FK_WANT_LEVELS - 1);
         if (x && (c.level == 0 || (x->flags & FK_W_LEVELS))) {
-            if ((st = take(f, x, &c, c.level, seq, err))) return st;
+            if ((st = take(f, x, &c, c.level, f->seq, err))) return st;
+            if (more && all_came(want, nwant)) {
+                *more = 1;
+                return FK_OK;
+            }
         } else if (f->w && (st = fk_writer_copy(f->w, f->r, &c, err))) {
             return st;
         }
@@ -100,6 +117,16 @@ int fk_filter_read(fk_filter *f, fk_want *want, int nwant, fk_error *err)
         }
     }
     return FK_OK;
+}
+
+int fk_filter_read(fk_filter *f, fk_want *want, int nwant, fk_error *err)
+{
+    return read_chunks(f, want, nwant, NULL, err);
+}
+
+int fk_filter_read_until(fk_filter *f, fk_want *want, int nwant, int *more, fk_error *err)
+{
+    return read_chunks(f, want, nwant, more, err);
 }
 
 int fk_filter_finish(fk_filter *f, fk_error *err)

@@ -68,6 +68,7 @@ typedef struct fk_filter {
     fk_reader *r;
     fk_writer *w;     /* NULL: nothing is written on */
     fk_snap snap;
+    uint64_t seq;     /* chunks read so far after SNAP */
 } fk_filter;
 
 /* Starts reading in (name in messages) and, when out is not NULL, a stream
@@ -84,6 +85,15 @@ void fk_filter_later(fk_filter *f);
 /* Reads the rest of the input, to its END chunk, as described above. On
  * failure what was loaded stays in want (fk_want_free frees it). */
 int fk_filter_read(fk_filter *f, fk_want *want, int nwant, fk_error *err);
+
+/* As fk_filter_read, but stops as soon as every chunk want names (its tag
+ * not empty; not FK_W_REFUSE or FK_W_DROP; level 0) has been loaded, with
+ * *more = 1: the stage can do its work and write what it makes before the
+ * rest of the input, which fk_filter_read then reads on (a second chunk of
+ * a wanted tag, or a refused one, still an error there). At the end of the
+ * input (a wanted chunk missing: the rest of the stream is read as by
+ * fk_filter_read), *more = 0. */
+int fk_filter_read_until(fk_filter *f, fk_want *want, int nwant, int *more, fk_error *err);
 
 /* Ends the stream written on (END chunk). */
 int fk_filter_finish(fk_filter *f, fk_error *err);

@@ -33,9 +33,9 @@ int fk_gsnap_write(const fk_gsnap *s, const char *source, FILE *f, int zlevel, f
     fk_writer *w = NULL;
     int st = fk_snap_format(&snap, &text, err);
     if (!st && !(st = fk_writer_open(&w, f, zlevel, err)) && !(st = fk_writer_text(w, "SNAP", 0, text, err)) &&
-        !(st = put(w, "POS", "<f4", s->n, 3, s->pos, err)) && !(st = put(w, "VEL", "<f4", s->n, 3, s->vel, err)) &&
-        !(st = put(w, "MASS", "<f4", s->n, 1, s->mass, err)) && !(st = put(w, "TYPE", "|u1", s->n, 1, s->type, err)) &&
-        !(st = put(w, "ID", idt, s->n, 1, ids, err)) && !(st = put(w, "PID", "<u8", s->n, 1, s->pid, err)))
+        !(st = put(w, "POS", "<f4", s->n, 3, s->pos, err)) && !(st = put(w, "MASS", "<f4", s->n, 1, s->mass, err)) &&
+        !(st = put(w, "TYPE", "|u1", s->n, 1, s->type, err)) && !(st = put(w, "ID", idt, s->n, 1, ids, err)) &&
+        !(st = put(w, "VEL", "<f4", s->n, 3, s->vel, err)) && !(st = put(w, "PID", "<u8", s->n, 1, s->pid, err)))
         st = fk_writer_finish(w, err);
     fk_writer_free(w);
     free(text);

@@ -332,17 +332,18 @@ int fk_tree_parse(const char *text, fk_tree *t, const char *name, fk_error *err)
     return FK_OK;
 }
 
-int fk_tree_write(fk_writer *w, const fk_tree *t, fk_error *err)
+int fk_tree_give(fk_writer *w, fk_tree *t, fk_error *err)
 {
     char *text;
     int st = fk_tree_format(t, &text, err);
     if (st) return st;
-    st = fk_writer_text(w, "TREE", 0, text, err);
-    free(text);
-    if (st) return st;
     fk_chunk c;
+    fk_chunk_init(&c, "TREE", "|u1", FK_CF_TEXT, strlen(text), 1);
+    if ((st = fk_writer_give(w, &c, text, err))) return st;
     fk_chunk_init(&c, "TBOX", "<f4", 0, t->nnodes, 6);
-    return fk_writer_put(w, &c, t->box, err);
+    void *box = t->box;
+    t->box = NULL;
+    return fk_writer_give(w, &c, box, err);
 }
 
 void fk_tree_free(fk_tree *t)

@@ -135,8 +135,9 @@ int fk_tree_format(const fk_tree *t, char **text, fk_error *err);
 /* Parses TREE text into t's layout fields (box left NULL). */
 int fk_tree_parse(const char *text, fk_tree *t, const char *name, fk_error *err);
 
-/* Writes TREE and TBOX. */
-int fk_tree_write(fk_writer *w, const fk_tree *t, fk_error *err);
+/* Gives TREE and TBOX to w (fk_writer_give: written by the writer's thread,
+ * in order); t's boxes go with TBOX (t->box is NULL after). */
+int fk_tree_give(fk_writer *w, fk_tree *t, fk_error *err);
 
 void fk_tree_free(fk_tree *t);
 

@@ -45,7 +45,8 @@ struct fk_writer {
     size_t qn, qnext, qcap;
     pthread_t qthread;
     pthread_mutex_t qmu;
-    pthread_cond_t qcv;
+    pthread_cond_t qcv, qdone; /* a chunk listed; a given chunk written */
+    uint64_t qroom, qheld;     /* fk_writer_room; the given chunks' bytes held */
     int qrunning, qclosed, q_st;
     fk_error q_err;
     unsigned char *qblk; /* the thread's scratch */
@@ -61,6 +62,7 @@ struct later_job {
     int fd;
     uint64_t at, len;
     int put;
+    uint64_t held; /* a given chunk's bytes, counted in qheld until freed */
 };
 
 /* ---- little-endian packing ---- */
@@ -593,6 +595,7 @@ int fk_writer_open(fk_writer **out, FILE *f, int zlevel, fk_error *err)
     w->zlevel = zlevel;
     pthread_mutex_init(&w->qmu, NULL);
     pthread_cond_init(&w->qcv, NULL);
+    pthread_cond_init(&w->qdone, NULL);
     unsigned char h[HDR] = {0};
     memcpy(h, fk_magic, 8);
     put32(h + 8, FK_STREAM_VERSION);
@@ -686,6 +689,10 @@ static void *later_main(void *arg)
         free(j.own);
         pthread_mutex_lock(&w->qmu);
         if (st && !w->q_st) w->q_st = st, w->q_err = e;
+        if (j.held) {
+            w->qheld -= j.held;
+            pthread_cond_signal(&w->qdone);
+        }
     }
     pthread_mutex_unlock(&w->qmu);
     return NULL;
@@ -717,6 +724,7 @@ static int list_later(fk_writer *w, const struct later_job *j, fk_error *err)
         w->qrunning = 1;
     }
     w->q[w->qn++] = *j;
+    w->qheld += j->held;
     pthread_cond_signal(&w->qcv);
     pthread_mutex_unlock(&w->qmu);
     return FK_OK;
@@ -746,14 +754,33 @@ void fk_writer_later(fk_writer *w, const fk_reader *r)
     w->later_r = r;
 }
 
+void fk_writer_room(fk_writer *w, uint64_t bytes)
+{
+    w->qroom = bytes;
+}
+
+/* Before a given chunk of size bytes is listed: waits until the given chunks
+ * listed before it leave room for it (none at all without fk_writer_room);
+ * a failure to write one of them is this call's. */
+static int make_room(fk_writer *w, uint64_t size, fk_error *err)
+{
+    if (!w->qroom || !w->qrunning) return settle(w, err);
+    pthread_mutex_lock(&w->qmu);
+    while (w->qheld > 0 && w->qheld + size > w->qroom && !w->q_st) pthread_cond_wait(&w->qdone, &w->qmu);
+    const int failed = w->q_st;
+    pthread_mutex_unlock(&w->qmu);
+    return failed ? settle(w, err) : FK_OK;
+}
+
 int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
 {
-    int st = settle(w, err); /* one given chunk in memory at a time */
+    const uint64_t size = fk_chunk_rawsize(c);
+    int st = make_room(w, size, err);
     if (st) {
         free(data);
         return st;
     }
-    struct later_job j = {*c, data, data, -1, 0, 0, 1};
+    struct later_job j = {*c, data, data, -1, 0, 0, 1, size};
     return list_later(w, &j, err);
 }
 
@@ -779,7 +806,7 @@ int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_err
     const int stored = as_read(w, c);
     if (stored && w->later) {
         if (!header_ok(c)) return bad_chunk(c, err);
-        struct later_job j = {*c, data, NULL, -1, 0, 0, 0};
+        struct later_job j = {*c, data, NULL, -1, 0, 0, 0, 0};
         return list_later(w, &j, err);
     }
     int st = settle(w, err);
@@ -792,7 +819,7 @@ int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_err
 int fk_writer_give_read(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
 {
     if (as_read(w, c) && w->later && header_ok(c)) {
-        struct later_job j = {*c, data, data, -1, 0, 0, 0};
+        struct later_job j = {*c, data, data, -1, 0, 0, 0, 0};
         return list_later(w, &j, err);
     }
     int st = fk_writer_put_read(w, c, data, err);
@@ -810,7 +837,7 @@ int fk_writer_text(fk_writer *w, const char *tag, uint32_t level, const char *te
         if (!copy) return fk_fail(err, FK_ENOMEM, "out of memory");
         c.stored = c.nrows;
         c.crc = crc_of(copy, c.stored);
-        struct later_job j = {c, copy, copy, -1, 0, 0, 0};
+        struct later_job j = {c, copy, copy, -1, 0, 0, 0, 0};
         return list_later(w, &j, err);
     }
     return fk_writer_put(w, &c, text, err);
@@ -820,7 +847,7 @@ int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c, fk_error *err)
 {
     if (!r->pending) return no_payload(r, err);
     if (w->later && r == w->later_r) { /* listed; the reader skips the payload */
-        struct later_job j = {*c, NULL, NULL, r->io.fd, r->io.base + r->off, c->stored + pad_of(c->stored), 0};
+        struct later_job j = {*c, NULL, NULL, r->io.fd, r->io.base + r->off, c->stored + pad_of(c->stored), 0, 0};
         return list_later(w, &j, err);
     }
     int st = settle(w, err);
@@ -873,6 +900,7 @@ void fk_writer_free(fk_writer *w)
     settle(w, NULL);
     pthread_mutex_destroy(&w->qmu);
     pthread_cond_destroy(&w->qcv);
+    pthread_cond_destroy(&w->qdone);
     free(w->q);
     free(w->qblk);
     free(w->blk);

@@ -151,9 +151,16 @@ int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_err
  * it): the chunk is written by the writer's own thread while the caller
  * goes on (reading the next chunk, say), the same thread that writes the
  * chunks of fk_writer_later. The next call on w waits for it first (or,
- * under fk_writer_later, lists its chunk after it), so the chunks keep
- * their order, and a failure to write it is that call's failure. */
+ * under fk_writer_later or for a give with room, fk_writer_room, lists its
+ * chunk after it), so the chunks keep their order, and a failure to write
+ * it is that call's failure. */
 int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err);
+
+/* Lets given chunks (fk_writer_give) wait their turn while the bytes of
+ * those not yet written, the new one's included, total at most bytes (0,
+ * the default: the next call waits for the one given before): the caller
+ * reads on while the writer is slower for a while, in that much memory. */
+void fk_writer_room(fk_writer *w, uint64_t bytes);
 
 /* From now on, the chunks of r passed on unread (fk_writer_copy) and those
  * written on as read (fk_writer_put_read) are listed, not written: a

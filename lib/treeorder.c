@@ -79,7 +79,14 @@ static int order(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *na
                 free(data);
                 return st;
             }
-            if ((st = fk_writer_give(w, &ch, data, err))) return st;
+            /* POS, the tree and a permuted chunk as large as POS may wait
+             * to be written while the next is read and permuted: a slow
+             * reader after this stage holds up the stage before less. In
+             * memory, at most a chunk of POS's size more than when one
+             * chunk waited (none for the converters' streams: a chunk as
+             * large as POS, VEL, comes last). */
+            fk_writer_room(w, 2 * fk_chunk_rawsize(&ch) + t->nnodes * 6 * sizeof(float));
+            if ((st = fk_writer_give(w, &ch, data, err)) || (st = fk_tree_give(w, t, err))) return st;
             for (int i = 0; i < *nheld && !st; i++) {
                 st = put_permuted(w, &(*hold)[i].c, (*hold)[i].data, *perm, secs, err);
                 free((*hold)[i].data);
@@ -108,8 +115,9 @@ static int order(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *na
 }
 
 int fk_treeorder(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_treeorder_build_fn build,
-                 void *ctx, fk_tree *t, double *reorder_s, fk_error *err)
+                 void *ctx, double *reorder_s, fk_error *err)
 {
+    fk_tree tree, *t = &tree;
     memset(t, 0, sizeof *t);
     held *hold = NULL;
     int nheld = 0;
@@ -119,7 +127,7 @@ int fk_treeorder(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *na
     for (int i = 0; i < nheld; i++) free(hold[i].data);
     free(hold);
     free(perm);
-    if (st) fk_tree_free(t);
+    fk_tree_free(t);
     if (reorder_s) *reorder_s = secs;
     return st;
 }

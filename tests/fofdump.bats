@@ -130,7 +130,7 @@ EOF
     [ "$(fofdump -c MASS twice.bin | tr '\n' ' ')" = "0.5 2 0.25 " ]
     # a pipeline's chunks
     three | mkstream | kdbuild -s 2 | foflink -l 0.3 >linked.bin
-    [ "$(fofdump linked.bin | awk 'NR > 1 { printf "%s ", $1 }')" = "SNAP POS VEL MASS TYPE ID TREE TBOX LINK SINK " ]
+    [ "$(fofdump linked.bin | awk 'NR > 1 { printf "%s ", $1 }')" = "SNAP POS TREE TBOX LINK SINK VEL MASS TYPE ID " ]
     [ "$(fofdump -c TREE linked.bin | awk '{ print $1 }' | tr '\n' ' ')" = "n leafsize unit depth nodes builder " ]
     [ "$(fofdump -c SINK linked.bin | wc -l)" -eq 3 ]
 }

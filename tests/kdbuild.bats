@@ -130,13 +130,13 @@ partition() {
     terminal_refusals kdbuild writes in.bin
 }
 
-@test "the output is the input in tree order, with TREE and TBOX appended, for any leaf size" {
+@test "the output is the input in tree order, with TREE and TBOX after POS, for any leaf size" {
     particles 300 | mkstream -o in.bin
     for S in 2 3 16 33 299 300 1000; do
         kdbuild -s "$S" -o "t$S.bin" in.bin
         same_particles in.bin "t$S.bin"
         tree_layout "t$S.bin" "$S"
-        [ "$(fofdump "t$S.bin" | awk 'NR > 1 { printf "%s ", $1 }')" = "SNAP POS VEL MASS TYPE ID TREE TBOX " ]
+        [ "$(fofdump "t$S.bin" | awk 'NR > 1 { printf "%s ", $1 }')" = "SNAP POS TREE TBOX VEL MASS TYPE ID " ]
         [ "$(fofdump -c SNAP "t$S.bin")" = "$(fofdump -c SNAP in.bin)" ]
     done
     # the default leaf size is 16; the CPU builder names itself
@@ -179,7 +179,7 @@ partition() {
         --add PERP "<f4" 2 100 1 "f<*" "$(seq -s, 0 99)"
     [ "$(fofdump moved.bin | awk 'NR > 1 { printf "%s ", $1 }')" = "SNAP MASS ID POS VEL TYPE NOTE PERP " ]
     kdbuild -s 4 -o t.bin moved.bin
-    [ "$(fofdump t.bin | awk 'NR > 1 { printf "%s ", $1 }')" = "SNAP POS MASS ID VEL TYPE NOTE PERP TREE TBOX " ]
+    [ "$(fofdump t.bin | awk 'NR > 1 { printf "%s ", $1 }')" = "SNAP POS TREE TBOX MASS ID VEL TYPE NOTE PERP " ]
     same_particles in.bin t.bin
     [ "$(fofdump -c NOTE t.bin)" = "k 42" ]
     # the extra per-particle chunk follows the particles: its row is the stream index of

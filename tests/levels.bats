@@ -70,7 +70,7 @@ check_gpar() {
     mock
     foflink -b 0.2,0.1,0.05 -o lev.bin mock.bin
     [ "$(fofdump lev.bin | awk 'NR > 1 { printf "%s:%s ", $1, $3 }')" = \
-        "SNAP:0 POS:0 VEL:0 MASS:0 TYPE:0 ID:0 TREE:0 TBOX:0 LINK:0 SINK:0 SINK:1 SINK:2 " ]
+        "SNAP:0 POS:0 TREE:0 TBOX:0 MASS:0 TYPE:0 LINK:0 SINK:0 SINK:1 SINK:2 ID:0 VEL:0 " ]
     k=0
     for b in 0.2 0.1 0.05; do
         foflink -b "$b" -o one.bin mock.bin
@@ -161,9 +161,10 @@ check_gpar() {
     run --separate-stderr foflink -v --device=cpu -b 0.2,0.1 -o lev.bin mock.bin
     [ "$status" -eq 0 ]
     # the mock's particles have one mass: the spacing of the lightest is box / n^(1/3)
-    [ "${stderr_lines[0]}" = "foflink: -b: the mean spacing box / n_eff^(1/3) = 0.036840315 of the lightest particles (n_eff 20000; 20000 particles in the stream)" ]
-    [ "${stderr_lines[1]}" = "foflink: linking 20000 particles with l = 0.007368063 (periodic box 1)" ]
-    [ "${stderr_lines[2]}" = "foflink: level 1: l = 0.0036840315, psi = 0" ]
+    [ "${stderr_lines[0]}" = "foflink: device: CPU (as asked)" ]
+    [ "${stderr_lines[1]}" = "foflink: -b: the mean spacing box / n_eff^(1/3) = 0.036840315 of the lightest particles (n_eff 20000; 20000 particles in the stream)" ]
+    [ "${stderr_lines[2]}" = "foflink: linking 20000 particles with l = 0.007368063 (periodic box 1)" ]
+    [ "${stderr_lines[3]}" = "foflink: level 1: l = 0.0036840315, psi = 0" ]
     [[ "${stderr_lines[4]}" =~ ^foflink:\ linked\ on\ the\ CPU\ \(tree\)\ in\ [0-9.]+\ s\ \(.*\):\ [0-9]+\ groups, ]]
     [[ "${stderr_lines[5]}" =~ ^foflink:\ level\ 1\ linked\ in\ [0-9.]+\ s\ \(.*\):\ [0-9]+\ groups,\ [0-9]+\ pair\ tests,\ [0-9]+\ box\ tests$ ]]
     [[ "${stderr_lines[6]}" =~ ^foflink:\ 2\ levels\ linked\ in\ [0-9.]+\ s$ ]]

@@ -25,7 +25,7 @@ setup() {
     run bash -c "mkuniverse -n 2000 | tipsy2bin | PYTHONPATH='$PY' python3 -c 'import fofkit; s = fofkit.open(\"-\"); print(s.name, [c.tag for c in s.chunks], s.snap[\"n\"])'"
     echo "$output"
     [ "$status" -eq 0 ]
-    [ "$output" = "stdin ['SNAP', 'POS', 'VEL', 'MASS', 'TYPE', 'ID'] 2000" ]
+    [ "$output" = "stdin ['SNAP', 'POS', 'MASS', 'TYPE', 'ID', 'VEL'] 2000" ]
 }
 
 @test "a truncated stream from a pipe is a StreamError naming it" {

@@ -96,9 +96,10 @@ static int convert(const char *in, const char *name, int force, const fk_tipsy_o
     fk_writer *w = NULL;
     if ((st = fk_snap_format(&snap, &text, err))) return st;
     if (!(st = fk_writer_open(&w, fk_output_file(out), zlevel, err)) && !(st = fk_writer_text(w, "SNAP", 0, text, err)) &&
-        !(st = put(w, "POS", "<f4", ts->n, 3, ts->pos, err)) && !(st = put(w, "VEL", "<f4", ts->n, 3, ts->vel, err)) &&
-        !(st = put(w, "MASS", "<f4", ts->n, 1, ts->mass, err)) && !(st = put(w, "TYPE", "|u1", ts->n, 1, ts->type, err)) &&
-        !(st = put(w, "ID", fk_id_dtype(snap.nsource), ts->n, 1, ts->id, err)))
+        !(st = put(w, "POS", "<f4", ts->n, 3, ts->pos, err)) && !(st = put(w, "MASS", "<f4", ts->n, 1, ts->mass, err)) &&
+        !(st = put(w, "TYPE", "|u1", ts->n, 1, ts->type, err)) &&
+        !(st = put(w, "ID", fk_id_dtype(snap.nsource), ts->n, 1, ts->id, err)) &&
+        !(st = put(w, "VEL", "<f4", ts->n, 3, ts->vel, err)))
         st = fk_writer_finish(w, err);
     free(text);
     fk_writer_free(w);
