@@ -162,6 +162,12 @@ int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err);
  * reads on while the writer is slower for a while, in that much memory. */
 void fk_writer_room(fk_writer *w, uint64_t bytes);
 
+/* Waits until the given chunks not yet written leave bytes of the room
+ * (fk_writer_room) free, or none is left (without room: until all are
+ * written): before making a chunk to give, so that it and what it is made
+ * from fit too. A failure to write one of them is this call's. */
+int fk_writer_reserve(fk_writer *w, uint64_t bytes, fk_error *err);
+
 /* From now on, the chunks of r passed on unread (fk_writer_copy) and those
  * written on as read (fk_writer_put_read) are listed, not written: a
  * thread of the writer's own writes them, in order, while the caller goes

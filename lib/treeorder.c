@@ -68,6 +68,8 @@ static int order(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *na
         if (ch.nrows != snap->n)
             return fk_fail(err, FK_EFORMAT, "%s: chunk %s has %" PRIu64 " rows for %" PRIu64 " particles", name, ch.tag,
                            ch.nrows, snap->n);
+        /* room for the chunk and its permuted copy among those waiting */
+        if (*perm && (st = fk_writer_reserve(w, 2 * fk_chunk_rawsize(&ch), err))) return st;
         void *data;
         if ((st = fk_reader_load(r, &data, err))) return st;
         if (!strcmp(ch.tag, "POS")) {
@@ -79,13 +81,13 @@ static int order(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *na
                 free(data);
                 return st;
             }
-            /* POS, the tree and a permuted chunk as large as POS may wait
-             * to be written while the next is read and permuted: a slow
-             * reader after this stage holds up the stage before less. In
-             * memory, at most a chunk of POS's size more than when one
-             * chunk waited (none for the converters' streams: a chunk as
-             * large as POS, VEL, comes last). */
-            fk_writer_room(w, 2 * fk_chunk_rawsize(&ch) + t->nnodes * 6 * sizeof(float));
+            /* The chunks given wait to be written while the next ones are
+             * read and permuted, as long as they and the one in hand (its
+             * input and its permuted copy) fit in the memory that POS being
+             * written beside a chunk of POS's size took when one chunk
+             * waited at a time: a slow reader after this stage holds up the
+             * stage before less, in no more memory. */
+            fk_writer_room(w, 3 * fk_chunk_rawsize(&ch) + t->nnodes * 6 * sizeof(float));
             if ((st = fk_writer_give(w, &ch, data, err)) || (st = fk_tree_give(w, t, err))) return st;
             for (int i = 0; i < *nheld && !st; i++) {
                 st = put_permuted(w, &(*hold)[i].c, (*hold)[i].data, *perm, secs, err);
