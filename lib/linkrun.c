@@ -96,7 +96,7 @@ int fk_link_record(const fk_link_job *job, const fk_link_meta *p, const fk_link_
 }
 
 int fk_link_write(fk_writer *w, const fk_link_job *job, const fk_link_meta *p, const fk_link_report *rep,
-                  uint32_t *const *sinks, fk_error *err)
+                  uint32_t **sinks, fk_error *err)
 {
     char *text;
     int st = fk_link_record(job, p, rep, &text, err);
@@ -107,7 +107,9 @@ int fk_link_write(fk_writer *w, const fk_link_job *job, const fk_link_meta *p, c
         fk_chunk ch;
         fk_chunk_init(&ch, "SINK", "<u4", FK_CF_PARTICLE, job->n, 1);
         ch.level = (uint32_t)k;
-        st = fk_writer_put(w, &ch, sinks[k], err);
+        uint32_t *s = sinks[k];
+        sinks[k] = NULL;
+        st = fk_writer_give(w, &ch, s, err);
     }
     return st;
 }

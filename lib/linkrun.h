@@ -63,9 +63,10 @@ int fk_link_record(const fk_link_job *job, const fk_link_meta *p, const fk_link_
                    fk_error *err);
 
 /* foflink's output chunks to w: the LINK record, then sinks[k] (job->n
- * entries) as level k's SINK chunk, for every level. */
+ * entries, malloc'd) as level k's SINK chunk, for every level, handed to
+ * the writer (fk_writer_give: sinks[k] NULL after, freed by the writer). */
 int fk_link_write(fk_writer *w, const fk_link_job *job, const fk_link_meta *p, const fk_link_report *rep,
-                  uint32_t *const *sinks, fk_error *err);
+                  uint32_t **sinks, fk_error *err);
 
 #ifdef __cplusplus
 }

@@ -64,12 +64,15 @@ static unsigned parse_types(const char *arg)
     return mask;
 }
 
-static int put(fk_writer *w, const char *tag, const char *dtype, uint64_t n, uint32_t ncols, const void *data,
-               fk_error *err)
+/* The array *data handed to the writer (*data NULL after): in a pipe its
+ * pages go without a copy (fk_writer_give, fk_io_gift). */
+static int give(fk_writer *w, const char *tag, const char *dtype, uint64_t n, uint32_t ncols, void *data, fk_error *err)
 {
+    void **p = data, *d = *p;
+    *p = NULL;
     fk_chunk c;
     fk_chunk_init(&c, tag, dtype, FK_CF_PARTICLE, n, ncols);
-    return fk_writer_put(w, &c, data, err);
+    return fk_writer_give(w, &c, d, err);
 }
 
 /* Reads the snapshot (or its slice) from in into ts and writes the stream to
@@ -96,10 +99,10 @@ static int convert(const char *in, const char *name, int force, const fk_tipsy_o
     fk_writer *w = NULL;
     if ((st = fk_snap_format(&snap, &text, err))) return st;
     if (!(st = fk_writer_open(&w, fk_output_file(out), zlevel, err)) && !(st = fk_writer_text(w, "SNAP", 0, text, err)) &&
-        !(st = put(w, "POS", "<f4", ts->n, 3, ts->pos, err)) && !(st = put(w, "MASS", "<f4", ts->n, 1, ts->mass, err)) &&
-        !(st = put(w, "TYPE", "|u1", ts->n, 1, ts->type, err)) &&
-        !(st = put(w, "ID", fk_id_dtype(snap.nsource), ts->n, 1, ts->id, err)) &&
-        !(st = put(w, "VEL", "<f4", ts->n, 3, ts->vel, err)))
+        !(st = give(w, "POS", "<f4", ts->n, 3, &ts->pos, err)) && !(st = give(w, "MASS", "<f4", ts->n, 1, &ts->mass, err)) &&
+        !(st = give(w, "TYPE", "|u1", ts->n, 1, &ts->type, err)) &&
+        !(st = give(w, "ID", fk_id_dtype(snap.nsource), ts->n, 1, &ts->id, err)) &&
+        !(st = give(w, "VEL", "<f4", ts->n, 3, &ts->vel, err)))
         st = fk_writer_finish(w, err);
     free(text);
     fk_writer_free(w);
