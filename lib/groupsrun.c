@@ -7,6 +7,7 @@
 
 #include "bigmem.h"
 #include "grpfile.h"
+#include "kv.h"
 
 void fk_groups_in_free(fk_groups_in *in)
 {
@@ -15,14 +16,38 @@ void fk_groups_in_free(fk_groups_in *in)
     memset(in, 0, sizeof *in);
 }
 
-/* The loop of fk_groups_read: ID and SINK kept, the rest passed on or dropped. */
+/* The levels a LINK chunk names (its "levels" key), or 0 when it names none
+ * that groups can take. */
+static int link_levels(const char *text)
+{
+    uint64_t k;
+    fk_error e = {0};
+    if (!fk_kv_has(text, "levels") || fk_kv_get_u64(text, "levels", &k, "LINK", &e)) return 0;
+    return k >= 1 && k <= FK_LEVELS_MAX ? (int)k : 0;
+}
+
+/* Whether ID and every SINK level the LINK named have come. */
+static int all_in(const fk_groups_in *in)
+{
+    if (!in->ids || in->link_levels == 0) return 0;
+    for (int k = 0; k < in->link_levels; k++)
+        if (!in->sinks[k]) return 0;
+    return 1;
+}
+
+/* The loop of fk_groups_read: ID and SINK kept, the rest passed on or
+ * dropped; with until, it stops once all_in (in->more = 1). */
 static int read_chunks(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
-                       fk_error *err)
+                       int until, fk_error *err)
 {
     fk_chunk c;
     int st;
+    in->more = 0;
     while ((st = fk_reader_next(r, &c, err)) == 1) {
         int is_id = strcmp(c.tag, "ID") == 0, is_sink = strcmp(c.tag, "SINK") == 0;
+        if (is_sink && in->link_levels && (int)c.level >= in->link_levels)
+            return fk_fail(err, FK_EFORMAT, "%s: SINK level %" PRIu32 " found, but the LINK chunk names %d level%s",
+                           name, c.level, in->link_levels, in->link_levels == 1 ? "" : "s");
         if (is_sink && c.level >= FK_LEVELS_MAX)
             return fk_fail(err, FK_EFORMAT, "%s: SINK level %" PRIu32 " found: at most %d levels (0 to %d) are resolved",
                            name, c.level, FK_LEVELS_MAX, FK_LEVELS_MAX - 1);
@@ -45,6 +70,30 @@ static int read_chunks(fk_reader *r, fk_writer *w, const fk_snap *snap, const ch
                 in->sinks[c.level] = raw;
                 if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
             }
+            if (until && all_in(in)) {
+                in->more = 1;
+                return FK_OK;
+            }
+        } else if (strcmp(c.tag, "LINK") == 0 && c.level == 0 && !in->link_seen && (c.flags & FK_CF_TEXT)) {
+            /* read for the number of levels, so that the work can start as
+             * soon as they have come; passed on as read */
+            char *text;
+            if ((st = fk_reader_load_text(r, &text, err))) return st;
+            in->link_seen = 1;
+            in->link_levels = link_levels(text);
+            if (in->link_levels && in->nlevels > in->link_levels)
+                st = fk_fail(err, FK_EFORMAT, "%s: SINK level %d found, but the LINK chunk names %d level%s", name,
+                             in->nlevels - 1, in->link_levels, in->link_levels == 1 ? "" : "s");
+            if (st || !w) {
+                free(text);
+                if (st) return st;
+            } else if ((st = fk_writer_give_read(w, &c, text, err))) {
+                return st;
+            }
+            if (until && all_in(in)) {
+                in->more = 1;
+                return FK_OK;
+            }
         } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "GPAR") == 0) {
             in->replaced = 1;
         } else if (w && (st = fk_writer_copy(w, r, &c, err))) {
@@ -54,20 +103,44 @@ static int read_chunks(fk_reader *r, fk_writer *w, const fk_snap *snap, const ch
     return st < 0 ? st : FK_OK;
 }
 
-int fk_groups_read(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
-                   fk_error *err)
+/* The checks of what was read, once all of it is in. */
+static int check_in(const fk_snap *snap, const char *name, fk_groups_in *in, fk_error *err)
 {
-    memset(in, 0, sizeof *in);
-    int st = read_chunks(r, w, snap, name, in, err);
-    if (!st && in->nlevels == 0) st = fk_fail(err, FK_EMISSING, "stream has no SINK chunk (run foflink first)");
+    int st = FK_OK;
+    if (in->nlevels == 0) st = fk_fail(err, FK_EMISSING, "stream has no SINK chunk (run foflink first)");
     for (int k = 0; !st && k < in->nlevels; k++)
         if (!in->sinks[k])
             st = fk_fail(err, FK_EFORMAT, "%s: stream has SINK level %d but no SINK level %d (the levels run 0, 1, 2, ...)",
                          name, in->nlevels - 1, k);
     if (!st && !in->ids) st = fk_fail(err, FK_EMISSING, "stream has no ID chunk (run tipsy2bin first)");
     if (!st) st = fk_groups_check_ids(in->ids, snap->n, snap->nsource, name, err);
+    return st;
+}
+
+int fk_groups_read(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
+                   fk_error *err)
+{
+    memset(in, 0, sizeof *in);
+    int st = read_chunks(r, w, snap, name, in, 0, err);
+    if (!st) st = check_in(snap, name, in, err);
     if (st) fk_groups_in_free(in);
     return st;
+}
+
+int fk_groups_read_until(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
+                         fk_error *err)
+{
+    memset(in, 0, sizeof *in);
+    int st = read_chunks(r, w, snap, name, in, 1, err);
+    if (!st) st = check_in(snap, name, in, err);
+    if (st) fk_groups_in_free(in);
+    return st;
+}
+
+int fk_groups_read_rest(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
+                        fk_error *err)
+{
+    return in->more ? read_chunks(r, w, snap, name, in, 0, err) : FK_OK;
 }
 
 int fk_groups_write_levels(fk_writer *w, fk_groups_in *in, const fk_snap *snap, uint64_t minsize, const char *name,
@@ -118,21 +191,24 @@ int fk_groups_write_levels(fk_writer *w, fk_groups_in *in, const fk_snap *snap, 
     return st;
 }
 
-int fk_groups_write_grp(FILE *f, fk_groups_in *in, const fk_snap *snap, int k, uint64_t minsize, const char *name,
-                        const char *oname, fk_groups *info, fk_error *err)
+int fk_groups_grp_ids(fk_groups_in *in, const fk_snap *snap, int k, uint64_t minsize, const char *name, uint32_t **gid,
+                      fk_groups *info, fk_error *err)
 {
+    *gid = NULL;
     if (k >= in->nlevels) {
         if (in->nlevels == 1)
             return fk_fail(err, FK_EINVAL, "%s: --level=%d: the stream has SINK level 0 only", name, k);
         return fk_fail(err, FK_EINVAL, "%s: --level=%d: the stream has SINK levels 0 to %d", name, k, in->nlevels - 1);
     }
     const uint64_t ns = snap->nsource;
-    uint32_t *gid = fk_big_alloc(ns ? ns * sizeof *gid : 1);
-    if (!gid) return fk_fail(err, FK_ENOMEM, "out of memory for the group ids of %" PRIu64 " particles", ns);
+    uint32_t *g = fk_big_alloc(ns ? ns * sizeof *g : 1);
+    if (!g) return fk_fail(err, FK_ENOMEM, "out of memory for the group ids of %" PRIu64 " particles", ns);
     int st = fk_groups_resolve(in->sinks[k], snap->n, name, err);
-    if (!st) st = fk_groups_number(in->sinks[k], in->ids, snap->n, ns, minsize, gid, info, err);
+    if (!st) st = fk_groups_number(in->sinks[k], in->ids, snap->n, ns, minsize, g, info, err);
     if (!st) info->level = (uint32_t)k;
-    if (!st) st = fk_grp_write(f, gid, ns, oname, err);
-    free(gid);
+    if (st)
+        free(g);
+    else
+        *gid = g;
     return st;
 }

@@ -21,6 +21,8 @@ typedef struct fk_groups_in {
     uint32_t *sinks[FK_LEVELS_MAX];  /* level k's SINK chunk, snap.n entries    */
     int nlevels;                     /* levels 0 .. nlevels - 1, all present    */
     int replaced;                    /* the input had GID, GRPS or GPAR chunks  */
+    int link_seen, link_levels;      /* a LINK met; the levels it names, or 0   */
+    int more;                        /* fk_groups_read_until stopped early      */
 } fk_groups_in;
 
 /* Reads the rest of r (after SNAP, for snap's particles): ID and every SINK
@@ -32,6 +34,18 @@ typedef struct fk_groups_in {
 int fk_groups_read(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
                    fk_error *err);
 
+/* As fk_groups_read, but stops as soon as ID and every SINK level the LINK
+ * chunk names (its "levels" key: foflink writes it) have come, with
+ * in->more = 1: the levels can be resolved, numbered and written while the
+ * rest of the stream (the velocities, say) still comes, which
+ * fk_groups_read_rest then reads (passed on to w; a SINK beyond the LINK's
+ * levels, or a second ID, an error there). Without a LINK naming the levels,
+ * it reads to the end, in->more = 0. */
+int fk_groups_read_until(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
+                         fk_error *err);
+int fk_groups_read_rest(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
+                        fk_error *err);
+
 void fk_groups_in_free(fk_groups_in *in);
 
 /* Every level of in resolved and numbered (groups of at least minsize
@@ -41,11 +55,12 @@ void fk_groups_in_free(fk_groups_in *in);
 int fk_groups_write_levels(fk_writer *w, fk_groups_in *in, const fk_snap *snap, uint64_t minsize, const char *name,
                            fk_groups *info, fk_error *err);
 
-/* Level k of in resolved and numbered, written to f as a tipsy .grp text
- * (oname in messages); *info gets its numbers. FK_EINVAL when the stream has
- * no level k. */
-int fk_groups_write_grp(FILE *f, fk_groups_in *in, const fk_snap *snap, int k, uint64_t minsize, const char *name,
-                        const char *oname, fk_groups *info, fk_error *err);
+/* Level k of in resolved and numbered (groups of at least minsize members):
+ * *gid (malloc'd) gets snap->nsource group numbers in the source's order,
+ * the rows of a tipsy .grp (fk_grp_write); *info its numbers. FK_EINVAL
+ * when the stream has no level k. */
+int fk_groups_grp_ids(fk_groups_in *in, const fk_snap *snap, int k, uint64_t minsize, const char *name, uint32_t **gid,
+                      fk_groups *info, fk_error *err);
 
 #ifdef __cplusplus
 }

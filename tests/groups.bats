@@ -92,6 +92,33 @@ nine_with_sink() {
     [[ "$stderr" =~ ^groups:\ 5\ groups\ found,\ 3\ kept\ \(at\ least\ 2\ members\),\ largest\ 3,\ 77\.8%\ of\ 9\ particles\ grouped\ \([0-9.]+\ s\)$ ]]
 }
 
+@test "a linked stream: the levels written once the IDs and the levels LINK names have come" {
+    mkuniverse -n 3000 -s 5 | tipsy2bin | kdbuild | foflink -b 0.2,0.1 >l.fof
+    [ "$(chunks l.fof | awk '{ printf "%s ", $2 }')" = "SNAP POS TREE TBOX MASS TYPE LINK SINK SINK ID VEL END " ]
+    groups -m 8 -o g.fof l.fof
+    # GRPS, GID and GPAR before the velocities, which pass on after them
+    [ "$(chunks g.fof | awk '{ printf "%s ", $2 }')" = \
+        "SNAP POS TREE TBOX MASS TYPE LINK SINK SINK ID GRPS GID GRPS GID GPAR VEL END " ]
+    # the same numbers as from the stream with LINK and the levels last, read to its end
+    eval "$(sed -n '/^streamtool() {/,/^}/p' "$BATS_TEST_DIRNAME/ref_helpers.bash")"
+    streamtool l.fof last.fof --move LINK END --move SINK END --move SINK END
+    [ "$(chunks last.fof | awk '{ printf "%s ", $2 }')" = "SNAP POS TREE TBOX MASS TYPE ID VEL LINK SINK SINK END " ]
+    groups -m 8 -o g2.fof last.fof
+    for l in 0 1; do cmp <(fofdump -c GID -l $l g.fof) <(fofdump -c GID -l $l g2.fof); done
+    cmp <(fofdump -c GPAR -l 1 g.fof) <(fofdump -c GPAR -l 1 g2.fof)
+    for l in 0 1; do cmp <(groups --format=grp --level=$l l.fof) <(groups --format=grp --level=$l last.fof); done
+    # LINK names one level, the stream has two
+    mkuniverse -n 3000 -s 5 | tipsy2bin | kdbuild | foflink -b 0.2 >l1.fof
+    streamtool l.fof one.fof --chunk LINK l1.fof
+    fails groups "groups: one.fof: SINK level 1 found, but the LINK chunk names 1 level" one.fof
+    fails groups "groups: one.fof: SINK level 1 found, but the LINK chunk names 1 level" --format=grp one.fof
+    # the stream cut in the velocities that come after the levels: an error, and no .grp
+    head -c $(($(stat -c %s l.fof) - 2000)) l.fof >cut.fof
+    run groups --format=grp -o cut.grp cut.fof
+    [ "$status" -eq 1 ]
+    [ ! -e cut.grp ]
+}
+
 @test "groups on its own output replaces GID and GRPS" {
     nine | mkstream | groups -m 2 | groups -m 1 >twice.fof
     [ "$(chunks twice.fof | awk '$2 == "GID" || $2 == "GRPS"' | wc -l)" -eq 2 ]

@@ -3,6 +3,7 @@
 
 #include "fuzz.h"
 #include "groups.h"
+#include "groupsrun.h"
 #include "halostats.h"
 #include "potential.h"
 #include "snap.h"
@@ -21,6 +22,9 @@
  * halostats: the stream's GID levels, with GRPS's group count, are checked
  * by fk_groups_parents and turned into halos (fk_halostats_compute and
  * fk_halostats_centres), which must refuse a group id beyond the count.
+ * groups' own reading (fk_groups_read, and fk_groups_read_until then
+ * _read_rest, which start the work once the LINK's levels have come) must
+ * agree: both fail or both give the same IDs and SINK levels.
  * Sizes are limited (MAX_SOURCE rows) so that one input takes milliseconds. */
 
 #define LEVELS 4
@@ -188,8 +192,53 @@ static void run_halostats(input *in)
     free(grp);
 }
 
+/* data read by groups in one pass (until = 0) or two; < 0 when refused. */
+static int groups_read(const uint8_t *data, size_t size, int until, fk_snap *s, fk_groups_in *gin)
+{
+    FILE *f = fuzz_memfile(data, size);
+    if (!f) return -1;
+    fk_reader *r;
+    fk_error err = {0};
+    char *text = NULL;
+    fk_chunk c;
+    int st = fk_reader_open(&r, f, "fuzz", &err);
+    if (st) {
+        fclose(f);
+        return -1;
+    }
+    st = fk_snap_read(r, &c, s, &text, "fuzz", &err);
+    free(text);
+    if (!st && s->nsource > MAX_SOURCE) st = -1;
+    if (!st && !until) st = fk_groups_read(r, NULL, s, "fuzz", gin, &err);
+    if (!st && until) {
+        st = fk_groups_read_until(r, NULL, s, "fuzz", gin, &err);
+        if (!st) st = fk_groups_read_rest(r, NULL, s, "fuzz", gin, &err);
+        if (st) fk_groups_in_free(gin);
+    }
+    if (st > 0) FUZZ_ASSERT_ERR(st, err);
+    fk_reader_close(r);
+    fclose(f);
+    return st ? -1 : 0;
+}
+
+static void compare_reads(const uint8_t *data, size_t size)
+{
+    fk_snap s1, s2;
+    fk_groups_in a, b;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+    int ra = groups_read(data, size, 0, &s1, &a), rb = groups_read(data, size, 1, &s2, &b);
+    FUZZ_ASSERT(ra == rb);
+    if (ra == 0 && rb == 0) {
+        FUZZ_ASSERT(a.nlevels == b.nlevels && s1.n == s2.n);
+        FUZZ_ASSERT(!memcmp(a.ids, b.ids, s1.n * sizeof *a.ids));
+        for (int k = 0; k < a.nlevels; k++) FUZZ_ASSERT(!memcmp(a.sinks[k], b.sinks[k], s1.n * sizeof *a.sinks[k]));
+    }
+    fk_groups_in_free(&a), fk_groups_in_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    compare_reads(data, size);
     FILE *f = fuzz_memfile(data, size);
     if (!f) return 0;
     fk_reader *r;

@@ -112,21 +112,28 @@ int main(int argc, char **argv)
     free(snaptext);
 
     /* Everything passes through but the GID, GRPS and GPAR this run
-     * replaces; then each level resolved, numbered and written (with
-     * --format=grp only the level asked for). */
+     * replaces; each level resolved, numbered and written (with
+     * --format=grp only the level asked for) as soon as the IDs and the
+     * levels the LINK names have come, while the rest still comes; the
+     * .grp text once the whole input has been read. */
     fk_groups_in gin;
-    if (fk_groups_read(r, w, &snap, name, &gin, &err)) prog_fail(&err);
+    if (fk_groups_read_until(r, w, &snap, name, &gin, &err)) prog_fail(&err);
+    const int nlev = gin.nlevels;
+    fk_groups info[FK_LEVELS_MAX];
+    uint32_t *gid = NULL;
+    if (grp) {
+        if (fk_groups_grp_ids(&gin, &snap, (int)level, minsize, name, &gid, &info[level], &err)) prog_fail(&err);
+    } else if (fk_groups_write_levels(w, &gin, &snap, minsize, name, info, &err)) {
+        prog_fail(&err);
+    }
+    if (fk_groups_read_rest(r, w, &snap, name, &gin, &err)) prog_fail(&err);
     const double waited = fk_reader_waited(r); /* -v: the wait for the stage before is not the work */
     fk_reader_close(r);
     fk_input_close(in);
-    const int nlev = gin.nlevels;
-    fk_groups info[FK_LEVELS_MAX];
     if (grp) {
         const char *oname = std.output && strcmp(std.output, "-") ? std.output : "stdout";
-        if (fk_groups_write_grp(fk_output_file(out), &gin, &snap, (int)level, minsize, name, oname, &info[level], &err))
-            prog_fail(&err);
-    } else if (fk_groups_write_levels(w, &gin, &snap, minsize, name, info, &err)) {
-        prog_fail(&err);
+        if (fk_grp_write(fk_output_file(out), gid, snap.nsource, oname, &err)) prog_fail(&err);
+        free(gid);
     }
     if (w) {
         if (fk_writer_finish(w, &err)) prog_fail(&err);
