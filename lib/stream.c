@@ -39,7 +39,7 @@ struct fk_writer {
     size_t blkcap;
     /* chunks listed (fk_writer_give; under fk_writer_later, those passed on),
      * written in order by a thread of their own */
-    int later;
+    int later, list_reads; /* fk_writer_later; fk_writer_list_reads */
     const fk_reader *later_r;
     struct later_job *q;
     size_t qn, qnext, qcap;
@@ -820,10 +820,15 @@ static int header_ok(const fk_chunk *c)
     return tag_ok(c->tag) && fk_dtype_size(c->dtype) != 0 && c->ncols != 0;
 }
 
+void fk_writer_list_reads(fk_writer *w)
+{
+    w->list_reads = w->zlevel == 0;
+}
+
 int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_error *err)
 {
     const int stored = as_read(w, c);
-    if (stored && w->later) {
+    if (stored && (w->later || w->list_reads)) {
         if (!header_ok(c)) return bad_chunk(c, err);
         struct later_job j = {*c, data, NULL, -1, 0, 0, 0, 0};
         return list_later(w, &j, err);
@@ -837,7 +842,7 @@ int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_err
 
 int fk_writer_give_read(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
 {
-    if (as_read(w, c) && w->later && header_ok(c)) {
+    if (as_read(w, c) && (w->later || w->list_reads) && header_ok(c)) {
         struct later_job j = {*c, data, data, -1, 0, 0, 0, 0};
         return list_later(w, &j, err);
     }

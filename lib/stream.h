@@ -184,6 +184,15 @@ int fk_writer_reserve(fk_writer *w, uint64_t bytes, fk_error *err);
  * chunks written as they are passed on, to measure the difference). */
 void fk_writer_later(fk_writer *w, const fk_reader *r);
 
+/* From now on, the chunks written on as read (fk_writer_put_read, _give_read)
+ * are listed for the writer's thread, whatever the input: the stage reads
+ * on (the next chunks it needs) while they are written. Their payloads must
+ * stay as they are until the next call on w that waits for the list (any
+ * other write, fk_writer_finish). Only for a writer that does not compress.
+ * For a stage that reads several chunks before its work (foflink: POS, the
+ * tree, MASS and TYPE) and keeps them unchanged. */
+void fk_writer_list_reads(fk_writer *w);
+
 /* As fk_writer_put_read, handing data over (a malloc'd buffer: the writer
  * frees it once written; listed under fk_writer_later). */
 int fk_writer_give_read(fk_writer *w, const fk_chunk *c, void *data, fk_error *err);

@@ -175,6 +175,9 @@ int main(int argc, char **argv)
     const int gpu = device_resolve(devchoice, &gi) == DEV_GPU;
     prog_filter pf;
     prog_filter_open(&pf, input, &std);
+    /* POS and the rest of what foflink reads are written on by the writer's
+     * thread while the next chunks are read; none of them changes after */
+    if (pf.f.w) fk_writer_list_reads(pf.f.w);
     const char *name = pf.name;
     const fk_snap snap = pf.f.snap;
     double t0 = prog_now(), w0 = fk_reader_waited(pf.f.r);
