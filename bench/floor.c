@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,9 @@ static const char *usage_text =
     "       floor readall FILE       read FILE on every core (OMP_NUM_THREADS): each thread preads\n"
     "                                its share in 128 KiB blocks\n"
     "       floor pipe FILE          read FILE and write it to a pipe read by a child process\n"
+    "       floor gift FILE          FILE mapped into memory first (not timed), then handed to a pipe\n"
+    "                                of 1 MiB by vmsplice, read by a child: a pipe's rate when the\n"
+    "                                writer gives its pages, as the stages do (fk_io_gift)\n"
     "       floor write BYTES FILE   write BYTES bytes to FILE, fsync, close (FILE is removed after)\n"
     "       floor writeall BYTES FILE  the same on every core: FILE extended, each thread maps 32 MiB\n"
     "                                slices, faults them in (MADV_POPULATE_WRITE) and fills them\n"
@@ -155,6 +159,44 @@ static uint64_t floor_pipe(const char *path, char *buf)
     return total;
 }
 
+/* FILE mapped and faulted in before *t0 is set; then its pages handed to a 1 MiB pipe by vmsplice
+ * and read to the end by a child. */
+static uint64_t floor_gift(const char *path, char *buf, double *t0)
+{
+    int fd = open_in(path), p[2];
+    struct stat st;
+    if (fstat(fd, &st) != 0) die("stat", path);
+    size_t n = (size_t)st.st_size;
+    char *m = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : NULL;
+    if (n && m == MAP_FAILED) die("mmap", path);
+    if (pipe(p) != 0) die("pipe", path);
+    (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
+    *t0 = now();
+    pid_t pid = fork();
+    if (pid < 0) die("fork", path);
+    if (pid == 0) {
+        close(p[1]);
+        _exit(drain(p[0], buf, "pipe") == (uint64_t)n ? 0 : 1);
+    }
+    close(p[0]);
+    for (size_t done = 0; done < n;) {
+        struct iovec v = {m + done, n - done};
+        ssize_t k = vmsplice(p[1], &v, 1, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) die("vmsplice", path);
+        done += (size_t)k;
+    }
+    close(p[1]);
+    int status;
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "floor: %s: the reading end of the pipe did not get every byte\n", path);
+        exit(1);
+    }
+    if (n) munmap(m, n);
+    close(fd);
+    return n;
+}
+
 /* The same commit as the programs' outputs (lib/fileio.c): write, fsync, close; then removed. */
 static uint64_t floor_write(uint64_t bytes, const char *path, char *buf)
 {
@@ -221,7 +263,8 @@ int main(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
-    int ok = (argc == 3 && (!strcmp(argv[1], "read") || !strcmp(argv[1], "readall") || !strcmp(argv[1], "pipe"))) ||
+    int ok = (argc == 3 && (!strcmp(argv[1], "read") || !strcmp(argv[1], "readall") || !strcmp(argv[1], "pipe") ||
+                            !strcmp(argv[1], "gift"))) ||
              (argc == 4 && (!strcmp(argv[1], "write") || !strcmp(argv[1], "writeall"))) ||
              (argc == 3 && !strcmp(argv[1], "touch"));
     uint64_t bytes = 0;
@@ -260,6 +303,8 @@ int main(int argc, char **argv)
         n = floor_readall(argv[2]);
     else if (!strcmp(argv[1], "pipe"))
         n = floor_pipe(argv[2], buf);
+    else if (!strcmp(argv[1], "gift"))
+        n = floor_gift(argv[2], buf, &t0);
     else if (!strcmp(argv[1], "writeall"))
         n = floor_writeall(bytes, argv[3]);
     else

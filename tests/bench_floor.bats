@@ -39,6 +39,14 @@ reports() {
     reports $((3 * 1048576 + 5))
 }
 
+@test "floor gift hands the whole file to a pipe (vmsplice), every byte read at the other end" {
+    run -0 "$FLOOR" gift in.bin
+    reports $((3 * 1048576 + 5))
+    : >empty.bin
+    run -0 "$FLOOR" gift empty.bin
+    reports 0
+}
+
 @test "floor write writes the bytes asked for and removes its file" {
     run -0 "$FLOOR" write 2097153 out.tmp
     reports 2097153
