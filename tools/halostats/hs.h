@@ -49,6 +49,7 @@ typedef struct options {
     double G_out;      /* G in the output units   */
     int have_G, have_eps; /* have_G: 1 given, 2 from the stream's units (SNAP) */
     int device; /* DEV_AUTO, DEV_CPU, DEV_GPU; resolved to DEV_CPU or DEV_GPU */
+    int device_resolved; /* hs_device has run */
     fk_halo_units units;
     hs_masses m; /* --so, --unbind */
     const char *snapshot; /* --snapshot=FILE: the group-ordered snapshot beside --format=hdf5 */
@@ -85,5 +86,11 @@ int hs_parse_link(input *in, const char *text, const char *name, fk_error *err);
  * G, the default softening, the device of the potentials. Exits on a bad
  * combination (usage) or a missing GPU. */
 void hs_setup(input *in, options *o);
+
+/* The device of the potentials resolved (CPU unless the centres are
+ * potential minima), once: before the input is read in a single process,
+ * so that the GPU's context is made while the stage before works; in
+ * hs_setup otherwise. */
+void hs_device(options *o);
 
 #endif
