@@ -26,6 +26,13 @@ static int link_levels(const char *text)
     return k >= 1 && k <= FK_LEVELS_MAX ? (int)k : 0;
 }
 
+/* A SINK level beyond those the LINK chunk names. */
+static int beyond_link(const char *name, int level, int link_levels, fk_error *err)
+{
+    return fk_fail(err, FK_EFORMAT, "%s: SINK level %d found, but the LINK chunk names %d level%s", name, level,
+                   link_levels, link_levels == 1 ? "" : "s");
+}
+
 /* Whether ID and every SINK level the LINK named have come. */
 static int all_in(const fk_groups_in *in)
 {
@@ -45,9 +52,8 @@ static int read_chunks(fk_reader *r, fk_writer *w, const fk_snap *snap, const ch
     in->more = 0;
     while ((st = fk_reader_next(r, &c, err)) == 1) {
         int is_id = strcmp(c.tag, "ID") == 0, is_sink = strcmp(c.tag, "SINK") == 0;
-        if (is_sink && in->link_levels && (int)c.level >= in->link_levels)
-            return fk_fail(err, FK_EFORMAT, "%s: SINK level %" PRIu32 " found, but the LINK chunk names %d level%s",
-                           name, c.level, in->link_levels, in->link_levels == 1 ? "" : "s");
+        if (is_sink && in->link_levels && c.level >= (uint32_t)in->link_levels)
+            return beyond_link(name, (int)c.level, in->link_levels, err);
         if (is_sink && c.level >= FK_LEVELS_MAX)
             return fk_fail(err, FK_EFORMAT, "%s: SINK level %" PRIu32 " found: at most %d levels (0 to %d) are resolved",
                            name, c.level, FK_LEVELS_MAX, FK_LEVELS_MAX - 1);
@@ -82,8 +88,7 @@ static int read_chunks(fk_reader *r, fk_writer *w, const fk_snap *snap, const ch
             in->link_seen = 1;
             in->link_levels = link_levels(text);
             if (in->link_levels && in->nlevels > in->link_levels)
-                st = fk_fail(err, FK_EFORMAT, "%s: SINK level %d found, but the LINK chunk names %d level%s", name,
-                             in->nlevels - 1, in->link_levels, in->link_levels == 1 ? "" : "s");
+                st = beyond_link(name, in->nlevels - 1, in->link_levels, err);
             if (st || !w) {
                 free(text);
                 if (st) return st;
@@ -117,24 +122,27 @@ static int check_in(const fk_snap *snap, const char *name, fk_groups_in *in, fk_
     return st;
 }
 
-int fk_groups_read(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
+/* fk_groups_read and _until: what was read, checked; nothing held on failure. */
+static int read_in(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in, int until,
                    fk_error *err)
 {
     memset(in, 0, sizeof *in);
-    int st = read_chunks(r, w, snap, name, in, 0, err);
+    int st = read_chunks(r, w, snap, name, in, until, err);
     if (!st) st = check_in(snap, name, in, err);
     if (st) fk_groups_in_free(in);
     return st;
 }
 
+int fk_groups_read(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
+                   fk_error *err)
+{
+    return read_in(r, w, snap, name, in, 0, err);
+}
+
 int fk_groups_read_until(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
                          fk_error *err)
 {
-    memset(in, 0, sizeof *in);
-    int st = read_chunks(r, w, snap, name, in, 1, err);
-    if (!st) st = check_in(snap, name, in, err);
-    if (st) fk_groups_in_free(in);
-    return st;
+    return read_in(r, w, snap, name, in, 1, err);
 }
 
 int fk_groups_read_rest(fk_reader *r, fk_writer *w, const fk_snap *snap, const char *name, fk_groups_in *in,
