@@ -773,28 +773,20 @@ void fk_writer_room(fk_writer *w, uint64_t bytes)
     w->qroom = bytes;
 }
 
-/* Before a given chunk of size bytes is listed: waits until the given chunks
- * listed before it leave room for it (none at all without fk_writer_room);
- * a failure to write one of them is this call's. */
-static int make_room(fk_writer *w, uint64_t size, fk_error *err)
+int fk_writer_reserve(fk_writer *w, uint64_t bytes, fk_error *err)
 {
     if (!w->qroom || !w->qrunning) return settle(w, err);
     pthread_mutex_lock(&w->qmu);
-    while (w->qheld > 0 && w->qheld + size > w->qroom && !w->q_st) pthread_cond_wait(&w->qdone, &w->qmu);
+    while (w->qheld > 0 && w->qheld + bytes > w->qroom && !w->q_st) pthread_cond_wait(&w->qdone, &w->qmu);
     const int failed = w->q_st;
     pthread_mutex_unlock(&w->qmu);
     return failed ? settle(w, err) : FK_OK;
 }
 
-int fk_writer_reserve(fk_writer *w, uint64_t bytes, fk_error *err)
-{
-    return make_room(w, bytes, err);
-}
-
 int fk_writer_give(fk_writer *w, const fk_chunk *c, void *data, fk_error *err)
 {
     const uint64_t size = fk_chunk_rawsize(c);
-    int st = make_room(w, size, err);
+    int st = fk_writer_reserve(w, size, err); /* room for it among the given chunks not yet written */
     if (st) {
         free(data);
         return st;
@@ -822,7 +814,7 @@ static int header_ok(const fk_chunk *c)
 
 void fk_writer_list_reads(fk_writer *w)
 {
-    w->list_reads = w->zlevel == 0;
+    w->list_reads = 1; /* a compressing writer writes them at once all the same (as_read) */
 }
 
 int fk_writer_put_read(fk_writer *w, const fk_chunk *c, const void *data, fk_error *err)

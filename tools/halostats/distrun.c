@@ -350,6 +350,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     check(st, &err);
     prog_rank_quiet(1);
     hs_setup(&in, o);
+    hs_device(o);
     prog_rank_quiet(0);
     { /* -v: each rank's GPU (or the CPU), as rank 0 learns them; collective on every rank */
         uint64_t *dev = calloc((size_t)size, sizeof *dev);

@@ -49,7 +49,6 @@ typedef struct options {
     double G_out;      /* G in the output units   */
     int have_G, have_eps; /* have_G: 1 given, 2 from the stream's units (SNAP) */
     int device; /* DEV_AUTO, DEV_CPU, DEV_GPU; resolved to DEV_CPU or DEV_GPU */
-    int device_resolved; /* hs_device has run */
     fk_halo_units units;
     hs_masses m; /* --so, --unbind */
     const char *snapshot; /* --snapshot=FILE: the group-ordered snapshot beside --format=hdf5 */
@@ -83,14 +82,14 @@ int hs_parse_link(input *in, const char *text, const char *name, fk_error *err);
 
 /* After the stream is read (in->snap.n the particles of the whole run): the
  * box as linked (isolated after foflink --no-periodic), the output units and
- * G, the default softening, the device of the potentials. Exits on a bad
+ * G, the default softening. Exits on a bad
  * combination (usage) or a missing GPU. */
 void hs_setup(input *in, options *o);
 
 /* The device of the potentials resolved (CPU unless the centres are
- * potential minima), once: before the input is read in a single process,
- * so that the GPU's context is made while the stage before works; in
- * hs_setup otherwise. */
+ * potential minima): in a single process before the input is read, so that
+ * the GPU's context is made while the stage before works; under mpirun
+ * after hs_setup, once each rank has its GPU. */
 void hs_device(options *o);
 
 #endif

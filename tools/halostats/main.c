@@ -486,16 +486,13 @@ void hs_setup(input *in, options *o)
     o->pot.G = o->G_out * u->mass / (u->length * u->velocity * u->velocity);
     if (!o->have_eps) o->pot.eps = SOFTENING_FRACTION * in->snap.box / cbrt((double)(in->snap.n ? in->snap.n : 1));
     if (fk_pot_check(&o->pot, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
-    hs_device(o);
 }
 
 void hs_device(options *o)
 {
-    if (o->device_resolved) return;
     /* only potentials use a device */
     fk_gpuinfo gi;
     o->device = o->centre == FK_CENTRE_MBP ? device_resolve(o->device, &gi) : DEV_CPU;
-    o->device_resolved = 1;
 }
 
 static void parse_options(int argc, char **argv, prog_std *std, options *o)
