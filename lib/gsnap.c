@@ -207,6 +207,10 @@ void fk_gsnap_to_snap(const fk_gsnap *s, const char *source, fk_snap *snap)
         snap->omega_lambda = h->omega_lambda;
         snap->redshift = h->redshift;
     }
+    snap->have_omega_baryon = h->have_omega_baryon;
+    snap->omega_baryon = h->omega_baryon;
+    snap->comoving = h->comoving;
+    snap->vel_a_scaling = h->comoving ? h->vel_a_scaling : 0;
 }
 
 void fk_gsnap_free(fk_gsnap *s)

@@ -55,6 +55,10 @@ typedef struct fk_gsnap_header {
     double hubble, omega0, omega_lambda;
     int have_units, units_per_h;        /* see snap.h */
     double unit_length_cm, unit_mass_g, unit_velocity_cm_s;
+    int have_omega_baryon;
+    double omega_baryon;
+    int comoving;                       /* see snap.h: a cosmological run, time = a */
+    double vel_a_scaling;               /* the peculiar velocity is VEL * a^this */
 } fk_gsnap_header;
 
 /* How to read. */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,32 @@ static int read_header(hid_t f, const char *name, fk_gsnap_header *h, uint64_t *
             return FK_EFORMAT;
     }
     h->have_cosmology = a && b && c && h->hubble > 0;
+    /* Omega_b (Gadget's OmegaBaryon, SWIFT's Omega_b) */
+    static const char *const ob[] = {"Header", "Parameters", "Cosmology", NULL};
+    if ((a = find_dbl(f, name, ob, "OmegaBaryon", &h->omega_baryon, err)) < 0) return FK_EFORMAT;
+    if (!a && (a = find_dbl(f, name, ob, "Omega_b", &h->omega_baryon, err)) < 0) return FK_EFORMAT;
+    h->have_omega_baryon = a && h->omega_baryon >= 0 && isfinite(h->omega_baryon);
+    /* a cosmological run: Gadget's ComovingIntegrationOn, SWIFT's "Cosmological run" */
+    double com = 0;
+    if ((a = find_dbl(f, name, ob, "ComovingIntegrationOn", &com, err)) < 0) return FK_EFORMAT;
+    if (!a && (a = find_dbl(f, name, ob, "Cosmological run", &com, err)) < 0) return FK_EFORMAT;
+    h->comoving = a && com != 0 && h->time > 0 && h->time <= 1;
+    /* the velocities' a-scaling: the first Velocities dataset's attribute
+     * (Gadget-4 "a_scaling", SWIFT "a-scale exponent"), else Gadget's 0.5
+     * (SWIFT's 0) */
+    h->vel_a_scaling = info && info->swift ? 0 : 0.5;
+    for (int t = 0; t < nt && h->comoving; t++) {
+        char grp[32], ds[64];
+        snprintf(grp, sizeof grp, "PartType%d", t);
+        snprintf(ds, sizeof ds, "%s/Velocities", grp);
+        if (H5Lexists(f, grp, H5P_DEFAULT) <= 0 || H5Lexists(f, ds, H5P_DEFAULT) <= 0) continue;
+        double e;
+        if ((a = find_dbl(f, name, (const char *const[]){ds, NULL}, "a_scaling", &e, err)) < 0) return FK_EFORMAT;
+        if (!a && (a = find_dbl(f, name, (const char *const[]){ds, NULL}, "a-scale exponent", &e, err)) < 0)
+            return FK_EFORMAT;
+        if (a && isfinite(e) && fabs(e) <= 4) h->vel_a_scaling = e;
+        break;
+    }
     return FK_OK;
 }
 

@@ -38,6 +38,11 @@ int fk_snap_format(const fk_snap *s, char **text, fk_error *err)
     const double cval[4] = {s->hubble, s->omega0, s->omega_lambda, s->redshift};
     for (int k = 0; k < 4; k++)
         if (s->have_cosmology || cval[k] != 0 || signbit(cval[k])) fk_kv_dbl(&b, ckey[k], cval[k]);
+    if (s->have_omega_baryon) fk_kv_dbl(&b, "omega_baryon", s->omega_baryon);
+    if (s->comoving) {
+        fk_kv_u64(&b, "comoving", 1);
+        fk_kv_dbl(&b, "vel_a_scaling", s->vel_a_scaling);
+    }
     return fk_kv_finish(&b, text, err);
 }
 
@@ -68,6 +73,22 @@ static int snap_parse_optional(const char *text, fk_snap *s, const char *what, f
         if (fk_kv_has(text, ckey[k])) st = fk_kv_get_dbl(text, ckey[k], cval[k], what, err);
     if (st) return st;
     s->have_cosmology = nc == 4;
+    if (fk_kv_has(text, "omega_baryon")) {
+        if ((st = fk_kv_get_dbl(text, "omega_baryon", &s->omega_baryon, what, err))) return st;
+        if (!(s->omega_baryon >= 0) || !isfinite(s->omega_baryon))
+            return fk_fail(err, FK_EFORMAT, "%s: omega_baryon %g is not a density parameter", what, s->omega_baryon);
+        s->have_omega_baryon = 1;
+    }
+    uint64_t com = 0;
+    if (fk_kv_has(text, "comoving") && (st = fk_kv_get_u64(text, "comoving", &com, what, err))) return st;
+    if (com > 1) return fk_fail(err, FK_EFORMAT, "%s: comoving must be 0 or 1", what);
+    s->comoving = com == 1;
+    if (fk_kv_has(text, "vel_a_scaling") && (st = fk_kv_get_dbl(text, "vel_a_scaling", &s->vel_a_scaling, what, err)))
+        return st;
+    if (!isfinite(s->vel_a_scaling) || fabs(s->vel_a_scaling) > 4)
+        return fk_fail(err, FK_EFORMAT, "%s: vel_a_scaling %g is not an exponent in [-4, 4]", what, s->vel_a_scaling);
+    if (s->comoving && !(s->time > 0 && s->time <= 64))
+        return fk_fail(err, FK_EFORMAT, "%s: comoving, but time %g is not an expansion factor", what, s->time);
     return FK_OK;
 }
 

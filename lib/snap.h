@@ -41,6 +41,14 @@ extern "C" {
  *   units_per_h    1 when those units carry a factor 1/h (Gadget's convention:
  *                  a length unit of 3.085678e21 cm is 1 kpc/h), else 0
  *   hubble omega0 omega_lambda redshift   cosmology: h, Omega_m, Omega_Lambda, z
+ *   omega_baryon   Omega_b (hydro runs: the dark matter's density is
+ *                  (omega0 - omega_baryon) rho_crit), on its own
+ *   comoving       1 when the positions are comoving, time is the expansion
+ *                  factor a and the run is cosmological (0 or absent: the
+ *                  positions are physical, time any time)
+ *   vel_a_scaling  e, with comoving: the peculiar velocity a dx/dt is
+ *                  VEL * a^e (Gadget's snapshots 0.5: VEL = v_pec / sqrt(a);
+ *                  SWIFT's 0: VEL = v_pec; 0 when absent)
  */
 
 enum { FK_GAS = 0, FK_DARK = 1, FK_STAR = 2 };
@@ -57,6 +65,10 @@ typedef struct fk_snap {
     double unit_length_cm, unit_mass_g, unit_velocity_cm_s;
     int have_cosmology;
     double hubble, omega0, omega_lambda, redshift;
+    int have_omega_baryon; /* omega_baryon written only when set */
+    double omega_baryon;
+    int comoving;          /* written only when 1 (with vel_a_scaling) */
+    double vel_a_scaling;
 } fk_snap;
 
 /* Formats s as SNAP text (caller frees *text). */
