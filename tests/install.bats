@@ -26,7 +26,7 @@ install_into() {
 
 @test "make install puts every program and man page in PREFIX, the stage as groups and fofgroups; uninstall removes them" {
     install_into "$PWD/p"
-    for t in tipsy2bin hdf52bin gadget2bin kdbuild foflink fofgroups halostats halomf fofdump mkuniverse fofmap; do
+    for t in tipsy2bin hdf52bin gadget2bin kdbuild foflink fofgroups halostats halomf halotree fofdump mkuniverse fofmap; do
         [ -x "p/bin/$t" ] || { echo "no $t"; return 1; }
     done
     [ "$(readlink p/bin/groups)" = fofgroups ]

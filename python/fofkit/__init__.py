@@ -7,6 +7,8 @@ and, through libfofkit (fofkit(3)), groups and catalogues of particle arrays in 
 
     gid = fofkit.fof(pos, b=0.2, box=1.0)              # numpy or GPU arrays; needs libfofkit
     cat = fofkit.halos(pos, vel, gid, box=1.0)         # halostats' columns, a structured array
+
+    t = fofkit.read_tree("tree_0_0_0.dat")             # halotree's merger trees: t["Mvir"], t.main_branch(row)
 """
 
 from .stream import (
@@ -23,7 +25,9 @@ from .stream import (
     open,
 )
 from .library import FofkitError, LibraryError, fof, halo_columns, halos  # libfofkit, loaded at the first call
+from .tree import Tree, TreeError, read_tree
 
 __version__ = "0.1.0"
 __all__ = ["ALIGN", "FLAG_PARTICLE", "FLAG_TEXT", "FLAG_ZLIB", "MAGIC", "VERSION", "Chunk", "ChunkMissing", "Stream",
-           "StreamError", "open", "fof", "halos", "halo_columns", "FofkitError", "LibraryError"]
+           "StreamError", "open", "fof", "halos", "halo_columns", "FofkitError", "LibraryError", "Tree", "TreeError",
+           "read_tree"]

@@ -1,0 +1,144 @@
+/* treebench - times halotree's ID matching of two snapshots' catalogues beside its floors: reading the catalogues, a copy of the ID bytes, one sort of as many records. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "benchclock.h"
+#include "clock.h"
+#include "prog.h"
+#include "tree_cat.h"
+#include "tree_match.h"
+
+static void help(void)
+{
+    printf("Usage: treebench [OPTION]... [EARLIER LATER]\n"
+           "Times the matching of two halo catalogues by their members' IDs (lib/tree_match: two\n"
+           "radix sorts, a merge join, a sort and reduce of the pairs), best of REPEAT runs, beside\n"
+           "its floors, timed in the same run: reading the two catalogues (HDF5, with their ID\n"
+           "arrays), a copy on every core of the records the matching sorts (16 bytes a member),\n"
+           "and one radix sort of that many records. Prints a markdown table.\n"
+           "With two catalogues (halostats --format=hdf5) it times those; without, two made in\n"
+           "memory (--synthetic).\n"
+           "\n"
+           "      --synthetic=N  two snapshots of N particles each, half of them in halos of 100\n"
+           "                     members, IDs shuffled, 10%% of the later halos' members moved to\n"
+           "                     another halo (default 16777216)\n"
+           "      --repeat=N     runs of each (default 3)\n"
+           "      --subhalos     match the subhalos of the catalogues\n");
+}
+
+/* A snapshot of n particles in memory: halos of 100 members over half of them, IDs a
+ * scramble of the indices; moved: the fraction of members given to the next halo. */
+static void synthetic(fk_treecat *c, uint64_t n, double moved, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    const uint64_t size = 100, nh = n / 2 / size;
+    c->nhalo = nh, c->nids = nh * size;
+    c->len = malloc(nh * sizeof *c->len), c->first = malloc(nh * sizeof *c->first);
+    c->ids = malloc(c->nids * sizeof *c->ids);
+    if (!c->len || !c->first || !c->ids) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
+    for (uint64_t h = 0; h < nh; h++) c->len[h] = size, c->first[h] = h * size;
+    /* particle i's ID: a bijective scramble of i (odd multiplier mod 2^64); moved: member k of an
+     * even halo and member k + size of the odd one after it trade places (a swap: still one
+     * halo a particle) */
+#pragma omp parallel for schedule(static)
+    for (uint64_t k = 0; k < c->nids; k++) {
+        const uint64_t h = k / size, even = h % 2 == 0 ? k : k - size;
+        const int swap = (h % 2 == 1 || h + 1 < nh) && (double)(((even * 0x9E3779B97F4A7C15ull + seed) >> 33) % 1000) < moved * 1000;
+        const uint64_t i = !swap ? k : h % 2 == 0 ? k + size : k - size;
+        c->ids[k] = (int64_t)(i * 0xD6E8FEB86659FD93ull);
+    }
+}
+
+typedef struct timing {
+    double best, cpu;
+} timing;
+
+static void keep(timing *t, double wall, double cpu)
+{
+    if (t->best == 0 || wall < t->best) t->best = wall, t->cpu = cpu;
+}
+
+int main(int argc, char **argv)
+{
+    prog_init("treebench");
+    long long n = 16777216, repeat = 3;
+    int kind = FK_TREE_GROUPS;
+    static const struct option longopts[] = {{"help", no_argument, 0, 'h'},
+                                             {"synthetic", required_argument, 0, 's'},
+                                             {"repeat", required_argument, 0, 'r'},
+                                             {"subhalos", no_argument, 0, 'S'},
+                                             {0, 0, 0, 0}};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h': help(); return 0;
+        case 's': n = prog_parse_int("--synthetic", optarg, 1000, 1LL << 34); break;
+        case 'r': repeat = prog_parse_int("--repeat", optarg, 1, 100); break;
+        case 'S': kind = FK_TREE_SUBHALOS; break;
+        default: prog_usage("unknown option or missing value: %s", argv[optind - 1]);
+        }
+    }
+    const int files = argc - optind == 2;
+    if (argc - optind != 0 && !files) prog_usage("two catalogues, or none");
+    fk_treecat a, b;
+    fk_error err = {0};
+    timing tread = {0}, tmatch = {0}, tcopy = {0}, tsort = {0};
+    for (long long r = 0; r < (files ? repeat : 1); r++) {
+        if (r) fk_treecat_free(&a), fk_treecat_free(&b);
+        double w = fk_now(), cp = cpu_now();
+        if (files) {
+            if (fk_treecat_read(&a, argv[optind], kind, &err) || fk_treecat_read(&b, argv[optind + 1], kind, &err))
+                prog_fail(&err);
+            keep(&tread, fk_now() - w, cpu_now() - cp);
+        } else {
+            synthetic(&a, (uint64_t)n, 0, 1);
+            synthetic(&b, (uint64_t)n, 0.1, 2);
+        }
+    }
+    const uint64_t nrec = a.nids + b.nids;
+    fk_treerec *rec = malloc((nrec + 1) * sizeof *rec), *tmp = malloc((nrec + 1) * sizeof *tmp);
+    if (!rec || !tmp) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " records", nrec);
+    uint64_t nl = 0, shared = 0;
+    for (long long r = 0; r < repeat; r++) {
+        fk_treelink *l;
+        double w = fk_now(), cp = cpu_now();
+        if (fk_mtree_match(&a, NULL, &b, FK_TREE_WEIGHT_RANK, "earlier", "later", &l, &nl, &shared, &err))
+            prog_fail(&err);
+        keep(&tmatch, fk_now() - w, cpu_now() - cp);
+        free(l);
+        /* the floors: the records built (a copy of the IDs into 16-byte records), and one sort of them */
+        w = fk_now(), cp = cpu_now();
+#pragma omp parallel for schedule(static)
+        for (uint64_t k = 0; k < nrec; k++)
+            rec[k] = (fk_treerec){(uint64_t)(k < a.nids ? a.ids[k] : b.ids[k - a.nids]), (uint32_t)k, 1};
+        keep(&tcopy, fk_now() - w, cpu_now() - cp);
+        w = fk_now(), cp = cpu_now();
+        fk_mtree_sort(rec, tmp, nrec);
+        keep(&tsort, fk_now() - w, cpu_now() - cp);
+    }
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    printf("| what | members | wall s | CPU s | ratio to the sort |\n|---|---|---|---|---|\n");
+    if (files)
+        printf("| read both catalogues (HDF5, with IDs) | %" PRIu64 " | %.4f | %.4f | %.2f |\n", nrec, tread.best,
+               tread.cpu, tread.best / tsort.best);
+    printf("| match (%" PRIu64 " links, %" PRIu64 " shared) | %" PRIu64 " | %.4f | %.4f | %.2f |\n", nl, shared, nrec,
+           tmatch.best, tmatch.cpu, tmatch.best / tsort.best);
+    printf("| floor: IDs copied into 16-byte records | %" PRIu64 " | %.4f | %.4f | %.2f |\n", nrec, tcopy.best,
+           tcopy.cpu, tcopy.best / tsort.best);
+    printf("| floor: one radix sort of those records | %" PRIu64 " | %.4f | %.4f | 1.00 |\n", nrec, tsort.best,
+           tsort.cpu);
+    printf("\n%s; %d threads, load %.2f; best of %lld\n", files ? "two catalogues" : "synthetic", threads, loadavg(),
+           repeat);
+    fk_treecat_free(&a), fk_treecat_free(&b);
+    free(rec), free(tmp);
+    return 0;
+}

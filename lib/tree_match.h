@@ -1,0 +1,69 @@
+/* tree_match.h - the halos of two snapshots linked by their members' particle IDs: a sort and a join. */
+#ifndef FK_TREE_MATCH_H
+#define FK_TREE_MATCH_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "tree_cat.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The matching is three data-parallel steps, each of which a GPU path
+ * replaces one for one (CUB's radix sort, a merge or a scatter and gather,
+ * a segmented sort and reduce):
+ *   1. the join on ID: every member of the earlier catalogue A as (ID, its
+ *      place in A's halo-ordered list) and of the later B as (ID, halo),
+ *      each list radix-sorted by ID and merged; or, when the IDs span at
+ *      most 4 times the members (Gadget's 1..N), B's halos scattered into a
+ *      table indexed by ID and gathered by A's members: a counting sort of
+ *      one-ID buckets, no radix passes. Either gives each member of A the B
+ *      halo holding its ID (none: it left every halo);
+ *   2. each A halo's shared members sorted by (B halo, rank), a short sort a
+ *      halo (its members come in rank order, mostly to one halo);
+ *   3. reduced: per (A halo, B halo) the shared count and the score, the sum
+ *      of 1/rank (SubLink's, Rodriguez-Gomez et al. 2015, MNRAS 449, 49:
+ *      rank 1 the most bound member) or, with FK_TREE_WEIGHT_COUNT, of 1,
+ *      summed in rank order (the same sum whichever path joined).
+ * The rank is the member's place in its halo's list of IDs (1 first).
+ * Memory: the sorts 52 bytes a member of one catalogue (two 16-byte lists,
+ * their scratch, the 4-byte join); the table 4 bytes and a bit an ID of the
+ * span, and 12 bytes a member of A.
+ */
+
+enum { FK_TREE_WEIGHT_RANK = 0, FK_TREE_WEIGHT_COUNT = 1 };
+
+typedef struct fk_treelink {
+    uint32_t prog, desc; /* halo rows in A (earlier) and B (later) */
+    uint64_t count;      /* members they share                      */
+    double score;        /* sum over the shared members of 1/rank (or 1) */
+} fk_treelink;
+
+/* Records of the sort: a key and two 32-bit values. */
+typedef struct fk_treerec {
+    uint64_t key;
+    uint32_t a, b;
+} fk_treerec;
+
+/* Sorts r[0..n-1] by key, stably (a least-significant-digit radix sort on
+ * every core, 8 bits a pass; passes over digits every key shares are
+ * skipped), tmp holding n records of scratch. Can't fail. */
+void fk_mtree_sort(fk_treerec *r, fk_treerec *tmp, uint64_t n);
+
+/* Every pair of a halo of a and a halo of b that share members into
+ * *links (malloc'd, caller frees; sorted by prog then desc), *nlinks of
+ * them; *shared: the particles that lie in a halo of each. only (NULL:
+ * all) restricts A to its halos h with only[h] set. FK_EFORMAT when a
+ * particle ID lies in two halos of one catalogue (naming the catalogue, the
+ * ID and the two halos), FK_EINVAL beyond 2^32 - 2 halos, FK_ENOMEM. */
+int fk_mtree_match(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *aname,
+                  const char *bname, fk_treelink **links, uint64_t *nlinks, uint64_t *shared, fk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
