@@ -12,6 +12,7 @@
 #include "dist.h"
 #include "dist_alltoall.h"
 #include "gpu.h"
+#include "attach.h"
 #include "kdtree.h"
 
 #ifndef FK_HAVE_MPI
@@ -33,6 +34,15 @@ int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, 
 {
     (void)mine;
     (void)all;
+    return nompi(err);
+}
+
+int fk_distlink_attach(const fk_distlink_in *in, const uint8_t *type, unsigned link_types, unsigned attach_types,
+                       uint64_t *const *gmin, fk_distlink_report *rep, uint64_t *attached, uint64_t *nprim,
+                       uint64_t *nsec, fk_error *err)
+{
+    (void)in, (void)type, (void)link_types, (void)attach_types, (void)gmin, (void)rep, (void)attached;
+    (void)nprim, (void)nsec;
     return nompi(err);
 }
 
@@ -604,7 +614,7 @@ static int link_local(run *r, fk_error *err)
     for (int k = 0; !st && k < r->nlev; k++)
         if (!(sink[k] = xmalloc(nl * 4))) st = fk_fail(err, FK_ENOMEM, "out of memory for sinks");
     if (!st) {
-        fk_link_job job = {nl, r->pos, r->vel, &tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu};
+        fk_link_job job = {nl, r->pos, r->vel, &tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu, NULL, 0, 0, NULL, 0};
         st = fk_link_run(&job, sink, &r->rep->link, err);
     }
     for (int k = 0; !st && k < r->nlev; k++) st = answers(r, k, sink[k], perm, err);
@@ -701,7 +711,7 @@ static int link_pieces(run *r, uint64_t npieces, fk_error *err)
         }
         fk_link_report rep;
         if (!st) {
-            fk_link_job job = {m, ppos, tvel, &tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu};
+            fk_link_job job = {m, ppos, tvel, &tree, r->in->lo, r->nlev, r->in->brute, r->in->gpu, NULL, 0, 0, NULL, 0};
             st = fk_link_run(&job, psink, &rep, err);
         }
         for (int k = 0; !st && k < r->nlev; k++) {
@@ -1135,6 +1145,184 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
     if (!st) st = send_back(&r, gmin, err);
     rep->t_return = fk_now() - t0;
     run_free(&r);
+    return st;
+}
+
+/* A group's label and the least ID attached to it. */
+typedef struct lowpair {
+    uint64_t label, low;
+} lowpair;
+
+static int lowpair_cmp(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b; /* the label comes first */
+    return x < y ? -1 : x > y;
+}
+
+/* Every rank's n items of `width` bytes gathered on every rank, in rank order
+ * (counts[] the ranks' item counts). */
+static int allgather(const void *mine, uint64_t n, const int *counts, int width, void *all, fk_error *err)
+{
+    int size;
+    MPI_Comm_size(fk_dist_comm(), &size);
+    MPI_Datatype t;
+    MPI_Type_contiguous(width, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    int *disp = malloc((size_t)size * sizeof *disp);
+    if (!disp) {
+        MPI_Type_free(&t);
+        return fk_fail(err, FK_ENOMEM, "out of memory");
+    }
+    int64_t at = 0;
+    for (int r = 0; r < size; r++) disp[r] = (int)at, at += counts[r];
+    MPI_Allgatherv(mine, (int)n, t, all, counts, disp, t, fk_dist_comm());
+    free(disp);
+    MPI_Type_free(&t);
+    return FK_OK;
+}
+
+int fk_distlink_attach(const fk_distlink_in *in, const uint8_t *type, unsigned link_types, unsigned attach_types,
+                       uint64_t *const *gmin, fk_distlink_report *rep, uint64_t *attached, uint64_t *nprim,
+                       uint64_t *nsec, fk_error *err)
+{
+    const int nlev = in->nlevels, sixd = in->lo[0].psi > 0;
+    int size, st = FK_OK;
+    MPI_Comm_size(fk_dist_comm(), &size);
+    /* this rank's primaries, linked across the ranks */
+    uint64_t np = 0, ns = 0;
+    for (uint64_t i = 0; i < in->n; i++) np += link_types >> type[i] & 1u, ns += attach_types >> type[i] & 1u;
+    float *ppos = malloc((np ? np : 1) * 12), *pvel = sixd ? malloc((np ? np : 1) * 12) : NULL;
+    float *spos = malloc((ns ? ns : 1) * 12);
+    uint64_t *pid = malloc((np ? np : 1) * 8), *pg[FK_LEVELS_MAX] = {0};
+    uint32_t *near = malloc((ns ? ns : 1) * 4);
+    float *nr2 = malloc((ns ? ns : 1) * 4);
+    if (!ppos || (sixd && !pvel) || !spos || !pid || !near || !nr2) st = fk_fail(err, FK_ENOMEM, "out of memory");
+    for (int k = 0; k < nlev && !st; k++)
+        if (!(pg[k] = malloc((np ? np : 1) * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory");
+    if (np >= INT_MAX) st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " linked particles on one rank: at most 2^31 - 2", np);
+    st = fk_dist_agree(st, err, NULL);
+    uint64_t a = 0, b = 0;
+    for (uint64_t i = 0; !st && i < in->n; i++) {
+        if (link_types >> type[i] & 1u) {
+            memcpy(ppos + 3 * a, in->pos + 3 * i, 12);
+            if (sixd) memcpy(pvel + 3 * a, in->vel + 3 * i, 12);
+            pid[a++] = in->id[i];
+        } else if (attach_types >> type[i] & 1u) {
+            memcpy(spos + 3 * b++, in->pos + 3 * i, 12);
+        }
+    }
+    if (!st) {
+        fk_distlink_in sub = *in;
+        sub.n = np, sub.pos = ppos, sub.vel = pvel, sub.id = pid;
+        st = fk_distlink_run(&sub, pg, rep, err); /* agreed inside */
+    }
+    /* every rank's primaries on every rank, a tree over them */
+    int *counts = NULL;
+    uint64_t N = 0;
+    float *apos = NULL;
+    uint64_t *aid = NULL, *akey = NULL, *ag[FK_LEVELS_MAX] = {0};
+    uint32_t *perm = NULL;
+    fk_tree t;
+    memset(&t, 0, sizeof t);
+    if (!st) {
+        int mine = (int)np;
+        if (!(counts = malloc((size_t)size * sizeof *counts))) st = fk_fail(err, FK_ENOMEM, "out of memory");
+        st = fk_dist_agree(st, err, NULL);
+        if (!st) {
+            MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, fk_dist_comm());
+            for (int r = 0; r < size; r++) N += (uint64_t)counts[r];
+            if (N >= INT_MAX) st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " linked particles: attaching under mpirun "
+                                           "gathers them all on every rank, at most 2^31 - 2", N);
+            if (!st && (!(apos = fk_big_alloc((N ? N : 1) * 12)) || !(aid = fk_big_alloc((N ? N : 1) * 8)) ||
+                        !(akey = fk_big_alloc((N ? N : 1) * 8))))
+                st = fk_fail(err, FK_ENOMEM, "out of memory for the %" PRIu64 " linked particles of every rank", N);
+            for (int k = 0; k < nlev && !st; k++)
+                if (!(ag[k] = fk_big_alloc((N ? N : 1) * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory");
+            st = fk_dist_agree(st, err, NULL);
+        }
+    }
+    if (!st) {
+        st = allgather(ppos, np, counts, 12, apos, err);
+        if (!st) st = allgather(pid, np, counts, 8, aid, err);
+        for (int k = 0; k < nlev && !st; k++) st = allgather(pg[k], np, counts, 8, ag[k], err);
+        if (!st) st = fk_tree_build_cpu(apos, N, in->gpu ? 32 : 16, &t, &perm, err);
+        if (!st) {
+            #pragma omp parallel for schedule(static)
+            for (uint64_t j = 0; j < N; j++) akey[j] = aid[perm[j]];
+        }
+        st = fk_dist_agree(st, err, NULL);
+    }
+    /* each secondary's nearest primary, by the rule */
+    if (!st) {
+        const fk_geom g = fk_link_params(&in->lo[0]).g;
+        const float r2max = fk_attach_r2(in->lo[0].l);
+        if (in->gpu && !in->brute)
+            st = fk_gpu_attach_nearest(&t, apos, akey, ns, spos, g, r2max, near, nr2, NULL, err);
+        else
+            st = fk_attach_nearest_cpu(&t, apos, akey, ns, spos, g, r2max, in->brute, near, nr2, err);
+        st = fk_dist_agree(st, err, NULL);
+    }
+    /* a group's lowest ID counts its attached particles: each rank's least attached ID for
+     * every primary (every rank's, in gathered order), the least over the ranks, then the
+     * least over each group (pairs sorted by label: the same on every rank) */
+    uint64_t *low = NULL;
+    lowpair *pairs = NULL;
+    if (!st && (!(low = fk_big_alloc((N ? N : 1) * 8)) || !(pairs = fk_big_alloc((N ? N : 1) * sizeof *pairs))))
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the lowest IDs of %" PRIu64 " groups", N);
+    st = fk_dist_agree(st, err, NULL);
+    for (int k = 0; k < nlev && !st; k++) {
+        const float r2 = fk_attach_r2(in->lo[k].l);
+        uint64_t a2 = 0, b2 = 0, alone = 0, na = 0;
+        #pragma omp parallel for schedule(static)
+        for (uint64_t j = 0; j < N; j++) low[j] = UINT64_MAX;
+        for (uint64_t i = 0; i < in->n; i++) {
+            if (!(attach_types >> type[i] & 1u)) continue;
+            const uint64_t q = b2++;
+            if (near[q] != FK_ATTACH_NONE && nr2[q] < r2 && in->id[i] < low[perm[near[q]]]) low[perm[near[q]]] = in->id[i];
+        }
+        MPI_Allreduce(MPI_IN_PLACE, low, (int)N, MPI_UINT64_T, MPI_MIN, fk_dist_comm());
+        #pragma omp parallel for schedule(static)
+        for (uint64_t j = 0; j < N; j++) pairs[j] = (lowpair){ag[k][j], low[j]};
+        qsort(pairs, N, sizeof *pairs, lowpair_cmp);
+        uint64_t ng = 0; /* runs of one label: its least, at the run's first entry */
+        for (uint64_t j = 0; j < N; j++)
+            if (!ng || pairs[j].label != pairs[ng - 1].label)
+                pairs[ng++] = pairs[j];
+            else if (pairs[j].low < pairs[ng - 1].low)
+                pairs[ng - 1].low = pairs[j].low;
+        b2 = 0;
+        for (uint64_t i = 0; i < in->n; i++) {
+            uint64_t label = UINT64_MAX;
+            if (link_types >> type[i] & 1u)
+                label = pg[k][a2++];
+            else if (attach_types >> type[i] & 1u) {
+                const uint64_t q = b2++;
+                if (near[q] != FK_ATTACH_NONE && nr2[q] < r2) label = ag[k][perm[near[q]]], na++;
+            }
+            if (label == UINT64_MAX) {
+                gmin[k][i] = in->id[i];
+                alone++;
+                continue;
+            }
+            const lowpair *g = bsearch(&label, pairs, ng, sizeof *pairs, lowpair_cmp);
+            gmin[k][i] = g && g->low < label ? g->low : label;
+        }
+        uint64_t sums[2] = {na, alone};
+        fk_dist_sum(sums, 2);
+        if (attached) attached[k] = sums[0];
+        if (rep) rep->groups[k] += sums[1];
+    }
+    if (!st) {
+        uint64_t tot[2] = {np, ns};
+        fk_dist_sum(tot, 2);
+        if (nprim) *nprim = tot[0];
+        if (nsec) *nsec = tot[1];
+    }
+    free(low), free(pairs);
+    free(ppos), free(pvel), free(spos), free(pid), free(near), free(nr2), free(counts), free(apos), free(aid);
+    free(akey), free(perm);
+    for (int k = 0; k < nlev; k++) free(pg[k]), free(ag[k]);
+    fk_tree_free(&t);
     return st;
 }
 

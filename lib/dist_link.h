@@ -110,6 +110,26 @@ typedef struct fk_distlink_report {
  * gets the lowest ID in the level-k group of particle i. rep may be NULL. */
 int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink_report *rep, fk_error *err);
 
+/*
+ * Hydro runs under mpirun (attach.h): the particles of link_types (type[],
+ * n entries) are linked across the ranks by fk_distlink_run, and every
+ * particle of attach_types joins its nearest one's group by the attaching
+ * rule. A secondary's nearest primary may lie up to 6.4 l away, beyond the
+ * ghosts' margin of l, so every rank's primaries (positions, IDs, labels:
+ * 20 + 8 bytes a level each) are gathered on every rank (MPI_Allgatherv),
+ * a tree is built over them there and each secondary's nearest found on
+ * the CPU or the rank's GPU: the same rule, keys (IDs) and arithmetic as
+ * one process, so the same groups. gmin as fk_distlink_run's, the lowest
+ * ID of the group with its attached particles (each rank's least attached
+ * ID for every primary, reduced over the ranks with MPI_MIN: 8 bytes per
+ * linked particle more); a particle alone gets its own ID. attached[k] (may be NULL) gets the particles
+ * attached at level k over all ranks; rep's groups count every group.
+ * Collective; failures agreed on. FK_EUNSUP without MPI.
+ */
+int fk_distlink_attach(const fk_distlink_in *in, const uint8_t *type, unsigned link_types, unsigned attach_types,
+                       uint64_t *const *gmin, fk_distlink_report *rep, uint64_t *attached, uint64_t *nprim,
+                       uint64_t *nsec, fk_error *err);
+
 /* Rank 0 gets every rank's report in all (size entries; other ranks may
  * pass NULL). Collective. */
 int fk_distlink_gather(const fk_distlink_report *mine, fk_distlink_report *all, fk_error *err);

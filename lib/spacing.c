@@ -198,3 +198,34 @@ const char *fk_spacing_name(const fk_spacing_spec *spec, char *buf, size_t size)
     }
     return buf;
 }
+
+int fk_spacing_density_known(const fk_snap *snap, int baryons)
+{
+    if (!snap->have_units || !(snap->omega0 > 0) || !(snap->unit_length_cm > 0) || !(snap->unit_mass_g > 0) ||
+        !(snap->unit_velocity_cm_s > 0))
+        return 0;
+    if (baryons && (!snap->have_omega_baryon || !(snap->omega0 > snap->omega_baryon))) return 0;
+    return snap->units_per_h || snap->hubble > 0;
+}
+
+int fk_spacing_density(const fk_snap *snap, const fk_spacing_sums *s, unsigned types, int baryons, double *neff,
+                       double *spacing, fk_error *err)
+{
+    if (!fk_spacing_density_known(snap, baryons))
+        return fk_fail(err, FK_EINVAL, "the stream lacks the units or the cosmology (omega0%s, hubble) of the density rule",
+                       baryons ? ", omega_baryon" : "");
+    double mass = 0;
+    uint64_t n = 0;
+    for (int t = 0; t < 3; t++)
+        if (types & (1u << t)) mass += fk_spacing_mass(s, t), n += s->n[t];
+    if (!(mass > 0) || !n) return fk_fail(err, FK_EINVAL, "the linked particles have no masses for the density rule");
+    /* Gadget's code units: time L / V; H0 = HUBBLE h in them (h taken into the units when they are per h) */
+    const double L = snap->unit_length_cm, M = snap->unit_mass_g, V = snap->unit_velocity_cm_s, T = L / V;
+    const double G = FK_GADGET4_GRAVITY * M * T * T / (L * L * L);
+    const double H0 = FK_GADGET4_HUBBLE * (snap->units_per_h ? 1.0 : snap->hubble) * T;
+    const double rho = (baryons ? snap->omega0 - snap->omega_baryon : snap->omega0) * 3 * H0 * H0 / (8 * M_PI * G);
+    const double sp = cbrt(mass / (double)n / rho);
+    *spacing = sp;
+    *neff = pow(snap->box / sp, 3);
+    return FK_OK;
+}

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "snap.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +85,30 @@ int fk_spacing_neff(const fk_spacing_spec *spec, const fk_spacing_sums *s, doubl
  * type (1 when the masses of each type are equal), and that type into
  * *type. Can't fail. */
 double fk_spacing_spread(const fk_spacing_sums *s, int *type);
+
+/*
+ * Gadget-4's comoving linking length (src/fof/fof.cc,
+ * fof_get_comoving_linking_length) as a mean spacing: (m / rho)^(1/3), m
+ * the mean mass of the linked types (the primaries), rho the mean density
+ * of the dark matter, (Omega0 - OmegaBaryon) rho_crit when the run has
+ * baryons (Gadget: gas particles), else Omega0 rho_crit, with
+ * rho_crit = 3 H0^2 / (8 pi G) in the stream's units and Gadget-4's
+ * constants (src/data/constants.h: GRAVITY 6.6738e-8 cm^3 g^-1 s^-2,
+ * HUBBLE 3.2407789e-18 h s^-1).
+ */
+#define FK_GADGET4_GRAVITY 6.6738e-8
+#define FK_GADGET4_HUBBLE 3.2407789e-18
+
+/* Whether snap knows what the rule needs: unit keys, omega0 above 0 (and
+ * above omega_baryon, given, when baryons), hubble when the units are not
+ * per h. */
+int fk_spacing_density_known(const fk_snap *snap, int baryons);
+
+/* The rule's spacing (*spacing) and n_eff = (box / spacing)^3 over the
+ * types (bits 1u << FK_GAS ...) of s. FK_EINVAL saying what is missing
+ * (the cosmology, or masses: no MASS chunk or only massless particles). */
+int fk_spacing_density(const fk_snap *snap, const fk_spacing_sums *s, unsigned types, int baryons, double *neff,
+                       double *spacing, fk_error *err);
 
 /* spec in words, as the LINK record's spacing_of and -v say it:
  * "lightest", "all", "types gas,dark", "mass 3.349e-07". Returns buf. */

@@ -17,6 +17,9 @@ agree() {
         if [ $skip = 1 ]; then skip=0; continue; fi
         case $w in --method=*) ;; -j) skip=1 ;; *) refopts="$refopts $w" ;; esac
     done
+    # fofref links every type together: so does foflink with --link-types=all (a stream with
+    # dark matter and gas or stars is otherwise linked as a hydro run, foflink(1))
+    [[ " $l " == *" --link-types="* ]] || l="$l --link-types=all"
     key=$(printf '%s|%s' "$in" "$refopts" | md5sum | cut -c1-12)
     if [ ! -f "ref-$key.m1" ]; then
         local refin=$in
@@ -266,7 +269,7 @@ EOF
     agree c.std "-t dark,star" "-s 2" "-b 0.2"
     agree c.std "-t gas" "" "-l 0.01 --method=brute -j 1"
     # halostats: n and mass by group, from the reference
-    tipsy2bin c.std | kdbuild | foflink -b 0.2 | groups -m 20 >grouped.bin
+    tipsy2bin c.std | kdbuild | foflink -b 0.2 --link-types=all | groups -m 20 >grouped.bin
     fofref -b 0.2 -m 20 -o ref.grp c.std
     halostats_agree grouped.bin ref.grp c.std
     [ "$(awk '!/^#/' hs.txt | wc -l)" -gt 20 ]
@@ -388,7 +391,7 @@ EOF
     done
     # the reference's own check on one of them: cell grid against all pairs
     fofref --method=check --no-periodic -l 0.1 -m 1 -o /dev/null "$DATA/run99-gas-dark-star.std"
-    tipsy2bin --no-periodic "$DATA/run99-gas-dark-star.std" | kdbuild | foflink -l 0.1 | groups -m 20 >grouped.bin
+    tipsy2bin --no-periodic "$DATA/run99-gas-dark-star.std" | kdbuild | foflink -l 0.1 --link-types=all | groups -m 20 >grouped.bin
     fofref --no-periodic -l 0.1 -m 20 -o ref.grp "$DATA/run99-gas-dark-star.std"
     halostats_agree grouped.bin ref.grp "$DATA/run99-gas-dark-star.std"
 }

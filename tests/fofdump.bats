@@ -129,7 +129,8 @@ EOF
     streamtool in.bin twice.bin --add MASS "<f4" 2 3 1 "f<*" "7,8,9"
     [ "$(fofdump -c MASS twice.bin | tr '\n' ' ')" = "0.5 2 0.25 " ]
     # a pipeline's chunks
-    three | mkstream | kdbuild -s 2 | foflink -l 0.3 >linked.bin
+    # (every type linked: a hydro run's foflink reads TYPE and ID before it writes LINK, foflink(1))
+    three | mkstream | kdbuild -s 2 | foflink -l 0.3 --link-types=all >linked.bin
     [ "$(fofdump linked.bin | awk 'NR > 1 { printf "%s ", $1 }')" = "SNAP POS TREE TBOX LINK SINK VEL MASS TYPE ID " ]
     [ "$(fofdump -c TREE linked.bin | awk '{ print $1 }' | tr '\n' ' ')" = "n leafsize unit depth nodes builder " ]
     [ "$(fofdump -c SINK linked.bin | wc -l)" -eq 3 ]

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "attach.h"
 #include "bigmem.h"
 #include "device.h"
 #include "dist.h"
@@ -101,8 +102,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         [W_VEL] = {"VEL", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3, "6D linking needs the velocities"},
     };
     /* MASS and TYPE for -b's mean spacing only: otherwise a tag no chunk has */
-    if (o->have_l || !spacing_needs_mass(&o->spacing)) want[W_MASS].tag = "";
-    if (o->have_l || !spacing_needs_type(&o->spacing)) want[W_TYPE].tag = "";
+    /* MASS and TYPE always: a hydro run (attach.h) is known only once every rank's SNAP is read */
     const int sixd = o->npsi > 0, nw = sixd ? NW : NW - 1;
     int st = fk_input_open(&in, inname, 1, std->force, &err);
     if (!st) st = fk_output_open(&fo, outname, 1, std->force, &err);
@@ -125,6 +125,20 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
             id[i] = wide ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
     }
     check(st, &err);
+    /* A hydro run by default when the ranks' streams have dark matter and gas or stars. */
+    uint64_t nbar[3] = {snap.ntype[FK_GAS] + snap.ntype[FK_STAR], want[W_TYPE].data[0] ? 0 : 1, snap.ntype[FK_DARK]};
+    fk_dist_sum(nbar, 3);
+    const int baryons = nbar[0] > 0;
+    const unsigned link_types =
+        o->have_link_types ? o->link_types : baryons && nbar[2] ? 1u << FK_DARK : FK_TYPES_ALL;
+    const unsigned attach_types = o->have_attach_types ? o->attach_types : FK_TYPES_ALL & ~link_types;
+    const int attach = link_types != FK_TYPES_ALL;
+    if (!attach && o->have_attach_types && attach_types)
+        all_die(EXIT_USAGE, "option --attach-types: nothing is left to attach when every type is linked");
+    if (link_types & attach_types)
+        all_die(EXIT_USAGE, "options --link-types and --attach-types name a type twice (a type is linked or attached)");
+    if (attach && nbar[1])
+        all_die(EXIT_DATA, "a stream has no TYPE chunk (linking some types only needs the types)");
 
     /* The same box on every rank; the mean spacing of -b from all particles. */
     uint64_t ntotal = 0;
@@ -147,9 +161,14 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         fk_dist_sum(&sums.sig[0][0], 3 * FK_SPACING_NEXP);
         fk_dist_min(sums.min_bits, 3);
         fk_dist_max(sums.max_bits, 3);
-        if (fk_spacing_neff(&o->spacing, &sums, &neff, &err)) all_die(EXIT_DATA, "%s", err.msg);
-        /* every rank's LINK record names the spacing; rank 0 alone gives the hint */
-        spacing_report(&o->spacing, o->have_spacing || rank != 0, &sums, neff, snap.box, o->b[0], &par);
+        if (attach && !o->have_spacing) {
+            if (attach_spacing(&snap, &sums, link_types, baryons, o->b[0], &neff, &par, &err))
+                all_die(EXIT_DATA, "%s", err.msg);
+        } else {
+            if (fk_spacing_neff(&o->spacing, &sums, &neff, &err)) all_die(EXIT_DATA, "%s", err.msg);
+            /* every rank's LINK record names the spacing; rank 0 alone gives the hint */
+            spacing_report(&o->spacing, o->have_spacing || rank != 0, &sums, neff, snap.box, o->b[0], &par);
+        }
     }
     fk_linkopts lo[FK_LEVELS_MAX];
     fk_linkspec spec = {o->b, o->l, o->psi, o->nlevels, o->have_l, o->npsi, 0, o->no_periodic, (int)o->threads};
@@ -175,7 +194,22 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
             st = fk_fail(&err, FK_ENOMEM, "out of memory for the labels of %" PRIu64 " particles", snap.n);
     check(st, &err);
     fk_distlink_report rep;
-    if (fk_distlink_run(&din, gmin, &rep, &err)) agreed_fail(&err, 0); /* agreed inside: the same on all */
+    uint64_t attached[FK_LEVELS_MAX] = {0}, nprim = 0, nsec = 0;
+    if (attach) {
+        char lt[32], at[32];
+        if (rank == 0)
+            prog_info("hydro run: the %s particles linked, the %s particles attached to the group of the nearest "
+                      "one within %g l (Gadget-4's reach), every rank's linked particles gathered on each",
+                      fk_types_name(link_types, lt, sizeof lt), fk_types_name(attach_types, at, sizeof at),
+                      FK_ATTACH_REACH);
+        if (fk_distlink_attach(&din, want[W_TYPE].data[0], link_types, attach_types, gmin, &rep, attached, &nprim,
+                               &nsec, &err))
+            agreed_fail(&err, 0);
+        for (int k = 0; rank == 0 && k < o->nlevels; k++)
+            prog_info("level %d: %" PRIu64 " particles linked; %" PRIu64 " of %" PRIu64 " attached", k, nprim,
+                      attached[k], nsec);
+    } else if (fk_distlink_run(&din, gmin, &rep, &err))
+        agreed_fail(&err, 0); /* agreed inside: the same on all */
     fk_cores cores;
     fk_dist_cores(&cores);
     rep.device = din.gpu ? gi.ordinal : -1;
@@ -245,8 +279,11 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     double t1 = prog_now();
     fk_tree tree;
     memset(&tree, 0, sizeof tree);
-    fk_link_job job = {ntotal, NULL, NULL, &tree, lo, o->nlevels, o->brute, din.gpu};
+    fk_link_job job = {ntotal, NULL, NULL, &tree, lo, o->nlevels, o->brute, din.gpu, NULL, link_types, attach_types,
+                       NULL, 0};
     fk_link_report lrep = rep.link;
+    lrep.attach = attach, lrep.primaries = nprim, lrep.secondaries = nsec;
+    for (int k = 0; k < o->nlevels; k++) lrep.attached[k] = attached[k];
     for (int k = 0; k < o->nlevels; k++) lrep.stats[k].groups = rep.groups[k];
     char *linktext = NULL, *full = NULL;
     st = fk_link_record(&job, &par, &lrep, &linktext, &err);

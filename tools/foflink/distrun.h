@@ -11,6 +11,8 @@ typedef struct foflink_opts {
     long long threads, piece; /* piece: --piece-size, 0 when not given */
     fk_spacing_spec spacing;  /* --spacing: what -b is a fraction of */
     int have_spacing;         /* --spacing was given */
+    unsigned link_types, attach_types; /* --link-types, --attach-types (attach.h bits) */
+    int have_link_types, have_attach_types;
 } foflink_opts;
 
 /* Links the streams named input and std->output, "%r" expanded to each

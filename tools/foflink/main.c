@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach.h"
 #include "bigmem.h"
 #include "device.h"
 #include "dist.h"
@@ -39,6 +40,12 @@ static void help(void)
            "                         (one for every level, or a list, one per level, never growing)\n"
            "      --psi-rel=F        6D with psi = F times the 3D rms velocity of the particles\n"
            "                         about their mean (one F, or one per level)\n"
+           "      --link-types=T     the types linked: a list of gas, dark, star, or all\n"
+           "                         (default: dark when the stream has dark matter and gas\n"
+           "                         or stars, else all)\n"
+           "      --attach-types=T   the types attached to the group of their nearest linked\n"
+           "                         particle within 6.4 l (Gadget-4's reach), or none\n"
+           "                         (default: every type not linked)\n"
            "      --no-periodic      isolated boundaries even if the stream's box is periodic\n"
            "      --method=M         tree (default) or brute (all pairs, O(n^2): small inputs)\n"
            "      --device=D         auto (default: the GPU if there is one), cpu or gpu\n"
@@ -55,6 +62,11 @@ static void help(void)
            "Two particles are friends when their binary32 minimum-image separation squared,\n"
            "(dx*dx + dy*dy) + dz*dz, is strictly below l*l: see foflink(1) for the exact rule.\n"
            "In 6D they must also have r2/l2 + w2/psi2 < 1, w2 the velocity difference squared.\n"
+           "A stream with dark matter and gas or stars is linked as Gadget, Arepo and SWIFT\n"
+           "link it: the dark matter at -b times its own mean spacing (Gadget-4's density\n"
+           "rule when the stream has its units and cosmology), every other particle attached\n"
+           "to the group of its nearest dark matter particle within 6.4 l (none farther);\n"
+           "--link-types=all links every particle together.\n"
            "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory,\n"
            "no GPU or not enough GPU memory.\n",
            FK_LEVELS_MAX);
@@ -106,7 +118,9 @@ int main(int argc, char **argv)
     fk_spacing_spec spacing = {FK_SPACING_LIGHTEST, 0, 0};
     int have_spacing = 0;
     fk_error err = {0};
-    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL, OPT_PIECE, OPT_SPACING };
+    unsigned link_types = 0, attach_types = 0;
+    int have_link_types = 0, have_attach_types = 0;
+    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL, OPT_PIECE, OPT_SPACING, OPT_LINKT, OPT_ATTACHT };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"b", required_argument, 0, 'b'},
                                              {"link-length", required_argument, 0, 'l'},
@@ -118,6 +132,8 @@ int main(int argc, char **argv)
                                              {"psi-rel", required_argument, 0, OPT_PSIREL},
                                              {"piece-size", required_argument, 0, OPT_PIECE},
                                              {"spacing", required_argument, 0, OPT_SPACING},
+                                             {"link-types", required_argument, 0, OPT_LINKT},
+                                             {"attach-types", required_argument, 0, OPT_ATTACHT},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -154,8 +170,20 @@ int main(int argc, char **argv)
             if (fk_spacing_parse(optarg, &spacing, &err)) prog_usage("%s", err.msg);
             have_spacing = 1;
             break;
+        case OPT_LINKT:
+            if (fk_types_parse("--link-types", optarg, 0, &link_types, &err)) prog_usage("%s", err.msg);
+            have_link_types = 1;
+            break;
+        case OPT_ATTACHT:
+            if (fk_types_parse("--attach-types", optarg, 1, &attach_types, &err)) prog_usage("%s", err.msg);
+            have_attach_types = 1;
+            break;
         }
     }
+    if (have_attach_types && attach_types == FK_TYPES_ALL)
+        prog_usage("option --attach-types: the types attached cannot be all (some type is linked)");
+    if (have_link_types && have_attach_types && (link_types & attach_types))
+        prog_usage("options --link-types and --attach-types name a type twice (a type is linked or attached)");
     if (have_l && have_b) prog_usage("options -l and -b are exclusive");
     if (have_l && have_spacing) prog_usage("option --spacing applies to -b, not -l");
     const int nlev = have_l ? nl : nb, sixd = npsi > 0;
@@ -165,7 +193,8 @@ int main(int argc, char **argv)
     const char *input = prog_one_input(argc, argv, optind), *names[] = {input, std.output};
     if (fk_dist_wanted(names, 2)) { /* under mpirun, or a %r in a name: DISTRIBUTED RUNS in foflink(1) */
         foflink_opts fo = {b,     l,         psiv,     nlev,  have_l,  npsi,         psi_rel,
-                           no_periodic, brute, devchoice, threads, piece, spacing, have_spacing};
+                           no_periodic, brute, devchoice, threads, piece, spacing, have_spacing,
+                           link_types, attach_types, have_link_types, have_attach_types};
         foflink_dist(input, &std, &fo);
     }
     if (piece) prog_usage("option --piece-size is for distributed runs (under mpirun, or %%r in a name)");
@@ -184,7 +213,7 @@ int main(int argc, char **argv)
 
     /* What foflink reads; every other chunk passes on unread: VEL for 6D,
      * MASS and TYPE for the mean spacing of -b. */
-    enum { W_SINK, W_LINK, W_POS, W_TREE, W_TBOX, W_VEL, W_MASS, W_TYPE, NW };
+    enum { W_SINK, W_LINK, W_POS, W_TREE, W_TBOX, W_VEL, W_MASS, W_TYPE, W_ID, NW };
     const int by_b = !have_l;
     fk_want want[NW] = {
         [W_SINK] = {"SINK", FK_W_REFUSE, .hint = "is linked already"},
@@ -195,11 +224,23 @@ int main(int argc, char **argv)
         [W_VEL] = {"VEL", FK_W_PARTICLE | FK_W_PASS | FK_W_REQUIRED, "<f4", 3, "6D linking needs the velocities"},
         [W_MASS] = {"MASS", FK_W_PARTICLE | FK_W_PASS, "<f4", 1},
         [W_TYPE] = {"TYPE", FK_W_PARTICLE | FK_W_PASS, "|u1", 1},
+        [W_ID] = {"ID", FK_W_PARTICLE | FK_W_ID | FK_W_PASS, NULL, 1},
     };
+    /* A hydro run (attach.h) by default when the stream has dark matter and gas or stars. */
+    const int baryons = snap.ntype[FK_GAS] + snap.ntype[FK_STAR] > 0;
+    if (!have_link_types) link_types = baryons && snap.ntype[FK_DARK] ? 1u << FK_DARK : FK_TYPES_ALL;
+    if (!have_attach_types) attach_types = FK_TYPES_ALL & ~link_types;
+    const int attach = link_types != FK_TYPES_ALL;
+    if (!attach && have_attach_types && attach_types)
+        prog_usage("option --attach-types: nothing is left to attach when every type is linked");
+    if (link_types & attach_types)
+        prog_usage("options --link-types and --attach-types name a type twice (a type is linked or attached)");
+    if (attach) want[W_TYPE].flags |= FK_W_REQUIRED, want[W_TYPE].hint = "linking some types only needs the types";
+    if (!attach) want[W_ID].tag = "";
     /* the chunks not needed this run are read as none: a tag no chunk has */
     if (!sixd) want[W_VEL].tag = "", want[W_VEL].flags = 0;
-    if (!by_b || !spacing_needs_mass(&spacing)) want[W_MASS].tag = "";
-    if (!by_b || !spacing_needs_type(&spacing)) want[W_TYPE].tag = "";
+    if (!by_b || (!(attach && !have_spacing) && !spacing_needs_mass(&spacing))) want[W_MASS].tag = "";
+    if (!attach && (!by_b || !spacing_needs_type(&spacing))) want[W_TYPE].tag = "";
     /* Linked as soon as what it reads has come (kdbuild writes TREE and TBOX
      * right after POS): SINK goes out before the chunks after them, which
      * pass on once it is written. */
@@ -218,17 +259,39 @@ int main(int argc, char **argv)
     fk_linkspec spec = {b, l, psiv, nlev, have_l, npsi, psi_rel, no_periodic, (int)threads};
     fk_link_meta par = {have_l ? NULL : b, psi_rel ? rel : NULL, 0, 0, 0, NULL};
     double neff = 0;
+    const uint8_t *type = want[W_TYPE].data[0];
     if (by_b) {
         fk_spacing_sums sums;
-        if (fk_spacing_sum(want[W_MASS].data[0], want[W_TYPE].data[0], snap.n, &sums, name, &err)) prog_fail(&err);
-        if (fk_spacing_neff(&spacing, &sums, &neff, &err)) prog_die(EXIT_DATA, "%s: %s", name, err.msg);
-        spacing_report(&spacing, have_spacing, &sums, neff, snap.box, b[0], &par);
+        if (fk_spacing_sum(want[W_MASS].data[0], type, snap.n, &sums, name, &err)) prog_fail(&err);
+        if (attach && !have_spacing) {
+            if (attach_spacing(&snap, &sums, link_types, baryons, b[0], &neff, &par, &err))
+                prog_die(EXIT_DATA, "%s: %s", name, err.msg);
+        } else {
+            if (fk_spacing_neff(&spacing, &sums, &neff, &err)) prog_die(EXIT_DATA, "%s: %s", name, err.msg);
+            spacing_report(&spacing, have_spacing, &sums, neff, snap.box, b[0], &par);
+        }
     }
-    int st = fk_linkspec_levels(&spec, &snap, neff, vel, name, lo, &vscale, rel, &err);
+    /* --psi-rel in a hydro run: the rms velocity of the linked particles */
+    fk_snap vsnap = snap;
+    float *pvel = NULL;
+    if (attach && psi_rel) {
+        uint64_t m = 0;
+        if (!(pvel = malloc((snap.n ? snap.n : 1) * 3 * sizeof *pvel)))
+            prog_die(EXIT_RESOURCE, "out of memory for the velocities of %" PRIu64 " particles", snap.n);
+        for (uint64_t i = 0; i < snap.n; i++)
+            if (link_types >> type[i] & 1u) memcpy(pvel + 3 * m++, vel + 3 * i, 3 * sizeof *vel);
+        vsnap.n = m;
+    }
+    int st = fk_linkspec_levels(&spec, &vsnap, neff, pvel ? pvel : vel, name, lo, &vscale, rel, &err);
+    free(pvel);
     if (st == FK_EINVAL) prog_die(EXIT_USAGE, "%s", err.msg);
     if (st) prog_fail(&err);
     par.vscale = vscale;
-    prog_info("linking %" PRIu64 " particles with l = %.9g (%s box %g)", snap.n, lo[0].l,
+    uint64_t nlinked = 0;
+    char ltn[32];
+    for (int t = 0; t < 3; t++) nlinked += link_types >> t & 1u ? snap.ntype[t] : 0;
+    prog_info("linking %" PRIu64 " %s%s with l = %.9g (%s box %g)", attach ? nlinked : snap.n,
+              attach ? fk_types_name(link_types, ltn, sizeof ltn) : "", attach ? " particles" : "particles", lo[0].l,
               lo[0].periodic ? "periodic" : "isolated", snap.box);
     if (psi_rel)
         prog_info("6D: psi = %.9g (%g times the rms velocity %.9g)", lo[0].psi, psiv[0], vscale);
@@ -236,7 +299,15 @@ int main(int argc, char **argv)
         prog_info("6D: psi = %.9g", lo[0].psi);
     for (int k = 1; k < nlev; k++) prog_info("level %d: l = %.9g, psi = %.9g", k, lo[k].l, lo[k].psi);
 
-    fk_link_job job = {snap.n, pos, vel, &tree, lo, nlev, brute, gpu};
+    const int idw = want[W_ID].data[0] && !strcmp(want[W_ID].chunk[0].dtype, "<u8") ? 8 : 4;
+    fk_link_job job = {snap.n,      pos,          vel,        &tree, lo, nlev, brute, gpu, attach ? type : NULL,
+                       link_types, attach_types, want[W_ID].data[0], idw};
+    if (attach) {
+        char lt[32], at[32];
+        prog_info("hydro run: the %s particles linked, the %s particles attached to the group of the nearest "
+                  "one within %g l (Gadget-4's reach; --link-types=all links every particle together)",
+                  fk_types_name(link_types, lt, sizeof lt), fk_types_name(attach_types, at, sizeof at), FK_ATTACH_REACH);
+    }
     uint32_t *sinks[FK_LEVELS_MAX];
     for (int k = 0; k < nlev; k++)
         if (!(sinks[k] = fk_big_alloc(snap.n * sizeof *sinks[k])))
@@ -264,6 +335,12 @@ int main(int argc, char **argv)
                   k, rep.seconds[k], snap.n / (rep.seconds[k] + 1e-12), ls[k].groups, ls[k].pair_tests,
                   ls[k].node_tests);
     if (nlev > 1) prog_info("%d levels linked in %.3f s", nlev, rep.total);
+    for (int k = 0; rep.attach && k < nlev; k++)
+        prog_info("level %d: %" PRIu64 " particles linked; %" PRIu64 " of %" PRIu64 " attached, %" PRIu64
+                  " alone (no linked particle within %.9g)",
+                  k, rep.primaries, rep.attached[k], rep.secondaries, rep.secondaries - rep.attached[k],
+                  (double)(float)(FK_ATTACH_REACH * lo[k].l));
+    if (rep.attach) prog_info("nearest linked particles found in %.3f s", rep.attach_seconds);
 
     double t1 = prog_now();
     prog_progress("writing", 0, 0);

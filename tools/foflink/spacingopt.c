@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "prog.h"
 
@@ -35,4 +36,29 @@ void spacing_report(const fk_spacing_spec *spec, int given, const fk_spacing_sum
               "mean spacing of the lightest particles, %.6g (l = %.6g), not of every particle's, %.6g (l = %.6g with "
               "--spacing=all); see foflink(1), THE MEAN SPACING",
               type_name[t], spread, b, spacing, b * spacing, all, b * all);
+}
+
+int attach_spacing(const fk_snap *snap, const fk_spacing_sums *s, unsigned link_types, int baryons, double b,
+                   double *neff, fk_link_meta *meta, fk_error *err)
+{
+    static char of[64];
+    fk_spacing_spec spec = {FK_SPACING_TYPES, link_types, 0};
+    double spacing;
+    if (fk_spacing_density_known(snap, baryons) && fk_spacing_density(snap, s, link_types, baryons, neff, &spacing, err) == FK_OK) {
+        char t[64];
+        snprintf(of, sizeof of, "density %s", fk_spacing_name(&spec, t, sizeof t) + 6);
+        meta->spacing = spacing, meta->spacing_of = of, meta->neff = *neff;
+        double m = 0, n = 0;
+        for (int t = 0; t < 3; t++)
+            if (link_types & (1u << t)) m += fk_spacing_mass(s, t), n += (double)s->n[t];
+        prog_info("-b: the mean spacing of the %s particles by Gadget-4's density rule, (m / rho)^(1/3) = %.9g "
+                  "(m = %.9g their mean mass, rho = (Omega0%s) rho_crit = %.9g; l = %.9g)",
+                  of + 8, spacing, m / n, baryons ? " - OmegaBaryon" : "", m / n / (spacing * spacing * spacing),
+                  b * spacing);
+        return FK_OK;
+    }
+    int st = fk_spacing_neff(&spec, s, neff, err);
+    if (st) return st;
+    spacing_report(&spec, 1, s, *neff, snap->box, b, meta);
+    return FK_OK;
 }

@@ -18,4 +18,12 @@ int spacing_needs_type(const fk_spacing_spec *spec);
 void spacing_report(const fk_spacing_spec *spec, int given, const fk_spacing_sums *s, double neff, double box, double b,
                     fk_link_meta *meta);
 
+/* A hydro run's spacing when --spacing is not given: Gadget-4's density
+ * rule over the linked types when snap has the units and cosmology for it
+ * (fk_spacing_density), else their own mean spacing (--spacing=TYPES);
+ * said with -v, into *neff and meta. FK_EINVAL when the linked types have
+ * no particles. */
+int attach_spacing(const fk_snap *snap, const fk_spacing_sums *s, unsigned link_types, int baryons, double b,
+                   double *neff, fk_link_meta *meta, fk_error *err);
+
 #endif
