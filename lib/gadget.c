@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +190,29 @@ static void snapshot_header(const g2hdr *g, fk_gsnap_header *h)
         h->omega0 = g->omega0;
         h->omega_lambda = g->omega_lambda;
     }
+    /* The header carries no units: Gadget's defaults (its parameter file's
+     * UnitLength_in_cm 3.085678e21, UnitMass_in_g 1.989e43,
+     * UnitVelocity_in_cm_per_s 1e5: kpc/h, 1e10 Msun/h, km/s). */
+    h->have_units = 1;
+    h->units_per_h = 1;
+    h->unit_length_cm = 3.085678e21;
+    h->unit_mass_g = 1.989e43;
+    h->unit_velocity_cm_s = 1e5;
+    /* Nor ComovingIntegrationOn: a cosmological run is one whose header has
+     * HubbleParam > 0, Omega0 > 0, 0 < Time <= 1 and the Redshift 1/Time - 1
+     * that Gadget-2 writes only then (io.c: "if(All.ComovingIntegrationOn)
+     * header.redshift = 1.0 / All.Time - 1; else header.redshift = 0"). Its
+     * velocities are Gadget's v_pec / sqrt(a). */
+    h->vel_a_scaling = 0.5;
+    h->comoving = fk_gadget_looks_comoving(g->hubble, g->omega0, g->time, g->redshift);
+}
+
+int fk_gadget_looks_comoving(double hubble, double omega0, double time, double redshift)
+{
+    if (!(hubble > 0 && omega0 > 0 && time > 0 && time <= 1 && isfinite(redshift))) return 0;
+    const double z = 1 / time - 1;
+    /* written in double from the same Time: equal to rounding */
+    return fabs(redshift - z) <= 1e-6 * (1 + z);
 }
 
 /* Decodes c values of a block (rec bytes each, big-endian or not) from buf

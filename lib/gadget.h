@@ -72,10 +72,22 @@ typedef struct fk_gadget_info {
     uint64_t bytes; /* bytes read over all files */
 } fk_gadget_info;
 
+/* Whether a Gadget-2 header describes a cosmological run (comoving
+ * positions, Time the expansion factor a): HubbleParam > 0, Omega0 > 0,
+ * 0 < Time <= 1 and Redshift = 1/Time - 1 (to 1e-6 (1 + z)), which
+ * Gadget-2 writes only with ComovingIntegrationOn (else Redshift 0). The
+ * header has no such flag: a run that is not cosmological and stops at
+ * Time 1 with Redshift 0 reads as one (gadget2bin --no-comoving). */
+int fk_gadget_looks_comoving(double hubble, double omega0, double time, double redshift);
+
 /* Reads the Gadget-2 snapshot path ("-": stdin, single-file snapshots only)
  * and every file it is split into. Fills s (free it with fk_gsnap_free, also
  * after an error) and info (may be NULL). The header gives no units:
- * s->hdr.have_units is 0; the cosmology is recorded when HubbleParam > 0.
+ * s->hdr has Gadget's default units (3.085678e21 cm, 1.989e43 g, 1e5 cm/s,
+ * per h: kpc/h, 1e10 Msun/h, km/s; o->units replaces them); the cosmology is
+ * recorded when HubbleParam > 0; comoving as fk_gadget_looks_comoving says,
+ * with vel_a_scaling 0.5 (Gadget's velocities are v_pec / sqrt(a)); Omega_b
+ * only from o.
  * Returns FK_OK, or FK_EFORMAT (not Gadget-2, a record marker that does not
  * match, a truncated file, counts that disagree, a block of the wrong size,
  * a missing block, non-finite values, far outside the box), FK_EIO (open or

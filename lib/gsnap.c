@@ -17,7 +17,54 @@ int fk_gsnap_stream_type(int t)
 
 void fk_gsnap_opts_default(fk_gsnap_opts *o)
 {
-    *o = (fk_gsnap_opts){.types = 0, .box = 0, .periodic = -1, .origin = 0, .slice = 0, .nslices = 0};
+    *o = (fk_gsnap_opts){.types = 0, .box = 0, .periodic = -1, .origin = 0, .slice = 0, .nslices = 0,
+                         .units = -1, .comoving = -1};
+}
+
+/* o's units, comoving flag and Omega_b over the reader's in h. */
+static int apply_physics(fk_gsnap_header *h, const fk_gsnap_opts *o, const char *name, fk_error *err)
+{
+    if (o->units == 0) {
+        h->have_units = 0;
+        h->unit_length_cm = h->unit_mass_g = h->unit_velocity_cm_s = 0;
+        h->units_per_h = 0;
+    } else if (o->units == 1) {
+        if (!(o->unit_length_cm > 0 && o->unit_mass_g > 0 && o->unit_velocity_cm_s > 0) ||
+            !isfinite(o->unit_length_cm) || !isfinite(o->unit_mass_g) || !isfinite(o->unit_velocity_cm_s))
+            return fk_fail(err, FK_EINVAL, "%s: units %g cm, %g g, %g cm/s: every unit must be a positive number", name,
+                           o->unit_length_cm, o->unit_mass_g, o->unit_velocity_cm_s);
+        h->have_units = 1;
+        h->unit_length_cm = o->unit_length_cm;
+        h->unit_mass_g = o->unit_mass_g;
+        h->unit_velocity_cm_s = o->unit_velocity_cm_s;
+        h->units_per_h = o->units_per_h != 0;
+    }
+    if (o->have_omega_baryon) {
+        if (!(o->omega_baryon >= 0) || !isfinite(o->omega_baryon) ||
+            (h->have_cosmology && o->omega_baryon > h->omega0))
+            return fk_fail(err, FK_EINVAL, "%s: --omega-baryon=%g is not a baryon density in [0, Omega0 = %g]", name,
+                           o->omega_baryon, h->omega0);
+        h->have_omega_baryon = 1;
+        h->omega_baryon = o->omega_baryon;
+    }
+    if (o->comoving == 0) h->comoving = 0;
+    if (o->comoving == 1) {
+        if (!h->have_cosmology)
+            return fk_fail(err, FK_EINVAL,
+                           "%s: --comoving, but the header gives no cosmology (HubbleParam %g): a comoving stream "
+                           "needs h, Omega0 and OmegaLambda",
+                           name, h->hubble);
+        if (!(h->time > 0 && h->time <= 1))
+            return fk_fail(err, FK_EINVAL, "%s: --comoving, but the header's Time %g is not an expansion factor in (0, 1]",
+                           name, h->time);
+        if (!h->have_units)
+            return fk_fail(err, FK_EINVAL,
+                           "%s: --comoving, but the snapshot has no units for the physical frame (give "
+                           "--unit-length-cm, --unit-mass-g and --unit-velocity-cm-s)",
+                           name);
+        h->comoving = 1;
+    }
+    return FK_OK;
 }
 
 int fk_gsnap_keeps(const fk_gsnap *s, int t)
@@ -51,6 +98,8 @@ int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o
     if (h->ntypes < 1 || h->ntypes > FK_GSNAP_NTYPES)
         return fk_fail(err, FK_EFORMAT, "%s: header describes %d particle types (1 to %d expected)", name, h->ntypes,
                        FK_GSNAP_NTYPES);
+    int st = apply_physics(&s->hdr, o, name, err);
+    if (st) return st;
     s->periodic = o->periodic >= 0 ? o->periodic : h->periodic != 0;
     s->box = o->box > 0 ? o->box : h->box;
     s->origin = o->origin;

@@ -68,9 +68,19 @@ typedef struct fk_gsnap_opts {
     int periodic;    /* -1: the header's (periodic when it does not say); 0 or 1: forced */
     double origin;   /* lower corner of the box on every axis (default 0) */
     uint32_t slice, nslices; /* nslices > 0: only slice "slice" (0 <= slice < nslices) of the kept */
+    /* What SNAP says of units and cosmology, over what the reader found
+     * (fk_gsnap_begin puts them in the header s->hdr, so that every path
+     * that writes s, under mpirun too, writes the same SNAP): */
+    int units;       /* -1: the reader's; 0: none (the stream has no units); 1: the four below */
+    double unit_length_cm, unit_mass_g, unit_velocity_cm_s;
+    int units_per_h; /* with units 1: they carry a factor 1/h (Gadget's convention) */
+    int comoving;    /* -1: the reader's; 0: not comoving; 1: comoving, time = a (the reader's vel_a_scaling) */
+    int have_omega_baryon; /* 1: omega_baryon is Omega_b, whatever the header says */
+    double omega_baryon;
 } fk_gsnap_opts;
 
-/* Sets o to: every type, the header's box and periodicity, origin 0, no slice. */
+/* Sets o to: every type, the header's box and periodicity, origin 0, no
+ * slice, the reader's units, comoving flag and Omega_b. */
 void fk_gsnap_opts_default(fk_gsnap_opts *o);
 
 /* A snapshot read into arrays, the kept particles in the order above. */
@@ -96,7 +106,10 @@ typedef struct fk_gsnap {
 } fk_gsnap;
 
 /* Decides the box (opts over header; a periodic box needs one: FK_EINVAL
- * "... gives no box size (BoxSize 0): give --box"), checks the totals, and
+ * "... gives no box size (BoxSize 0): give --box"), puts o's units,
+ * comoving flag and Omega_b in s->hdr (FK_EINVAL when the header cannot
+ * take them: comoving without the cosmology or with a time that is no
+ * expansion factor, Omega_b above Omega0), checks the totals, and
  * decides which particles s holds: the kept particles of h (those of the
  * slice with o->nslices; a slice not below nslices is FK_EINVAL). name is
  * used in messages. Allocates nothing: the reader checks the header's

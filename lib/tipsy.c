@@ -16,6 +16,7 @@
 #include "fileio.h"
 #include "sniff.h"
 #include "snap.h"
+#include "snapunits.h"
 
 const unsigned fk_tipsy_recsize[3] = {48, 36, 44};
 
@@ -676,4 +677,13 @@ int fk_tipsy_write(FILE *f, const char *name, int format, double time, int32_t p
         at += count[t];
     }
     return st;
+}
+
+void fk_tipsy_units(double kpc_unit, double msol_unit, fk_snap *snap)
+{
+    snap->have_units = 1;
+    snap->units_per_h = 0;
+    snap->unit_length_cm = kpc_unit * FK_KPC_CM;
+    snap->unit_mass_g = msol_unit * FK_MSUN_G;
+    snap->unit_velocity_cm_s = sqrt(FK_G_CGS * snap->unit_mass_g / snap->unit_length_cm);
 }

@@ -173,6 +173,30 @@ int fk_tipsy_write_particles(FILE *f, const char *name, int format, int type, ui
 int fk_tipsy_write(FILE *f, const char *name, int format, double time, int32_t pad, uint64_t n, const float *pos,
                    const float *vel, const float *mass, const uint8_t *type, fk_error *err);
 
+/*
+ * Units and cosmology. A tipsy file carries neither. ChaNGa, PKDGRAV and
+ * Gasoline work in units where G = 1: their .param file's dKpcUnit is the
+ * length unit in kpc (no h), dMsolUnit the mass unit in Msun, and the
+ * velocity unit follows, sqrt(G M / L) (pynbody, snapshot/tipsy.py
+ * param2units). In a cosmological run (bComove) the positions are comoving
+ * in [-0.5, 0.5) box units (the box is dKpcUnit comoving kpc), the header's
+ * time is the expansion factor a, and the velocities are the comoving
+ * dx/dt: the codes integrate the canonical momentum a^2 dx/dt and write it
+ * times dvFac = 1/a^2 (ChaNGa InOutput.C, "vel = velocity*dvFac";
+ * PKDGRAV and Gasoline master.c, msrWriteTipsy), so the peculiar velocity
+ * a dx/dt is VEL * a^1: pynbody's unit "km s^-1 a", and tipsy_tools'
+ * tipsy2snap.c multiplies by sqrt(a) into Gadget's v_pec / sqrt(a).
+ */
+#define FK_TIPSY_VEL_A_SCALING 1.0
+
+/* Sets the unit keys of snap for ChaNGa/PKDGRAV/Gasoline units of kpc_unit
+ * kpc and msol_unit Msun (both > 0): unit_length_cm, unit_mass_g, and
+ * unit_velocity_cm_s = sqrt(G M / L) with snapunits.h's G (so that G is 1
+ * in the stream's units, as halostats computes it); units_per_h 0. Can't
+ * fail. */
+struct fk_snap;
+void fk_tipsy_units(double kpc_unit, double msol_unit, struct fk_snap *snap);
+
 /* Wraps one coordinate x into the periodic interval [lo, hi), where
  * lo = (float)origin and hi = (float)(origin + box), as a stream's POS chunk
  * must hold it (fk_snap_check_positions). Returns 0 (x inside, unchanged),

@@ -23,7 +23,7 @@ need_ics() {
         [ -f "$first" ] || first=c$n/snap.0
         echo "snapcopy $v: $first"
         gadget2bin -o "c$n.bin" "$first"
-        same_stream ref.bin "c$n.bin" '^units?_' # Gadget-2 binary headers have no units
+        same_stream ref.bin "c$n.bin" '^omega_baryon' # Gadget-2 binary headers have no Omega_b
         gadget2bin --types=1 "$first" | kdbuild | foflink -b 0.2 | groups -m 1 --format=grp >"c$n.grp"
         cmp ref.grp "c$n.grp"
     done
@@ -32,7 +32,7 @@ need_ics() {
     grep -q 'Gadget-2 format 2, big-endian, 1 file, float positions, 4-byte IDs; 65536 particles' err.txt
     # a single file reads from stdin too
     gadget2bin <c1/snap >stdin.bin
-    same_stream ref.bin stdin.bin '^units?_'
+    same_stream ref.bin stdin.bin '^omega_baryon'
 }
 
 @test "gadget2bin: the initial conditions rewritten in format 2, big-endian, doubles, many files give the identical stream" {
@@ -163,4 +163,131 @@ claim_header() {
     rm two.1
     fails_with 1 "gadget2bin: two.1: cannot open: No such file or directory" gadget2bin -o out.bin two.0
     [ ! -e out.bin ]
+}
+
+# The SNAP text of a stream, without the line naming the source.
+snap_of() {
+    fofdump -c SNAP "$1" | grep -v '^source '
+}
+
+@test "gadget2bin: SNAP records Gadget's default units, the header's cosmology, comoving and v_pec / sqrt(a)" {
+    local S=$DATA/g4-lcdm-series/snapshot_001.hdf5
+    [ -r "$S" ] || skip "$S is missing"
+    python3 "$BATS_TEST_DIRNAME/py/gadget2_write.py" "$S" z3.dat >/dev/null
+    gadget2bin -o z3.bin z3.dat
+    snap_of z3.bin >snap.txt
+    for kv in 'unit_length_cm 3.0856779999999998e+21' 'unit_mass_g 1.9890000000000001e+43' 'unit_velocity_cm_s 100000' \
+        'units_per_h 1' 'hubble 0.69999999999999996' 'omega0 0.29999999999999999' 'omega_lambda 0.69999999999999996' \
+        'comoving 1' 'vel_a_scaling 0.5'; do
+        grep -qx "$kv" snap.txt || { echo "missing: $kv"; return 1; }
+    done
+    # the header's z = 1/a - 1 (a = 0.25)
+    awk '/^time/ {a = $2} /^redshift/ {z = $2} END {print a, z; exit !(a > 0.2499 && a < 0.2501 && z > 2.999 && z < 3.001)}' snap.txt
+    # no Omega_b in a Gadget-2 header: only from the option
+    run ! grep -q '^omega_baryon' snap.txt
+    gadget2bin -v -o /dev/null z3.dat 2>err.txt
+    grep -q '; units yes, comoving; ' err.txt
+    # the initial conditions' header has no cosmology (HubbleParam, Omega0 0): units, but not comoving
+    if [ -f "$ICS" ]; then
+        gadget2bin --box=50000 -o ics.bin "$ICS"
+        grep -qx 'units_per_h 1' <(snap_of ics.bin)
+        run ! grep -Eq '^(comoving|hubble)' <(snap_of ics.bin)
+    fi
+}
+
+@test "gadget2bin: the options override the units, the comoving flag and Omega_b, also under --slice" {
+    need_ics
+    gadget2bin --box=50000 --unit-length-cm=3.085678e24 --unit-mass-g=1.989e33 --unit-velocity-cm-s=1e5 \
+        --units-per-h=0 --no-comoving --omega-baryon=0.045 -o o.bin "$ICS"
+    snap_of o.bin >o.txt
+    for kv in 'unit_length_cm 3.085678e+24' 'unit_mass_g 1.9890000000000001e+33' 'units_per_h 0' \
+        'omega_baryon 0.044999999999999998'; do
+        grep -qx "$kv" o.txt || { echo "missing: $kv"; return 1; }
+    done
+    run ! grep -Eq '^(comoving|vel_a_scaling)' o.txt
+    # units per h by default when given by hand
+    gadget2bin --box=50000 --unit-length-cm=3.085678e24 --unit-mass-g=1.989e43 --unit-velocity-cm-s=1e5 -o p.bin "$ICS"
+    grep -qx 'units_per_h 1' <(snap_of p.bin)
+    # --no-units: no unit keys at all; the particles are the same
+    gadget2bin --box=50000 --no-units --no-comoving -o n.bin "$ICS"
+    [ -z "$(snap_of n.bin | grep -E '^units?_')" ]
+    gadget2bin --box=50000 -o d.bin "$ICS"
+    same_stream d.bin n.bin '^(units?_|comoving|vel_a_scaling)'
+    # a slice writes the same SNAP record, the counts aside
+    gadget2bin --box=50000 --unit-length-cm=3.085678e24 --unit-mass-g=1.989e33 --unit-velocity-cm-s=1e5 \
+        --units-per-h=0 --no-comoving --omega-baryon=0.045 --slice=1/3 -o s.bin "$ICS"
+    diff <(grep -Ev '^n(gas|dark|star)? ' o.txt) <(snap_of s.bin | grep -Ev '^n(gas|dark|star)? ')
+}
+
+@test "gadget2bin: comoving when HubbleParam > 0, Omega0 > 0, 0 < Time <= 1 and Redshift = 1/Time - 1; --comoving needs them" {
+    need_ics
+    local S=$DATA/g4-lcdm-series/snapshot_001.hdf5
+    [ -r "$S" ] || skip "$S is missing"
+    python3 "$BATS_TEST_DIRNAME/py/gadget2_write.py" "$S" z3.dat >/dev/null
+    grep -qx 'comoving 1' <(snap_of <(gadget2bin z3.dat))
+    # the same header with Redshift 0 (at offset 80: what Gadget-2 writes without ComovingIntegrationOn)
+    python3 -c 'import sys, struct; b = bytearray(open(sys.argv[1], "rb").read()); b[84:92] = struct.pack("<d", 0.0)
+open(sys.argv[2], "wb").write(b)' z3.dat noncomoving.dat
+    gadget2bin -o nc.bin noncomoving.dat
+    run ! grep -Eq '^(comoving|vel_a_scaling)' <(snap_of nc.bin)
+    gadget2bin --comoving -o c.bin noncomoving.dat
+    grep -qx 'comoving 1' <(snap_of c.bin)
+    grep -qx 'vel_a_scaling 0.5' <(snap_of c.bin)
+    # HubbleParam 0 (offset 4 + 152): no cosmology, so --comoving is refused
+    python3 -c 'import sys, struct; b = bytearray(open(sys.argv[1], "rb").read()); b[156:164] = struct.pack("<d", 0.0)
+open(sys.argv[2], "wb").write(b)' z3.dat nohubble.dat
+    run ! grep -q '^comoving' <(snap_of <(gadget2bin nohubble.dat))
+    fails_with 1 "gadget2bin: nohubble.dat: --comoving, but the header gives no cosmology (HubbleParam 0): a comoving stream needs h, Omega0 and OmegaLambda" \
+        gadget2bin --comoving -o x.bin nohubble.dat
+    [ ! -e x.bin ]
+    # an Omega_b above the header's Omega0
+    fails_with 1 "gadget2bin: z3.dat: --omega-baryon=0.5 is not a baryon density in [0, Omega0 = 0.3]" \
+        gadget2bin --omega-baryon=0.5 -o x.bin z3.dat
+}
+
+@test "gadget2bin and hdf52bin: a partial or contradictory set of unit options is a usage error with one line, status 2" {
+    local p c
+    local -a cases=(
+        "--unit-length-cm=1|--unit-length-cm, --unit-mass-g and --unit-velocity-cm-s go together: give all three"
+        "--unit-length-cm=1 --unit-mass-g=1|--unit-length-cm, --unit-mass-g and --unit-velocity-cm-s go together: give all three"
+        "--units-per-h=0|--units-per-h goes with --unit-length-cm, --unit-mass-g and --unit-velocity-cm-s"
+        "--no-units --unit-length-cm=1 --unit-mass-g=1 --unit-velocity-cm-s=1|--no-units contradicts --unit-length-cm, --unit-mass-g and --unit-velocity-cm-s"
+        "--comoving --no-comoving|--comoving contradicts --no-comoving: give one"
+        "--comoving --no-units|--comoving needs units for the physical frame: drop --no-units"
+        "--units-per-h=2 --unit-length-cm=1 --unit-mass-g=1 --unit-velocity-cm-s=1|option --units-per-h: 2 is out of range [0, 1]"
+        "--unit-mass-g=-1|option --unit-mass-g: -1 is out of range (it must be above 0 and at most 1e+300)"
+        "--omega-baryon=2|option --omega-baryon: 2 is out of range (it must be from 0 to 1)"
+    )
+    for p in gadget2bin hdf52bin; do
+        for c in "${cases[@]}"; do
+            run -2 --separate-stderr $p ${c%%|*} -o x.bin snap.hdf5
+            echo "$p $c: $stderr"
+            [ "${stderr%%$'\n'*}" = "$p: ${c#*|}" ]
+            [ ! -e x.bin ]
+        done
+    done
+}
+
+@test "gadget2bin: the z = 0 snapshot written as Gadget-2 by numpy gives hdf52bin's halo catalogue, text and HDF5" {
+    local S=$DATA/g4-lcdm-series/snapshot_004.hdf5
+    [ -r "$S" ] || skip "$S is missing"
+    need_hdf5
+    local ob
+    ob=$(python3 "$BATS_TEST_DIRNAME/py/gadget2_write.py" "$S" snap_004)
+    [ "$ob" = 0.04 ]
+    # Omega_b is not in a Gadget-2 header: the option gives what hdf52bin reads from Parameters
+    gadget2bin --omega-baryon="$ob" -o g.bin snap_004
+    hdf52bin -o h.bin "$S"
+    same_stream h.bin g.bin
+    hdf52bin -t dark "$S" | kdbuild | foflink -b 0.2 | groups -m 20 >h.grp
+    gadget2bin -t dark --omega-baryon="$ob" snap_004 | kdbuild | foflink -b 0.2 | groups -m 20 >g.grp
+    halostats --unbind h.grp >h.txt
+    halostats --unbind g.grp >g.txt
+    # the same catalogue, the line naming the source aside; physical: halo 1 keeps bound members
+    diff <(grep -v '^# input ' h.txt) <(grep -v '^# input ' g.txt)
+    grep -q "source 'snap_004'" g.txt
+    awk '!/^#/ && $1 == 0 && $3 == 1 {print "halo 1: n", $4, "n_bound", $32; exit !($32 > 0.5 * $4)}' g.txt
+    halostats --unbind --format=hdf5 -o h.hdf5 h.grp
+    halostats --unbind --format=hdf5 -o g.hdf5 g.grp
+    python3 "$BATS_TEST_DIRNAME/py/h5_equal.py" h.hdf5 g.hdf5
 }

@@ -108,11 +108,26 @@ with h5py.File("split.1.hdf5", "r+") as f: f["PartType1/Coordinates"][5, 1] = nu
         gadget2bin --box=50000 --slice=$k/3 ics.0 -o s.$k.fof
         cmp part.$k.fof s.$k.fof
     done
+    # the unit and cosmology options travel to every rank: the slices' SNAP records
+    mpirun -n 2 gadget2bin --box=50000 --unit-length-cm=3.085678e24 --unit-mass-g=1.989e43 --unit-velocity-cm-s=1e5 \
+        --omega-baryon=0.04 ics.0 -o u.%r.fof
+    for k in 0 1; do
+        gadget2bin --box=50000 --unit-length-cm=3.085678e24 --unit-mass-g=1.989e43 --unit-velocity-cm-s=1e5 \
+            --omega-baryon=0.04 --slice=$k/2 ics.0 -o s.$k.fof
+        cmp u.$k.fof s.$k.fof
+        grep -qx 'unit_length_cm 3.085678e+24' <(fofdump -c SNAP u.$k.fof)
+        grep -qx 'omega_baryon 0.040000000000000001' <(fofdump -c SNAP u.$k.fof)
+    done
     need_hdf5
     mpirun -n 2 hdf52bin --types=dark "$G4" -o h.%r.fof
     for k in 0 1; do
         hdf52bin --types=dark --slice=$k/2 "$G4" -o s.$k.fof
         cmp h.$k.fof s.$k.fof
+    done
+    mpirun -n 2 hdf52bin --types=dark --no-comoving --omega-baryon=0.05 "$G4" -o n.%r.fof
+    for k in 0 1; do
+        run ! grep -q '^comoving' <(fofdump -c SNAP n.$k.fof)
+        grep -qx 'omega_baryon 0.050000000000000003' <(fofdump -c SNAP n.$k.fof)
     done
 }
 

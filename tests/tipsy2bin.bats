@@ -118,7 +118,7 @@ EOF
     four >in.std
     run --separate-stderr tipsy2bin -v -o out.bin in.std
     [ "$status" -eq 0 ]
-    [[ "$stderr" =~ ^tipsy2bin:\ in.std:\ standard\ tipsy,\ 4\ particles\ \(1\ gas,\ 2\ dark,\ 1\ star\),\ time\ 0.5\;\ kept\ 4,\ wrapped\ 1\;\ read\ [0-9.]+\ s\ \([0-9]+\ MB/s\),\ wrote\ [0-9.]+\ s$ ]]
+    [[ "$stderr" =~ ^tipsy2bin:\ in.std:\ standard\ tipsy,\ 4\ particles\ \(1\ gas,\ 2\ dark,\ 1\ star\),\ time\ 0.5\;\ kept\ 4,\ wrapped\ 1\;\ units\ none,\ not\ comoving\;\ read\ [0-9.]+\ s\ \([0-9]+\ MB/s\),\ wrote\ [0-9.]+\ s$ ]]
     four --native | tipsy2bin -v -o out.bin 2>err.txt
     grep -q '^tipsy2bin: stdin: native tipsy, 4 particles' err.txt
     # quiet without -v
@@ -323,4 +323,93 @@ EOF
     swap_tipsy "$DATA/run99-gas-dark-star.std" twin/run99-gas-dark-star.std
     tipsy2bin --no-periodic -o twin99.bin twin/run99-gas-dark-star.std
     cmp run99-gas-dark-star.bin twin99.bin
+}
+
+@test "units and cosmology: --kpc-unit/--msol-unit give units in which G = 1; the cosmology makes the stream comoving" {
+    four -o four.std
+    # without options the stream has no units, as before
+    tipsy2bin -o plain.bin four.std
+    [ -z "$(fofdump -c SNAP plain.bin | grep -E '^(unit_|units_per_h|hubble|omega|comoving|vel_a_scaling|redshift)')" ]
+    # units alone: ChaNGa's dKpcUnit and dMsolUnit, the velocity unit that makes G = 1, not per h
+    tipsy2bin --kpc-unit=50000 --msol-unit=1.5e16 -o u.bin four.std
+    fofdump -c SNAP u.bin >u.txt
+    grep -qx 'units_per_h 0' u.txt
+    run ! grep -Eq '^(comoving|hubble|redshift)' u.txt
+    awk '/^unit_length_cm/ {l = $2} /^unit_mass_g/ {m = $2} /^unit_velocity_cm_s/ {v = $2}
+         END {g = v * v * l / m; print l, m, v, g; exit !(l == 50000 * 3.085678e21 && m == 1.5e16 * 1.989e33 &&
+              g > 6.6743e-8 * (1 - 1e-12) && g < 6.6743e-8 * (1 + 1e-12))}' u.txt
+    # the particles are untouched
+    for t in POS VEL MASS TYPE ID; do cmp <(fofdump -c $t plain.bin) <(fofdump -c $t u.bin); done
+    # a cosmological run: time = a (0.5 here), z = 1/a - 1, comoving with velocities comoving dx/dt (a^1)
+    tipsy2bin --kpc-unit=50000 --msol-unit=1.5e16 --hubble=0.7 --omega-m=0.3 --omega-l=0.7 --omega-b=0.04 -o c.bin four.std
+    fofdump -c SNAP c.bin >c.txt
+    for kv in 'time 0.5' 'hubble 0.69999999999999996' 'omega0 0.29999999999999999' 'omega_lambda 0.69999999999999996' \
+        'redshift 1' 'omega_baryon 0.040000000000000001' 'comoving 1' 'vel_a_scaling 1' 'units_per_h 0'; do
+        grep -qx "$kv" c.txt || { echo "missing: $kv"; return 1; }
+    done
+    # --comoving says the same
+    tipsy2bin --comoving --kpc-unit=50000 --msol-unit=1.5e16 --hubble=0.7 --omega-m=0.3 --omega-l=0.7 \
+        --omega-baryon=0.04 -o c2.bin four.std
+    diff <(fofdump -c SNAP c.bin) <(fofdump -c SNAP c2.bin)
+    tipsy2bin -v --kpc-unit=50000 --msol-unit=1.5e16 --hubble=0.7 --omega-m=0.3 --omega-l=0.7 -o /dev/null four.std 2>err.txt
+    grep -q '; units yes, comoving; ' err.txt
+    # a time that is no expansion factor cannot be a cosmological run's
+    ascii2tipsy --time=13.7 -o late.std <<<'d 0.1 0.2 0.3 1 2 3 0.25'
+    fails "late.std: time 13.7 is not an expansion factor in (0, 1.01], as a cosmological run's must be (drop --comoving, --hubble, --omega-m and --omega-l for a run that is not one)" \
+        --kpc-unit=1 --msol-unit=1 --hubble=0.7 --omega-m=0.3 --omega-l=0.7 -o late.bin late.std
+    [ ! -e late.bin ]
+}
+
+@test "units and cosmology: a partial or contradictory set is a usage error with one line, status 2" {
+    four -o four.std
+    local -a cases=(
+        "--kpc-unit=1|--kpc-unit and --msol-unit go together: give both (dKpcUnit, dMsolUnit)"
+        "--msol-unit=1|--kpc-unit and --msol-unit go together: give both (dKpcUnit, dMsolUnit)"
+        "--kpc-unit=1 --msol-unit=1 --hubble=0.7|--hubble, --omega-m and --omega-l go together: give all three (a cosmological run)"
+        "--kpc-unit=1 --msol-unit=1 --comoving|--comoving needs the cosmology: give --hubble, --omega-m and --omega-l"
+        "--hubble=0.7 --omega-m=0.3 --omega-l=0.7|a cosmological run needs its units: give --kpc-unit and --msol-unit (dKpcUnit, dMsolUnit)"
+        "--kpc-unit=1 --msol-unit=1 --omega-baryon=0.04|--omega-baryon goes with --hubble, --omega-m and --omega-l"
+        "--kpc-unit=1 --msol-unit=1 --hubble=0.7 --omega-m=0.03 --omega-l=0.7 --omega-b=0.04|--omega-baryon=0.04 is above --omega-m=0.03: Omega_b is a part of Omega_m"
+        "--kpc-unit=0|option --kpc-unit: 0 is out of range (it must be above 0 and at most 1e+30)"
+        "--hubble=x|option --hubble needs a number, not 'x'"
+    )
+    local c
+    for c in "${cases[@]}"; do
+        run -2 --separate-stderr tipsy2bin ${c%%|*} -o x.bin four.std
+        echo "$c: $stderr"
+        [ "${stderr%%$'\n'*}" = "tipsy2bin: ${c#*|}" ]
+        [ ! -e x.bin ]
+    done
+}
+
+@test "units and cosmology: the z = 3 Gadget-4 snapshot as ChaNGa tipsy gives hdf52bin's physical halos (velocities a^1 vs a^0.5)" {
+    local S=$DATA/g4-lcdm-series/snapshot_001.hdf5
+    [ -r "$S" ] || skip "$S is missing"
+    hdf52bin -o /dev/null /nonexistent.hdf5 2>&1 | grep -q 'no HDF5 support' && skip "built without HDF5"
+    # comoving box units, dKpcUnit = 50000 kpc/h / h, velocities dx/dt comoving (tests/py/tipsy_write.py)
+    local opts
+    opts=$(python3 "$BATS_TEST_DIRNAME/py/tipsy_write.py" "$S" z3.std 1e16)
+    echo "$opts"
+    # shellcheck disable=SC2086 # the options, one word each
+    tipsy2bin -t dark $opts z3.std | kdbuild | foflink -b 0.2 | groups -m 20 | halostats --unbind >t.txt
+    hdf52bin -t dark "$S" | kdbuild | foflink -b 0.2 | groups -m 20 | halostats --unbind >h.txt
+    # the same halos: counts and bound members exactly; km/s and the spin to float rounding; masses
+    # and comoving lengths h times larger in Msun and kpc than in Msun/h and kpc/h
+    python3 - h.txt t.txt <<'PY'
+import sys
+import numpy as np
+h, t = (np.loadtxt(f, comments="#", ndmin=2) for f in sys.argv[1:])
+print(h.shape, t.shape)
+assert h.shape == t.shape and len(h) >= 3
+hub = 0.7
+for col, scale in ((4, 1), (32, 1), (17, 1)):             # n, n_bound, mbp_id
+    assert (h[:, col - 1] == t[:, col - 1]).all(), col
+assert (h[:, 31] > 0).any()                               # some halo is bound at z = 3
+for col, scale in ((9, 1), (10, 1), (11, 1), (12, 1), (18, 1), (21, 1), (23, 1),  # km/s, (km/s)^2, lambda
+                   (5, 1 / hub), (33, 1 / hub), (13, 1 / hub), (20, 1 / hub), (22, 1 / hub)):
+    a, b = h[:, col - 1] * scale, t[:, col - 1]
+    err = np.abs(a - b) / np.maximum(np.abs(a), 1e-30)
+    print(col, err.max())
+    assert err.max() < 2e-5, (col, err.max())
+PY
 }

@@ -247,6 +247,9 @@ static void write_hdf5(const fk_gsnap *s, const opts *o, const char *base)
             attr(c, "h", H5T_IEEE_F64LE, 0, &s->hdr.hubble);
             attr(c, "Omega_m", H5T_IEEE_F64LE, 0, &s->hdr.omega0);
             attr(c, "Omega_lambda", H5T_IEEE_F64LE, 0, &s->hdr.omega_lambda);
+            if (s->hdr.have_omega_baryon) attr(c, "Omega_b", H5T_IEEE_F64LE, 0, &s->hdr.omega_baryon);
+            int32_t run = s->hdr.comoving;
+            attr(c, "Cosmological run", H5T_STD_I32LE, 0, &run);
             H5Gclose(c);
         } else {
             hid_t p = H5Gcreate2(f, "Parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -256,6 +259,9 @@ static void write_hdf5(const fk_gsnap *s, const opts *o, const char *base)
             attr(p, "HubbleParam", H5T_IEEE_F64LE, 0, &s->hdr.hubble);
             attr(p, "Omega0", H5T_IEEE_F64LE, 0, &s->hdr.omega0);
             attr(p, "OmegaLambda", H5T_IEEE_F64LE, 0, &s->hdr.omega_lambda);
+            if (s->hdr.have_omega_baryon) attr(p, "OmegaBaryon", H5T_IEEE_F64LE, 0, &s->hdr.omega_baryon);
+            int32_t com = s->hdr.comoving;
+            attr(p, "ComovingIntegrationOn", H5T_STD_I32LE, 0, &com);
             H5Gclose(p);
         }
         for (int t = 0; t < nt; t++) {
@@ -273,8 +279,13 @@ static void write_hdf5(const fk_gsnap *s, const opts *o, const char *base)
             const int skip = t == 1 && o->omit;
             if (!(skip && !strcmp(o->omit, "Coordinates")))
                 dataset(pg, "Coordinates", o->dbl, H5T_NATIVE_FLOAT, rows[t], 3, s->pos + 3 * at);
-            if (!(skip && !strcmp(o->omit, "Velocities")))
+            if (!(skip && !strcmp(o->omit, "Velocities"))) {
                 dataset(pg, "Velocities", o->dbl, H5T_NATIVE_FLOAT, rows[t], 3, s->vel + 3 * at);
+                /* the velocities' a-scaling as each layout names it */
+                hid_t d = H5Dopen2(pg, "Velocities", H5P_DEFAULT);
+                attr(d, o->swift ? "a-scale exponent" : "a_scaling", H5T_IEEE_F64LE, 0, &s->hdr.vel_a_scaling);
+                H5Dclose(d);
+            }
             if (!(skip && !strcmp(o->omit, "ParticleIDs")))
                 dataset(pg, "ParticleIDs", 0, H5T_NATIVE_UINT64, rows[t], 1, s->pid + at);
             if (o->masses && !(skip && !strcmp(o->omit, "Masses")))

@@ -38,10 +38,38 @@ static unsigned parse_types(const char *arg)
     return mask;
 }
 
+/* Which of the unit and comoving options were given. */
+typedef struct given {
+    int length, mass, velocity, per_h, no_units, comoving, no_comoving;
+} given;
+
 /* Handles one of the snapshot options (returns 1) or returns 0. */
-static int gsnapout_option(int c, const char *arg, fk_gsnap_opts *o)
+static int gsnapout_option(int c, const char *arg, fk_gsnap_opts *o, given *g)
 {
     switch (c) {
+    case GS_UNIT_LENGTH:
+        o->unit_length_cm = prog_parse_positive("--unit-length-cm", arg, 1e300);
+        g->length = 1;
+        return 1;
+    case GS_UNIT_MASS:
+        o->unit_mass_g = prog_parse_positive("--unit-mass-g", arg, 1e300);
+        g->mass = 1;
+        return 1;
+    case GS_UNIT_VELOCITY:
+        o->unit_velocity_cm_s = prog_parse_positive("--unit-velocity-cm-s", arg, 1e300);
+        g->velocity = 1;
+        return 1;
+    case GS_UNITS_PER_H:
+        o->units_per_h = (int)prog_parse_int("--units-per-h", arg, 0, 1);
+        g->per_h = 1;
+        return 1;
+    case GS_NO_UNITS: g->no_units = 1; return 1;
+    case GS_COMOVING: g->comoving = 1; return 1;
+    case GS_NO_COMOVING: g->no_comoving = 1; return 1;
+    case GS_OMEGA_BARYON:
+        o->omega_baryon = prog_parse_double("--omega-baryon", arg, 0, 1);
+        o->have_omega_baryon = 1;
+        return 1;
     case 't': o->types = parse_types(arg); return 1;
     case GS_BOX:
         /* the stream stores positions as floats: the box must be one too */
@@ -62,10 +90,26 @@ const char *gsnapout_options(int argc, char **argv, prog_std *std, fk_gsnap_opts
     opterr = 0;
     prog_rank_quiet(1);
     int c;
+    given g = {0};
     while ((c = getopt_long(argc, argv, ":" PROG_STD_SHORT GSNAPOUT_SHORT, longopts, NULL)) != -1) {
         if (prog_std_option(c, optarg, std, help, argv)) continue;
-        gsnapout_option(c, optarg, o);
+        gsnapout_option(c, optarg, o, &g);
     }
+    /* units: all three, or --no-units, or none (the reader's) */
+    const int nunits = g.length + g.mass + g.velocity;
+    if (nunits && nunits < 3)
+        prog_usage("--unit-length-cm, --unit-mass-g and --unit-velocity-cm-s go together: give all three");
+    if (g.per_h && !nunits) prog_usage("--units-per-h goes with --unit-length-cm, --unit-mass-g and --unit-velocity-cm-s");
+    if (g.no_units && nunits) prog_usage("--no-units contradicts --unit-length-cm, --unit-mass-g and --unit-velocity-cm-s");
+    if (g.comoving && g.no_comoving) prog_usage("--comoving contradicts --no-comoving: give one");
+    if (g.comoving && g.no_units) prog_usage("--comoving needs units for the physical frame: drop --no-units");
+    if (nunits) {
+        o->units = 1;
+        if (!g.per_h) o->units_per_h = 1;
+    }
+    if (g.no_units) o->units = 0;
+    if (g.comoving) o->comoving = 1;
+    if (g.no_comoving) o->comoving = 0;
     const char *in = prog_one_input(argc, argv, optind);
     prog_input(in);
     if (gsnapout_distributed(std)) {

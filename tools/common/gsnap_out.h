@@ -9,14 +9,25 @@
 #include "prog.h"
 
 /* The snapshot options, in getopt_long's table (gsnapout_options parses them). */
-enum { GS_BOX = 300, GS_ORIGIN, GS_PERIODIC, GS_NO_PERIODIC, GS_SLICE };
+enum {
+    GS_BOX = 300, GS_ORIGIN, GS_PERIODIC, GS_NO_PERIODIC, GS_SLICE, GS_UNIT_LENGTH, GS_UNIT_MASS, GS_UNIT_VELOCITY,
+    GS_UNITS_PER_H, GS_NO_UNITS, GS_COMOVING, GS_NO_COMOVING, GS_OMEGA_BARYON
+};
 #define GSNAPOUT_SHORT "t:"
 #define GSNAPOUT_LONG                                                                                        \
     {"types", required_argument, 0, 't'}, {"box", required_argument, 0, GS_BOX},                              \
         {"origin", required_argument, 0, GS_ORIGIN}, {"periodic", no_argument, 0, GS_PERIODIC},              \
-        {"no-periodic", no_argument, 0, GS_NO_PERIODIC}, {"slice", required_argument, 0, GS_SLICE}
+        {"no-periodic", no_argument, 0, GS_NO_PERIODIC}, {"slice", required_argument, 0, GS_SLICE},          \
+        {"unit-length-cm", required_argument, 0, GS_UNIT_LENGTH},                                           \
+        {"unit-mass-g", required_argument, 0, GS_UNIT_MASS},                                                \
+        {"unit-velocity-cm-s", required_argument, 0, GS_UNIT_VELOCITY},                                     \
+        {"units-per-h", required_argument, 0, GS_UNITS_PER_H}, {"no-units", no_argument, 0, GS_NO_UNITS},   \
+        {"comoving", no_argument, 0, GS_COMOVING}, {"no-comoving", no_argument, 0, GS_NO_COMOVING},         \
+        {"omega-baryon", required_argument, 0, GS_OMEGA_BARYON}
 
-/* Their lines of --help. */
+/* Their lines of --help; each program defines GSNAP_OUT_UNITS,
+ * GSNAP_OUT_COMOVING and GSNAP_OUT_OMEGA_B (its defaults, in words) before
+ * using it. */
 #define GSNAP_OUT_HELP                                                                                       \
     "  -t, --types=LIST      Gadget particle types to keep: numbers 0-6 or names gas (0),\n"                  \
     "                        dark (1), disk (2), bulge (3), star (4), bndry (5), neutrino (6),\n"            \
@@ -28,7 +39,18 @@ enum { GS_BOX = 300, GS_ORIGIN, GS_PERIODIC, GS_NO_PERIODIC, GS_SLICE };
     "      --slice=K/R       convert only slice K (from 0) of R: the kept particles\n"                     \
     "                        [K N/R, (K+1) N/R) of the N in the stream's order, IDs their\n"              \
     "                        snapshot indices (under mpirun, rank K of R does this with\n"                \
-    "                        -o NAME holding %%r, the rank)\n"
+    "                        -o NAME holding %%r, the rank)\n"                                             \
+    "      --unit-length-cm=L, --unit-mass-g=M, --unit-velocity-cm-s=V\n"                                \
+    "                        the stream's units in cgs, all three (default:\n"                            \
+    "                        " GSNAP_OUT_UNITS ")\n"                                                      \
+    "      --units-per-h=0|1 with them: 1 when they carry a factor 1/h, as Gadget's do\n"                \
+    "                        (default 1)\n"                                                                \
+    "      --no-units        the stream has no units (halostats then refuses physical columns)\n"      \
+    "      --comoving        positions comoving and time = a (default:\n"                                 \
+    "                        " GSNAP_OUT_COMOVING ")\n"                                                   \
+    "      --no-comoving     positions physical, whatever the header says\n"                             \
+    "      --omega-baryon=X  Omega_b of the run, for hydro linking (default:\n"                          \
+    "                        " GSNAP_OUT_OMEGA_B ")\n"
 
 /* Parses the whole command line of a converter: the standard options into
  * std, the snapshot options into o (defaulted first), help for --help;

@@ -9,12 +9,19 @@
 #include "gsnap_out.h"
 #include "prog.h"
 
+#define GSNAP_OUT_UNITS "Gadget's: kpc/h, 1e10 Msun/h, km/s"
+#define GSNAP_OUT_COMOVING                                                                                   \
+    "when the header has HubbleParam > 0, Omega0 > 0,\n"                                                     \
+    "                        0 < Time <= 1 and Redshift 1/Time - 1; velocities v_pec / sqrt(a)"
+#define GSNAP_OUT_OMEGA_B "none, the header has no Omega_b"
+
 static void help(void)
 {
     printf("Usage: gadget2bin [OPTION]... [FILE]\n"
            "Convert a Gadget-2 binary snapshot (FILE or stdin; SnapFormat 1 or 2, either byte order;\n"
            "split over files FILE.0 ... FILE.N-1 when FILE ends in .0) into a fofkit stream: SNAP,\n"
-           "POS, VEL, MASS, TYPE and ID chunks. Every Fortran record marker is checked.\n"
+           "POS, VEL, MASS, TYPE and ID chunks. Every Fortran record marker is checked. SNAP records\n"
+           "Gadget's default units, the header's cosmology and whether the run is comoving.\n"
            "\n" GSNAP_OUT_HELP
            "  -o, --output=FILE     write to FILE (default stdout)\n"
            "  -z, --compress[=N]    zlib-compress every chunk (level N, default 6)\n"
@@ -56,10 +63,12 @@ int main(int argc, char **argv)
     double t1 = prog_now();
     gsnapout_write(&s, strcmp(in, "-") ? in : "stdin", out, std.zlevel);
     prog_info("%s: Gadget-2 format %d, %s-endian, %d file%s, %s positions, %d-byte IDs; %" PRIu64
-              " particles, kept %" PRIu64 ", wrapped %" PRIu64 "; box %g%s; read %.3f s (%.0f MB/s), wrote %.3f s",
+              " particles, kept %" PRIu64 ", wrapped %" PRIu64 "; box %g%s; units %s, %s; read %.3f s (%.0f MB/s), "
+              "wrote %.3f s",
               strcmp(in, "-") ? in : "stdin", info.format, info.big_endian ? "big" : "little", s.hdr.nfiles,
               s.hdr.nfiles > 1 ? "s" : "", info.double_pos ? "double" : "float", info.id_bytes, s.nsource, s.n,
-              s.nwrapped, s.box, s.periodic ? " periodic" : " isolated", t1 - t0, info.bytes / 1e6 / (t1 - t0 + 1e-9),
+              s.nwrapped, s.box, s.periodic ? " periodic" : " isolated", s.hdr.have_units ? "yes" : "none",
+              s.hdr.comoving ? "comoving" : "not comoving", t1 - t0, info.bytes / 1e6 / (t1 - t0 + 1e-9),
               prog_now() - t1);
     fk_gsnap_free(&s);
     return EXIT_OK;

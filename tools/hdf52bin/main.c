@@ -8,6 +8,12 @@
 #include "hdf5snap.h"
 #include "prog.h"
 
+#define GSNAP_OUT_UNITS "the header's"
+#define GSNAP_OUT_COMOVING                                                                                   \
+    "the header's ComovingIntegrationOn or SWIFT's\n"                                                        \
+    "                        Cosmological run; velocities as their a_scaling says"
+#define GSNAP_OUT_OMEGA_B "the header's OmegaBaryon or Omega_b"
+
 static void help(void)
 {
     printf("Usage: hdf52bin [OPTION]... FILE\n"
