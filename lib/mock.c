@@ -14,6 +14,7 @@
 #define BULK_SIGMA 0.1       /* halo bulk velocity, per component */
 #define BACKGROUND_SIGMA 0.05 /* background velocity, per component */
 #define NO_HALO UINT64_MAX   /* piece of the background */
+#define GAS_STREAM (UINT64_C(1) << 62) /* added to a piece's number: its gas offsets' stream */
 
 struct fk_mock_piece {
     uint64_t first; /* output index of its first particle */
@@ -270,12 +271,15 @@ static inline float wrap(double x)
     return f;
 }
 
-/* Generates every particle of piece pc, keeping those in [start, end). */
+/* Generates every particle of piece pc, keeping those in [start, end); with
+ * gas, each moved by a Gaussian offset of sigma gas per component from a
+ * stream of the piece's own (GAS_STREAM apart from its dark matter's). */
 static void gen_piece(const fk_mock *m, const struct fk_mock_piece *pc, uint64_t start, uint64_t end, float *pos,
-                      float *vel)
+                      float *vel, double gas)
 {
-    rng r;
+    rng r, g;
     rng_init(&r, m->p.seed, pc->halo, pc->index);
+    rng_init(&g, m->p.seed, pc->halo, GAS_STREAM | pc->index);
     const fk_mock_halo *h = pc->halo == NO_HALO ? NULL : &m->halo[pc->halo];
     for (uint32_t k = 0; k < pc->count; k++) {
         double x[3], v[3];
@@ -291,16 +295,18 @@ static void gen_piece(const fk_mock *m, const struct fk_mock_piece *pc, uint64_t
             for (int d = 0; d < 3; d++) x[d] = rng_uniform(&r) - 0.5;
             for (int d = 0; d < 3; d++) v[d] = BACKGROUND_SIGMA * rng_normal(&r);
         }
-        uint64_t g = pc->first + k;
-        if (g < start || g >= end) continue;
+        if (gas > 0)
+            for (int d = 0; d < 3; d++) x[d] += gas * rng_normal(&g);
+        uint64_t i = pc->first + k;
+        if (i < start || i >= end) continue;
         for (int d = 0; d < 3; d++) {
-            pos[3 * (g - start) + d] = wrap(x[d]);
-            vel[3 * (g - start) + d] = (float)v[d];
+            pos[3 * (i - start) + d] = wrap(x[d]);
+            vel[3 * (i - start) + d] = (float)v[d];
         }
     }
 }
 
-void fk_mock_generate(const fk_mock *m, uint64_t start, uint64_t count, float *pos, float *vel)
+static void generate(const fk_mock *m, uint64_t start, uint64_t count, float *pos, float *vel, double gas)
 {
     uint64_t end = start + count;
     /* the first piece that holds start: the last with first <= start */
@@ -315,5 +321,15 @@ void fk_mock_generate(const fk_mock *m, uint64_t start, uint64_t count, float *p
     uint64_t last = lo;
     while (last < m->npiece && m->piece[last].first < end) last++;
     #pragma omp parallel for schedule(dynamic, 1)
-    for (uint64_t i = lo; i < last; i++) gen_piece(m, &m->piece[i], start, end, pos, vel);
+    for (uint64_t i = lo; i < last; i++) gen_piece(m, &m->piece[i], start, end, pos, vel, gas);
+}
+
+void fk_mock_generate(const fk_mock *m, uint64_t start, uint64_t count, float *pos, float *vel)
+{
+    generate(m, start, count, pos, vel, 0);
+}
+
+void fk_mock_generate_gas(const fk_mock *m, uint64_t start, uint64_t count, float *pos, float *vel)
+{
+    generate(m, start, count, pos, vel, FK_MOCK_GAS_OFFSET / cbrt((double)m->p.n));
 }

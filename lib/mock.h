@@ -46,14 +46,23 @@ extern "C" {
  * Order. The big halo's particles come first, then the halos from the
  * largest down, then the background.
  *
+ * Gas (fk_mock_generate_gas, for hydro runs). Gas particle i is dark
+ * matter particle i moved by a Gaussian offset of FK_MOCK_GAS_OFFSET times
+ * the mean spacing n^(-1/3) per component (wrapped into the box), with the
+ * same velocity: a gas component that traces the dark matter, each gas
+ * particle nearest its own dark matter particle outside the dense cores.
+ * The masses (the share of each) are the caller's.
+ *
  * Randomness. xoshiro256** streams seeded through splitmix64 from (seed,
  * halo, piece): every halo and every piece of up to FK_MOCK_PIECE particles
- * has its own stream, so the output depends on the seed only, never on the
- * number of threads or on how the particles are generated in ranges.
+ * has its own stream (its gas offsets another), so the output depends on
+ * the seed only, never on the number of threads or on how the particles
+ * are generated in ranges.
  */
 
 #define FK_MOCK_SEED 20240611u
 #define FK_MOCK_PIECE 2048u
+#define FK_MOCK_GAS_OFFSET 0.05 /* gas offset per component, in mean spacings n^(-1/3) */
 
 typedef struct fk_mock_params {
     uint64_t n;           /* particles in all: 1 to 2^31 - 1 */
@@ -102,6 +111,11 @@ int fk_mock_plan(fk_mock *m, const fk_mock_params *p, fk_error *err);
  * n - start) into pos and vel (count x 3 floats each), in parallel with
  * OpenMP. The same particle always comes out the same. Cannot fail. */
 void fk_mock_generate(const fk_mock *m, uint64_t start, uint64_t count, float *pos, float *vel);
+
+/* As fk_mock_generate, the gas particles [start, start + count): particle
+ * i's dark matter position moved by its offset (see Gas above), its
+ * velocity. Cannot fail. */
+void fk_mock_generate_gas(const fk_mock *m, uint64_t start, uint64_t count, float *pos, float *vel);
 
 void fk_mock_free(fk_mock *m);
 

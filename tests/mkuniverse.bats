@@ -14,7 +14,7 @@ halos() {
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "Usage: mkuniverse [OPTION]..." ]
     for o in --particles=N --seed=S --halo-fraction=F --min-halo=N --max-halo=N --big-halo=N --big-halo-c=C \
-        --big-halo-radius=R --big-halo-centre=X,Y,Z --native --catalog=FILE \
+        --big-halo-radius=R --big-halo-centre=X,Y,Z --gas[=F] --native --catalog=FILE \
         --output=FILE --force --verbose --help --version; do
         [[ "$output" == *"$o"* ]] || { echo "missing $o"; return 1; }
     done
@@ -203,4 +203,70 @@ halos() {
     [[ "$stderr" == "mkuniverse: /dev/full/x.std: cannot create: "* ]]
     run -1 --separate-stderr bash -c 'mkuniverse -n 100k >/dev/full'
     [ "$stderr" = "mkuniverse: stdout: cannot write: No space left on device" ]
+}
+
+# Every particle of a standard tipsy FILE (gas, dark or star), "mass x y z vx vy vz" a line (%.9g),
+# in file order, read with perl from the layout in tipsy.h.
+tipsy_particles() {
+    perl -e '
+        open(my $fh, "<:raw", $ARGV[0]) or die;
+        local $/;
+        my $d = <$fh>;
+        my (undef, $n, undef, @nt) = unpack("d> N5", $d);
+        my ($off, @words) = (32, 12, 9, 11);
+        for my $t (0 .. 2) {
+            for (1 .. $nt[$t]) {
+                my @v = unpack("f>7", substr($d, $off, 28));
+                print join(" ", map { sprintf("%.9g", $_) } @v), "\n";
+                $off += 4 * $words[$t];
+            }
+        }
+        die "size\n" unless $off == length $d;' "$1"
+}
+
+@test "--gas: a gas particle beside each dark one, gas first, masses F/N and (1-F)/N; the dark matter where it was" {
+    mkuniverse -n 20000 -o d.std
+    mkuniverse -n 20000 --gas --catalog=g.cat -o g.std
+    [ "$(stat -c %s g.std)" -eq $((32 + 48 * 20000 + 36 * 20000)) ]
+    [ "$(tipsy_header g.std)" = "1 40000 3 20000 20000 0 0" ]
+    [ "$(head -n 1 g.cat)" = "# mkuniverse halo catalogue: n 20000 seed 20240611 halos 58 background 9184 gas 0.133333333" ]
+    tipsy_particles g.std >g.txt
+    tipsy_particles d.std >d.txt
+    [ "$(wc -l <g.txt)" -eq 40000 ]
+    # the dark matter: the same positions and velocities as without gas, of mass (1 - 0.04/0.3)/N
+    [ "$(tail -n 20000 g.txt | cut -d' ' -f2- | md5sum)" = "$(cut -d' ' -f2- d.txt | md5sum)" ]
+    [ "$(tail -n 20000 g.txt | cut -d' ' -f1 | sort -u)" = 4.33333335e-05 ]
+    [ "$(head -n 20000 g.txt | cut -d' ' -f1 | sort -u)" = 6.66666665e-06 ]
+    # gas particle i: dark particle i's velocity, its position moved by a Gaussian of
+    # 0.05 N^(-1/3) = 0.00184202 per component (minimum image), inside the box
+    paste -d' ' <(head -n 20000 g.txt) d.txt | awk -v s=0.00184202 '
+        function img(x) { return x - (x > 0.5) + (x < -0.5) }
+        { for (k = 2; k <= 4; k++) { dx = img($k - $(k + 7)); sum += dx * dx; n++; if (dx * dx > 36 * s * s) far++
+                                     if (!($k >= -0.5 && $k < 0.5)) out++ }
+          for (k = 5; k <= 7; k++) if ($k != $(k + 7)) vel++ }
+        END { rms = sqrt(sum / n); print rms, far + 0, out + 0, vel + 0
+              exit !(rms > 0.98 * s && rms < 1.02 * s && far == 0 && out == 0 && vel == 0) }'
+    # tipsy2bin: both types; the total mass 1
+    tipsy2bin g.std -o g.bin
+    [ "$(snap_key g.bin ngas) $(snap_key g.bin ndark)" = "20000 20000" ]
+    chunk g.bin MASS | awk '{ s += $1 } END { exit !(s > 0.99999 && s < 1.00001) }'
+}
+
+@test "--gas=F sets the gas's share; the same bytes whatever the thread count; F within (0, 1)" {
+    OMP_NUM_THREADS=1 mkuniverse -n 30000 --gas=0.2 -s 5 --big-halo=5k -o a.std
+    OMP_NUM_THREADS=3 mkuniverse -n 30000 --gas=0.2 -s 5 --big-halo=5k -o b.std
+    cmp a.std b.std
+    [ "$(tipsy_particles a.std | cut -d' ' -f1 | uniq -c | awk '{ print $1, $2 }' | tr '\n' ' ')" = "30000 6.66666665e-06 30000 2.66666666e-05 " ]
+    # another seed moves the gas too
+    mkuniverse -n 30000 --gas=0.2 -s 6 --big-halo=5k -o c.std
+    [ "$(tipsy_particles a.std | head -n 30000 | md5sum)" != "$(tipsy_particles c.std | head -n 30000 | md5sum)" ]
+    # -v counts the gas
+    run --separate-stderr mkuniverse -v -n 1000 --gas -o v.std
+    [[ "$stderr" == *"; and 1000 gas particles, 0.133333 of the mass; generated in "* ]]
+    run -2 mkuniverse --gas=0
+    [ "${lines[0]}" = "mkuniverse: option --gas: the gas's share F must be above 0 and below 1, not 0" ]
+    run -2 mkuniverse --gas=1
+    [ "${lines[0]}" = "mkuniverse: option --gas: the gas's share F must be above 0 and below 1, not 1" ]
+    run -2 mkuniverse --gas=x
+    [[ "${lines[0]}" == "mkuniverse: option --gas"*"'x'"* ]]
 }

@@ -13,11 +13,15 @@
  * pieces for every thread. */
 #define BLOCK (UINT64_C(1) << 20)
 
+/* The gas's share of the mass with --gas and no value: Omega_b / Omega_m
+ * of the g4-lcdm runs (0.04 / 0.3). */
+#define GAS_FRACTION (0.04 / 0.3)
+
 static void help(void)
 {
     printf("Usage: mkuniverse [OPTION]...\n"
            "Write a tipsy snapshot (standard by default) of a clustered mock universe in the periodic box\n"
-           "[-0.5, 0.5)^3: NFW halos with dN/dM ~ M^-1.9 in a uniform background, all dark matter.\n"
+           "[-0.5, 0.5)^3: NFW halos with dN/dM ~ M^-1.9 in a uniform background, dark matter (and gas).\n"
            "Counts take a suffix: k M G (10^3, 10^6, 10^9) or Ki Mi Gi (2^10, 2^20, 2^30).\n"
            "\n"
            "  -n, --particles=N     particles in all (default 1Mi = 1048576; at most 2^31 - 1)\n"
@@ -32,6 +36,9 @@ static void help(void)
            "                        its radius r200, in box lengths (default: from its mass)\n"
            "      --big-halo-centre=X,Y,Z\n"
            "                        its centre, each in [-0.5, 0.5) (default: a random place)\n"
+           "      --gas[=F]         also one gas particle per dark matter particle, of mass F/N (the\n"
+           "                        dark's (1-F)/N), offset from it by 0.05 N^(-1/3) per component\n"
+           "                        (Gaussian), F in (0, 1) (default 0.04/0.3 = Omega_b/Omega_m)\n"
            "      --native          write native (little-endian) tipsy instead of standard\n"
            "      --catalog=FILE    write the halo catalogue (text, one halo a line) to FILE\n"
            "  -o, --output=FILE     write to FILE (default stdout)\n"
@@ -68,13 +75,15 @@ static uint64_t parse_count(const char *opt, const char *arg, uint64_t lo, uint6
     prog_usage("option %s needs a count (digits, then k, M, G, Ki, Mi or Gi), not '%s'", opt, arg);
 }
 
-static void write_catalog(const fk_mock *m, const char *path)
+static void write_catalog(const fk_mock *m, const char *path, double gas)
 {
     prog_std cs = {.output = path};
     fk_output *out = prog_open_output(&cs, 0);
     FILE *f = fk_output_file(out);
-    fprintf(f, "# mkuniverse halo catalogue: n %" PRIu64 " seed %" PRIu64 " halos %" PRIu64 " background %" PRIu64 "\n",
+    fprintf(f, "# mkuniverse halo catalogue: n %" PRIu64 " seed %" PRIu64 " halos %" PRIu64 " background %" PRIu64,
             m->p.n, m->p.seed, m->nhalo, m->nbackground);
+    if (gas > 0) fprintf(f, " gas %.9g", gas);
+    fputc('\n', f);
     fprintf(f, "# id first npart mass r200 c x y z vx vy vz sigma\n");
     for (uint64_t i = 0; i < m->nhalo; i++) {
         const fk_mock_halo *h = &m->halo[i];
@@ -93,8 +102,9 @@ int main(int argc, char **argv)
     fk_mock_defaults(&p, UINT64_C(1) << 20);
     int format = FK_TIPSY_STANDARD;
     const char *catalog = NULL;
+    double gas = 0; /* the gas's share of the mass; 0: no gas */
     enum { OPT_HALO_FRACTION = 256, OPT_MIN_HALO, OPT_MAX_HALO, OPT_BIG_HALO, OPT_BIG_C, OPT_BIG_R, OPT_BIG_AT, OPT_NATIVE,
-           OPT_CATALOG };
+           OPT_CATALOG, OPT_GAS };
     static const struct option longopts[] = {{"help", no_argument, 0, 'h'},
                                              {"output", required_argument, 0, 'o'},
                                              {"force", no_argument, 0, 'f'},
@@ -110,6 +120,7 @@ int main(int argc, char **argv)
                                              {"big-halo-radius", required_argument, 0, OPT_BIG_R},
                                              {"big-halo-centre", required_argument, 0, OPT_BIG_AT},
                                              {"native", no_argument, 0, OPT_NATIVE},
+                                             {"gas", optional_argument, 0, OPT_GAS},
                                              {"catalog", required_argument, 0, OPT_CATALOG},
                                              {0, 0, 0, 0}};
     opterr = 0;
@@ -134,6 +145,10 @@ int main(int argc, char **argv)
             p.big_placed = 1;
             break;
         case OPT_NATIVE: format = FK_TIPSY_NATIVE; break;
+        case OPT_GAS:
+            gas = optarg ? prog_parse_double("--gas", optarg, 0, 1) : GAS_FRACTION;
+            if (!(gas > 0 && gas < 1)) prog_usage("option --gas: the gas's share F must be above 0 and below 1, not %s", optarg);
+            break;
         case OPT_CATALOG:
             if (optarg[0] == '\0' || (optarg[0] == '-' && optarg[1] != '\0'))
                 prog_usage("option --catalog needs a file name, not '%s'", optarg);
@@ -153,34 +168,44 @@ int main(int argc, char **argv)
     double t0 = prog_now();
     fk_mock m;
     if (fk_mock_plan(&m, &p, &err)) prog_fail(&err);
-    if (catalog) write_catalog(&m, catalog);
+    if (catalog) write_catalog(&m, catalog, gas);
 
     uint64_t block = p.n < BLOCK ? p.n : BLOCK;
     float *pos = malloc(block * 12), *vel = malloc(block * 12);
     if (!pos || !vel) prog_die(EXIT_RESOURCE, "out of memory");
     FILE *f = fk_output_file(out);
     const char *name = fk_output_name(out);
-    fk_tipsy_header h = {.time = 1.0, .nbodies = (uint32_t)p.n, .ndim = 3, .ntype = {0, (uint32_t)p.n, 0},
+    /* with gas, n gas particles first (tipsy's order), then the n dark ones: 2n <= 2^32 - 2 fits */
+    uint32_t ngas = gas > 0 ? (uint32_t)p.n : 0;
+    fk_tipsy_header h = {.time = 1.0, .nbodies = (uint32_t)p.n + ngas, .ndim = 3, .ntype = {ngas, (uint32_t)p.n, 0},
                          .format = format, .header_size = 32};
     if (fk_tipsy_write_header(f, name, &h, &err)) prog_fail(&err);
     double tgen = 0;
-    for (uint64_t at = 0; at < p.n; at += block) {
-        uint64_t count = p.n - at < block ? p.n - at : block;
-        double t = prog_now();
-        fk_mock_generate(&m, at, count, pos, vel);
-        tgen += prog_now() - t;
-        if (fk_tipsy_write_particles(f, name, format, FK_DARK, count, pos, vel, NULL, (float)(1.0 / (double)p.n), &err))
-            prog_fail(&err);
+    for (int type = gas > 0 ? FK_GAS : FK_DARK; type <= FK_DARK; type++) {
+        float mass = (float)((type == FK_GAS ? gas : 1 - gas) / (double)p.n);
+        for (uint64_t at = 0; at < p.n; at += block) {
+            uint64_t count = p.n - at < block ? p.n - at : block;
+            double t = prog_now();
+            if (type == FK_GAS)
+                fk_mock_generate_gas(&m, at, count, pos, vel);
+            else
+                fk_mock_generate(&m, at, count, pos, vel);
+            tgen += prog_now() - t;
+            if (fk_tipsy_write_particles(f, name, format, type, count, pos, vel, NULL, mass, &err)) prog_fail(&err);
+        }
     }
     prog_commit(out);
     double t1 = prog_now();
     uint64_t nbig = p.big_halo ? 1 : 0, nh = m.nhalo - nbig;
+    char gasinfo[96] = "";
+    if (gas > 0)
+        snprintf(gasinfo, sizeof gasinfo, "; and %" PRIu64 " gas particles, %.6g of the mass", p.n, gas);
     prog_info("%" PRIu64 " particles (%s tipsy, seed %" PRIu64 "): %" PRIu64 " halos of %" PRIu64 " to %" PRIu64
-              " particles, %" PRIu64 " in all; big halo %" PRIu64 "; background %" PRIu64 "; generated in %.3f s, "
+              " particles, %" PRIu64 " in all; big halo %" PRIu64 "; background %" PRIu64 "%s; generated in %.3f s, "
               "%.3f s in all (%.3g particles/s)",
               p.n, fk_tipsy_format_name(format), p.seed, nh, nh ? m.halo[m.nhalo - 1].npart : 0,
-              nh ? m.halo[nbig].npart : 0, m.nhalo_particles - p.big_halo, p.big_halo, m.nbackground, tgen, t1 - t0,
-              (double)p.n / (t1 - t0 + 1e-12));
+              nh ? m.halo[nbig].npart : 0, m.nhalo_particles - p.big_halo, p.big_halo, m.nbackground, gasinfo, tgen,
+              t1 - t0, (double)(p.n + ngas) / (t1 - t0 + 1e-12));
     free(pos);
     free(vel);
     fk_mock_free(&m);
