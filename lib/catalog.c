@@ -345,6 +345,7 @@ static int halos_of(const fk_cattab *t, const char *name, fk_catalog *cat, fk_er
     int id = fk_cattab_find(t, "id"), n = fk_cattab_find(t, "n"), mass = fk_cattab_find(t, "mass"), x[3];
     int r = fk_cattab_find(t, "rc_max");
     if (r < 0) r = fk_cattab_find(t, "rmax");
+    const int mc = fk_cattab_find(t, "m_contam"), nc = fk_cattab_find(t, "n_contam");
     if (id < 0) return fk_fail(err, FK_EMISSING, "%s: no column 'id' (not a halostats catalogue?)", name);
     if (mass < 0 && n < 0) return fk_fail(err, FK_EMISSING, "%s: no column 'mass' or 'n'", name);
     for (int k = 0; k < 3; k++) {
@@ -356,6 +357,7 @@ static int halos_of(const fk_cattab *t, const char *name, fk_catalog *cat, fk_er
     cat->box = t->box;
     cat->origin = t->origin;
     cat->periodic = t->periodic;
+    cat->has_contam = mc >= 0;
     if (t->nrows && !(cat->h = malloc(t->nrows * sizeof *cat->h)))
         return fk_fail(err, FK_ENOMEM, "%s: no memory for %zu halos", name, t->nrows);
     for (size_t i = 0; i < t->nrows; i++) {
@@ -372,7 +374,52 @@ static int halos_of(const fk_cattab *t, const char *name, fk_catalog *cat, fk_er
         h->mass = mass >= 0 ? v[mass] : (double)h->n;
         for (int k = 0; k < 3; k++) h->x[k] = v[x[k]];
         h->r = r >= 0 ? v[r] : 0;
+        h->contam = mc >= 0 ? fk_cat_contam(v[mc], mass >= 0 ? v[mass] : NAN, nc >= 0 ? v[nc] : NAN, h->n) : NAN;
     }
+    return FK_OK;
+}
+
+double fk_cat_contam(double m_contam, double mass, double n_contam, double n)
+{
+    if (mass > 0) return m_contam / mass;
+    if (n > 0 && n_contam >= 0) return n_contam / n;
+    return 0;
+}
+
+int fk_cattab_contam(const fk_cattab *t, long level, const char *name, double **out, size_t *n, fk_error *err)
+{
+    double *mc = NULL, *m = NULL, *nc = NULL, *np = NULL;
+    size_t k;
+    *out = NULL, *n = 0;
+    if (fk_cattab_find(t, "m_contam") < 0)
+        return fk_fail(err, FK_EMISSING, "%s: no column 'm_contam' (a catalogue of an older halostats: run halostats "
+                       "again)", name);
+    int st = fk_cattab_column(t, "m_contam", level, name, &mc, n, err);
+    if (!st && fk_cattab_find(t, "mass") >= 0) st = fk_cattab_column(t, "mass", level, name, &m, &k, err);
+    if (!st && fk_cattab_find(t, "n_contam") >= 0) st = fk_cattab_column(t, "n_contam", level, name, &nc, &k, err);
+    if (!st && fk_cattab_find(t, "n") >= 0) st = fk_cattab_column(t, "n", level, name, &np, &k, err);
+    if (!st) {
+        for (size_t i = 0; i < *n; i++)
+            mc[i] = fk_cat_contam(mc[i], m ? m[i] : NAN, nc ? nc[i] : NAN, np ? np[i] : NAN);
+        *out = mc, mc = NULL;
+    } else {
+        *n = 0;
+    }
+    free(mc), free(m), free(nc), free(np);
+    return st;
+}
+
+int fk_catalog_clean(fk_catalog *cat, double fmax, const char *name, size_t *dropped, fk_error *err)
+{
+    *dropped = 0;
+    if (!cat->has_contam)
+        return fk_fail(err, FK_EMISSING, "%s: no column 'm_contam' (a catalogue of an older halostats: run halostats "
+                       "again)", name);
+    size_t k = 0;
+    for (size_t i = 0; i < cat->n; i++)
+        if (!(cat->h[i].contam > fmax)) cat->h[k++] = cat->h[i];
+    *dropped = cat->n - k;
+    cat->n = k;
     return FK_OK;
 }
 

@@ -55,12 +55,26 @@ int fk_cattab_column(const fk_cattab *t, const char *col, long level, const char
 
 void fk_cattab_free(fk_cattab *t);
 
+/* The contaminating mass fraction of a halo (halostats' m_contam, n_contam:
+ * its dark members heavier than the stream's least dark mass): m_contam /
+ * mass; with mass 0 (or no column mass) n_contam / n; 0 when nothing is
+ * contaminated. */
+double fk_cat_contam(double m_contam, double mass, double n_contam, double n);
+
+/* The contaminating mass fraction (fk_cat_contam) of every row of level,
+ * in catalogue order as fk_cattab_column gives that level's rows: *out
+ * (malloc'd) and *n. FK_EMISSING when the catalogue has no column
+ * m_contam (one halostats wrote before the contamination columns:
+ * "run halostats again"); FK_ENOMEM. */
+int fk_cattab_contam(const fk_cattab *t, long level, const char *name, double **out, size_t *n, fk_error *err);
+
 /* One halo of level 0 (the longest linking length), in the catalogue's units. */
 typedef struct fk_cat_halo {
     uint64_t id, n;
     double mass;
     double x[3]; /* the centre: xc yc zc when present, else the centre of mass x y z */
     double r;    /* its radius: rc_max when present, else rmax, else 0 */
+    double contam; /* the contaminating mass fraction (fk_cat_contam); NaN without m_contam */
 } fk_cat_halo;
 
 typedef struct fk_catalog {
@@ -69,6 +83,7 @@ typedef struct fk_catalog {
     int has_box; /* box, origin and periodic were in the catalogue (text header, HCOL's SNAP) */
     double box, origin;
     int periodic;
+    int has_contam; /* the catalogue has the column m_contam (halostats' zoom-in contamination) */
 } fk_catalog;
 
 /* The level-0 halos of a catalogue read by fk_cattab_read. Columns needed:
@@ -81,6 +96,12 @@ int fk_catalog_read(FILE *f, const char *name, fk_catalog *cat, fk_error *err);
  * doubles, as found in a stream. */
 int fk_catalog_from_chunks(const char *hcol, const double *halo, uint64_t rows, uint32_t cols, const char *name,
                            fk_catalog *cat, fk_error *err);
+
+/* Leaves out the halos whose contaminating mass fraction is above fmax
+ * (halostats' m_contam / mass; fmax 0: every halo with a contaminant);
+ * returns how many were left out. FK_EMISSING when the catalogue has no
+ * m_contam column (has_contam 0). */
+int fk_catalog_clean(fk_catalog *cat, double fmax, const char *name, size_t *dropped, fk_error *err);
 
 /* Sorts the halos by mass, largest first (ties: lower id first). Can't fail. */
 void fk_catalog_sort_mass(fk_catalog *cat);

@@ -29,6 +29,9 @@ static void help(void)
            "  -H, --halo=ID         zoom on halo ID (level 0) of the catalogue: the field centred on it\n"
            "      --halos=FILE      the catalogue: halostats text, CSV or stream\n"
            "  -n, --circle=N        circle the N most massive halos in the slab (default 10, 0: none)\n"
+           "      --clean[=F]       circle no contaminated halo of a zoom-in run: none whose\n"
+           "                        contaminating mass fraction m_contam / mass is above F (default 0:\n"
+           "                        any low-resolution member; halostats(1), CONTAMINATION)\n"
            "  -l, --labels          write each circled halo's id beside it (inside the picture, never\n"
            "                        over another label: a ring without room for its label has none)\n"
            "      --length-name=S   the scale bar's unit (default: the stream's, kpc/h for a Gadget\n"
@@ -60,12 +63,12 @@ int main(int argc, char **argv)
     prog_init("fofmap");
     prog_std std = {0};
     fk_view view = {.axis = 2, .size = 800};
-    double centre[3], width = 0, depth = 0, range = 4, smooth = 1;
-    int have_centre = 0, labels = 0;
+    double centre[3], width = 0, depth = 0, range = 4, smooth = 1, fmax = 0;
+    int have_centre = 0, labels = 0, clean = 0;
     long long circle = 10, zoom = -1;
     const char *halos_path = NULL, *cmap_name = "magma";
     const char *length_name = NULL;
-    enum { OPT_HALOS = 256, OPT_CMAP, OPT_RANGE, OPT_SMOOTH, OPT_LNAME };
+    enum { OPT_HALOS = 256, OPT_CMAP, OPT_RANGE, OPT_SMOOTH, OPT_LNAME, OPT_CLEAN };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"axis", required_argument, 0, 'a'},
                                              {"size", required_argument, 0, 's'},
@@ -76,6 +79,7 @@ int main(int argc, char **argv)
                                              {"halo", required_argument, 0, 'H'},
                                              {"halos", required_argument, 0, OPT_HALOS},
                                              {"circle", required_argument, 0, 'n'},
+                                             {"clean", optional_argument, 0, OPT_CLEAN},
                                              {"labels", no_argument, 0, 'l'},
                                              {"cmap", required_argument, 0, OPT_CMAP},
                                              {"range", required_argument, 0, OPT_RANGE},
@@ -101,6 +105,10 @@ int main(int argc, char **argv)
         case OPT_HALOS: halos_path = optarg; break;
         case 'n': circle = prog_parse_int("--circle", optarg, 0, 1000000); break;
         case 'l': labels = 1; break;
+        case OPT_CLEAN:
+            clean = 1;
+            if (optarg) fmax = prog_parse_double("--clean", optarg, 0, 1);
+            break;
         case OPT_CMAP: cmap_name = optarg; break;
         case OPT_RANGE: range = prog_parse_double("--range", optarg, 0.1, 30); break;
         case OPT_SMOOTH: smooth = prog_parse_double("--smooth", optarg, 0, 100); break;
@@ -154,6 +162,14 @@ int main(int argc, char **argv)
                               sizeof caption, &err);
     if (st == FK_EINVAL) prog_usage("%s", err.msg);
     if (st) prog_fail(&err);
+    if (clean) { /* after the frame: --halo may still zoom on a contaminated halo */
+        size_t dropped;
+        if (!want[W_HCOL].data[0] && !halos_path)
+            prog_die(EXIT_DATA, "%s: --clean: the stream has no catalogue (run halostats --format=stream, or give "
+                     "--halos)", name);
+        if (fk_catalog_clean(&cat, fmax, halos_path ? halos_path : name, &dropped, &err)) prog_fail(&err);
+        prog_info("--clean=%g: %zu halos left out, their contaminating mass fraction above %g", fmax, dropped, fmax);
+    }
 
     double *grid = malloc((size_t)view.size * (size_t)view.size * sizeof *grid);
     if (!grid) prog_die(EXIT_RESOURCE, "no memory for a %dx%d map", view.size, view.size);

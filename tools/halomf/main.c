@@ -28,6 +28,9 @@ static void help(void)
            "      --min=M           the lowest bin edge (default: the least positive value)\n"
            "      --max=M           the bins reach M (default: the largest value)\n"
            "  -m, --min-n=N         count only halos of at least N particles (column n; default 0: all)\n"
+           "      --clean[=F]       leave out the contaminated halos of a zoom-in run: those whose\n"
+           "                        contaminating mass fraction m_contam / mass is above F (default 0:\n"
+           "                        any low-resolution member; halostats(1), CONTAMINATION)\n"
            "      --volume=V        the volume, in the catalogue's length unit cubed (default: the box\n"
            "                        of a text catalogue's header or of a stream; a CSV catalogue needs it)\n"
            "  -p, --plot            draw the PNG picture instead of the table\n"
@@ -44,22 +47,33 @@ static void help(void)
            "Example: halostats --so --omega-m=0.3 snap.grps | halomf -c m200c\n");
 }
 
-/* Keeps the values of rows of at least min_n particles; returns how many are left. */
-static size_t keep_min_n(const fk_cattab *t, const char *name, long level, long long min_n, double *v, size_t n)
+/* Keeps the values of rows of at least min_n particles (min_n 0: all) and,
+ * with clean, a contaminating mass fraction of at most fmax; returns how
+ * many are left, the rows left out as contaminated in *dirty. */
+static size_t keep_rows(const fk_cattab *t, const char *name, long level, long long min_n, int clean, double fmax,
+                        double *v, size_t n, size_t *dirty)
 {
-    double *np;
+    double *np = NULL, *fr = NULL;
     size_t nn, k = 0;
     fk_error err = {0};
-    if (fk_cattab_column(t, "n", level, name, &np, &nn, &err)) prog_fail(&err);
-    for (size_t i = 0; i < n; i++)
-        if (np[i] >= (double)min_n) v[k++] = v[i];
-    free(np);
+    if (min_n > 0 && fk_cattab_column(t, "n", level, name, &np, &nn, &err)) prog_fail(&err);
+    if (clean && fk_cattab_contam(t, level, name, &fr, &nn, &err)) prog_fail(&err);
+    *dirty = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (np && !(np[i] >= (double)min_n)) continue;
+        if (fr && fr[i] > fmax) {
+            ++*dirty;
+            continue;
+        }
+        v[k++] = v[i];
+    }
+    free(np), free(fr);
     return k;
 }
 
 static void write_table(FILE *o, const fk_massfunc *mf, const char *column, const char *unit, const char *name,
                         long level, size_t n, double volume, const char *length_name, const char *vol_from,
-                        double per_dex, double lo)
+                        double per_dex, double lo, const char *note)
 {
     fprintf(o, "# halomf (fofkit %s): the mass function of column %s (unit %s) of %s, level %ld\n", FK_VERSION, column,
             unit, name, level);
@@ -69,6 +83,7 @@ static void write_table(FILE *o, const fk_massfunc *mf, const char *column, cons
     char cube[96];
     fprintf(o, "# volume %.10g %s (%s); %g bins per dex from %.10g\n", volume,
             fk_unit_power(length_name, 3, cube, sizeof cube), vol_from, per_dex, lo);
+    if (note) fprintf(o, "# %s\n", note);
     fprintf(o, "# n: rows in [lo, hi); dn_dlog10m = n / (volume dlog10); n_ge: rows >= lo per volume (above the\n"
                "# range included)\n");
     fprintf(o, "# log10_lo log10_hi m_mid n dn_dlog10m n_ge\n");
@@ -89,9 +104,9 @@ int main(int argc, char **argv)
     const char *column = "mass", *mass_unit = NULL, *length_unit = NULL;
     long level = 0;
     long long min_n = 0;
-    double per_dex = 5, lo = 0, hi = 0, volume = 0;
-    int plot = 0, w = 800, h = 600;
-    enum { O_LEVEL = 256, O_BINS, O_MIN, O_MAX, O_VOL, O_MASS_UNIT, O_LENGTH_UNIT };
+    double per_dex = 5, lo = 0, hi = 0, volume = 0, fmax = 0;
+    int plot = 0, w = 800, h = 600, clean = 0;
+    enum { O_LEVEL = 256, O_BINS, O_MIN, O_MAX, O_VOL, O_MASS_UNIT, O_LENGTH_UNIT, O_CLEAN };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"column", required_argument, 0, 'c'},
                                              {"level", required_argument, 0, O_LEVEL},
@@ -99,6 +114,7 @@ int main(int argc, char **argv)
                                              {"min", required_argument, 0, O_MIN},
                                              {"max", required_argument, 0, O_MAX},
                                              {"min-n", required_argument, 0, 'm'},
+                                             {"clean", optional_argument, 0, O_CLEAN},
                                              {"volume", required_argument, 0, O_VOL},
                                              {"plot", no_argument, 0, 'p'},
                                              {"size", required_argument, 0, 's'},
@@ -119,6 +135,10 @@ int main(int argc, char **argv)
         case O_MIN: lo = prog_parse_positive("--min", optarg, DBL_MAX); break;
         case O_MAX: hi = prog_parse_positive("--max", optarg, DBL_MAX); break;
         case 'm': min_n = prog_parse_int("--min-n", optarg, 0, INT64_MAX); break;
+        case O_CLEAN:
+            clean = 1;
+            if (optarg) fmax = prog_parse_double("--clean", optarg, 0, 1);
+            break;
         case O_VOL: volume = prog_parse_positive("--volume", optarg, DBL_MAX); break;
         case 'p': plot = 1; break;
         case 's': {
@@ -149,7 +169,12 @@ int main(int argc, char **argv)
     double *v;
     size_t n;
     if (fk_cattab_column(t, column, level, name, &v, &n, &err)) prog_fail(&err);
-    if (min_n > 0) n = keep_min_n(t, name, level, min_n, v, n);
+    const size_t nall = n;
+    size_t dirty = 0;
+    if (min_n > 0 || clean) n = keep_rows(t, name, level, min_n, clean, fmax, v, n, &dirty);
+    if (clean)
+        prog_info("--clean=%g: %zu of %zu halos left out, their contaminating mass fraction above %g", fmax, dirty,
+                  nall, fmax);
 
     const char *vol_from = "given";
     if (!(volume > 0)) {
@@ -179,7 +204,11 @@ int main(int argc, char **argv)
     fk_output *out = prog_open_output(&std, plot);
     FILE *o = fk_output_file(out);
     if (!plot) {
-        write_table(o, &mf, column, unit, name, level, n, volume, length_unit, vol_from, per_dex, lo);
+        char note[160];
+        snprintf(note, sizeof note, "--clean=%g: %zu halos left out, their contaminating mass fraction m_contam / "
+                 "mass above %g", fmax, dirty, fmax);
+        write_table(o, &mf, column, unit, name, level, n, volume, length_unit, vol_from, per_dex, lo,
+                    clean ? note : NULL);
     } else {
         static const unsigned char white[3] = {255, 255, 255};
         fk_mf_bin *bins = malloc(mf.nbins * sizeof *bins);
