@@ -163,7 +163,7 @@ int main(int argc, char **argv)
         stop(&t_order);
         members = o.first[ng];
         if (!h && !(h = malloc((ng ? ng : 1) * sizeof *h))) prog_die(EXIT_RESOURCE, "out of memory");
-        fk_halo_input hin = {n, d.pos, d.vel, d.mass, d.ids, NULL, d.snap.periodic, d.snap.box, d.snap.origin};
+        fk_halo_input hin = {n, d.pos, d.vel, d.mass, d.ids, NULL, d.snap.periodic, d.snap.box, d.snap.origin, 0, 0, 0, NULL, 0};
         start(&t_compute);
         if (fk_halostats_compute_members(&hin, &o, h, path, &err)) prog_fail(&err);
         stop(&t_compute);

@@ -183,6 +183,15 @@ typedef struct fofkit_halo_options {
     uint64_t bound_min;  /* with unbind: fewer bound members: not bound (0: 10)   */
     int device;          /* where the potentials run: FOFKIT_DEVICE_*            */
     int nthreads;        /* CPU threads (0: the OpenMP default)                  */
+    /* A comoving run, as halostats(1) measures a comoving stream (Gadget-4's
+     * SUBFIND): positions comoving at scale_factor (> 0, needed), G the
+     * physical one (potentials and vmax take G / scale_factor, the softening
+     * comoving), the peculiar velocity vel * vel_scale (0: 1; Gadget's
+     * snapshots sqrt(a)), and the Hubble flow hubble_flow * d (H(a) a, in
+     * velocity per comoving length) about the centre added to sigma_v and to
+     * the unbinding's energies. Lengths stay comoving in the table. */
+    int comoving;
+    double vel_scale, hubble_flow;
 } fofkit_halo_options;
 
 /* Sets o's size and the defaults above. */

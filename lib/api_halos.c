@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <omp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,10 @@
 #include "unbind_gpu.h"
 
 #define SOFTENING_FRACTION 0.05 /* halostats' default: this times the mean interparticle spacing */
+
+/* The options of a caller built before the comoving fields: its size is
+ * taken, the fields after it keep their defaults (comoving 0). */
+#define HALO_OPTIONS_MIN offsetof(fofkit_halo_options, comoving)
 
 void fofkit_halo_options_init(fofkit_halo_options *o)
 {
@@ -44,7 +49,7 @@ static const fk_halo_column *column(const fofkit_halo_options *o, int k)
 {
     fofkit_halo_options d;
     fofkit_halo_options_init(&d);
-    if (o && fk_api_take(&d, sizeof d, o, sizeof d, "fofkit_halo_options", NULL)) return NULL;
+    if (o && fk_api_take(&d, sizeof d, o, HALO_OPTIONS_MIN, "fofkit_halo_options", NULL)) return NULL;
     int j = 0;
     for (size_t c = 0; c < fk_halo_ncolumns; c++)
         if (shown(&d, &fk_halo_columns[c]) && j++ == k) return &fk_halo_columns[c];
@@ -112,7 +117,7 @@ static int halos(const fofkit_particles *pin, const uint32_t *group_in, uint64_t
     fofkit_halo_options_init(&o);
     int st;
     if ((st = fk_api_take(&p, sizeof p, pin, sizeof p, "fofkit_particles", err)) ||
-        (st = fk_api_take(&o, sizeof o, oin, sizeof o, "fofkit_halo_options", err)))
+        (st = fk_api_take(&o, sizeof o, oin, HALO_OPTIONS_MIN, "fofkit_halo_options", err)))
         return st;
     if (!group_in && p.n) return fk_fail(err, FK_EINVAL, "no group array (group is NULL)");
     if (ng && !table) return fk_fail(err, FK_EINVAL, "no table to write (table is NULL)");
@@ -136,6 +141,12 @@ static int halos(const fofkit_particles *pin, const uint32_t *group_in, uint64_t
                                            "the softening");
         pot.eps = SOFTENING_FRACTION * p.box / cbrt((double)(p.n ? p.n : 1));
     }
+    if (o.comoving && !(o.scale_factor > 0 && isfinite(o.scale_factor)))
+        return fk_fail(err, FK_EINVAL, "comoving needs the scale factor (above 0), not %g", o.scale_factor);
+    if (o.comoving && (!(o.vel_scale >= 0) || !isfinite(o.vel_scale) || !isfinite(o.hubble_flow)))
+        return fk_fail(err, FK_EINVAL, "comoving: vel_scale %g and hubble_flow %g must be finite (vel_scale >= 0)",
+                       o.vel_scale, o.hubble_flow);
+    if (o.comoving) pot.G /= o.scale_factor; /* phi and vmax with physical r = a d (halostats.c) */
     if (potentials && (st = fk_pot_check(&pot, err))) return st;
 
     fk_api_arrays a;
@@ -178,7 +189,8 @@ static int halos(const fofkit_particles *pin, const uint32_t *group_in, uint64_t
         st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
     if (!st && o.unbind && o.centre == FOFKIT_CENTRE_MBP && !(phi = malloc(n ? n * sizeof *phi : 1)))
         st = fk_fail(err, FK_ENOMEM, "out of memory for the potentials of %" PRIu64 " particles", n);
-    fk_halo_input hin = {n, a.pos, a.vel, mass, p.ids, group, p.periodic, p.box, p.origin};
+    fk_halo_input hin = {n,        a.pos,      a.vel,      mass, p.ids, group, p.periodic, p.box, p.origin, o.comoving != 0,
+                         o.vel_scale > 0 ? o.vel_scale : 1, o.hubble_flow, NULL, fk_halo_hires_mass(n, mass, NULL)};
     /* as halostats: the properties, the centres (keeping the potentials for the unbinding) */
     if (!st) st = fk_halostats_compute(&hin, ng, h, "group", err);
     if (!st)

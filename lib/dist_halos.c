@@ -25,11 +25,12 @@ typedef struct owned {
     float *pos, *vel, *mass;
     uint64_t *ids;
     uint32_t *grp;
+    uint8_t *type; /* snap.h's types */
 } owned;
 
 static void owned_free(owned *w)
 {
-    free(w->pos), free(w->vel), free(w->mass), free(w->ids), free(w->grp);
+    free(w->pos), free(w->vel), free(w->mass), free(w->ids), free(w->grp), free(w->type);
     memset(w, 0, sizeof *w);
 }
 
@@ -216,8 +217,8 @@ static int check_level(const fk_dhalos_in *in, int k, fk_error *err)
 }
 
 /* The parts of a member that travel, each as an array of its own. */
-enum { M_POS, M_VEL, M_MASS, M_ID, M_GRP, M_PARTS };
-static const size_t part_size[M_PARTS] = {12, 12, 4, 8, 4};
+enum { M_POS, M_VEL, M_MASS, M_ID, M_GRP, M_TYPE, M_PARTS };
+static const size_t part_size[M_PARTS] = {12, 12, 4, 8, 4, 1};
 
 /* Part f of every grouped particle of level k: of those whose group this
  * rank owns straight into dst (the owner's array of that part) at their
@@ -249,6 +250,8 @@ static void pack(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
                 memcpy(to, in->mass + i, 4);
             } else if (f == M_ID) {
                 memcpy(to, in->ids + i, 8);
+            } else if (f == M_TYPE) {
+                *to = in->type ? in->type[i] : 1; /* 1: snap.h's FK_DARK */
             } else {
                 const uint32_t g = p->local[q] + 1;
                 memcpy(to, &g, 4);
@@ -259,7 +262,7 @@ static void pack(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
 
 /* Sends every grouped particle of level k to its group's owner; the owner's
  * come in w, by source rank, each rank's in its stream order. Each part
- * (positions, velocities, masses, IDs, group numbers) travels as an array
+ * (positions, velocities, masses, IDs, group numbers, types) travels as an array
  * of its own, straight into w's array (fk_dist_alltoall_at: no received
  * copy of every member to unpack), through one send buffer of the largest
  * part packed again for each. Those whose group this rank owns go straight
@@ -312,13 +315,13 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
         const uint64_t m = nr + own ? nr + own : 1;
         if (!(w->pos = fk_big_alloc(m * 3 * sizeof(float))) || !(w->vel = fk_big_alloc(m * 3 * sizeof(float))) ||
             !(w->mass = fk_big_alloc(m * sizeof(float))) || !(w->ids = fk_big_alloc(m * sizeof *w->ids)) ||
-            !(w->grp = fk_big_alloc(m * sizeof *w->grp)))
+            !(w->grp = fk_big_alloc(m * sizeof *w->grp)) || !(w->type = fk_big_alloc(m)))
             st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members received", rank, nr);
         else if (!(sb = fk_big_alloc((ns ? ns : 1) * 12)))
             st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " members to send", rank, ns);
     }
     st = fk_dist_agree(st, err, NULL);
-    void *const dst[M_PARTS] = {w->pos, w->vel, w->mass, w->ids, w->grp};
+    void *const dst[M_PARTS] = {w->pos, w->vel, w->mass, w->ids, w->grp, w->type};
     for (int f = 0; !st && f < M_PARTS; f++) {
         pack(in, k, p, rank, R, T, at, cur, below, f, sb, dst[f]);
         st = fk_dist_alltoall_at(sb, cnt, part_size[f], dst[f], rcnt, roff, err); /* failures agreed inside */
@@ -334,10 +337,12 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
 
 /* The rows of this rank's groups of level k, from their members. */
 static int compute(const fk_dhalos_in *in, const fk_dhalos_opts *o, const plan *p, const owned *w, int rank,
-                   fk_halo *h, fk_dhalos_info *info, fk_error *err)
+                   double m_hires, fk_halo *h, fk_dhalos_info *info, fk_error *err)
 {
     const uint64_t ngl = p->ngl[rank];
-    fk_halo_input hin = {w->n, w->pos, w->vel, w->mass, w->ids, w->grp, in->periodic, in->box, in->origin};
+    fk_halo_input hin = {w->n,         w->pos,    w->vel,    w->mass,      w->ids,    w->grp,
+                         in->periodic, in->box,   in->origin, in->comoving, in->vscale, in->hflow,
+                         w->type,      m_hires};
     double *phi = NULL;
     unsigned char *bound = NULL;
     int st = FK_OK;
@@ -415,6 +420,9 @@ int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **row
     st = fk_dist_agree(st, err, NULL);
     uint64_t sent = 0, members = 0;
     double t_compute = 0;
+    /* the high-resolution mass: the least dark mass over every rank's particles, as one process's */
+    double m_hires = fk_halo_hires_mass(in->n, in->mass, in->type);
+    if (!st) MPI_Allreduce(MPI_IN_PLACE, &m_hires, 1, MPI_DOUBLE, MPI_MIN, COMM);
     for (int k = 0; k < in->nlevels && !st; k++) {
         double t0 = fk_now();
         owned w;
@@ -429,7 +437,7 @@ int fk_dhalos_run(const fk_dhalos_in *in, const fk_dhalos_opts *o, fk_halo **row
         double t1 = fk_now();
         uint64_t ngl = p.ngl[rank];
         fk_halo *h = malloc((ngl ? ngl : 1) * sizeof *h);
-        st = h ? compute(in, o, &p, &w, rank, h, info, err)
+        st = h ? compute(in, o, &p, &w, rank, m_hires, h, info, err)
                : fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " groups", rank, ngl);
         members += w.n;
         for (uint64_t j = 0; j < ngl && !st; j++) {

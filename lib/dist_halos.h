@@ -21,7 +21,7 @@
  *      each to the rank with the fewest members so far (ties: the lower
  *      rank), a greedy that balances the members; the same on every rank;
  *   2. every particle of a group goes to the group's owner (one alltoallv,
- *      40 bytes a particle: position, velocity, mass, ID, group), each rank's
+ *      41 bytes a particle: position, velocity, mass, ID, group, type), each rank's
  *      in its stream order; the owner receives them by rank, so each group's
  *      members arrive in the order of the ranks' streams concatenated (rank,
  *      then position in the rank's stream): the order one process meets them
@@ -54,6 +54,11 @@ typedef struct fk_dhalos_in {
     const uint32_t *gid[FK_LEVELS_MAX];   /* n per level: group numbers, 0 none  */
     uint64_t ngroups[FK_LEVELS_MAX];      /* the level's groups, over all ranks  */
     const char *name;                     /* the input, in messages              */
+    int comoving;                         /* fk_halo_input's: a comoving stream's */
+    double vscale, hflow;                 /* peculiar velocities, Hubble flow    */
+    const uint8_t *type;                  /* n of snap.h's types, or NULL: every particle dark; the
+                                           * contaminants' m_hires is the least dark mass over
+                                           * every rank (fk_halo_hires_mass, halostats.h) */
 } fk_dhalos_in;
 
 typedef struct fk_dhalos_opts {

@@ -95,8 +95,9 @@ void fk_h5_attr_f64(fk_h5w *w, hid_t loc, const char *name, double v)
     fk_h5_attr(w, loc, name, H5T_NATIVE_DOUBLE, &v);
 }
 
-/* Gadget-4's unit attributes of a dataset of dimension dim. */
-static void unit_attrs(fk_h5w *w, hid_t d, fk_dim dim)
+/* Gadget-4's unit attributes of a dataset of dimension dim (a_scaling as
+ * the dimension says unless a_given, then a_set). */
+static void unit_attrs(fk_h5w *w, hid_t d, fk_dim dim, int a_given, double a_set)
 {
     const fk_gadget_meta *m = w->meta;
     double to_cgs = 0, l = 0, ms = 0, v = 0, h = 0, a = 0;
@@ -108,6 +109,7 @@ static void unit_attrs(fk_h5w *w, hid_t d, fk_dim dim)
     case FK_DIM_VELOCITY: to_cgs = m->unit_velocity_cm_s, v = 1, a = m->comoving ? 0.5 : 0; break;
     default: return;
     }
+    if (a_given) a = a_set;
     fk_h5_attr_f64(w, d, "to_cgs", to_cgs);
     fk_h5_attr_f64(w, d, "length_scaling", l);
     fk_h5_attr_f64(w, d, "mass_scaling", ms);
@@ -116,7 +118,9 @@ static void unit_attrs(fk_h5w *w, hid_t d, fk_dim dim)
     fk_h5_attr_f64(w, d, "a_scaling", a);
 }
 
-void fk_h5_data(fk_h5w *w, hid_t loc, const char *name, hid_t type, uint64_t rows, int cols, const void *data, fk_dim dim)
+/* fk_h5_data and fk_h5_data_a. */
+static void data_attrs(fk_h5w *w, hid_t loc, const char *name, hid_t type, uint64_t rows, int cols, const void *data,
+                       fk_dim dim, int a_given, double a_set)
 {
     if (w->st) return;
     hsize_t dims[2] = {rows, (hsize_t)cols};
@@ -125,9 +129,20 @@ void fk_h5_data(fk_h5w *w, hid_t loc, const char *name, hid_t type, uint64_t row
     hid_t d = sp < 0 || dcpl < 0 ? -1 : H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     if (dcpl >= 0) H5Pclose(dcpl);
     fk_h5_check(w, d < 0 ? -1 : H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), name);
-    if (d >= 0 && w->meta) unit_attrs(w, d, dim);
+    if (d >= 0 && w->meta) unit_attrs(w, d, dim, a_given, a_set);
     if (d >= 0) H5Dclose(d);
     if (sp >= 0) H5Sclose(sp);
+}
+
+void fk_h5_data(fk_h5w *w, hid_t loc, const char *name, hid_t type, uint64_t rows, int cols, const void *data, fk_dim dim)
+{
+    data_attrs(w, loc, name, type, rows, cols, data, dim, 0, 0);
+}
+
+void fk_h5_data_a(fk_h5w *w, hid_t loc, const char *name, hid_t type, uint64_t rows, int cols, const void *data,
+                  fk_dim dim, double a_scaling)
+{
+    data_attrs(w, loc, name, type, rows, cols, data, dim, 1, a_scaling);
 }
 
 void fk_h5_header_cosmology(fk_h5w *w, hid_t header)

@@ -46,6 +46,13 @@ hid_t fk_h5_group(fk_h5w *w, hid_t loc, const char *name);
  * h^h_scaling x a^a_scaling). */
 void fk_h5_data(fk_h5w *w, hid_t loc, const char *name, hid_t type, uint64_t rows, int cols, const void *data, fk_dim dim);
 
+/* fk_h5_data with a_scaling given (the dimension's default: lengths 1 and
+ * velocities 0.5 in a cosmological run, a snapshot's Coordinates and
+ * Velocities): a catalogue's physical values (peculiar velocities, vmax,
+ * physical radii) say 0. */
+void fk_h5_data_a(fk_h5w *w, hid_t loc, const char *name, hid_t type, uint64_t rows, int cols, const void *data,
+                  fk_dim dim, double a_scaling);
+
 /* Attributes of loc: a scalar of type, or a one-dimensional array of n. */
 void fk_h5_attr(fk_h5w *w, hid_t loc, const char *name, hid_t type, const void *value);
 void fk_h5_attr_array(fk_h5w *w, hid_t loc, const char *name, hid_t type, uint64_t n, const void *values);

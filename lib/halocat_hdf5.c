@@ -55,7 +55,6 @@ int fk_gadget_type(const fk_snap *s, uint64_t r)
 typedef struct table {
     uint64_t rows;
     int64_t *len, *lentype, *offtype; /* rows, rows x 6, rows x 6 */
-    double *masstype;                 /* rows x 6, the stream's mass unit */
 } table;
 
 static int table_alloc(table *t, uint64_t rows)
@@ -65,13 +64,12 @@ static int table_alloc(table *t, uint64_t rows)
     t->len = calloc(r, sizeof *t->len);
     t->lentype = calloc(r * NTYPES, sizeof *t->lentype);
     t->offtype = calloc(r * NTYPES, sizeof *t->offtype);
-    t->masstype = calloc(r * NTYPES, sizeof *t->masstype);
-    return t->len && t->lentype && t->offtype && t->masstype ? FK_OK : FK_ENOMEM;
+    return t->len && t->lentype && t->offtype ? FK_OK : FK_ENOMEM;
 }
 
 static void table_free(table *t)
 {
-    free(t->len), free(t->lentype), free(t->offtype), free(t->masstype);
+    free(t->len), free(t->lentype), free(t->offtype);
 }
 
 /* Where everything goes: the Subhalo rows host by host, both tables, and
@@ -116,7 +114,6 @@ static int count_members(const fk_halocat *cat, layout *l, fk_error *err)
         if (g) {
             l->gt.len[g - 1]++;
             l->gt.lentype[(g - 1) * NTYPES + t]++;
-            l->gt.masstype[(g - 1) * NTYPES + t] += cat->mass[i];
         }
         if (sg) {
             const fk_halo *h = &cat->subs[sg - 1];
@@ -127,7 +124,6 @@ static int count_members(const fk_halocat *cat, layout *l, fk_error *err)
             uint64_t k = l->subrow[sg - 1];
             l->st.len[k]++;
             l->st.lentype[k * NTYPES + t]++;
-            l->st.masstype[k * NTYPES + t] += cat->mass[i];
         }
     }
     for (uint64_t g = 0; g < l->ng; g++)
@@ -287,6 +283,17 @@ int fk_halocat_hdf5_available(void)
     return 1;
 }
 
+/* The a_scaling of the catalogue's velocities: 0 (physical: the peculiar
+ * velocity, and vmax, the dispersion) when the stream says it is comoving
+ * and halostats made them physical, as Gadget-4's SUBFIND does
+ * (subfind_properties.cc: Vel = fac_vel_to_phys v); else as the stream
+ * holds them (a Gadget snapshot's sqrt(a) convention in a cosmological
+ * run: 0.5). */
+static double vel_a_scaling(const fk_halocat *cat)
+{
+    return cat->snap->comoving ? 0 : cat->meta->comoving ? 0.5 : 0;
+}
+
 /* The per-halo columns both tables share: Len, LenType, Mass, MassType,
  * OffsetType, Pos, CM, Vel; prefix "Group" or "Subhalo". halos[order[k]]
  * (order NULL: k) is row k. */
@@ -302,8 +309,21 @@ static void write_common(fk_h5w *w, hid_t loc, const char *prefix, const table *
     fk_h5_data(w, loc, NAME("Len"), H5T_NATIVE_INT64, t->rows, 1, t->len, FK_DIM_1);
     fk_h5_data(w, loc, NAME("LenType"), H5T_NATIVE_INT64, t->rows, NTYPES, t->lentype, FK_DIM_1);
     fk_h5_data(w, loc, NAME("OffsetType"), H5T_NATIVE_INT64, t->rows, NTYPES, t->offtype, FK_DIM_1);
-    for (uint64_t k = 0; k < t->rows * NTYPES; k++) scratch[k] = t->masstype[k] * mu;
+    /* MassType: halostats' m_gas, m_dark, m_star (summed in stream order, as the text's) in Gadget's
+     * types 0, 1 and 4 (halostats.h); LenType above: the members counted by type, which the offsets
+     * index */
+    for (uint64_t k = 0; k < t->rows; k++) {
+        static const int gtype[3] = {0, 1, 4}; /* snap.h's gas, dark, star */
+        for (int q = 0; q < NTYPES; q++) scratch[k * NTYPES + q] = 0;
+        for (int q = 0; q < 3; q++) scratch[k * NTYPES + gtype[q]] = ROW(k)->m_type[q] * mu;
+    }
     fk_h5_data(w, loc, NAME("MassType"), H5T_NATIVE_DOUBLE, t->rows, NTYPES, scratch, FK_DIM_MASS);
+    /* fofkit's own: zoom-in contamination (halostats' n_contam, m_contam) */
+    int64_t *iv = (int64_t *)(void *)scratch; /* malloc'd: of no declared type */
+    for (uint64_t k = 0; k < t->rows; k++) iv[k] = (int64_t)ROW(k)->n_contam;
+    fk_h5_data(w, loc, NAME("LenContam"), H5T_NATIVE_INT64, t->rows, 1, iv, FK_DIM_1);
+    for (uint64_t k = 0; k < t->rows; k++) scratch[k] = ROW(k)->m_contam * mu;
+    fk_h5_data(w, loc, NAME("MassContam"), H5T_NATIVE_DOUBLE, t->rows, 1, scratch, FK_DIM_MASS);
     for (uint64_t k = 0; k < t->rows; k++) scratch[k] = ROW(k)->mass * mu;
     fk_h5_data(w, loc, NAME("Mass"), H5T_NATIVE_DOUBLE, t->rows, 1, scratch, FK_DIM_MASS);
     for (uint64_t k = 0; k < t->rows; k++)
@@ -314,7 +334,7 @@ static void write_common(fk_h5w *w, hid_t loc, const char *prefix, const table *
     fk_h5_data(w, loc, NAME("CM"), H5T_NATIVE_DOUBLE, t->rows, 3, scratch, FK_DIM_LENGTH);
     for (uint64_t k = 0; k < t->rows; k++)
         for (int a = 0; a < 3; a++) scratch[3 * k + a] = ROW(k)->v[a] * vu;
-    fk_h5_data(w, loc, NAME("Vel"), H5T_NATIVE_DOUBLE, t->rows, 3, scratch, FK_DIM_VELOCITY);
+    fk_h5_data_a(w, loc, NAME("Vel"), H5T_NATIVE_DOUBLE, t->rows, 3, scratch, FK_DIM_VELOCITY, vel_a_scaling(cat));
 #undef ROW
 #undef NAME
 }
@@ -385,13 +405,25 @@ static void write_subs(fk_h5w *w, hid_t loc, const fk_halocat *cat, const layout
         fk_h5_data(w, loc, "SubhaloIDMostbound", H5T_NATIVE_INT64, ns, 1, iscr, FK_DIM_1);
     }
     for (uint64_t k = 0; k < ns; k++) dscr[k] = h[order[k]].sigma_v / sqrt(3.0) * vu;
-    fk_h5_data(w, loc, "SubhaloVelDisp", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_VELOCITY);
+    const double va = vel_a_scaling(cat);
+    fk_h5_data_a(w, loc, "SubhaloVelDisp", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_VELOCITY, va);
     for (uint64_t k = 0; k < ns; k++) dscr[k] = h[order[k]].vmax * vu;
-    fk_h5_data(w, loc, "SubhaloVmax", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_VELOCITY);
-    for (uint64_t k = 0; k < ns; k++) dscr[k] = h[order[k]].r_vmax * lu;
-    fk_h5_data(w, loc, "SubhaloVmaxRad", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_LENGTH);
-    for (uint64_t k = 0; k < ns; k++) dscr[k] = h[order[k]].r_half * lu;
-    fk_h5_data(w, loc, "SubhaloHalfmassRad", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_LENGTH);
+    fk_h5_data_a(w, loc, "SubhaloVmax", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_VELOCITY, va);
+    /* Gadget-4's SubhaloVmaxRad and SubhaloHalfmassRad are physical radii
+     * (subfind_properties.cc: rr_list[i].r from dx * fac_comov_to_phys): in
+     * a comoving stream halostats' comoving radii times a, a_scaling 0 */
+    const int comoving = cat->snap->comoving && cat->snap->time > 0;
+    const double ra = comoving ? cat->snap->time : 1;
+    for (uint64_t k = 0; k < ns; k++) dscr[k] = h[order[k]].r_vmax * ra * lu;
+    if (comoving)
+        fk_h5_data_a(w, loc, "SubhaloVmaxRad", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_LENGTH, 0);
+    else
+        fk_h5_data(w, loc, "SubhaloVmaxRad", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_LENGTH);
+    for (uint64_t k = 0; k < ns; k++) dscr[k] = h[order[k]].r_half * ra * lu;
+    if (comoving)
+        fk_h5_data_a(w, loc, "SubhaloHalfmassRad", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_LENGTH, 0);
+    else
+        fk_h5_data(w, loc, "SubhaloHalfmassRad", H5T_NATIVE_DOUBLE, ns, 1, dscr, FK_DIM_LENGTH);
 }
 
 /* The Header group's attributes. */

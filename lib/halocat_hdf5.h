@@ -42,7 +42,10 @@ extern "C" {
  *   Group/GroupLen               int64       ng       members
  *   Group/GroupLenType           int64       ng x 6   members by particle type
  *   Group/GroupMass              float64     ng       mass
- *   Group/GroupMassType          float64     ng x 6   mass by type
+ *   Group/GroupMassType          float64     ng x 6   mass by type: halostats' m_gas, m_dark, m_star
+ *                                                     (summed in stream order) as types 0, 1, 4
+ *   Group/GroupLenContam         int64       ng       fofkit's: n_contam, the zoom-in contaminants
+ *   Group/GroupMassContam        float64     ng       fofkit's: m_contam, their mass
  *   Group/GroupOffsetType        int64       ng x 6   first member in the group-ordered snapshot (below)
  *   Group/GroupPos               float64     ng x 3   the centre (halostats' xc: most bound member or
  *                                                     centre of mass), from the box's lower corner
@@ -57,7 +60,8 @@ extern "C" {
  *                                                     Delta_vir, as Gadget-4's); 0: not reached
  *   Group/GroupLenBound, GroupMassBound  int64, float64  ng   with have_bound: n_bound, mass_bound
  *                                                     (fofkit's; the group's self-bound part)
- *   Subhalo/SubhaloLen, LenType, Mass, MassType, OffsetType, Pos, CM, Vel   as for Group
+ *   Subhalo/SubhaloLen, LenType, Mass, MassType, OffsetType, Pos, CM, Vel, LenContam,
+ *         MassContam             as for Group
  *   Subhalo/SubhaloGroupNr       int64       ns       Group row of the host (Gadget-4's name)
  *   Subhalo/SubhaloGrNr          int64       ns       the same (Gadget-3's and Arepo's name, yt's)
  *   Subhalo/SubhaloRankInGr      int64       ns       rank among its host's Subhalos
@@ -79,11 +83,17 @@ extern "C" {
  * GroupOffsetType and SubhaloOffsetType index (pynbody reads memberships
  * through them; halosnap_hdf5.h writes that snapshot).
  * Values are in the catalogue's units (meta): lengths (comoving in a
- * cosmological run) measured from the box's lower corner (SNAP's origin),
- * masses, and velocities as the stream holds them (a Gadget snapshot's:
- * sqrt(a) times the peculiar velocity, a_scaling 0.5); every dataset with a
- * unit carries Gadget-4's unit attributes (h5write.h). A Group or Subhalo
- * group without rows holds no datasets.
+ * cosmological run: a_scaling 1, h_scaling -1) measured from the box's
+ * lower corner (SNAP's origin), masses; velocities (Vel, SubhaloVelDisp,
+ * SubhaloVmax) physical, the peculiar velocity, a_scaling 0, when the
+ * stream is comoving (SNAP's comoving key: halostats made them so), else as
+ * the stream holds them (0.5 in a cosmological run: a Gadget snapshot's
+ * sqrt(a) convention); SubhaloVmaxRad and SubhaloHalfmassRad physical
+ * (a_scaling 0) in a comoving stream, as Gadget-4's SUBFIND computes them
+ * (subfind_properties.cc). Gadget-4 itself registers its catalogue's
+ * fields without unit attributes (fof_io.cc: flagunit 0); these state what
+ * each value is, as its snapshots' do. A Group or Subhalo group without
+ * rows holds no datasets.
  */
 
 /* The units and cosmology a Gadget-4 style file states (Header, Parameters,

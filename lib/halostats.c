@@ -51,6 +51,17 @@ const fk_halo_column fk_halo_columns[] = {
     F64("lambda", FK_DIM_1,
         "spin (Bullock et al. 2001): |J| / (sqrt(2) M V R), R = rc_max, V = sqrt(G M / R), J about the centre",
         lambda, 0),
+    U64("n_gas", "gas members (TYPE 0; Gadget's type 0)", n_type[0], 0),
+    U64("n_dark", "dark-matter members (TYPE 1: Gadget's types 1, 2, 3 and 5, which the stream does not tell apart)",
+        n_type[1], 0),
+    U64("n_star", "star members (TYPE 2; Gadget's type 4)", n_type[2], 0),
+    F64("m_gas", FK_DIM_MASS, "mass of the gas members", m_type[0], 0),
+    F64("m_dark", FK_DIM_MASS, "mass of the dark-matter members", m_type[1], 0),
+    F64("m_star", FK_DIM_MASS, "mass of the star members", m_type[2], 0),
+    U64("n_contam",
+        "contaminants: dark members heavier than m_hires (1 + 1e-6), m_hires the least dark mass of the stream",
+        n_contam, 0),
+    F64("m_contam", FK_DIM_MASS, "their mass (m_contam / mass: the contaminating fraction)", m_contam, 0),
     F64("r200c", FK_DIM_LENGTH, "radius of mean density 200 rho_crit(a) about the centre, all particles; nan: not reached",
         r200c, FK_HCOL_SO),
     F64("m200c", FK_DIM_MASS, "4/3 pi r200c^3 200 rho_crit(a): the mass within r200c", m200c, FK_HCOL_SO),
@@ -223,15 +234,48 @@ static uint64_t count_large(const fk_halo_order *o, const uint64_t *ord, uint64_
     return j;
 }
 
+/* A group's members by type and its contaminants, added up member by
+ * member in stream order. */
+typedef struct tally {
+    uint64_t n[3], nc;
+    double m[3], mc;
+} tally;
+
+/* Member i of mass m into t: its type (type NULL or a value above FK_STAR:
+ * dark), and a contaminant when dark and heavier than m_hires (1 + tol). */
+static inline void tally_add(const fk_halo_input *in, uint64_t i, float m, tally *t)
+{
+    const unsigned k = in->type && in->type[i] < 3 ? in->type[i] : 1; /* 1: snap.h's FK_DARK */
+    t->n[k]++, t->m[k] += m;
+    if (k == 1 && fk_halo_contaminant(in->m_hires, m)) t->nc++, t->mc += m;
+}
+
+static void tally_set(const tally *t, fk_halo *a)
+{
+    for (int k = 0; k < 3; k++) a->n_type[k] = t->n[k], a->m_type[k] = t->m[k];
+    a->n_contam = t->nc, a->m_contam = t->mc;
+}
+
+double fk_halo_hires_mass(uint64_t n, const float *mass, const uint8_t *type)
+{
+    float least = INFINITY;
+#pragma omp parallel for schedule(static) reduction(min : least)
+    for (uint64_t i = 0; i < n; i++)
+        if ((!type || type[i] == 1 || type[i] > 2) && mass[i] >= 0 && mass[i] < least) least = mass[i];
+    return least;
+}
+
 /* Pass 1 over group g's members, in stream order: each checked, then n,
- * the mass and the reference member (lowest ID). Returns the first bad
- * member's stream index (the group's lowest), or UINT64_MAX. */
+ * the mass, the members by type and the contaminants, and the reference
+ * member (lowest ID). Returns the first bad member's stream index (the
+ * group's lowest), or UINT64_MAX. */
 static uint64_t weigh(const fk_halo_input *in, const fk_halo_order *o, uint64_t g, fk_halo *a)
 {
     const float *pos = in->pos, *vel = in->vel, *mass = in->mass;
     const uint64_t *ids = in->ids;
     uint64_t n = 0, minid = UINT64_MAX, ref = 0, bad = UINT64_MAX;
     double sum = 0;
+    tally t = {{0, 0, 0}, 0, {0, 0, 0}, 0};
     for (uint64_t k = o->first[g]; k < o->first[g + 1]; k++) {
         const uint64_t i = fk_halo_order_at(o, k);
         const float m = mass[i];
@@ -244,9 +288,11 @@ static uint64_t weigh(const fk_halo_input *in, const fk_halo_order *o, uint64_t 
         const uint64_t id = ids ? ids[i] : i;
         n++;
         sum += m;
+        tally_add(in, i, m, &t);
         if (id < minid) minid = id, ref = i;
     }
     a->n = n, a->mass = sum, a->minid = minid, a->ref = ref;
+    tally_set(&t, a);
     return bad;
 }
 
@@ -263,14 +309,17 @@ static void set_means(const fk_halo_input *in, uint64_t ref, double W, double re
 }
 
 /* Member i's squared distance from the centre of mass (rel, about ref) into
- * *r2; its squared speed about the mean velocity v returned. */
-static inline double spread_of(frame fr, const float *vel, uint64_t i, uint64_t ref, const double rel[3],
+ * *r2; its squared speed about the mean velocity v returned (in a comoving
+ * stream the peculiar velocity's, plus the Hubble flow hflow d about the
+ * centre of mass). */
+static inline double spread_of(const fk_halo_input *in, frame fr, uint64_t i, uint64_t ref, const double rel[3],
                                const double v[3], double *r2)
 {
     double d2 = 0, v2 = 0;
     for (int q = 0; q < 3; q++) {
         double d = offset(fr, i, ref, q) - rel[q];
-        double u = (double)vel[3 * i + q] - v[q];
+        double u = fk_halo_vel(in, i, q) - v[q];
+        if (in->comoving) u += in->hflow * d;
         d2 += d * d;
         v2 += u * u;
     }
@@ -285,7 +334,7 @@ static inline double spread_of(frame fr, const float *vel, uint64_t i, uint64_t 
 static void moments(const fk_halo_input *in, const fk_halo_order *o, uint64_t g, fk_halo *a)
 {
     const frame fr = frame_of(in);
-    const float *vel = in->vel, *mass = in->mass;
+    const float *mass = in->mass;
     const uint64_t f = o->first[g], e = o->first[g + 1], ref = a->ref;
     const int unit = !(a->mass > 0);
     double rel[3] = {0, 0, 0}, v[3] = {0, 0, 0};
@@ -294,7 +343,7 @@ static void moments(const fk_halo_input *in, const fk_halo_order *o, uint64_t g,
         const double w = unit ? 1.0 : (double)mass[i];
         for (int q = 0; q < 3; q++) {
             rel[q] += w * offset(fr, i, ref, q);
-            v[q] += w * (double)vel[3 * i + q];
+            v[q] += w * fk_halo_vel(in, i, q);
         }
     }
     const double W = total_weight(a);
@@ -302,7 +351,7 @@ static void moments(const fk_halo_input *in, const fk_halo_order *o, uint64_t g,
     double s2 = 0, r2max = 0;
     for (uint64_t k = f; k < e; k++) {
         const uint64_t i = fk_halo_order_at(o, k);
-        double r2, v2 = spread_of(fr, vel, i, ref, rel, v, &r2);
+        double r2, v2 = spread_of(in, fr, i, ref, rel, v, &r2);
         s2 += (unit ? 1.0 : (double)mass[i]) * v2;
         if (r2 > r2max) r2max = r2;
     }
@@ -325,10 +374,15 @@ static uint64_t weigh_all(const fk_halo_input *in, const fk_halo_order *o, uint6
     const uint64_t *ids = in->ids, f = o->first[g], e = o->first[g + 1];
     uint64_t bad = UINT64_MAX, minid = UINT64_MAX, at = UINT64_MAX;
     double sum = 0;
+    tally t = {{0, 0, 0}, 0, {0, 0, 0}, 0};
 #pragma omp parallel
     {
 #pragma omp single nowait
-        for (uint64_t k = f; k < e; k++) sum += mass[fk_halo_order_at(o, k)];
+        for (uint64_t k = f; k < e; k++) {
+            const uint64_t i = fk_halo_order_at(o, k);
+            sum += mass[i];
+            tally_add(in, i, mass[i], &t);
+        }
         uint64_t my_bad = UINT64_MAX, my_id = UINT64_MAX, my_at = UINT64_MAX;
 #pragma omp for schedule(dynamic, 65536) nowait
         for (uint64_t k = f; k < e; k++) {
@@ -351,6 +405,7 @@ static uint64_t weigh_all(const fk_halo_input *in, const fk_halo_order *o, uint6
     }
     if (bad != UINT64_MAX) return bad;
     a->n = e - f, a->mass = sum, a->minid = minid, a->ref = fk_halo_order_at(o, at);
+    tally_set(&t, a);
     return UINT64_MAX;
 }
 
@@ -363,7 +418,7 @@ static void moments_all(const fk_halo_input *in, const fk_halo_order *o, uint64_
                         uint64_t slab)
 {
     const frame fr = frame_of(in);
-    const float *vel = in->vel, *mass = in->mass;
+    const float *mass = in->mass;
     const uint64_t f = o->first[g], e = o->first[g + 1], ref = a->ref;
     const int unit = !(a->mass > 0);
     const double W = total_weight(a);
@@ -379,7 +434,7 @@ static void moments_all(const fk_halo_input *in, const fk_halo_order *o, uint64_
                 double *t = buf + 6 * (k - c0);
                 for (int q = 0; q < 3; q++) {
                     t[q] = w * offset(fr, i, ref, q);
-                    t[3 + q] = w * (double)vel[3 * i + q];
+                    t[3 + q] = w * fk_halo_vel(in, i, q);
                 }
             }
 #pragma omp single
@@ -393,7 +448,7 @@ static void moments_all(const fk_halo_input *in, const fk_halo_order *o, uint64_
 #pragma omp for schedule(static) reduction(max : r2max)
             for (uint64_t k = c0; k < c1; k++) {
                 const uint64_t i = fk_halo_order_at(o, k);
-                double r2, v2 = spread_of(fr, vel, i, ref, rel, v, &r2);
+                double r2, v2 = spread_of(in, fr, i, ref, rel, v, &r2);
                 buf[k - c0] = (unit ? 1.0 : (double)mass[i]) * v2;
                 if (r2 > r2max) r2max = r2;
             }
@@ -651,13 +706,18 @@ static void centre_of(const fk_halo_input *in, frame fr, const fk_halo_order *o,
     for (int e = 0; e < 3; e++) a->xc[e] = wrap(in, (double)in->pos[3 * a->ref + e] + c[e]);
 }
 
-/* Member i's offset from the centre c and its velocity in the group's frame. */
+/* Member i's offset from the centre c and its velocity in the group's frame
+ * (peculiar in a comoving stream). The spin needs no Hubble flow: about c it
+ * adds H a sum m (d - c) x (d - c) = 0 to J, and moving the frame to the
+ * mean physical velocity, by H a (x - c), adds sum m (d - c) x H a (x - c) =
+ * H a M (x - c) x (x - c) = 0. J and R are then a times the physical ones
+ * and V physical (G / a): lambda is the physical spin. */
 static inline void about(const fk_halo_input *in, frame fr, uint64_t i, const fk_halo *a, const double c[3],
                          double d[3], double u[3])
 {
     for (int e = 0; e < 3; e++) {
         d[e] = offset(fr, i, a->ref, e) - c[e];
-        u[e] = (double)in->vel[3 * i + e] - a->v[e];
+        u[e] = fk_halo_vel(in, i, e) - a->v[e];
     }
 }
 

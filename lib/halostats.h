@@ -2,6 +2,7 @@
 #ifndef FK_HALOSTATS_H
 #define FK_HALOSTATS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,12 +22,16 @@
  *   v        sum w_i v_i / sum w_i: the mass-weighted mean velocity
  *   sigma_v  sqrt(sum w_i |v_i - v|^2 / sum w_i): the 3D mass-weighted rms
  *            of the velocity about v (sqrt(3) times a 1D dispersion for an
- *            isotropic group)
+ *            isotropic group); in a comoving stream (fk_halo_input's
+ *            comoving) v_i - v is v_pec,i - v + H(a) a (d_i - (x - x_ref)),
+ *            the Hubble flow about the centre of mass added, as Gadget-4's
+ *            SUBFIND (subfind_properties.cc) measures SubhaloVelDisp
  *   rmax     max |d_i - (x - x_ref)|: the largest distance of a member from
  *            the centre of mass, minimum image
  * Units are the snapshot's: positions and rmax in its length unit (the box
  * side is SNAP's box), velocities in its velocity unit, masses in its mass
- * unit.
+ * unit. In a comoving stream lengths stay comoving and velocities are
+ * peculiar (vel * vscale): v is the mean peculiar velocity.
  */
 
 typedef struct fk_halo {
@@ -57,6 +62,13 @@ typedef struct fk_halo {
     /* from fk_unbind_halos (unbind.h): the self-bound part, 0 if not bound */
     uint64_t n_bound;
     double mass_bound;
+    /* from fk_halostats_compute: members by the stream's type (snap.h's
+     * FK_GAS, FK_DARK, FK_STAR) and their masses, summed in stream order;
+     * the contaminants (fk_halo_input's m_hires) and their mass */
+    uint64_t n_type[3];
+    double m_type[3];
+    uint64_t n_contam;
+    double m_contam;
 } fk_halo;
 
 /* The physical dimension of a column, which fixes its unit. */
@@ -133,7 +145,49 @@ typedef struct fk_halo_input {
     const uint32_t *grp;  /* n group ids, 1..ng, 0 for none                 */
     int periodic;
     double box, origin;
+    /* A comoving stream (snap.h's comoving key), physical properties as
+     * Gadget-4's SUBFIND defines them (fk_halo_frame, snapunits.h): when
+     * comoving is 1, the peculiar velocity of particle i is vel_i * vscale
+     * (a^e, SNAP's vel_a_scaling e) and the Hubble flow about a centre c is
+     * hflow (d_i - c), hflow = H(a) a in velocity per stream (comoving)
+     * length; positions stay comoving (the potentials take G / a). When 0
+     * (older callers' zeros), velocities are taken as stored and no flow is
+     * added. */
+    int comoving;
+    double vscale, hflow;
+    /* Particle types and zoom-in contamination (zeros from older callers:
+     * every particle dark, none a contaminant). type: n of snap.h's FK_GAS,
+     * FK_DARK, FK_STAR, or NULL: every particle FK_DARK. m_hires: the
+     * high-resolution mass (fk_halo_hires_mass: the least dark-matter mass
+     * of the whole stream); a dark member heavier than m_hires (1 +
+     * FK_CONTAM_TOL) is a contaminant. 0, NaN or infinite: none is. */
+    const uint8_t *type;
+    double m_hires;
 } fk_halo_input;
+
+/* The relative tolerance of the contamination test: float masses written
+ * from one double differ by at most an ulp (6e-8), well below it; zoom-in
+ * runs' mass levels differ by factors of 8 or more. */
+#define FK_CONTAM_TOL 1e-6
+
+/* The least mass among the FK_DARK particles of mass[0..n) (type NULL:
+ * every particle dark), as fk_halo_input's m_hires; INFINITY when there is
+ * none. Negative and non-finite masses are skipped (fk_halostats_compute
+ * refuses them). Every core. Can't fail. */
+double fk_halo_hires_mass(uint64_t n, const float *mass, const uint8_t *type);
+
+/* Whether a dark particle of mass m is a contaminant for m_hires. */
+static inline int fk_halo_contaminant(double m_hires, float m)
+{
+    return m_hires > 0 && m_hires < INFINITY && (double)m > m_hires * (1 + FK_CONTAM_TOL);
+}
+
+/* Particle i's velocity on axis q as the properties take it: vel * vscale
+ * when in->comoving (the peculiar velocity), else vel as stored. */
+static inline double fk_halo_vel(const fk_halo_input *in, uint64_t i, int q)
+{
+    return in->comoving ? in->vscale * (double)in->vel[3 * i + q] : (double)in->vel[3 * i + q];
+}
 
 /* Computes halos[g-1] for every group g = 1..ng from its members
  * (halomembers.h), the groups in parallel, largest first, each group's

@@ -47,3 +47,24 @@ double fk_snap_G(const fk_snap *s)
     if (!s->have_units) return 0;
     return FK_G_CGS * s->unit_mass_g / (s->unit_length_cm * s->unit_velocity_cm_s * s->unit_velocity_cm_s);
 }
+
+double fk_snap_H0(const fk_snap *s)
+{
+    if (!s->have_units || !(s->hubble > 0)) return 0;
+    /* 100 h km/s/Mpc = 1e7 h cm/s per 1000 kpc; a length unit per h carries the h itself */
+    return 1e7 / (1000 * FK_KPC_CM) * (s->units_per_h ? 1 : s->hubble) * s->unit_length_cm / s->unit_velocity_cm_s;
+}
+
+int fk_snap_frame(const fk_snap *s, double *a, double *vscale, double *hflow)
+{
+    if (!s->comoving) return 0;
+    const double H0 = fk_snap_H0(s), t = s->time;
+    if (!(H0 > 0) || !s->have_cosmology || !(t > 0) || !isfinite(t)) return -1;
+    const double om = s->omega0, ol = s->omega_lambda;
+    const double E2 = om / (t * t * t) + (1 - om - ol) / (t * t) + ol;
+    if (!(E2 > 0) || !isfinite(E2)) return -1;
+    *a = t;
+    *vscale = pow(t, s->vel_a_scaling);
+    *hflow = H0 * sqrt(E2) * t;
+    return 1;
+}

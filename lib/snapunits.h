@@ -34,6 +34,22 @@ const char *fk_snap_length_name(const fk_snap *s, char *buf, size_t size);
  * the units are per h); 0 when s has none. */
 double fk_snap_G(const fk_snap *s);
 
+/* H0 = 100 h km/s/Mpc in the stream's velocity unit per length unit (0.1
+ * in Gadget's km/s and kpc/h, whatever h), from s's unit keys and hubble;
+ * 0 when s has no units or no positive hubble. */
+double fk_snap_H0(const fk_snap *s);
+
+/* The physical frame of a comoving stream, as Gadget-4's SUBFIND takes it
+ * (subfind_properties.cc, subfind_get_factors: fac_comov_to_phys = a,
+ * fac_vel_to_phys, fac_hubbleflow = H(a)): *a = SNAP's time, *vscale =
+ * a^vel_a_scaling (VEL * vscale is the peculiar velocity), *hflow = H(a) a,
+ * the Hubble flow's velocity per comoving stream length, with H(a) = H0
+ * sqrt(Omega_m a^-3 + (1 - Omega_m - Omega_L) a^-2 + Omega_L). Returns 1
+ * when s is comoving and has what this needs, 0 when s is not comoving
+ * (nothing set), -1 when it is but lacks units, h or the cosmology (nothing
+ * set). Can't fail otherwise. */
+int fk_snap_frame(const fk_snap *s, double *a, double *vscale, double *hflow);
+
 #ifdef __cplusplus
 }
 #endif

@@ -495,7 +495,11 @@ static void chunk_gather(void *ctx, size_t ch)
         uint64_t i = gt->index[k];
         for (int e = 0; e < 3; e++) {
             c[e][k] = offset(gt->in, i, gt->ref, e);
-            c[3 + e][k] = gt->in->vel[3 * i + e];
+            /* comoving: the peculiar velocity and the Hubble flow about the
+             * reference member; S's bulk velocity then takes the flow about
+             * S's centre of mass, as Gadget-4's subfind_unbind.cc measures it */
+            c[3 + e][k] = gt->in->comoving ? fk_halo_vel(gt->in, i, e) + gt->in->hflow * c[e][k]
+                                           : gt->in->vel[3 * i + e];
         }
         c[6][k] = gt->in->mass[i];
         if (gt->phi0) c[7][k] = gt->phi0[i];

@@ -48,9 +48,14 @@ extern "C" {
  * one by one. The passes go on until no member of S is unbound or S has fewer
  * than minbound members; then the group is not bound and S is
  * reported empty. Every quantity is in the stream's units with G of pot;
- * positions in one frame (unwrapped, as halostats does), velocities as
- * stored (no Hubble flow is added: in comoving coordinates give G, the
- * units and the velocities so that the energies are physical).
+ * positions in one frame (unwrapped, as halostats does). fk_unbind_halos
+ * gathers the velocities as fk_halo_input says: in a comoving stream the
+ * peculiar velocity plus the Hubble flow hflow (x_i - x_ref), so that
+ * |v_i - v_S| is the physical velocity about S's centre of mass,
+ * v_pec,i - v_pec,S + H(a) a (x_i - x_cm,S), and with pot's G = G_phys / a
+ * (and eps comoving) phi_i is the physical potential: e_i is the physical
+ * specific binding energy of Gadget-4's SUBFIND (subfind_unbind.cc:
+ * DM_Potential *= G / a, dv = vel_to_phys (Vel - v) + H(a) a dx).
  */
 
 #define FK_UNBIND_MINBOUND 10 /* default least bound members of a bound group */

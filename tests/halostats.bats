@@ -104,7 +104,7 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
 
 @test "one line per group with the hand-computed values, sorted by id" {
     nine_grouped >in.fof
-    run --separate-stderr halostats --softening=0.125 in.fof
+    run --separate-stderr halostats --softening=0.125 --G=1 in.fof
     [ "$status" -eq 0 ]
     [ -z "$stderr" ]
     [ "$(cols level host <<<"$output" | sort -u)" = "0 0" ]
@@ -114,14 +114,14 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
 
 @test "a group of one member: its potential phi_mbp is 0, never -0 (text and CSV)" {
     nine | sed 's/^sink/text LINK l 0.1 b 0.2\nsink/' | mkstream | groups -m 1 >one.fof
-    halostats one.fof >halos.txt
+    halostats --G=1 one.fof >halos.txt
     local col
     col=$(grep '^#' halos.txt | tail -n 1 | tr ' ' '\n' | grep -n '^phi_mbp$' | cut -d: -f1)
     col=$((col - 1)) # the '#' of the column line
     # groups 4 and 5 have one member each; every phi_mbp is a number, none "-0"
     [ "$(grep -v '^#' halos.txt | awk -v c="$col" '$4 == 1 { print $c }' | sort -u)" = 0 ]
     [ -z "$(grep -v '^#' halos.txt | awk -v c="$col" '$c == "-0"')" ]
-    [ -z "$(halostats --format=csv one.fof | grep -e ',-0,' -e ',-0$')" ]
+    [ -z "$(halostats --G=1 --format=csv one.fof | grep -e ',-0,' -e ',-0$')" ]
 }
 
 @test "the header names every column with its unit and definition, and the run's parameters" {
@@ -131,7 +131,13 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     grep -qx "# level 0: linking length l 0.1 (b 0.2, psi 0; psi 0 is 3D linking), 3 groups, min size 2" halos.txt
     grep -q "^# input stdin: source 'mkstream -', 9 particles of 13, time 1$" halos.txt
     grep -qx "# units: length length, mass mass, velocity velocity; one stream unit is 1, 1, 1 of them" halos.txt
-    grep -qx "# G = 1 length velocity^2 / mass (1 in the stream's units)" halos.txt
+    # a stream without units and no --G: no G, the columns that need one nan (G = 1 is not assumed)
+    grep -qx "# G: none, the stream has no units: phi_mbp, vmax and lambda are nan (give --G=VALUE)" halos.txt
+    [ "$(grep -v '^#' halos.txt | awk '{ print $18, $21, $23 }' | sort -u)" = "nan nan nan" ]
+    grep -qx "# physical stream (no comoving key): lengths and velocities as stored, no Hubble flow" halos.txt
+    grep -Eq "^#  6 x +length +physical: centre of mass x" halos.txt
+    grep -Eq "^#  4 n +1 +member particles" halos.txt
+    nine_grouped | halostats --G=1 | grep -qx "# G = 1 length velocity^2 / mass (given)"
     # default softening: 0.05 box / n^(1/3) for the 9 particles
     eps=$(awk 'BEGIN { printf "%.10g", 0.05 / 9 ^ (1 / 3) }')
     grep -q "^#   eps $eps length (0.05 box / n^(1/3)); exact sums for groups of up to 2000 members" halos.txt
@@ -146,8 +152,8 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     done
     grep -q "^# *12 sigma_v .*3D" halos.txt
     grep -q "^# *23 lambda .*Bullock" halos.txt
-    [ "$(grep '^#' halos.txt | tail -n 1)" = "# level host id n mass x y z vx vy vz sigma_v rmax xc yc zc mbp_id phi_mbp rc_max r_half vmax r_vmax lambda" ]
-    [ "$(grep -v '^#' halos.txt | awk 'NF == 23' | wc -l)" -eq 3 ]
+    [ "$(grep '^#' halos.txt | tail -n 1)" = "# level host id n mass x y z vx vy vz sigma_v rmax xc yc zc mbp_id phi_mbp rc_max r_half vmax r_vmax lambda n_gas n_dark n_star m_gas m_dark m_star n_contam m_contam" ]
+    [ "$(grep -v '^#' halos.txt | awk 'NF == 31' | wc -l)" -eq 3 ]
 }
 
 @test "--csv and --format=csv: one header row of column names and units, then the same rows comma-separated" {
@@ -155,14 +161,14 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     run --separate-stderr halostats --csv in.fof
     [ "$status" -eq 0 ]
     # every column's unit in its name, as the text header gives it
-    [ "${lines[0]}" = "level,host,id,n,mass[mass],x[length],y[length],z[length],vx[velocity],vy[velocity],vz[velocity],sigma_v[velocity],rmax[length],xc[length],yc[length],zc[length],mbp_id,phi_mbp[velocity^2],rc_max[length],r_half[length],vmax[velocity],r_vmax[length],lambda" ]
+    [ "${lines[0]}" = "level,host,id,n,mass[mass],x[length],y[length],z[length],vx[velocity],vy[velocity],vz[velocity],sigma_v[velocity],rmax[length],xc[length],yc[length],zc[length],mbp_id,phi_mbp[velocity^2],rc_max[length],r_half[length],vmax[velocity],r_vmax[length],lambda,n_gas,n_dark,n_star,m_gas[mass],m_dark[mass],m_star[mass],n_contam,m_contam[mass]" ]
     [ "$(tail -n +2 <<<"$output")" = "$(halostats in.fof | grep -v '^#' | tr ' ' ',')" ]
     [ "$(halostats --format=csv in.fof)" = "$output" ]
 }
 
 @test "--centre=com: centred on the centre of mass; the potential columns stay in place, -1 and nan" {
     nine_grouped >in.fof
-    halostats --centre=com in.fof >com.txt
+    halostats --centre=com --G=1 in.fof >com.txt
     grep -qx "# centre: the centre of mass (no potentials: --centre=com)" com.txt
     ! grep -q "Barnes" com.txt
     # the same columns as --centre=mbp, so that every column keeps its number
@@ -176,7 +182,7 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     # (mass 2): r_half sqrt(5)/32 (mass 3 there), vmax = sqrt(3 / (sqrt(5)/32))
     want=$(awk 'BEGIN { r = sqrt(5) / 32; printf "%.9g %.9g %.9g", r, sqrt(3 / r), r }')
     [ "$(cols r_half vmax r_vmax <com.txt | head -n 1)" = "$want" ]
-    [ "$(halostats --center=com in.fof)" = "$(cat com.txt)" ]
+    [ "$(halostats --center=com --G=1 in.fof)" = "$(cat com.txt)" ]
 }
 
 @test "-v: a summary per level, the potentials' methods, timings" {
@@ -218,12 +224,12 @@ NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
     # and 1/4: r_half 1/4 (mass 1 at 0 is short of 2), vmax sqrt(4 / (1/4));
     # not periodic: 1.75 apart
     printf '%s\n' "box 2" "origin -1" "p 0.875 0 0 0 0 0 1 1 0" "p -0.875 0 0 0 0 0 3 1 1" "sink 0 0" |
-        mkstream | groups -m 2 | halostats --softening=0.25 >halos.txt
+        mkstream | groups -m 2 | halostats --softening=0.25 --G=1 >halos.txt
     [ "$(cols n mass x y z rmax <halos.txt)" = "2 4 -0.9375 0 0 0.1875" ]
     [ "$(cols mbp_id xc yc zc rc_max r_half vmax <halos.txt)" = "0 0.875 0 0 0.25 0.25 4" ]
     [ "$(cols phi_mbp <halos.txt)" = "$(awk 'BEGIN { printf "%.9g", -3 / sqrt(0.125) }')" ]
     printf '%s\n' "box 2" "origin -1" "periodic 0" "p 0.875 0 0 0 0 0 1 1 0" "p -0.875 0 0 0 0 0 3 1 1" "sink 0 0" |
-        mkstream | groups -m 2 | halostats --softening=0.25 >halos.txt
+        mkstream | groups -m 2 | halostats --softening=0.25 --G=1 >halos.txt
     [ "$(cols n mass x y z rmax <halos.txt)" = "2 4 -0.4375 0 0 1.3125" ]
     [ "$(cols mbp_id xc rc_max phi_mbp <halos.txt)" = "0 0.875 1.75 $(awk 'BEGIN { printf "%.9g", -3 / sqrt(1.75 ^ 2 + 0.0625) }')" ]
 }
@@ -259,12 +265,12 @@ $want" ]
 
 @test "units: factors and names scale every column by its dimension, G follows" {
     nine_grouped >in.fof
-    halostats --softening=0.125 in.fof >base.txt
+    halostats --softening=0.125 --G=1 in.fof >base.txt
+    # G = 1 in the stream's units is 1000 * 100^2 / 1e10 in the output's (the stream has no units: G given)
     halostats --softening=0.125 --length-unit=1000 --length-name=kpc/h --mass-unit=1e10 --mass-name=Msun/h \
-        --velocity-unit=100 --velocity-name=km/s in.fof >units.txt
+        --velocity-unit=100 --velocity-name=km/s --G=0.001 in.fof >units.txt
     grep -qx "# units: length kpc/h, mass Msun/h, velocity km/s; one stream unit is 1000, 1e+10, 100 of them" units.txt
-    # G = 1 in the stream's units: 1000 * 100^2 / 1e10 in the output's
-    grep -qx "# G = 0.001 kpc/h (km/s)^2 / Msun/h (1 in the stream's units)" units.txt
+    grep -qx "# G = 0.001 kpc/h (km/s)^2 / Msun/h (given)" units.txt
     grep -Eq "^# +18 phi_mbp +\(km/s\)\^2 " units.txt
     grep -Eq "^# +5 mass +Msun/h " units.txt
     grep -q "eps 125 kpc/h (given)" units.txt
@@ -274,9 +280,9 @@ $want" ]
         { n = NF / 2; for (k = 1; k <= n; k++) { want = $k * f[k]; d = $(k + n) - want; if (d < 0) d = -d
               if (d > 1e-8 * (want < 0 ? -want : want) + 1e-12) { print "line " NR " column " k ": " $(k + n) " not " want; bad = 1 } } }
         END { exit bad }'
-    # the same G given: the same table; another G: potentials and vmax scale, spin goes as 1/sqrt(G)
-    [ "$(halostats --softening=0.125 --length-unit=1000 --length-name=kpc/h --mass-unit=1e10 --mass-name=Msun/h \
-        --velocity-unit=100 --velocity-name=km/s --G=0.001 in.fof | grep -v '^#')" = "$(grep -v '^#' units.txt)" ]
+    # the same G in the stream's units (1, the output's factors 1): the base table; another G: potentials
+    # and vmax scale, spin goes as 1/sqrt(G)
+    [ "$(halostats --softening=0.125 --length-unit=1 --mass-unit=1 --G=1 in.fof)" = "$(cat base.txt)" ]
     halostats --softening=0.125 --G=4 in.fof >g4.txt
     grep -qx "# G = 4 length velocity^2 / mass (given)" g4.txt
     paste -d ' ' <(cols phi_mbp vmax <base.txt) <(cols phi_mbp vmax <g4.txt) |
@@ -352,7 +358,7 @@ halo_rows() {
 
 @test "--format=stream: the input passed through, a HALO chunk per level and an HCOL record" {
     nine_levels -o lv.fof
-    halostats --format=stream --softening=0.125 -o out.fof lv.fof
+    halostats --format=stream --softening=0.125 --G=1 -o out.fof lv.fof
     # every chunk of the input, in order, then HCOL and the HALO levels
     [ "$(chunks out.fof | awk '{ print $2, $6 }')" = "$(chunks lv.fof | awk '$2 != "END" { print $2, $6 }')
 HCOL 0
@@ -362,26 +368,26 @@ END 0" ]
     cmp <(u32_payload lv.fof GID) <(u32_payload out.fof GID)
     chunks out.fof | awk '$2 == "HALO" { if ($3 != "<f8") exit 1 }'
     # the rows are the text table's, level by level
-    halostats --softening=0.125 lv.fof | grep -v '^#' >text.txt
+    halostats --softening=0.125 --G=1 lv.fof | grep -v '^#' >text.txt
     [ "$(halo_rows out.fof 0)" = "$(head -n 3 text.txt)" ]
     [ "$(halo_rows out.fof 1)" = "$(tail -n 2 text.txt)" ]
     # HCOL names the columns in order, with their units and definitions, and the run
     hcol=$(text_payload out.fof HCOL)
-    grep -qx "columns 23" <<<"$hcol"
+    grep -qx "columns 31" <<<"$hcol"
     grep -qx "levels 2" <<<"$hcol"
     grep -qx "centre mbp" <<<"$hcol"
     grep -qx "softening 0.125" <<<"$hcol"
     grep -qx "length_name length" <<<"$hcol"
     grep -qx "column_1 level 1 level of the hierarchy: 0 for the longest linking length" <<<"$hcol"
     grep -q "^column_18 phi_mbp velocity^2 its potential" <<<"$hcol"
-    [ "$(grep '^column_' <<<"$hcol" | cut -d ' ' -f 2 | tr '\n' ' ')" = "level host id n mass x y z vx vy vz sigma_v rmax xc yc zc mbp_id phi_mbp rc_max r_half vmax r_vmax lambda " ]
+    [ "$(grep '^column_' <<<"$hcol" | cut -d ' ' -f 2 | tr '\n' ' ')" = "level host id n mass x y z vx vy vz sigma_v rmax xc yc zc mbp_id phi_mbp rc_max r_half vmax r_vmax lambda n_gas n_dark n_star m_gas m_dark m_star n_contam m_contam " ]
     # halostats reads its own output; a second pass replaces HALO and HCOL, -z compresses
-    [ "$(halostats --softening=0.125 out.fof | grep -v '^#')" = "$(cat text.txt)" ]
+    [ "$(halostats --softening=0.125 --G=1 out.fof | grep -v '^#')" = "$(cat text.txt)" ]
     run --separate-stderr halostats -v --format=stream --centre=com -z -o again.fof out.fof
     [[ "${stderr_lines[-1]}" == *"; the input's HALO and HCOL replaced" ]]
     [ "$(chunks again.fof | awk '$2 == "HALO" || $2 == "HCOL"' | wc -l)" -eq 3 ]
     chunks again.fof | awk '$2 == "HALO" { if ($4 % 2 != 1) exit 1 }'
-    fofdump -c HCOL again.fof | grep -qx "columns 23"
+    fofdump -c HCOL again.fof | grep -qx "columns 31"
 }
 
 @test "--format=stream refuses a terminal, and a failure leaves no output" {
@@ -522,7 +528,7 @@ awk_centres() {
     [ -f "$DATA/skid-dark.std" ] || skip "no $DATA/skid-dark.std"
     command -v tipsy2bin && command -v kdbuild && command -v foflink || skip "upstream programs not built"
     tipsy2bin "$DATA/skid-dark.std" | kdbuild | foflink -b 0.2 | groups -m 20 -o skid.grps
-    halostats skid.grps >halos.txt
+    halostats --G=1 skid.grps >halos.txt
     grps=$(text_payload skid.grps GRPS)
     ngroups=$(awk '$1 == "ngroups" { print $2 }' <<<"$grps")
     ngrouped=$(awk '$1 == "ngrouped" { print $2 }' <<<"$grps")
@@ -539,7 +545,7 @@ awk_centres() {
     # radii in order, positive vmax and potentials below 0 for groups of 20 and more
     cols r_half rc_max vmax r_vmax phi_mbp <halos.txt |
         awk '!($1 <= $2 && $4 <= $2 && $3 > 0 && $5 < 0) { print; bad = 1 } END { exit bad }'
-    [ "$(halostats --csv skid.grps | tail -n +2 | tr ',' ' ')" = "$(grep -v '^#' halos.txt)" ]
+    [ "$(halostats --G=1 --csv skid.grps | tail -n +2 | tr ',' ' ')" = "$(grep -v '^#' halos.txt)" ]
 }
 
 @test "the output does not depend on the number of threads" {

@@ -91,9 +91,9 @@ snap_append() {
 
 @test "without --so and --unbind the catalogue is unchanged; with them, their columns and header lines" {
     nine_grouped >in.fof
-    halostats in.fof >plain.txt
+    halostats --G=1 in.fof >plain.txt
     ! grep -q "r200c\|n_bound\|^# SO\|^# unbinding" plain.txt
-    halostats --so --omega-m=0.3 --rho-crit=0.001 --unbind in.fof >all.txt
+    halostats --G=1 --so --omega-m=0.3 --rho-crit=0.001 --unbind in.fof >all.txt
     [ "$(grep '^#' all.txt | tail -n 1)" = "$(grep '^#' plain.txt | tail -n 1) r200c m200c r500c m500c r200m m200m rvir mvir n_bound mass_bound" ]
     grep -q "^# SO: about the centre, every particle counted; comoving radii at a = 1 (SNAP.s time);" all.txt
     # which particles the sums count: the stream holds 9 of the source's 13
@@ -101,8 +101,8 @@ snap_append() {
     grep -q "^#   the snapshot's other particles are not counted (--so-from=STREAM counts those of a stream that has them)$" all.txt
     grep -q "Omega_m 0.3 (given), Omega_L 0.7 (1 - Omega_m: flat), rho_crit,0 0.001 mass length^-3 comoving (given)" all.txt
     grep -q "^# unbinding: every group at every level" all.txt
-    grep -q "^# *24 r200c  *length .*nan: not reached" all.txt
-    grep -q "^# *32 n_bound  *1 .*0: the group is not bound" all.txt
+    grep -q "^# *32 r200c  *length .*nan: not reached" all.txt
+    grep -q "^# *40 n_bound  *1 .*0: the group is not bound" all.txt
     # the cosmology from SNAP keys (as snapshots that carry it write them), options first
     snap_append in.fof keys.fof $'omega_m 0.25\nomega_l 0.6\nredshift 3\n'
     halostats --so --rho-crit=0.001 keys.fof >k.txt
@@ -110,13 +110,13 @@ snap_append() {
     grep -q "Omega_m 0.25 (from SNAP), Omega_L 0.6 (from SNAP)" k.txt
     halostats --so --omega-m=0.3 --scale-factor=0.5 --rho-crit=0.001 keys.fof | grep -q "a = 0.5 (given);"
     # the plain columns are the same
-    [ "$(grep -v '^#' all.txt | cut -d ' ' -f 1-23)" = "$(grep -v '^#' plain.txt)" ]
+    [ "$(grep -v '^#' all.txt | cut -d ' ' -f 1-31)" = "$(grep -v '^#' plain.txt)" ]
     # --hubble: rho_crit,0 = 3 H0^2 / (8 pi G); --redshift 1: a = 1/2; Omega_L given
-    halostats --so --omega-m=0.3 --omega-l=0.6 --hubble=1 --redshift=1 in.fof >z.txt
+    halostats --G=1 --so --omega-m=0.3 --omega-l=0.6 --hubble=1 --redshift=1 in.fof >z.txt
     grep -q "comoving radii at a = 0.5 (given)" z.txt
     want=$(awk 'BEGIN { printf "%.10g", 3 / (8 * atan2(0, -1)) }')
     grep -q "Omega_L 0.6 (given), rho_crit,0 $want mass length^-3 comoving (3 H0^2 / (8 pi G))" z.txt
-    halostats --csv --so --omega-m=0.3 --rho-crit=0.001 in.fof | head -n 1 | grep -q ',lambda,r200c\[length\],m200c\[mass\],r500c\[length\],m500c\[mass\],r200m\[length\],m200m\[mass\],rvir\[length\],mvir\[mass\]$'
+    halostats --csv --so --omega-m=0.3 --rho-crit=0.001 in.fof | head -n 1 | grep -q ',m_contam\[mass\],r200c\[length\],m200c\[mass\],r500c\[length\],m500c\[mass\],r200m\[length\],m200m\[mass\],rvir\[length\],mvir\[mass\]$'
 }
 
 @test "SO by hand: the nine particles, unit density thresholds" {
@@ -163,33 +163,33 @@ snap_append() {
 @test "unbinding by hand: bound groups, a pair flying apart, --bound-min" {
     nine_grouped >in.fof
     # every group moves as one (no kinetic energy): all bound, with --bound-min=2
-    halostats --unbind --bound-min=2 --softening=0.125 in.fof >h.txt
+    halostats --G=1 --unbind --bound-min=2 --softening=0.125 in.fof >h.txt
     [ "$(cols id n n_bound mass mass_bound <h.txt)" = "1 3 3 4 4
 2 2 2 2 2
 3 2 2 2 2" ]
     grep -q "fewer than$" h.txt
     grep -q "^#   2 bound members: not bound (n_bound 0)" h.txt
     # the default --bound-min (10): groups this small are not bound
-    [ "$(halostats --unbind in.fof | cols n_bound mass_bound | sort -u)" = "0 0" ]
+    [ "$(halostats --G=1 --unbind in.fof | cols n_bound mass_bound | sort -u)" = "0 0" ]
     # ID 1 at 100 along z: the pair (IDs 11 and 1) flies apart (each has
     # |v - v_S|^2 / 2 = 49.5^2 / 2 against phi = -1 / sqrt(1/64 + eps^2))
     nine_grouped 100 >fast.fof
-    [ "$(halostats --unbind --bound-min=2 --softening=0.125 fast.fof | cols id n_bound)" = "1 3
+    [ "$(halostats --G=1 --unbind --bound-min=2 --softening=0.125 fast.fof | cols id n_bound)" = "1 3
 2 0
 3 2" ]
 }
 
 @test "--format=stream: a BGID chunk per level; --format=grp: the bound members" {
     nine_grouped 100 >fast.fof
-    halostats --unbind --bound-min=2 --format=stream -o out.fof fast.fof
+    halostats --G=1 --unbind --bound-min=2 --format=stream -o out.fof fast.fof
     chunks out.fof | awk '$2 == "BGID" { n++; if ($3 != "<u4" || $5 != 13 || $6 != 0) exit 1 } END { exit n != 1 }'
     # by ID: group 1 = IDs 2, 7, 8; group 3 = IDs 3, 5; the pair of group 2 unbound
     [ "$(u32_payload out.fof BGID | tr '\n' ' ')" = "0 0 1 3 0 3 0 1 1 0 0 0 0 " ]
     text_payload out.fof HCOL | grep -qx "unbind 1"
     text_payload out.fof HCOL | grep -qx "bound_min 2"
-    halostats --unbind --bound-min=2 --format=grp -o b.grp fast.fof
+    halostats --G=1 --unbind --bound-min=2 --format=grp -o b.grp fast.fof
     [ "$(tr '\n' ' ' <b.grp)" = "13 0 0 1 3 0 3 0 1 1 0 0 0 0 " ]
-    run -1 halostats --unbind --format=grp --level=1 -o c.grp fast.fof
+    run -1 halostats --G=1 --unbind --format=grp --level=1 -o c.grp fast.fof
     [ "$output" = "halostats: fast.fof: option --level=1: the stream has 1 level" ]
     [ ! -e c.grp ]
 }
@@ -197,8 +197,8 @@ snap_append() {
 @test "--so and --unbind on the mock: mass orderings, bound members, levels, any thread count" {
     mock_groups
     foflink -b 0.2,0.1 <(tipsy2bin mock.std | kdbuild) | groups -m 20 -o lv.fof
-    OMP_NUM_THREADS=1 halostats --so --omega-m=0.3 --scale-factor=1 --unbind lv.fof >one.txt
-    OMP_NUM_THREADS=2 halostats --so --omega-m=0.3 --scale-factor=1 --unbind lv.fof >two.txt
+    OMP_NUM_THREADS=1 halostats --G=1 --so --omega-m=0.3 --scale-factor=1 --unbind lv.fof >one.txt
+    OMP_NUM_THREADS=2 halostats --G=1 --so --omega-m=0.3 --scale-factor=1 --unbind lv.fof >two.txt
     cmp one.txt two.txt
     # M500c < M200c < Mvir < M200m where all are reached (the thresholds 500, 200, 101 and 60
     # times rho_crit are crossed from inside in that order); bound mass within the group's
@@ -209,7 +209,7 @@ snap_append() {
          $1 == 1 { sub1++; if ($8 > 0) bound1++ }
          END { print n, big, mostly, sub1, bound1; exit bad > 0 || n < 20 || mostly < 0.9 * big || sub1 == 0 || bound1 == 0 }' c.txt
     # the .grp of level 1 holds n_bound members of each subgroup
-    halostats --unbind --format=grp --level=1 lv.fof >b1.grp
+    halostats --G=1 --unbind --format=grp --level=1 lv.fof >b1.grp
     [ "$(tail -n +2 b1.grp | awk '$1 > 0 { c[$1]++ } END { for (g in c) print g, c[g] }' | sort -n)" = \
       "$(cols level id n_bound <one.txt | awk '$1 == 1 && $3 > 0 { print $2, $3 }' | sort -n)" ]
 }
@@ -223,7 +223,7 @@ snap_append() {
     # skid-dark); most of each group bound.
     for f in lambs-30k skid-dark; do
         tipsy2bin "$DATA/$f.std" | kdbuild | foflink -b 0.2 | groups -m 20 |
-            halostats --so --omega-m=0.3 --unbind | cols n mass m200c m200m r200c rc_max n_bound >h.txt
+            halostats --G=1 --so --omega-m=0.3 --unbind | cols n mass m200c m200m r200c rc_max n_bound >h.txt
         awk '$1 >= 100 { n++; if (!($3 < $4 && $5 < $6)) { print; bad++ }; if ($7 >= 0.9 * $1) b++ }
              END { print n, b; exit bad > 0 || n < 15 || b < 0.9 * n }' h.txt
         med=$(awk '$1 >= 100 { print $4 / $2 }' h.txt | sort -g | awk '{ r[NR] = $1 } END { print r[int((NR + 1) / 2)] }')

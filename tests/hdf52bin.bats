@@ -123,10 +123,10 @@ load snap_helpers
     # a unit given by hand wins for its dimension only
     halostats --centre=com --mass-unit=1 --mass-name=code g.bin >mixed.txt
     grep -qx '# units: length kpc/h, mass code, velocity km/s; one stream unit is 1, 1, 1 of them' mixed.txt
-    # a stream without units (tipsy2bin) keeps the stream's units and G = 1
+    # a stream without units (tipsy2bin) keeps the stream's units and has no G (not G = 1: halostats(1))
     mkuniverse -n 2000 -s 3 | tipsy2bin | kdbuild | foflink -b 0.2 | groups -m 5 | halostats --centre=com >plain.txt
     grep -qx '# units: length length, mass mass, velocity velocity; one stream unit is 1, 1, 1 of them' plain.txt
-    grep -q "(1 in the stream's units)" plain.txt
+    grep -q "^# G: none, the stream has no units" plain.txt
 }
 
 @test "halostats --so on the Gadget-4 stream: rho_crit from its units and h; the header says which particles count; --so-from counts every type" {
@@ -146,7 +146,7 @@ load snap_helpers
     grep -qx "# SO sums: the --so-from stream's 65536 particles (gas 32768 of 32768, dark 32768 of 32768, star 0 of 0 in the snapshot): every particle of the snapshot" all.txt
     [ "$(grep -v '^#' dm.txt | cut -d ' ' -f 1-23)" = "$(grep -v '^#' all.txt | cut -d ' ' -f 1-23)" ]
     # the largest group's m200c grows with the gas (Omega_b / Omega_m = 0.13 of the matter, and r200c with it)
-    paste <(grep -v '^#' dm.txt | head -1 | cut -d ' ' -f 25) <(grep -v '^#' all.txt | head -1 | cut -d ' ' -f 25) |
+    paste <(grep -v '^#' dm.txt | head -1 | cut -d ' ' -f 33) <(grep -v '^#' all.txt | head -1 | cut -d ' ' -f 33) |
         awk '{ r = $2 / $1; print "m200c ratio " r; exit !(r > 1.1 && r < 1.4) }'
     # another snapshot's stream is refused
     hdf52bin --box=60000 -o other.bin "$G4"
@@ -207,4 +207,25 @@ load snap_helpers
     fi
     fails_with 1 "hdf52bin: x.hdf5: this build of fofkit has no HDF5 support (build it with libhdf5-dev installed)" \
         hdf52bin -o out.bin x.hdf5
+}
+
+@test "hdf52bin: --no-units, --unit-*, --no-comoving and --omega-baryon override the header's; the particles stay" {
+    need_hdf5
+    hdf52bin -o h.bin "$G4"
+    grep -qx 'comoving 1' <(chunk h.bin SNAP)
+    grep -qx 'omega_baryon 0.040000000000000001' <(chunk h.bin SNAP)
+    hdf52bin --no-units --no-comoving --omega-baryon=0.05 -o o.bin "$G4"
+    chunk o.bin SNAP >o.txt
+    [ -z "$(grep -E '^(units?_|comoving|vel_a_scaling)' o.txt)" ]
+    grep -qx 'omega_baryon 0.050000000000000003' o.txt
+    grep -qx 'hubble 0.69999999999999996' o.txt # the cosmology stays
+    same_stream h.bin o.bin '^(units?_|comoving|vel_a_scaling|omega_baryon)'
+    # other units, not per h
+    hdf52bin --unit-length-cm=3.085678e24 --unit-mass-g=1.989e33 --unit-velocity-cm-s=1e5 --units-per-h=0 -o u.bin "$G4"
+    grep -qx 'unit_length_cm 3.085678e+24' <(chunk u.bin SNAP)
+    grep -qx 'units_per_h 0' <(chunk u.bin SNAP)
+    grep -qx 'comoving 1' <(chunk u.bin SNAP)
+    # --comoving on a stream without units is refused by the options already
+    run -2 --separate-stderr hdf52bin --comoving --no-units -o x.bin "$G4"
+    [ "${stderr%%$'\n'*}" = "hdf52bin: --comoving needs units for the physical frame: drop --no-units" ]
 }

@@ -92,11 +92,15 @@ EOF
     local data=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
     [ -f "$data/test4-zoom.std" ] || skip "no $data/test4-zoom.std"
     cp "$data/test4-zoom.std" zoom.std
+    [ -f "$data/run99-gas-dark-star.std" ] || skip "no $data/run99-gas-dark-star.std"
+    cp "$data/run99-gas-dark-star.std" gas.std
     run_examples man1/foflink.1
     [ -s linked.fof ] && [ -s isolated.txt ] && [ -s brute.txt ] && [ -s cpu.txt ]
     # the zoom example's numbers, as its prose says
     [ "$(grep -v '^#' zoom.txt | head -n 1 | cut -d ' ' -f 4)" = 16242 ]
     [ "$(grep -v '^#' zoom-all.txt | head -n 1 | cut -d ' ' -f 4)" = 44626 ]
+    # the hydro example: other groups than every particle linked together
+    [ -s hydro.grp ] && ! cmp -s hydro.grp alltypes.grp
 }
 
 @test "fofdump(1) examples run" {
@@ -135,6 +139,15 @@ EOF
     cp "$data/gadget2-lcdm-gas-ics.dat" ics.dat
     run_examples man1/gadget2bin.1
     [ -s ics.fof ] && [ -s ics-groups.fof ]
+}
+
+@test "halotree(1) examples run" {
+    local data=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}/g4-lcdm-series k
+    [ -f "$data/snapshot_004.hdf5" ] || skip "no $data/snapshot_004.hdf5"
+    ! halotree /nonexistent_0.hdf5 /nonexistent_1.hdf5 2>&1 | grep -q 'no HDF5' || skip "built without HDF5"
+    for k in 0 1 2 3 4; do ln -s "$data/snapshot_00$k.hdf5" .; done
+    run_examples man1/halotree.1
+    [ -s tree_0_0_0.dat ] && [ -s links.txt ]
 }
 
 @test "mkuniverse(1) examples run" {

@@ -173,7 +173,7 @@ unwritable() {
 
 @test "usage errors: the reason, then the pointer to --help, for every program" {
     local p
-    for p in tipsy2bin gadget2bin hdf52bin kdbuild foflink groups halostats halomf fofdump fofmap mkuniverse; do
+    for p in tipsy2bin gadget2bin hdf52bin kdbuild foflink groups halostats halomf halotree fofdump fofmap mkuniverse; do
         usage_shaped $p --no-such-option
     done
     # a range in a message is the range checked

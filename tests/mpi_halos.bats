@@ -41,22 +41,23 @@ same() {
 @test "mock, 2 levels: the catalogue of 1, 2, 3, 4 and 8 ranks is the single-process one (text, CSV)" {
     need_mpi halostats
     groups -m 20 link.fof -o grp.fof
-    halostats grp.fof -o ref.txt
-    for R in 1 2 3 4 8; do same "$R" 20 link.fof; done
+    # the mock has no units: G given (1, the mock's N-body units), as every mock run here
+    halostats --G=1 grp.fof -o ref.txt
+    for R in 1 2 3 4 8; do same "$R" 20 link.fof --G=1; done
     [ "$(grep -vc '^#' ref.txt)" -gt 100 ]               # groups of both levels: not an empty comparison
     grep -q '^1 ' ref.txt                                 # level 1 rows
-    halostats --csv grp.fof -o ref.csv
-    mpirun -n 3 halostats --csv g3.%r.fof -o d3.csv
+    halostats --G=1 --csv grp.fof -o ref.csv
+    mpirun -n 3 halostats --G=1 --csv g3.%r.fof -o d3.csv
     cmp ref.csv d3.csv
 }
 
 @test "mock: --unbind on 2, 3 and 8 ranks, and with --centre=com, is the single-process catalogue" {
     need_mpi halostats
-    groups -m 10 link.fof | halostats --unbind -o ref.txt
+    groups -m 10 link.fof | halostats --G=1 --unbind -o ref.txt
     grep -q n_bound ref.txt
-    for R in 3 8; do same "$R" 10 link.fof --unbind; done
-    groups -m 10 link.fof | halostats --unbind --centre=com --bound-min=5 -o ref.txt
-    same 2 10 link.fof --unbind --centre=com --bound-min=5
+    for R in 3 8; do same "$R" 10 link.fof --G=1 --unbind; done
+    groups -m 10 link.fof | halostats --G=1 --unbind --centre=com --bound-min=5 -o ref.txt
+    same 2 10 link.fof --G=1 --unbind --centre=com --bound-min=5
 }
 
 # The HALO chunks (every level, <f8: every bit of every column) and HCOL of two streams
@@ -70,12 +71,12 @@ same_halo() {
 @test "mock: --so on 1, 2, 3 and 4 ranks is the single-process catalogue; --format=stream's SO doubles bit for bit" {
     need_mpi halostats
     groups -m 20 link.fof -o grp.fof
-    halostats --so --omega-m=0.3 grp.fof -o ref.txt
+    halostats --G=1 --so --omega-m=0.3 grp.fof -o ref.txt
     [ "$(grep -v '^#' ref.txt | grep -cv nan)" -gt 100 ] # radii reached at both levels: not an empty comparison
     grep -q r200m ref.txt
-    for R in 1 2 3 4; do same "$R" 20 link.fof --so --omega-m=0.3; done
-    halostats --so --omega-m=0.3 --format=stream grp.fof -o ref.fof
-    mpirun -n 3 halostats --so --omega-m=0.3 --format=stream g3.%r.fof -o s3.%r.fof
+    for R in 1 2 3 4; do same "$R" 20 link.fof --G=1 --so --omega-m=0.3; done
+    halostats --G=1 --so --omega-m=0.3 --format=stream grp.fof -o ref.fof
+    mpirun -n 3 halostats --G=1 --so --omega-m=0.3 --format=stream g3.%r.fof -o s3.%r.fof
     same_halo ref.fof s3.0.fof 2
     # every rank's stream is its input written on; rank 0's also holds the catalogue
     cmp <(fofdump -c GIDL -l 1 g3.2.fof) <(fofdump -c GIDL -l 1 s3.2.fof)
@@ -84,18 +85,18 @@ same_halo() {
 
 @test "mock: --so --unbind, the first rounds narrowed and widened, --so-min: the single-process catalogue" {
     need_mpi halostats
-    groups -m 10 link.fof | halostats --so --unbind --omega-m=0.25 --so-min=20 -o ref.txt
+    groups -m 10 link.fof | halostats --G=1 --so --unbind --omega-m=0.25 --so-min=20 -o ref.txt
     grep -q n_bound ref.txt && grep -q r200c ref.txt
-    same 3 10 link.fof --so --unbind --omega-m=0.25 --so-min=20
+    same 3 10 link.fof --G=1 --so --unbind --omega-m=0.25 --so-min=20
     # the first round at a quarter of its radius: more spheres asked again, the same rows
     mkgmin 2 link.fof l2.%r.fof
     mpirun -n 2 groups -m 10 --format=stream l2.%r.fof -o g2.%r.fof
-    mpirun -n 2 -x FOFKIT_DIST_SO_START=0.25 halostats -v --so --unbind --omega-m=0.25 --so-min=20 g2.%r.fof -o a.txt 2>a.err
+    mpirun -n 2 -x FOFKIT_DIST_SO_START=0.25 halostats -v --G=1 --so --unbind --omega-m=0.25 --so-min=20 g2.%r.fof -o a.txt 2>a.err
     cmp <(unnamed ref.txt) <(unnamed a.txt)
     grep -Eq 'SO: [0-9]+ spheres \(every level\) in [2-9] rounds' a.err # asked again: the rounds are tested
     grep -q 'SO: rank 1 measured [0-9]* spheres over [1-9][0-9]* particles; sent [1-9][0-9]* of its particles' a.err
     # every first sphere over the cells of its first search (where one process may search with every thread)
-    mpirun -n 2 -x FOFKIT_DIST_SO_TEAM=1 halostats --so --unbind --omega-m=0.25 --so-min=20 g2.%r.fof -o b.txt
+    mpirun -n 2 -x FOFKIT_DIST_SO_TEAM=1 halostats --G=1 --so --unbind --omega-m=0.25 --so-min=20 g2.%r.fof -o b.txt
     cmp <(unnamed ref.txt) <(unnamed b.txt)
 }
 
@@ -108,27 +109,29 @@ same_halo() {
         ascii2tipsy -o wide.std
     # every particle's spacing: the lightest particle's (the default) would link almost nothing here
     tipsy2bin wide.std | kdbuild | foflink -b 0.2,0.1 --spacing=all -o wide.fof
-    groups -m 20 wide.fof | halostats --so --omega-m=0.3 --format=stream -o ref.fof
+    groups -m 20 wide.fof | halostats --G=1 --so --omega-m=0.3 --format=stream -o ref.fof
     for R in 1 3; do
         mkgmin "$R" wide.fof w$R.%r.fof
         mpirun -n "$R" groups -m 20 --format=stream w$R.%r.fof -o wg$R.%r.fof
-        mpirun -n "$R" halostats --so --omega-m=0.3 --format=stream wg$R.%r.fof -o ws$R.%r.fof
+        mpirun -n "$R" halostats --G=1 --so --omega-m=0.3 --format=stream wg$R.%r.fof -o ws$R.%r.fof
         same_halo ref.fof ws$R.0.fof 2
     done
     [ "$(fofdump -c HALO ref.fof | grep -cv nan)" -gt 20 ]
     # the ghost spheres moved in rounds of at most 7 particles between two ranks
-    mpirun -n 3 -x FOFKIT_DIST_ROUND=7 halostats --so --omega-m=0.3 --format=stream wg3.%r.fof -o wr.%r.fof
+    mpirun -n 3 -x FOFKIT_DIST_ROUND=7 halostats --G=1 --so --omega-m=0.3 --format=stream wg3.%r.fof -o wr.%r.fof
     same_halo ref.fof wr.0.fof 2
 }
 
 @test "HDF5: the catalogue of 1, 2 and 3 ranks is the single-process file byte for byte (2 levels; --so --unbind)" {
     need_mpi halostats
     halostats --format=hdf5 /dev/null 2>&1 | grep -q 'no HDF5' && skip "this build has no HDF5"
-    groups -m 20 link.fof -o grp.fof
+    # a catalogue states units: the mock's given, Gadget's (setunits, as a converter that knows them)
+    setunits link.fof -o ulink.fof
+    groups -m 20 ulink.fof -o grp.fof
     halostats --format=hdf5 grp.fof -o ref.hdf5
     halostats --format=hdf5 --so --unbind --subhalos=levels --omega-m=0.3 grp.fof -o ref2.hdf5
     for R in 1 2 3; do
-        mkgmin "$R" link.fof l$R.%r.fof
+        mkgmin "$R" ulink.fof l$R.%r.fof
         mpirun -n "$R" groups -m 20 --format=stream l$R.%r.fof -o g$R.%r.fof
         mpirun -n "$R" halostats --format=hdf5 g$R.%r.fof -o d$R.hdf5
         cmp ref.hdf5 d$R.hdf5
@@ -143,12 +146,12 @@ same_halo() {
 
 @test "mock: the whole pipeline under mpirun (tipsy2bin, foflink, groups, halostats) on 2 and 4 ranks writes the single-process catalogue" {
     need_mpi halostats
-    tipsy2bin mock.std | kdbuild | foflink -b 0.2,0.1 | groups -m 20 | halostats --unbind -o ref.txt
+    tipsy2bin mock.std | kdbuild | foflink -b 0.2,0.1 | groups -m 20 | halostats --G=1 --unbind -o ref.txt
     for R in 2 4; do
         mpirun -n "$R" tipsy2bin mock.std -o "p$R.%r.fof"
         mpirun -n "$R" foflink -b 0.2,0.1 "p$R.%r.fof" -o "q$R.%r.fof"
         mpirun -n "$R" groups -m 20 --format=stream "q$R.%r.fof" -o "r$R.%r.fof"
-        mpirun -n "$R" halostats --unbind "r$R.%r.fof" -o "f$R.txt"
+        mpirun -n "$R" halostats --G=1 --unbind "r$R.%r.fof" -o "f$R.txt"
         cmp <(unnamed ref.txt) <(unnamed "f$R.txt")
     done
 }
@@ -157,10 +160,10 @@ same_halo() {
     need_mpi halostats
     groups -m 20 link.fof -o grp.fof
     halostats --device=gpu grp.fof -o /dev/null 2>/dev/null || skip "no usable GPU"
-    halostats --device=cpu grp.fof -o ref.txt
+    halostats --G=1 --device=cpu grp.fof -o ref.txt
     mkgmin 2 link.fof l.%r.fof
     mpirun -n 2 groups -m 20 --format=stream l.%r.fof -o g.%r.fof
-    mpirun -n 2 halostats --device=gpu g.%r.fof -o gpu.txt
+    mpirun -n 2 halostats --G=1 --device=gpu g.%r.fof -o gpu.txt
     grep -q 'least); on the GPU$' gpu.txt # the header says where the potentials were summed, the rows agree
     cmp <(unnamed ref.txt) <(unnamed gpu.txt | sed 's/least); on the GPU$/least); on the CPU/')
 }
@@ -169,9 +172,9 @@ same_halo() {
     need_mpi halostats
     [ -f "$DATA/run581-dark-star.std" ] && [ -f "$DATA/g4-lcdm-gas-z0.hdf5" ] || skip "no snapshots in $DATA"
     tipsy2bin --no-periodic "$DATA/run581-dark-star.std" | kdbuild | foflink -b 0.2 -o real.fof
-    groups -m 10 real.fof | halostats --unbind -o ref.txt
+    groups -m 10 real.fof | halostats --G=1 --unbind -o ref.txt # a tipsy run: G = 1
     [ "$(grep -vc '^#' ref.txt)" -gt 0 ]
-    same 3 10 real.fof --unbind
+    same 3 10 real.fof --G=1 --unbind
     command -v hdf52bin >/dev/null && hdf52bin "$DATA/g4-lcdm-gas-z0.hdf5" -o g4.fof 2>/dev/null ||
         skip "this build reads no HDF5"
     kdbuild g4.fof | foflink -b 0.2 -o g4link.fof
@@ -190,9 +193,9 @@ same_halo() {
     mpirun -n 3 halostats --so --omega-m=0.3 --format=stream g3.%r.fof -o zs.%r.fof
     same_halo zref.fof zs.0.fof 1
     tipsy2bin --no-periodic "$DATA/run581-dark-star.std" | kdbuild | foflink -b 0.2 -o iso.fof
-    groups -m 10 iso.fof | halostats --so --omega-m=0.3 --rho-crit=100 --unbind -o ref.txt
+    groups -m 10 iso.fof | halostats --G=1 --so --omega-m=0.3 --rho-crit=100 --unbind -o ref.txt
     [ "$(grep -v '^#' ref.txt | grep -cv nan)" -gt 0 ]
-    same 3 10 iso.fof --so --omega-m=0.3 --rho-crit=100 --unbind
+    same 3 10 iso.fof --G=1 --so --omega-m=0.3 --rho-crit=100 --unbind
     [ -f "$DATA/g4-lcdm-gas-z0.hdf5" ] && command -v hdf52bin >/dev/null && hdf52bin "$DATA/g4-lcdm-gas-z0.hdf5" -o g4.fof 2>/dev/null ||
         skip "this build reads no HDF5"
     kdbuild g4.fof | foflink -b 0.2 -o g4link.fof

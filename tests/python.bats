@@ -21,6 +21,15 @@ setup() {
     [ "${BASH_REMATCH[1]}" -ge 19 ]
 }
 
+@test "python3 -m unittest: fofkit.read_tree on a tree written here and on halotree's (when built with HDF5)" {
+    run python3 -m unittest discover -s "$PY/tests" -t "$PY/tests" -p test_tree.py -v
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "OK"* ]]
+    [[ "$output" =~ Ran\ ([0-9]+)\ tests ]]
+    [ "${BASH_REMATCH[1]}" -eq 4 ]
+}
+
 @test "the package reads a stream from a pipe and names it stdin" {
     run bash -c "mkuniverse -n 2000 | tipsy2bin | PYTHONPATH='$PY' python3 -c 'import fofkit; s = fofkit.open(\"-\"); print(s.name, [c.tag for c in s.chunks], s.snap[\"n\"])'"
     echo "$output"

@@ -63,7 +63,8 @@ class _HaloOptions(ctypes.Structure):
                 ("so", ctypes.c_int), ("omega_m", ctypes.c_double), ("omega_l", ctypes.c_double),
                 ("scale_factor", ctypes.c_double), ("rho_crit", ctypes.c_double), ("so_min", ctypes.c_uint64),
                 ("unbind", ctypes.c_int), ("bound_min", ctypes.c_uint64), ("device", ctypes.c_int),
-                ("nthreads", ctypes.c_int)]
+                ("nthreads", ctypes.c_int), ("comoving", ctypes.c_int), ("vel_scale", ctypes.c_double),
+                ("hubble_flow", ctypes.c_double)]
 
 
 class _Error(ctypes.Structure):
@@ -305,7 +306,7 @@ def halo_columns(centre="mbp", so=False, unbind=False):
 def halos(pos, vel, group, mass=None, ids=None, box=None, periodic=None, origin=0.0, ngroups=None, group_up=None,
           level=0, centre="mbp", G=1.0, softening=None, theta=None, exact_max=None, so=False, omega_m=None,
           omega_l=None, scale_factor=None, rho_crit=None, so_min=None, unbind=False, bound_min=None,
-          device="auto", threads=0, return_bound=False):
+          device="auto", threads=0, return_bound=False, comoving=False, vel_scale=None, hubble_flow=None):
     """halostats' catalogue of groups 1..ngroups (default group.max()) of the particles: group (uint32, (n,),
     0 for none: what fof() returns), pos and vel (float32, (n, 3)), mass (float32, (n,), default 1), ids
     (uint64, default the index: minid and mbp_id name particles by them). A structured array, one float64
@@ -313,7 +314,9 @@ def halos(pos, vel, group, mass=None, ids=None, box=None, periodic=None, origin=
     halostats --format=stream); level fills the level column, group_up (the groups of the level above) the
     host column. centre 'mbp' or 'com', G, softening (default 0.05 box / n^(1/3)), theta, exact_max; so with
     omega_m (and omega_l, scale_factor, rho_crit, so_min); unbind (and bound_min); device, threads: as
-    halostats(1)'s options. With return_bound, also the bound members (bool, (n,))."""
+    halostats(1)'s options. With return_bound, also the bound members (bool, (n,)). comoving (with
+    scale_factor, vel_scale: VEL * vel_scale is the peculiar velocity, hubble_flow: H(a) a per comoving
+    length): physical properties of a comoving run as halostats(1) gives them for a comoving stream."""
     lib = library()
     p, keep = _particles(pos, vel, mass, ids, box, periodic, origin)
     g = _Array("group", group, 1, "<u4")
@@ -330,10 +333,11 @@ def halos(pos, vel, group, mass=None, ids=None, box=None, periodic=None, origin=
     if centre not in _CENTRES:
         raise ValueError("centre: 'mbp' or 'com', not %r" % (centre,))
     o.centre, o.G = _CENTRES[centre], float(G)
-    o.so, o.unbind = int(bool(so)), int(bool(unbind))
+    o.so, o.unbind, o.comoving = int(bool(so)), int(bool(unbind)), int(bool(comoving))
     given = (("softening", float, softening), ("theta", float, theta), ("exact_max", int, exact_max),
              ("omega_m", float, omega_m), ("omega_l", float, omega_l), ("scale_factor", float, scale_factor),
-             ("rho_crit", float, rho_crit), ("so_min", int, so_min), ("bound_min", int, bound_min))
+             ("rho_crit", float, rho_crit), ("so_min", int, so_min), ("bound_min", int, bound_min),
+             ("vel_scale", float, vel_scale), ("hubble_flow", float, hubble_flow))
     for name, kind, value in given:  # the library's defaults where None
         if value is not None:
             setattr(o, name, kind(value))

@@ -73,7 +73,10 @@ class AgainstPrograms(unittest.TestCase):
     def same(self, stream, link, levels=1, periodic=True, **kw):
         d = Dir.get()
         name = os.path.basename(stream)
-        sh("kdbuild --device=cpu %s | foflink --device=cpu %s | groups -m 8 -o %s.g" % (stream, link, name), d)
+        # fofkit.fof links every particle together: foflink --link-types=all (a stream with dark
+        # matter and gas or stars is otherwise a hydro run, foflink(1))
+        sh("kdbuild --device=cpu %s | foflink --device=cpu --link-types=all %s | groups -m 8 -o %s.g"
+           % (stream, link, name), d)
         with fofkit.open(stream) as s:
             pos = s.particles("POS", order="snapshot")
             vel = s.particles("VEL", order="snapshot") if "psi" in kw else None
@@ -132,8 +135,8 @@ class AgainstPrograms(unittest.TestCase):
         """fofkit.halos on a grouped stream's arrays (its order and IDs) equals halostats' catalogue."""
         d = Dir.get()
         sh("mkuniverse -n 30000 -s 22 | tipsy2bin | kdbuild | foflink -b 0.2 | groups -m 20 -o hg.fof"
-           " && halostats --format=stream -o hc.fof hg.fof"
-           " && halostats --format=stream --so --omega-m=0.3 --unbind -o hm.fof hg.fof", d)
+           " && halostats --G=1 --format=stream -o hc.fof hg.fof"  # the mock's units: G = 1, fofkit.halos' default
+           " && halostats --G=1 --format=stream --so --omega-m=0.3 --unbind -o hm.fof hg.fof", d)
         with fofkit.open(os.path.join(d, "hg.fof")) as s:
             pos, vel, mass = s.get("POS"), s.get("VEL"), np.ascontiguousarray(s.get("MASS").ravel())
             ids = s.get("ID").ravel().astype(np.uint64)

@@ -43,8 +43,8 @@ class Fixture:
                " && tipsy2bin -o snap.fof snap.std"
                " && kdbuild snap.fof | foflink -b 0.2,0.1 | groups -m 10 -o grouped.fof"
                " && tipsy2bin -z snap.std | kdbuild -z | foflink -z -b 0.2,0.1 | groups -z -m 10 -o groupedz.fof"
-               " && halostats --format=stream -o cat.fof grouped.fof"
-               " && halostats -o cat.txt grouped.fof"
+               " && halostats --G=1 --format=stream -o cat.fof grouped.fof"  # the mock's units: G = 1
+               " && halostats --G=1 -o cat.txt grouped.fof"
                " && groups -m 10 --format=grp -o snap.grp grouped.fof", cls.dir)
         return cls.dir
 

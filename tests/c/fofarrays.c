@@ -10,6 +10,7 @@
 #include "grpfile.h"
 #include "halostats.h"
 #include "snap.h"
+#include "snapunits.h"
 #include "stream.h"
 
 /*
@@ -25,7 +26,9 @@
  *   -m N, --level=K, --device=auto|cpu|gpu, -j N (fof); --spacing=all, the
  *   only spacing fofkit_fof's b takes (box / n^(1/3)), accepted so that the
  *   same options go to foflink; --centre=com, --so
- *   --omega-m=X, --unbind (halos).
+ *   --omega-m=X, --unbind, --G=X; --physical: G from the stream's units
+ *   and, for a comoving stream, its frame (comoving, scale_factor, vel_scale,
+ *   hubble_flow: what halostats takes from SNAP) (halos).
  * Prints "fofarrays: MESSAGE" and exits 1 when a call fails.
  */
 
@@ -35,7 +38,7 @@ int main(int argc, char **argv)
     fofkit_halo_options ho;
     fofkit_fof_options_init(&fo);
     fofkit_halo_options_init(&ho);
-    int level = 0, halos = 0, sinks = 0, no_periodic = 0;
+    int level = 0, halos = 0, sinks = 0, no_periodic = 0, physical = 0;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -57,6 +60,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--so")) ho.so = 1;
         else if (!strncmp(a, "--omega-m=", 10)) ho.omega_m = atof(a + 10);
         else if (!strcmp(a, "--unbind")) ho.unbind = 1;
+        else if (!strncmp(a, "--G=", 4)) ho.G = atof(a + 4);
+        else if (!strcmp(a, "--physical")) physical = 1;
         else path = a;
     }
     if (!path) {
@@ -140,6 +145,11 @@ int main(int argc, char **argv)
             if (grp[i] > ng) ng = grp[i];
         }
         p.ids = ids;
+        if (physical) { /* as halostats takes them from SNAP (snapunits.h) */
+            ho.G = fk_snap_G(&snap);
+            double a, vs, hf;
+            if (fk_snap_frame(&snap, &a, &vs, &hf) > 0) ho.comoving = 1, ho.scale_factor = a, ho.vel_scale = vs, ho.hubble_flow = hf;
+        }
         const int nc = fofkit_halo_ncolumns(&ho);
         double *table = malloc((ng ? ng : 1) * (size_t)nc * sizeof *table);
         if (fofkit_halos(&p, grp, ng, NULL, &ho, table, NULL, &e)) {

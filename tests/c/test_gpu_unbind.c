@@ -111,7 +111,7 @@ int main(void)
         mass[i] = (float)c[6][i];
         grp[i] = i < 100000 ? 1 : 2; /* 100000 members, then 50000 */
     }
-    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 0, 0, 0};
+    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 0, 0, 0, 0, 0, 0, NULL, 0};
     fk_halo h[2];
     CHECK(fk_halostats_compute(&in, 2, h, "test", &err) == FK_OK);
     calls = 0;

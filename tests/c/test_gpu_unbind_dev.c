@@ -150,7 +150,7 @@ static void test_unbind(void)
         mass[i] = (float)c[6][i];
         grp[i] = i < na ? 1 : i < na + nb ? 2 : 3;
     }
-    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 0, 0, 0};
+    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 0, 0, 0, 0, 0, 0, NULL, 0};
     fk_halo h[3], hh[3], hd[3];
     CHECK(fk_halostats_compute(&in, 3, h, "test", &err) == FK_OK);
     memcpy(hh, h, sizeof h), memcpy(hd, h, sizeof h);

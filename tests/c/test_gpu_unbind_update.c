@@ -113,7 +113,7 @@ static void test_halos(void)
         mass[i] = (float)c[6][i];
         grp[i] = i < n1 ? 1 : 2;
     }
-    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 0, 0, 0};
+    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 0, 0, 0, 0, 0, 0, NULL, 0};
     fk_pot_params pot;
     fk_pot_defaults(&pot);
     pot.eps = 0.001;

@@ -37,6 +37,10 @@ static void halos(fk_halo g[2], fk_halo sub[2])
                      .r200c = NAN, .m500c = NAN, .r500c = NAN, .m200m = NAN, .r200m = NAN, .mvir = NAN, .rvir = NAN};
     sub[0] = (fk_halo){.level = 1, .host = 2, .id = 1, .n = 2, .mass = 22, .sigma_v = 3, .mbp_id = 4};
     sub[1] = (fk_halo){.level = 1, .host = 1, .id = 2, .n = 2, .mass = 3, .sigma_v = 6, .mbp_id = 2};
+    /* the per-type masses halostats sums (gas, dark, star): the writer takes them as they are */
+    const double mt[4][3] = {{10, 5, 100}, {20, 2, 0}, {20, 2, 0}, {0, 5, 0}};
+    for (int q = 0; q < 3; q++)
+        g[0].m_type[q] = mt[0][q], g[1].m_type[q] = mt[1][q], sub[0].m_type[q] = mt[2][q], sub[1].m_type[q] = mt[3][q];
 }
 
 #ifdef FK_HAVE_HDF5

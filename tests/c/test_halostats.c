@@ -41,7 +41,7 @@ static void add(scene *s, uint32_t g, double x, double y, double z, double vx, d
 
 static int compute(const scene *s, uint64_t ng, fk_halo *h, fk_error *err)
 {
-    fk_halo_input in = {s->n, s->pos, s->vel, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin};
+    fk_halo_input in = {s->n, s->pos, s->vel, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin, 0, 0, 0, NULL, 0};
     return fk_halostats_compute(&in, ng, h, "t", err);
 }
 
@@ -209,6 +209,7 @@ static void test_columns(void)
     static const char *names[] = {"level", "host",   "id",     "n",      "mass",   "x",      "y",    "z",
                                   "vx",    "vy",     "vz",     "sigma_v", "rmax",  "xc",     "yc",   "zc",
                                   "mbp_id", "phi_mbp", "rc_max", "r_half", "vmax",  "r_vmax", "lambda",
+                                  "n_gas", "n_dark", "n_star", "m_gas", "m_dark", "m_star", "n_contam", "m_contam",
                                   "r200c", "m200c", "r500c", "m500c", "r200m", "m200m", "rvir", "mvir",
                                   "n_bound", "mass_bound"};
     static const fk_dim dims[] = {FK_DIM_1,        FK_DIM_1,        FK_DIM_1,        FK_DIM_1,        FK_DIM_MASS,
@@ -216,8 +217,10 @@ static void test_columns(void)
                                   FK_DIM_VELOCITY, FK_DIM_VELOCITY, FK_DIM_LENGTH,   FK_DIM_LENGTH,   FK_DIM_LENGTH,
                                   FK_DIM_LENGTH,   FK_DIM_1,        FK_DIM_VELOCITY2, FK_DIM_LENGTH,  FK_DIM_LENGTH,
                                   FK_DIM_VELOCITY, FK_DIM_LENGTH,   FK_DIM_1,
+                                  FK_DIM_1, FK_DIM_1, FK_DIM_1, FK_DIM_MASS, FK_DIM_MASS, FK_DIM_MASS, FK_DIM_1, FK_DIM_MASS,
                                   FK_DIM_LENGTH, FK_DIM_MASS, FK_DIM_LENGTH, FK_DIM_MASS, FK_DIM_LENGTH, FK_DIM_MASS,
-                                  FK_DIM_LENGTH, FK_DIM_MASS, FK_DIM_1, FK_DIM_MASS};
+                                  FK_DIM_LENGTH, FK_DIM_MASS,
+                                  FK_DIM_1, FK_DIM_MASS};
     const size_t nc = sizeof names / sizeof names[0];
     CHECK(fk_halo_ncolumns == nc);
     for (size_t k = 0; k < fk_halo_ncolumns && k < nc; k++) {
@@ -228,17 +231,21 @@ static void test_columns(void)
         /* only the most bound member's own columns need the potential */
         CHECK((c->flags == FK_HCOL_MBP) == (strcmp(c->name, "mbp_id") == 0 || strcmp(c->name, "phi_mbp") == 0));
         /* SO and unbinding columns exist only with their options */
-        CHECK((c->flags == FK_HCOL_SO) == (k >= 23 && k < 31));
-        CHECK((c->flags == FK_HCOL_UNBIND) == (k >= 31));
+        CHECK((c->flags == FK_HCOL_SO) == (k >= 31 && k < 39));
+        CHECK((c->flags == FK_HCOL_UNBIND) == (k >= 39));
+        /* the members by type and the contamination always, before the optional columns */
+        CHECK(k < 23 || k >= 31 || c->flags == 0);
     }
     fk_halo h = {.level = 1, .host = 3, .id = 7, .n = 12345678901ull, .mass = 0.25, .x = {1, 2, 3},
                  .v = {-1, 0.5, 1e-20}, .sigma_v = 1.0 / 3, .rmax = 2, .xc = {4, 5, 6}, .mbp_id = 9007199254740993ull,
                  .phi_mbp = -2.5, .rc_max = 0.5, .r_half = 0.125, .vmax = 3, .r_vmax = 0.25, .lambda = 0.035,
                  .r200c = 0.75, .m200c = 0.125, .r500c = 0.5, .m500c = 0.0625, .r200m = 1, .m200m = 0.25,
-                 .rvir = NAN, .mvir = NAN, .n_bound = 42, .mass_bound = 0.2};
+                 .rvir = NAN, .mvir = NAN, .n_bound = 42, .mass_bound = 0.2, .n_type = {3, 5, 7},
+                 .m_type = {0.5, 0.25, 0.125}, .n_contam = 2, .m_contam = 0.0625};
     char buf[64];
     const char *want[] = {"1", "3", "7", "12345678901", "0.25", "1", "2", "3", "-1", "0.5", "1e-20", "0.333333333", "2",
                           "4", "5", "6", "9007199254740993", "-2.5", "0.5", "0.125", "3", "0.25", "0.035",
+                          "3", "5", "7", "0.5", "0.25", "0.125", "2", "0.0625",
                           "0.75", "0.125", "0.5", "0.0625", "1", "0.25", "nan", "nan", "42", "0.2"};
     for (size_t k = 0; k < fk_halo_ncolumns && k < nc; k++) {
         fk_halo_format(&h, &fk_halo_columns[k], NULL, buf, sizeof buf);
@@ -249,8 +256,8 @@ static void test_columns(void)
     fk_halo_units u = {1000, 1e10, 100, "kpc", "Msun", "km/s"};
     const char *want_u[] = {"1", "3", "7", "12345678901", "2.5e+09", "1000", "2000", "3000", "-100", "50", "1e-18",
                             "33.3333333", "2000", "4000", "5000", "6000", "9007199254740993", "-25000", "500", "125",
-                            "300", "250", "0.035", "750", "1.25e+09", "500", "625000000", "1000", "2.5e+09", "nan",
-                            "nan", "42", "2e+09"};
+                            "300", "250", "0.035", "3", "5", "7", "5e+09", "2.5e+09", "1.25e+09", "2", "625000000",
+                            "750", "1.25e+09", "500", "625000000", "1000", "2.5e+09", "nan", "nan", "42", "2e+09"};
     for (size_t k = 0; k < fk_halo_ncolumns && k < nc; k++) {
         fk_halo_format(&h, &fk_halo_columns[k], &u, buf, sizeof buf);
         CHECK_MSG(strcmp(buf, want_u[k]) == 0, "column %s in units: '%s'", names[k], buf);
@@ -321,7 +328,7 @@ static fk_pot_params pot(double G, double eps)
 /* Both passes; FK_OK or the failure. */
 static int measure(const stream *s, uint64_t ng, fk_centre c, const fk_pot_params *p, fk_halo *h, fk_error *err)
 {
-    fk_halo_input in = {s->n, s->pos, s->vel, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin};
+    fk_halo_input in = {s->n, s->pos, s->vel, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin, 0, 0, 0, NULL, 0};
     int st = fk_halostats_compute(&in, ng, h, "t", err);
     return st ? st : fk_halostats_centres(&in, ng, c, p, NULL, h, NULL, err);
 }
@@ -670,7 +677,7 @@ static void test_minima_hook(void)
     fk_halo h;
     fk_error err = {0};
     fk_pot_params p = pot(1, 0.1);
-    fk_halo_input in = {s.n, s.pos, s.vel, s.mass, s.ids, s.grp, s.periodic, s.box, s.origin};
+    fk_halo_input in = {s.n, s.pos, s.vel, s.mass, s.ids, s.grp, s.periodic, s.box, s.origin, 0, 0, 0, NULL, 0};
     CHECK(fk_halostats_compute(&in, 1, &h, "t", &err) == FK_OK);
     CHECK(fk_halostats_centres(&in, 1, FK_CENTRE_MBP, &p, last_member, &h, NULL, &err) == FK_OK);
     /* the last member is the one at (0, 0, -a): the centre, and the radii, follow it */
@@ -694,7 +701,7 @@ static void measure_all(const stream *s, uint64_t ng, fk_pot_minima_fn minima, i
     const int nt = omp_get_max_threads();
     omp_set_num_threads(threads);
 #endif
-    fk_halo_input in = {s->n, s->pos, s->vel, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin};
+    fk_halo_input in = {s->n, s->pos, s->vel, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin, 0, 0, 0, NULL, 0};
     fk_error err = {0};
     fk_pot_params p = pot(1, 1e-4);
     for (uint64_t i = 0; i < s->n; i++) phi[i] = 0;
@@ -775,7 +782,12 @@ static void test_large_group(void)
     for (uint64_t i = 0; i < s.n; i++) s.ids[i] = (i * 7919) % s.n; /* a permutation: 7919 is prime, s.n is not its multiple */
     const uint64_t ng = SMALLG + 1;
     fk_halo *h[2];
-    fk_halo_input in = {s.n, s.pos, s.vel, s.mass, s.ids, s.grp, s.periodic, s.box, s.origin};
+    /* types and masses mixed: the members by type and the contaminants (dark, above the least dark mass 0.5) */
+    uint8_t *type = malloc(s.n);
+    for (uint64_t i = 0; i < s.n; i++) type[i] = (uint8_t)((i / 3 + i) % 3);
+    fk_halo_input in = {s.n, s.pos, s.vel, s.mass, s.ids, s.grp, s.periodic, s.box, s.origin, 0, 0, 0, type,
+                        fk_halo_hires_mass(s.n, s.mass, type)};
+    CHECK(in.m_hires == 0.5);
     fk_pot_params p = pot(1, 1e-4);
     fk_error err = {0};
 #ifdef _OPENMP
@@ -794,7 +806,21 @@ static void test_large_group(void)
 #endif
     CHECK(h[0][0].n == BIG && h[0][1].n == PER && h[0][0].rmax > 0.04);
     CHECK(memcmp(h[0], h[1], ng * sizeof *h[0]) == 0);
-    free(h[0]), free(h[1]);
+    /* the sums of groups 1 and 2 in stream order, by hand */
+    for (uint32_t g = 1; g <= 2; g++) {
+        uint64_t nt3[3] = {0, 0, 0}, nc = 0;
+        double mt[3] = {0, 0, 0}, mc = 0;
+        for (uint64_t i = 0; i < s.n; i++) {
+            if (s.grp[i] != g) continue;
+            nt3[type[i]]++, mt[type[i]] += s.mass[i];
+            if (type[i] == 1 && s.mass[i] > 0.5) nc++, mc += s.mass[i];
+        }
+        const fk_halo *a = &h[0][g - 1];
+        CHECK(a->n_type[0] + a->n_type[1] + a->n_type[2] == a->n && nc > 0 && nc < a->n_type[1]);
+        for (int k = 0; k < 3; k++) CHECK(a->n_type[k] == nt3[k] && a->m_type[k] == mt[k]);
+        CHECK(a->n_contam == nc && a->m_contam == mc);
+    }
+    free(h[0]), free(h[1]), free(type);
     free_stream(&s);
 }
 
@@ -823,8 +849,38 @@ static void test_centre_errors(void)
     free_stream(&s), free_stream(&z);
 }
 
+/* A comoving stream (fk_halo_input's comoving): velocities made peculiar
+ * (times vscale), the Hubble flow hflow d about the centre of mass in
+ * sigma_v, none in the spin; vmax with the G given (G / a by the caller). */
+static void test_comoving(void)
+{
+    scene s = {0};
+    s.box = 8, s.periodic = 1;
+    /* a pair 1/2 apart along x about 2, at rest but for opposite y velocities 4 (stored) */
+    add(&s, 1, 1.75, 2, 2, 0, 4, 0, 1);
+    add(&s, 1, 2.25, 2, 2, 0, -4, 0, 1);
+    fk_halo_input in = {s.n, s.pos, s.vel, s.mass, s.ids, s.grp, s.periodic, s.box, s.origin, 1, 0.5, 3, NULL, 0};
+    fk_halo h[1];
+    fk_error err = {0};
+    CHECK(fk_halostats_compute(&in, 1, h, "t", &err) == FK_OK);
+    /* u = (+-0.75, +-2, 0): the flow 3 * 0.25 outward, the peculiar 0.5 * 4 */
+    CHECK(fabs(h[0].sigma_v - sqrt(0.75 * 0.75 + 4)) < 1e-12);
+    CHECK(h[0].v[0] == 0 && h[0].v[1] == 0);
+    fk_pot_params pot;
+    fk_pot_defaults(&pot);
+    pot.G = 4, pot.eps = 1e-3;
+    CHECK(fk_halostats_centres(&in, 1, FK_CENTRE_COM, &pot, NULL, h, NULL, &err) == FK_OK);
+    /* about the centre of mass: J = 2 * 0.25 * 2 (the peculiar only), M 2, R 1/4, V = sqrt(4 * 2 / 0.25) */
+    CHECK(fabs(h[0].lambda - 1.0 / (sqrt(2.0) * 2 * sqrt(32.0) * 0.25)) < 1e-12);
+    CHECK(fabs(h[0].vmax - sqrt(32.0)) < 1e-12);
+    /* not comoving: the stored velocities, no flow */
+    in.comoving = 0;
+    CHECK(fk_halostats_compute(&in, 1, h, "t", &err) == FK_OK && fabs(h[0].sigma_v - 4) < 1e-12);
+}
+
 int main(void)
 {
+    test_comoving();
     test_periodic_centres();
     test_isolated();
     test_velocities();

@@ -155,8 +155,32 @@ static void test_length_name(void)
     CHECK(!strcmp(fk_snap_length_name(&s, buf, sizeof buf), ""));
 }
 
+/* The physical frame of a comoving stream: a, a^e and H(a) a in the stream's units. */
+static void test_frame(void)
+{
+    fk_snap s = {.have_units = 1, .units_per_h = 1, .unit_length_cm = 3.085678e21, .unit_mass_g = 1.989e43,
+                 .unit_velocity_cm_s = 1e5, .time = 0.25};
+    double a = -1, vs = -1, hf = -1;
+    CHECK(fk_snap_frame(&s, &a, &vs, &hf) == 0 && a == -1); /* not comoving: nothing set */
+    s.comoving = 1, s.vel_a_scaling = 0.5;
+    CHECK(fk_snap_frame(&s, &a, &vs, &hf) == -1 && a == -1); /* no cosmology */
+    s.have_cosmology = 1, s.hubble = 0.7, s.omega0 = 0.3, s.omega_lambda = 0.7;
+    CHECK(fk_snap_frame(&s, &a, &vs, &hf) == 1);
+    CHECK(a == 0.25 && vs == 0.5);
+    /* H0 0.1 km/s per kpc/h, E^2(1/4) = 0.3 * 64 + 0.7 = 19.9 */
+    CHECK(fabs(fk_snap_H0(&s) - 0.1) < 1e-15);
+    CHECK(fabs(hf - 0.1 * sqrt(19.9) * 0.25) < 1e-14);
+    /* units not per h (kpc): H0 = 0.1 h; an open universe's curvature term */
+    s.units_per_h = 0, s.omega_lambda = 0;
+    CHECK(fabs(fk_snap_H0(&s) - 0.07) < 1e-15);
+    CHECK(fk_snap_frame(&s, &a, &vs, &hf) == 1 && fabs(hf - 0.07 * sqrt(0.3 * 64 + 0.7 * 16) * 0.25) < 1e-14);
+    s.have_units = 0;
+    CHECK(fk_snap_H0(&s) == 0 && fk_snap_frame(&s, &a, &vs, &hf) == -1);
+}
+
 int main(void)
 {
+    test_frame();
     test_length_name();
     test_round_trip();
     test_default_units();

@@ -249,7 +249,7 @@ static void test_halos(void)
         mass[i] = (float)s.m[i];
         grp[i] = i < n1 ? 1 : i < n1 + n2 ? 2 : 0;
     }
-    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 1, 1, -0.5};
+    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 1, 1, -0.5, 0, 0, 0, NULL, 0};
     fk_halo h[2];
     CHECK(fk_halostats_compute(&in, 2, h, "test", &err) == FK_OK);
     fk_unbind_params p = params(0.002);

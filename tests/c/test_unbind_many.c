@@ -235,7 +235,7 @@ static void test_many(void)
     cluster(&s, at, nd, 4, cd, 0.05, 0.1, 0.02), at += nd;
     cluster(&s, at, ne, 5, ce, 0.05, 0.01, 0), at += ne;
     cluster(&s, at, nl, 0, ce, 0.5, 0.01, 0);
-    fk_halo_input in = {n, s.pos, s.vel, s.mass, NULL, s.grp, 0, 0, 0};
+    fk_halo_input in = {n, s.pos, s.vel, s.mass, NULL, s.grp, 0, 0, 0, 0, 0, 0, NULL, 0};
     fk_halo h[5];
     CHECK(fk_halostats_compute(&in, 5, h, "test", &err) == FK_OK);
     fk_unbind_params p = {0};

@@ -134,7 +134,7 @@ static void test_reuse(void)
         mass[j] = (float)c[6][i];
         grp[j] = i < n1 ? 1 : i < n1 + n2 ? 2 : i < n1 + n2 + n3 ? 3 : 0;
     }
-    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 0, 0, 0};
+    fk_halo_input in = {n, pos, vel, mass, NULL, grp, 0, 0, 0, 0, 0, 0, NULL, 0};
     fk_halo h[3], hk[3];
     fk_pot_params pot;
     fk_pot_defaults(&pot);

@@ -159,7 +159,7 @@ static void run_halostats(input *in)
         if (ng > MAX_SOURCE) break;
         fk_halo *h = malloc((ng ? ng : 1) * sizeof *h);
         if (!h) abort();
-        fk_halo_input hin = {n, in->pos, in->vel, in->mass, in->ids, grp, in->s.periodic, in->s.box, in->s.origin};
+        fk_halo_input hin = {n, in->pos, in->vel, in->mass, in->ids, grp, in->s.periodic, in->s.box, in->s.origin, 0, 0, 0, NULL, 0};
         fk_error err = {0};
         int st = fk_halostats_compute(&hin, ng, h, "fuzz", &err);
         FUZZ_ASSERT_ERR(st, err);

@@ -79,7 +79,7 @@ static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi
     return fk_gpu_pot_tree(g, p, phi, NULL, err);
 }
 
-enum { W_POS, W_VEL, W_MASS, W_ID, W_GIDL, W_GRPS, W_GPAR, W_LINK, W_HALO, W_HCOL, NW };
+enum { W_POS, W_VEL, W_MASS, W_ID, W_TYPE, W_GIDL, W_GRPS, W_GPAR, W_LINK, W_HALO, W_HCOL, NW };
 
 /* Checks this rank's levels: GIDL and GRPS of every level up to the
  * highest, GPAR from level 1 on; fills in's levels. */
@@ -289,6 +289,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
         [W_VEL] = {"VEL", FK_W_PARTICLE | FK_W_REQUIRED, "<f4", 3, "run tipsy2bin first"},
         [W_MASS] = {"MASS", FK_W_PARTICLE | FK_W_REQUIRED, "<f4", 1, "run tipsy2bin first"},
         [W_ID] = {"ID", FK_W_PARTICLE | FK_W_ID | FK_W_REQUIRED, NULL, 1, "run tipsy2bin first"},
+        [W_TYPE] = {"TYPE", FK_W_PARTICLE, "|u1", 1, NULL},
         [W_GIDL] = {"GIDL", FK_W_PARTICLE | FK_W_LEVELS | FK_W_REQUIRED, "<u4", 1, hint},
         [W_GRPS] = {"GRPS", FK_W_TEXT | FK_W_LEVELS | FK_W_REQUIRED, NULL, 0, hint},
         [W_GPAR] = {"GPAR", FK_W_LEVELS, "<u4", 1, NULL},
@@ -324,6 +325,8 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
             st = fk_fail(&err, FK_EFORMAT, "%s: particle %" PRIu64 " has ID %" PRIu64 ", beyond the %" PRIu64
                          " particles of the source", name, first, ids[first], snap.nsource);
     }
+    uint8_t *types = NULL; /* n_gas ... n_contam */
+    if (!st) st = hs_types(&snap, snap.n, ids, want[W_TYPE].data[0], &types, name, &err);
     check(st, &err);
     uint64_t ntotal = 0, lo = snap.nsource, hi = snap.nsource;
     fk_dist_sum_u64(snap.n, &ntotal, &err);
@@ -369,7 +372,8 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
 
     fk_dhalos_in din = {.n = snap.n, .pos = want[W_POS].data[0], .vel = want[W_VEL].data[0],
                         .mass = want[W_MASS].data[0], .ids = ids, .periodic = in.snap.periodic, .box = snap.box,
-                        .origin = snap.origin, .nlevels = in.nlevels, .name = name};
+                        .origin = snap.origin, .nlevels = in.nlevels, .name = name, .comoving = o->comoving,
+                        .vscale = o->vscale, .hflow = o->hflow, .type = types};
     for (int k = 0; k < in.nlevels && k < FK_LEVELS_MAX; k++) {
         din.gid[k] = want[W_GIDL].data[k];
         din.ngroups[k] = in.lv[k].grps.ngroups;
@@ -386,6 +390,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     st = FK_OK;
     for (int k = 0; k < in.nlevels && !st && rank == 0; k++)
         st = set_hosts(&in, k, rows[k], ng[k], k ? ng[k - 1] : 0, &err);
+    for (int k = 0; k < in.nlevels && !st && rank == 0; k++) hs_blank_G(o, rows[k], ng[k]);
     check(st, &err);
 
     /* SO: every rank's particles within each halo's sphere to the rank that
@@ -464,7 +469,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     fk_filter_free(&flt);
     fk_input_close(f);
     fk_want_free(want, NW);
-    free(ids);
+    free(ids), free(types);
     free(inname), free(outname);
     return EXIT_OK;
 }

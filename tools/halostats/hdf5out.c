@@ -56,7 +56,8 @@ static uint64_t bound_subhalos(const input *in, const options *o, fk_halo *const
     fk_halo *h = malloc((ns ? ns : 1) * sizeof *h);
     if (!grp || !h) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " subhalos", ns);
     for (uint64_t i = 0; i < n; i++) grp[i] = (*gsub)[in->ids[i]];
-    fk_halo_input hin = {n, in->pos, in->vel, in->mass, in->ids, grp, in->snap.periodic, in->snap.box, in->snap.origin};
+    fk_halo_input hin = {n,            in->pos,         in->vel,     in->mass,  in->ids,  grp, in->snap.periodic,
+                         in->snap.box, in->snap.origin, o->comoving, o->vscale, o->hflow, in->type, in->m_hires};
     if (fk_halostats_compute(&hin, ns, h, in->name, &err) ||
         fk_halostats_centres(&hin, ns, o->centre, &o->pot, NULL, h, NULL, &err))
         prog_fail(&err);

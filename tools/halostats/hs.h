@@ -33,6 +33,8 @@ typedef struct input {
     float *pos, *vel, *mass;
     uint64_t *ids;
     uint64_t *pids;  /* the snapshot's own IDs (PID chunk), or NULL */
+    uint8_t *type;   /* the TYPE chunk, or without it each original index's type (hs_types) */
+    double m_hires;  /* the least dark mass: zoom-in contamination (fk_halo_input's) */
     level lv[MAX_LEVELS];
     int nlevels;     /* 1 + the highest level of a GID, GRPS or GPAR */
     int have_link, replaced;
@@ -53,7 +55,23 @@ typedef struct options {
     hs_masses m; /* --so, --unbind */
     const char *snapshot; /* --snapshot=FILE: the group-ordered snapshot beside --format=hdf5 */
     int subhalos;         /* --subhalos: 0 as the options say (bound with --unbind), 1 levels, 2 bound */
+    /* a comoving stream's physical frame (fk_snap_frame): potentials with
+     * G / a, peculiar velocities vel * vscale, the Hubble flow hflow d */
+    int comoving;
+    double a, vscale, hflow;
+    double eps_max_phys; /* --softening-max-phys: the softening's cap, physical (0: none) */
+    int eps_capped;      /* the cap took: pot.eps = eps_max_phys / a */
+    int no_G;            /* a stream without units and no --G: no column that needs G */
 } options;
+
+/* "comoving: " for a length column of a comoving stream, "physical: " for
+ * another column with a unit, "" for a pure number: the word that opens
+ * its definition in the text header. */
+const char *hs_frame_word(const options *o, const fk_halo_column *c);
+
+/* Without G (o->no_G: a stream without units, no --G): phi_mbp, vmax and
+ * lambda of h[0..ng) set to NaN. */
+void hs_blank_G(const options *o, fk_halo *h, uint64_t ng);
 
 /* Whether column c is written. */
 int shown(const options *o, const fk_halo_column *c);
@@ -91,5 +109,14 @@ void hs_setup(input *in, options *o);
  * the GPU's context is made while the stage before works; under mpirun
  * after hs_setup, once each rank has its GPU. */
 void hs_device(options *o);
+
+/* The particle types of n stream particles (types.c) into *type (malloc'd):
+ * chunk, the stream's TYPE chunk, checked (each 0 gas, 1 dark or 2 star:
+ * else FK_EFORMAT naming the particle), or when NULL made from the
+ * original indices ids and SNAP's nsource_gas/dark/star (the source's
+ * order: gas, dark, star; a stream without TYPE, mkuniverse's; counts that
+ * do not add up to nsource: every particle dark). FK_ENOMEM. */
+int hs_types(const fk_snap *s, uint64_t n, const uint64_t *ids, const uint8_t *chunk, uint8_t **type, const char *name,
+             fk_error *err);
 
 #endif

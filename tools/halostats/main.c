@@ -33,13 +33,18 @@ static void help(void)
            "the level above holding it), id, n, mass, centre of mass, mean velocity, 3D velocity\n"
            "dispersion, rmax; the centre (the most bound member, or the centre of mass), the most\n"
            "bound member's ID and potential, and about the centre rc_max, the half-mass radius,\n"
-           "vmax and its radius, the spin parameter. '#' header lines give every column's unit and\n"
-           "definition and the run's parameters. Reads STREAM, or stdin.\n"
+           "vmax and its radius, the spin parameter; the members and their mass by type (gas, dark,\n"
+           "star) and a zoom-in run's contaminants: dark members heavier than the least dark mass\n"
+           "(n_contam, m_contam). '#' header lines give every column's unit and definition and the\n"
+           "run's parameters. Reads STREAM, or stdin.\n"
            "\n"
            "      --centre=mbp|com  centre on the most bound member (least softened potential,\n"
            "                        default) or on the centre of mass (no potentials)\n"
            "      --softening=EPS   Plummer softening, in the stream's length unit (default %g times\n"
-           "                        the mean interparticle spacing, box / n^(1/3))\n"
+           "                        the mean interparticle spacing, box / n^(1/3)); comoving in a\n"
+           "                        comoving stream\n"
+           "      --softening-max-phys=EPS  a comoving stream's softening capped at EPS physical, in the\n"
+           "                        stream's length unit, as Gadget's SofteningMaxPhys (default: no cap)\n"
            "      --theta=T         Barnes-Hut opening angle, (0, 1] (default %g)\n"
            "      --exact-max=N     exact pairwise sums for groups of up to N members, a tree above\n"
            "                        (default %d)\n"
@@ -50,9 +55,14 @@ static void help(void)
            "      --length-name=S   the output units' names in headers (default length, mass,\n"
            "      --mass-name=S     velocity: the stream's)\n"
            "      --velocity-name=S\n"
-           "      --G=VALUE         G in the output units (default: 1 in the stream's, converted)\n"
-           "                        A stream that carries its units (hdf52bin) gives the defaults:\n"
-           "                        kpc, Msun, km/s (kpc/h, Msun/h for Gadget) and G from its units\n"
+           "      --G=VALUE         G in the output units (default: from the stream's units). A stream\n"
+           "                        that carries its units (hdf52bin) gives the defaults: kpc, Msun,\n"
+           "                        km/s (kpc/h, Msun/h for Gadget) and G from its units. A stream\n"
+           "                        without units and no --G: phi_mbp, vmax and lambda are nan, and\n"
+           "                        --unbind, --so and --format=hdf5 are refused\n"
+           "A comoving stream (SNAP's comoving key, hdf52bin) gives physical properties at its redshift,\n"
+           "as Gadget-4's SUBFIND: lengths comoving, velocities peculiar, the Hubble flow about the\n"
+           "centre added to sigma_v and the unbinding's energies, potentials and vmax with physical r.\n"
            "      --format=FORMAT   'text' (default), 'csv' (one header row of column names with their\n"
            "                        units, mass[Msun/h]), or\n"
            "                        'stream': the input stream with HALO and HCOL chunks appended,\n"
@@ -175,6 +185,11 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
             if (fk_snap_check_chunk(&in->snap, &c, "<u8", 1, in->name, &err) || fk_reader_load(r, &raw, &err))
                 prog_fail(&err);
             in->pids = raw;
+        } else if (strcmp(c.tag, "TYPE") == 0) {
+            if (in->type) prog_die(EXIT_DATA, "%s: stream has two TYPE chunks", in->name);
+            if (fk_snap_check_chunk(&in->snap, &c, "|u1", 1, in->name, &err) || fk_reader_load(r, &raw, &err))
+                prog_fail(&err);
+            in->type = raw;
         } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GPAR") == 0) {
             check_level(in, &c);
             level *L = &in->lv[c.level];
@@ -265,6 +280,18 @@ int bound_subhalos_asked(const options *o)
     return o->subhalos == 2 || (o->subhalos == 0 && o->m.unbind);
 }
 
+const char *hs_frame_word(const options *o, const fk_halo_column *c)
+{
+    if (c->dim == FK_DIM_1) return "";
+    return c->dim == FK_DIM_LENGTH && o->comoving ? "comoving: " : "physical: ";
+}
+
+void hs_blank_G(const options *o, fk_halo *h, uint64_t ng)
+{
+    if (!o->no_G) return;
+    for (uint64_t g = 0; g < ng; g++) h[g].phi_mbp = h[g].vmax = h[g].lambda = NAN;
+}
+
 /* Whether column c is written: every column but those of --so and --unbind
  * when not asked for (the mbp columns stay with --centre=com, -1 and nan,
  * so that a column's number does not depend on the centre). */
@@ -304,15 +331,31 @@ void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng
     }
     fprintf(f, "# units: length %s, mass %s, velocity %s; one stream unit is %.10g, %.10g, %.10g of them\n",
             u->length_name, u->mass_name, u->velocity_name, u->length, u->mass, u->velocity);
-    fprintf(f, "# G = %.10g %s %s / %s (%s)\n", o->G_out, fk_halo_units_name(u, FK_DIM_LENGTH, un[0], sizeof un[0]),
-            fk_halo_units_name(u, FK_DIM_VELOCITY2, un[1], sizeof un[1]), fk_halo_units_name(u, FK_DIM_MASS, un[2], sizeof un[2]),
-            o->have_G == 1 ? "given" : o->have_G == 2 ? "from the stream's units" : "1 in the stream's units");
+    fk_halo_units_name(u, FK_DIM_LENGTH, un[0], sizeof un[0]); /* the softening's line below names it too */
+    if (o->no_G)
+        fprintf(f, "# G: none, the stream has no units: phi_mbp, vmax and lambda are nan (give --G=VALUE)\n");
+    else
+        fprintf(f, "# G = %.10g %s %s / %s (%s)\n", o->G_out, fk_halo_units_name(u, FK_DIM_LENGTH, un[0], sizeof un[0]),
+                fk_halo_units_name(u, FK_DIM_VELOCITY2, un[1], sizeof un[1]),
+                fk_halo_units_name(u, FK_DIM_MASS, un[2], sizeof un[2]),
+                o->have_G == 1 ? "given" : o->have_G == 2 ? "from the stream's units" : "1 in the stream's units");
+    if (o->comoving)
+        fprintf(f, "# comoving stream at a = %.10g (z = %.10g), H(a) = %.10g %s per %s physical: lengths comoving,\n"
+                   "#   velocities peculiar (VEL a^%g), the rest physical, as Gadget-4's SUBFIND: the Hubble\n"
+                   "#   flow H(a) a dx about the centre of mass added to sigma_v and the unbinding's energies,\n"
+                   "#   potentials and vmax with physical r = a dx (G / a over comoving lengths), the softening\n"
+                   "#   comoving (physical eps a)\n",
+                o->a, 1 / o->a - 1, o->hflow / o->a * u->velocity / u->length, u->velocity_name, u->length_name,
+                in->snap.vel_a_scaling);
+    else
+        fprintf(f, "# physical stream (no comoving key): lengths and velocities as stored, no Hubble flow\n");
     if (o->centre == FK_CENTRE_MBP) {
         fprintf(f, "# centre: the most bound member, least phi_i = -G sum_(j != i) m_j / sqrt(r_ij^2 + eps^2),\n"
-                   "#   eps %.10g %s (%s); exact sums for groups of up to %" PRIu64 " members, else a\n"
+                   "#   eps %.10g %s (%s%s); exact sums for groups of up to %" PRIu64 " members, else a\n"
                    "#   Barnes-Hut tree (theta %.3g, quadrupoles), then exact sums for its candidates (tree phi\n"
                    "#   within %.3g |phi| of its least); on the %s\n",
-                o->pot.eps * u->length, un[0], o->have_eps ? "given" : "0.05 box / n^(1/3)", o->pot.nexact, o->pot.theta,
+                o->pot.eps * u->length, un[0], o->have_eps ? "given" : "0.05 box / n^(1/3)",
+                o->eps_capped ? "; capped: --softening-max-phys / a" : "", o->pot.nexact, o->pot.theta,
                 fk_pot_tolerance(&o->pot), o->device == DEV_GPU ? "GPU" : "CPU");
     } else {
         fprintf(f, "# centre: the centre of mass (no potentials: --centre=com)\n");
@@ -326,8 +369,8 @@ void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng
     for (size_t k = 0; k < fk_halo_ncolumns; k++) {
         const fk_halo_column *c = &fk_halo_columns[k];
         if (!shown(o, c)) continue;
-        fprintf(f, "# %2zu %-8s %-10s %s\n", ++col, c->name, fk_halo_units_name(u, c->dim, un[0], sizeof un[0]),
-                c->desc);
+        fprintf(f, "# %2zu %-8s %-10s %s%s\n", ++col, c->name, fk_halo_units_name(u, c->dim, un[0], sizeof un[0]),
+                hs_frame_word(o, c), c->desc);
     }
     fputc('#', f);
     for (size_t k = 0; k < fk_halo_ncolumns; k++)
@@ -422,6 +465,17 @@ int write_hcol(fk_writer *w, const input *in, const options *o, fk_error *err)
         if (shown(o, &fk_halo_columns[k]) && fk_halo_columns[k].type == FK_HCOL_U64)
             snprintf(ints + strlen(ints), sizeof ints - strlen(ints), "%s%s", ints[0] ? " " : "", fk_halo_columns[k].name);
     fk_kv_str(&kv, "integer_columns", ints);
+    /* a comoving stream: which columns are comoving lengths (the others with a unit physical) */
+    fk_kv_u64(&kv, "comoving", (uint64_t)o->comoving);
+    if (o->comoving) {
+        char com[512] = "";
+        for (size_t k = 0; k < fk_halo_ncolumns; k++)
+            if (shown(o, &fk_halo_columns[k]) && !strcmp(hs_frame_word(o, &fk_halo_columns[k]), "comoving: "))
+                snprintf(com + strlen(com), sizeof com - strlen(com), "%s%s", com[0] ? " " : "", fk_halo_columns[k].name);
+        fk_kv_dbl(&kv, "scale_factor", o->a);
+        fk_kv_dbl(&kv, "hubble_of_a", o->hflow / o->a * o->units.velocity / o->units.length);
+        fk_kv_str(&kv, "comoving_columns", com);
+    }
     size_t col = 0;
     for (size_t k = 0; k < fk_halo_ncolumns; k++) {
         const fk_halo_column *c = &fk_halo_columns[k];
@@ -479,12 +533,42 @@ void hs_setup(input *in, options *o)
     /* a stream that carries its units (hdf52bin) gives the default output units and G; the HDF5
      * catalogue stays in the snapshot's own units, as Gadget-4's are */
     if (o->format != 3) fk_snap_default_units(&in->snap, &o->units);
+    /* A stream without units has no G: what needs one is refused, not answered in G = 1 (SO
+     * needs none: its thresholds from --rho-crit or the box's mean density, but --hubble's do) */
+    const char *physical = o->format == 3          ? "--format=hdf5"
+                           : o->m.unbind           ? "--unbind"
+                           : o->m.so && o->m.have_h ? "--so --hubble"
+                                                   : NULL;
+    if (!in->snap.have_units && (o->format == 3 || (physical && !o->have_G)))
+        prog_die(EXIT_DATA, "the stream has no units (no unit keys in its SNAP), so %s %s", physical,
+                 o->format == 3 ? "would state units it does not have: make the stream with its units (tipsy2bin "
+                                  "--kpc-unit and --msol-unit, gadget2bin, hdf52bin)"
+                                : "would be in G = 1: give --G=VALUE (G in the output units), or make the stream "
+                                  "with its units (tipsy2bin --kpc-unit and --msol-unit, gadget2bin, hdf52bin)");
+    o->no_G = !in->snap.have_units && !o->have_G;
     const double G_snap = fk_snap_G(&in->snap);
     if (!o->have_G && G_snap > 0) o->have_G = 2;
     if (!o->have_G) o->G_out = u->length * u->velocity * u->velocity / u->mass;
     if (o->have_G == 2) o->G_out = G_snap * u->length * u->velocity * u->velocity / u->mass;
     o->pot.G = o->G_out * u->mass / (u->length * u->velocity * u->velocity);
     if (!o->have_eps) o->pot.eps = SOFTENING_FRACTION * in->snap.box / cbrt((double)(in->snap.n ? in->snap.n : 1));
+    /* A comoving stream: physical properties as Gadget-4's SUBFIND measures them
+     * (subfind_unbind.cc, subfind_properties.cc), the arithmetic kept comoving:
+     * phi with G / a and the softening comoving is -G m / sqrt(r_phys^2 + eps_phys^2),
+     * vmax^2 = (G / a) M / r_com = G M / r_phys, velocities peculiar plus H(a) a d */
+    int fr = fk_snap_frame(&in->snap, &o->a, &o->vscale, &o->hflow);
+    if (fr < 0 && in->snap.have_units)
+        prog_die(EXIT_DATA, "the stream is comoving, but its SNAP lacks the hubble, omega0, omega_lambda or a time "
+                 "above 0 that the Hubble flow needs (convert the snapshot again with hdf52bin)");
+    if (fr > 0) {
+        o->comoving = 1;
+        o->pot.G /= o->a;
+        /* Gadget's eps_phys = min(eps_com a, eps_max_phys): comoving, eps_phys / a */
+        if (o->eps_max_phys > 0 && o->pot.eps * o->a > o->eps_max_phys)
+            o->pot.eps = o->eps_max_phys / o->a, o->eps_capped = 1;
+    } else if (o->eps_max_phys > 0) {
+        prog_usage("option --softening-max-phys applies to a comoving stream only (SNAP's comoving 1)");
+    }
     if (fk_pot_check(&o->pot, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
 }
 
@@ -498,13 +582,14 @@ void hs_device(options *o)
 static void parse_options(int argc, char **argv, prog_std *std, options *o)
 {
     enum { O_CSV = 256, O_FORMAT, O_CENTRE, O_EPS, O_THETA, O_EXACT, O_LU, O_MU, O_VU, O_LN, O_MN, O_VN, O_G, O_DEV,
-           O_SNAP, O_SUBS };
+           O_SNAP, O_SUBS, O_EPSMAX };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"csv", no_argument, 0, O_CSV},
                                              {"format", required_argument, 0, O_FORMAT},
                                              {"centre", required_argument, 0, O_CENTRE},
                                              {"center", required_argument, 0, O_CENTRE},
                                              {"softening", required_argument, 0, O_EPS},
+                                             {"softening-max-phys", required_argument, 0, O_EPSMAX},
                                              {"theta", required_argument, 0, O_THETA},
                                              {"exact-max", required_argument, 0, O_EXACT},
                                              {"length-unit", required_argument, 0, O_LU},
@@ -551,6 +636,7 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
             o->pot.eps = prog_parse_positive("--softening", optarg, DBL_MAX);
             o->have_eps = 1;
             break;
+        case O_EPSMAX: o->eps_max_phys = prog_parse_positive("--softening-max-phys", optarg, DBL_MAX); break;
         case O_THETA:
             o->pot.theta = prog_parse_positive("--theta", optarg, DBL_MAX);
             if (o->pot.theta > 1) prog_usage("option --theta: %s is out of range (0, 1]", optarg);
@@ -617,6 +703,11 @@ int main(int argc, char **argv)
     read_stream(path, std.force, &in, w);
     const uint64_t n = in.snap.n;
     if (fk_groups_check_ids(in.ids, n, in.snap.nsource, in.name, &err)) prog_fail(&err);
+    uint8_t *types; /* n_gas ... n_contam */
+    if (hs_types(&in.snap, n, in.ids, in.type, &types, in.name, &err)) prog_fail(&err);
+    uint8_t *type_chunk = in.type; /* freed with the rest: the writer may still be writing it on */
+    in.type = types;
+    in.m_hires = fk_halo_hires_mass(n, in.mass, in.type);
     double t_read = prog_now() - t0 - in.waited; /* -v: the work, not the wait for the stage before */
 
     hs_setup(&in, &o);
@@ -635,7 +726,8 @@ int main(int argc, char **argv)
         ng[k] = level_groups(&in, &in.lv[k], grp);
         if (!(halos[k] = malloc(ng[k] ? ng[k] * sizeof *halos[k] : 1)))
             prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " groups", ng[k]);
-        fk_halo_input hin = {n, in.pos, in.vel, in.mass, in.ids, grp, in.snap.periodic, in.snap.box, in.snap.origin};
+        fk_halo_input hin = {n,           in.pos,     in.vel,     in.mass,       in.ids,   grp, in.snap.periodic,
+                             in.snap.box, in.snap.origin, o.comoving, o.vscale, o.hflow, in.type, in.m_hires};
         fk_halo_order members;
         fk_halo_timing tm;
         if (fk_halo_order_build(n, grp, ng[k], &members, &err)) prog_fail(&err);
@@ -648,6 +740,7 @@ int main(int argc, char **argv)
         fk_halo_order_free(&members);
         tm.gather += tg;
         set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0);
+        hs_blank_G(&o, halos[k], ng[k]);
         hs_masses_level(&o.m, &hin, k, halos[k], ng[k], &o.pot, in.snap.nsource, o.device == DEV_GPU);
         uint64_t grouped = 0, ntree = 0, cand = 0;
         for (uint64_t g = 0; g < ng[k]; g++) {
@@ -693,7 +786,7 @@ int main(int argc, char **argv)
     prog_info("%d level%s, read in %.2f s, %.2f s in all%s%s", in.nlevels, in.nlevels > 1 ? "s" : "", t_read,
               prog_now() - t0 - in.waited, in.replaced ? "; the input's HALO and HCOL replaced" : "", wait);
     for (int k = 0; k < in.nlevels; k++) free(halos[k]), free(in.lv[k].gid), free(in.lv[k].gpar);
-    free(in.pos), free(in.vel), free(in.mass), free(in.ids), free(in.pids), free(in.snaptext);
+    free(in.pos), free(in.vel), free(in.mass), free(in.ids), free(in.pids), free(in.type), free(type_chunk), free(in.snaptext);
     hs_masses_free(&o.m, in.nlevels);
     return EXIT_OK;
 }
