@@ -15,14 +15,11 @@
 #
 # On the Gadget-4 series of the tests: make -f examples/trees.mk SNAPS=../shared/data/g4-lcdm-series -j 2
 
-SNAPS ?= snapshots
-OUT ?= trees
-B ?= 0.2
-MINN ?= 20
-TYPES ?= dark
-HALOSTATS ?=
-HALOTREE ?=
-BIN ?=
+# Each is taken from make's command line only: a variable of the same name in the environment
+# (B, OUT and BIN are common ones: a build directory, an output folder) is not taken for it.
+vars := SNAPS=snapshots OUT=trees B=0.2 MINN=20 TYPES=dark HALOSTATS= HALOTREE= BIN=
+$(foreach v,$(vars),$(if $(filter command line,$(origin $(firstword $(subst =, ,$(v))))),,\
+    $(eval $(firstword $(subst =, ,$(v))) := $(word 2,$(subst =, ,$(v))))))
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c

@@ -289,7 +289,8 @@ print(a.size, same)'
     command -v make >/dev/null || skip "no make"
     # a make of its own, not a part of the make that may run this test
     unset MAKEFLAGS MFLAGS MAKELEVEL
-    run -0 make -f "$BATS_TEST_DIRNAME/../examples/trees.mk" SNAPS="$SERIES" OUT=out -j 2
+    # B, OUT and BIN in the environment (a build directory, say) are not the makefile's
+    B=build-elsewhere BIN=/nowhere/ run -0 make -f "$BATS_TEST_DIRNAME/../examples/trees.mk" SNAPS="$SERIES" OUT=out -j 2
     [ -s out/cat_000.hdf5 ] && [ -s out/cat_004.hdf5 ]
     # the same trees as halotree over the same catalogues by hand (the directory differs in no byte)
     halotree -o by-hand.dat cat_000.hdf5 cat_001.hdf5 cat_002.hdf5 cat_003.hdf5 cat_004.hdf5

@@ -61,6 +61,7 @@ int main(int argc, char **argv)
     const size_t n = bp / 12, m = bs / 12;
     if (bk != 8 * n) {
         fprintf(stderr, "attachref: %zu keys for %zu primaries\n", bk / 8, n);
+        free((void *)p), free((void *)key), free((void *)s);
         return 1;
     }
     const float L = (float)strtod(argv[4], NULL), h = L / 2;
@@ -68,6 +69,10 @@ int main(int argc, char **argv)
     const float R = (float)(6.4 * strtod(argv[6], NULL)), R2 = R * R;
     long *best = malloc((m ? m : 1) * sizeof *best);
     float *br = malloc((m ? m : 1) * sizeof *br);
+    if (!best || !br) {
+        fprintf(stderr, "attachref: out of memory\n");
+        return 1;
+    }
     #pragma omp parallel for schedule(dynamic, 64)
     for (size_t q = 0; q < m; q++) {
         long b = -1;
@@ -82,5 +87,6 @@ int main(int argc, char **argv)
         best[q] = b, br[q] = b2;
     }
     for (size_t q = 0; q < m; q++) printf("%ld %.9g\n", best[q], (double)br[q]);
+    free(best), free(br), free((void *)p), free((void *)key), free((void *)s);
     return 0;
 }
