@@ -66,7 +66,7 @@ endif
 LIB_C   := $(wildcard lib/*.c)
 LIB_CU  := $(wildcard lib/gpu/*.cu)
 ifeq ($(CUDA),1)
-LIB_C   := $(filter-out lib/gpu_none.c lib/gpuarrays_none.c,$(LIB_C))
+LIB_C   := $(filter-out lib/gpu_none.c lib/gpuarrays_none.c lib/tree_match_none.c,$(LIB_C))
 LIB_OBJ := $(LIB_C:%.c=$(B)/%.o) $(LIB_CU:%.cu=$(B)/%.o)
 else
 LIB_OBJ := $(LIB_C:%.c=$(B)/%.o)
@@ -152,7 +152,7 @@ $(B)/libfofkit.so: $(SHLIB)
 # A library built with sanitizers (make check-asan) says so in Libs: a program linked to it needs their runtimes first.
 pc_text = sed -e 's|@PREFIX@|$(1)|; s|@LIBDIR@|$(2)|; s|@INCLUDEDIR@|$(3)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(strip $(SHLIB_LIBS))|; s|@SANITIZE@|$(if $(filter -fsanitize=%,$(CFLAGS)), $(filter -fsanitize=%,$(CFLAGS)))|' lib/fofkit.pc.in
 $(B)/fofkit.pc: lib/fofkit.pc.in lib/version.h Makefile
-	$(Q)$(call pc_text,$(CURDIR),$(CURDIR)/$(B),$(CURDIR)/include) >$@
+	$(Q)$(call pc_text,$(CURDIR),$(abspath $(B)),$(CURDIR)/include) >$@
 
 # Examples (examples/*.c): programs a user of the installed library would write, built against
 # include/fofkit.h and the shared library only; with CUDA they put their particles on the GPU.
@@ -243,7 +243,9 @@ test: all ## build, then run every test (C tests, then the programs' bats tests)
 	$(Q)tests/run-c-tests $(CTESTS)
 	$(Q)PATH="$(CURDIR)/$(B)/bin:$(CURDIR)/$(B)/tests:$(CURDIR)/$(B)/examples:$$PATH" FOFKIT_BUILD="$(CURDIR)/$(B)" bats tests
 
-demo: all ## build, make a sample universe, run the whole pipeline, show the biggest halos
+DEMO_TOOLS := mkuniverse tipsy2bin kdbuild foflink groups halostats fofmap halomf
+
+demo: $(DEMO_TOOLS:%=$(B)/bin/%) ## build the programs the demo runs, make a sample universe, run the whole pipeline, show the biggest halos
 	$(Q)B="$(B)" scripts/demo
 
 bench: all ## time every stage on mock universes; writes bench/RESULTS.md
@@ -259,6 +261,11 @@ INST_DIRS = $(DESTDIR)$(PREFIX) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/incl
 	$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man5 \
 	$(DESTDIR)$(PREFIX)/share/fofkit
 MADE_DIRS = $(DESTDIR)$(PREFIX)/share/fofkit/made-dirs
+# The stage's page is installed as fofgroups(1) alone, its NAME line without groups, so that
+# groups(1) and whatis groups stay coreutils'.
+# install runs ldconfig (its cache and libfofkit.so.N's link) when it installs, as root and not into
+# a DESTDIR staging tree, into a directory the dynamic linker searches (ldconfig -v -N lists them).
+LDCONFIG ?= ldconfig
 
 install: $(BINS) lib ## install the programs, libfofkit (header, .so, .a, fofkit.pc) and man pages under PREFIX (INSTALL_GROUPS=0: the groups stage as fofgroups only)
 	$(Q)made=; for d in $(INST_DIRS); do [ -d "$$d" ] || made="$$made $$d"; done; \
@@ -267,10 +274,13 @@ install: $(BINS) lib ## install the programs, libfofkit (header, .so, .a, fofkit
 	  mv $(MADE_DIRS).new $(MADE_DIRS)
 	install -m 755 $(filter-out %/groups,$(BINS)) $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(B)/bin/groups $(DESTDIR)$(PREFIX)/bin/fofgroups
-	$(if $(filter 0,$(INSTALL_GROUPS)),,ln -sf fofgroups $(DESTDIR)$(PREFIX)/bin/groups)
+	$(Q)$(if $(filter 0,$(INSTALL_GROUPS)),:,g=$(DESTDIR)$(PREFIX)/bin/groups; \
+	  if [ -e "$$g" ] && [ "$$(readlink "$$g")" != fofgroups ]; then \
+	    echo "install: $$g is another program's (coreutils'?): left as it is; the stage is fofgroups"; \
+	  else echo "ln -sf fofgroups $$g"; ln -sf fofgroups "$$g"; fi)
 	install -m 644 $(filter-out %/groups.1,$(MAN1)) $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 644 man/man1/groups.1 $(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1
-	$(if $(filter 0,$(INSTALL_GROUPS)),,ln -sf fofgroups.1 $(DESTDIR)$(PREFIX)/share/man/man1/groups.1)
+	sed '/^\.SH NAME/{n;s/^groups, fofgroups /fofgroups /;}' man/man1/groups.1 >$(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1 && \
+	  chmod 644 $(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1
 	install -m 644 $(MAN3) $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 644 include/fofkit.h $(DESTDIR)$(PREFIX)/include
@@ -279,9 +289,13 @@ install: $(BINS) lib ## install the programs, libfofkit (header, .so, .a, fofkit
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libfofkit.so
 	install -m 644 $(B)/libfofkit.a $(DESTDIR)$(LIBDIR)
 	$(call pc_text,$(PREFIX),$(LIBDIR),$(PREFIX)/include) >$(DESTDIR)$(LIBDIR)/pkgconfig/fofkit.pc
+	$(Q)if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v $(LDCONFIG) >/dev/null && \
+	  $(LDCONFIG) -v -N 2>/dev/null | grep -q "^$(LIBDIR):"; then echo $(LDCONFIG); $(LDCONFIG); fi
 
 uninstall: ## remove what install put in place, and the directories it made (when empty)
-	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/bin/%) $(DESTDIR)$(PREFIX)/bin/fofgroups $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1 $(MAN3:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/%)
+	$(Q)for f in $(DESTDIR)$(PREFIX)/bin/groups:fofgroups $(DESTDIR)$(PREFIX)/share/man/man1/groups.1:fofgroups.1; do \
+	  [ "$$(readlink "$${f%:*}")" != "$${f#*:}" ] || rm -f "$${f%:*}"; done
+	rm -f $(patsubst %,$(DESTDIR)$(PREFIX)/bin/%,$(filter-out groups,$(TOOLS))) $(DESTDIR)$(PREFIX)/bin/fofgroups $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/%,$(filter-out %/groups.1,$(MAN1))) $(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1 $(MAN3:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/%)
 	rm -f $(DESTDIR)$(PREFIX)/include/fofkit.h $(DESTDIR)$(LIBDIR)/libfofkit.so* $(DESTDIR)$(LIBDIR)/libfofkit.a $(DESTDIR)$(LIBDIR)/pkgconfig/fofkit.pc
 	$(Q)made=$$(cat $(MADE_DIRS) 2>/dev/null); rm -f $(MADE_DIRS); \
 	  for d in $$(printf '%s\n' $$made | awk '{ print length, $$0 }' | sort -rn | cut -d' ' -f2-); do \

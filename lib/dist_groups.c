@@ -1183,6 +1183,14 @@ int fk_dgroups_run(const fk_dgroups_opts *o, fk_dgroups_info *info, fk_error *er
         st = fk_fail(err, FK_EINVAL, "output '%s': --format=grp writes one file, its name takes no %%r", o->output);
     if (!st && o->format == FK_DGROUPS_STREAM && c.R > 1 && (!o->output || !fk_dist_has_pattern(o->output)))
         st = fk_fail(err, FK_EINVAL, "with %d ranks, --format=stream needs -o NAME with %%r (a stream per rank)", c.R);
+    /* The .grp (made by rank 0 at the end) is tried before the input is read: a name that
+     * cannot be made fails at once. A device or FIFO is not opened twice. */
+    struct stat ps;
+    if (!st && o->format == FK_DGROUPS_GRP && c.rank == 0 && (stat(o->output, &ps) != 0 || S_ISREG(ps.st_mode))) {
+        fk_output *probe = NULL;
+        if (!(st = fk_output_open(&probe, o->output, 0, 1, err))) fk_output_abort(probe);
+    }
+    if ((st = fk_dist_agree(st, err, NULL))) goto done;
     if (!st) st = read_input(&c, o, &d, err);
     if ((st = fk_dist_agree(st, err, NULL))) goto done;
     double t = fk_now();

@@ -180,8 +180,17 @@ int fk_output_open(fk_output **out, const char *path, int binary, int force, fk_
         fk_output_abort(o);
         /* the temporary file is written beside path: what fails is creating path's */
         const char *slash = strrchr(path, '/');
-        if (e == ENOENT && slash)
+        if (e == ENOENT && slash) {
+            /* ENOENT: no such directory, or one that makes no new files (/proc, /sys) */
+            struct stat ds;
+            char *dir = strndup(path, (size_t)(slash - path + 1));
+            int there = dir && stat(dir, &ds) == 0, isdir = there && S_ISDIR(ds.st_mode);
+            free(dir);
+            if (isdir)
+                return fk_fail(err, FK_EIO, "%s: cannot create: directory %.*s takes no new files", path,
+                               (int)(slash - path ? slash - path : 1), path);
             return fk_fail(err, FK_EIO, "%s: cannot create: no directory %.*s", path, (int)(slash - path), path);
+        }
         return fk_fail(err, FK_EIO, "%s: cannot create: %s", path, strerror(e));
     }
     if (!o->anon && o->slot >= 0 && n + 16 <= sizeof pending_name[0]) {

@@ -74,6 +74,7 @@ static rd rd_open(FILE *f, const char *name)
 /* The file ends (at r->off) inside the record of len bytes that starts at start. */
 static int truncated(const rd *r, const char *block, uint64_t start, uint64_t len, fk_error *err)
 {
+    if (r->off == 0) return fk_fail(err, FK_EFORMAT, "%s: empty input (no Gadget header)", r->name);
     return fk_fail(err, FK_EFORMAT,
                    "%s: block %s: truncated: the file ends at byte %" PRIu64 ", inside the record of %" PRIu64
                    " bytes that starts at byte %" PRIu64,
@@ -102,6 +103,7 @@ static int rec_open(rd *r, const char *block, int eof_ok, uint32_t *len, uint64_
     if (got == 0 && feof(r->f) && eof_ok) return 1;
     if (got != 4) {
         if (ferror(r->f)) return fk_fail(err, FK_EIO, "%s: block %s: read error: %s", r->name, block, strerror(errno));
+        if (r->off == 0) return fk_fail(err, FK_EFORMAT, "%s: empty input (no Gadget header)", r->name);
         return fk_fail(err, FK_EFORMAT, "%s: block %s: truncated: the file ends at byte %" PRIu64 " inside a record marker",
                        r->name, block, r->off);
     }

@@ -392,8 +392,39 @@ typedef struct source {
     int nimages;
 } source;
 
+/* The end of file an HDF5 superblock at the start of head (got bytes) gives,
+ * base address included; 0 when head holds no superblock it can read. The
+ * layouts of versions 0 and 1, and of 2 and 3: the HDF5 File Format
+ * Specification, section II.A "Disk Format: Level 0A - Format Signature and
+ * Superblock". */
+static uint64_t superblock_eof(const unsigned char *head, size_t got)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    if (got < 14 || memcmp(head, sig, 8)) return 0;
+    const unsigned v = head[8];
+    const size_t o = v < 2 ? head[13] : head[9], base = v == 0 ? 24 : v == 1 ? 28 : 12;
+    if (v > 3 || (o != 2 && o != 4 && o != 8) || base + 3 * o > got) return 0;
+    uint64_t b = 0, e = 0;
+    for (size_t i = 0; i < o; i++) {
+        b |= (uint64_t)head[base + i] << (8 * i);
+        e |= (uint64_t)head[base + 2 * o + i] << (8 * i);
+    }
+    return b + e;
+}
+
+/* A file that HDF5 cannot open: cut short when it holds fewer bytes than its
+ * superblock says it has, else a file HDF5 refuses. */
+static int open_failed(const unsigned char *head, size_t got, uint64_t size, const char *name, fk_error *err)
+{
+    const uint64_t eof = superblock_eof(head, got);
+    if (eof > size)
+        return fk_fail(err, FK_EFORMAT, "%s: truncated: the file holds %" PRIu64 " of the %" PRIu64
+                       " bytes its HDF5 superblock gives", name, size, eof);
+    return fk_fail(err, FK_EFORMAT, "%s: HDF5 file cannot be opened", name);
+}
+
 /* Opens file k of a snapshot, named name, as HDF5 (FK_EIO when missing,
- * FK_EFORMAT when not HDF5). */
+ * FK_EFORMAT when not HDF5, or cut short). */
 static int open_file(const source *src, int k, const char *name, hid_t *f, fk_error *err)
 {
     if (!src->images) {
@@ -403,6 +434,7 @@ static int open_file(const source *src, int k, const char *name, hid_t *f, fk_er
         unsigned char head[FK_SNIFF_BYTES];
         const size_t got = fread(head, 1, sizeof head, probe);
         const int k = fk_sniff(head, got);
+        const int64_t size = fseeko(probe, 0, SEEK_END) == 0 ? (int64_t)ftello(probe) : -1;
         fk_input_close(probe);
         if (H5Fis_hdf5(name) <= 0) {
             if (got == 0) return fk_fail(err, FK_EFORMAT, "%s: empty input (not an HDF5 file)", name);
@@ -412,6 +444,7 @@ static int open_file(const source *src, int k, const char *name, hid_t *f, fk_er
             return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file", name);
         }
         *f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (*f < 0 && size >= 0) return open_failed(head, got, (uint64_t)size, name, err);
     } else {
         static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
         if (k >= src->nimages) return fk_fail(err, FK_EIO, "%s: cannot open: %s", name, strerror(ENOENT));
@@ -424,6 +457,7 @@ static int open_file(const source *src, int k, const char *name, hid_t *f, fk_er
             H5Pset_file_image(fapl, (void *)src->images[k], src->sizes[k]) >= 0)
             *f = H5Fopen(name, H5F_ACC_RDONLY, fapl);
         if (fapl >= 0) H5Pclose(fapl);
+        if (*f < 0) return open_failed((const unsigned char *)src->images[k], src->sizes[k], src->sizes[k], name, err);
     }
     if (*f < 0) return fk_fail(err, FK_EFORMAT, "%s: HDF5 file cannot be opened", name);
     return FK_OK;

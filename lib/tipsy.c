@@ -398,7 +398,7 @@ static int read_particles(source *src, const fk_tipsy_opts *o, fk_tipsy_snap *s,
             if (got < count * rec) {
                 st = fk_fail(err, FK_EFORMAT,
                              "%s: truncated: the header promises %" PRIu32 " particles (%" PRIu32 " gas, %" PRIu32
-                             " dark, %" PRIu32 " star), the input ends after %" PRIu64 "%s",
+                             " dark, %" PRIu32 " star), the input ends after %" PRIu64 " particles%s",
                              name, h->nbodies, h->ntype[0], h->ntype[1], h->ntype[2], first + got / rec,
                              src->cut ? " (gzip data cut short)" : "");
                 break;
@@ -511,8 +511,8 @@ static int read_parallel(int fd, uint64_t body, const fk_tipsy_opts *o, fk_tipsy
     if (fail.kind == FAIL_SHORT)
         return fk_fail(err, FK_EFORMAT,
                        "%s: truncated: the header promises %" PRIu32 " particles (%" PRIu32 " gas, %" PRIu32
-                       " dark, %" PRIu32 " star), the input ends after %" PRIu64 "%s",
-                       name, h->nbodies, h->ntype[0], h->ntype[1], h->ntype[2], fail.index, "");
+                       " dark, %" PRIu32 " star), the input ends after %" PRIu64 " particles",
+                       name, h->nbodies, h->ntype[0], h->ntype[1], h->ntype[2], fail.index);
     if (fail.kind == FAIL_BAD) return bad_particle(fail.rec, fail.index, fail.type, h->format, o, name, err);
     if (o->nslices) return FK_OK;
     unsigned char extra;

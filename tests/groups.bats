@@ -171,7 +171,8 @@ nine_with_sink() {
 @test "damaged input: empty, wrong magic, truncated, CRC mismatch" {
     : >empty.fof
     fails groups "groups: empty.fof: empty input" empty.fof
-    fails groups "groups: stdin: empty input" </dev/null
+    fails groups "groups: stdin: empty input" - </dev/null
+    fails fofgroups "fofgroups: stdin: empty input" </dev/null
     head -c 200 /dev/zero >magic.fof
     fails groups "groups: magic.fof: not a fofkit stream (bad magic)" magic.fof
     nine | mkstream -o in.fof
@@ -182,7 +183,7 @@ nine_with_sink() {
     head -c $((sink + 64 + 10)) in.fof >cut.fof
     fails groups "groups: cut.fof: truncated stream: chunk SINK at byte $sink claims $(od -An -tu8 -j $((sink + 32)) -N8 in.fof | tr -d " ") bytes of payload, the file holds 10 more" cut.fof
     # from a pipe: one line when the output is not a pipe too (in a pipeline, the last stage's)
-    run -1 --separate-stderr bash -c 'cat cut.fof | groups >out.fof'
+    run -1 --separate-stderr bash -c 'cat cut.fof | groups - >out.fof'
     [ "$stderr" = "groups: stdin: the stream stops inside a chunk payload at byte $((sink + 64 + 10)) (the program writing the pipe stopped)" ]
     cp in.fof crc.fof
     flip_byte crc.fof $((sink + 64 + 5))
@@ -190,6 +191,34 @@ nine_with_sink() {
     cp in.fof hdr.fof
     flip_byte hdr.fof $((sink + 20))
     fails groups "groups: hdr.fof: damaged chunk header at byte $sink (CRC mismatch)" hdr.fof
+}
+
+@test "a bare groups is coreutils' unless a file holding a stream is on stdin; an option or fofgroups is the stage" {
+    [ -x /usr/bin/groups ] || skip "no /usr/bin/groups"
+    want=$(/usr/bin/groups)
+    # no terminal, as in cron, ssh and scripts: nothing, an empty pipe, a line, a file of text
+    run -0 bash -c 'groups </dev/null'
+    [ "$output" = "$want" ]
+    run -0 bash -c 'echo | groups'
+    [ "$output" = "$want" ]
+    run -0 bash -c 'true | groups'
+    [ "$output" = "$want" ]
+    echo text >text
+    run -0 bash -c 'groups <text'
+    [ "$output" = "$want" ]
+    # a file holding a stream on stdin (read where stdin stands, nothing consumed): the stage
+    nine | mkstream -o in.fof
+    groups -m 1 --format=grp in.fof >want.grp
+    groups in.fof >opt.fof
+    groups <in.fof >bare.fof
+    cmp bare.fof opt.fof
+    # a pipe is never taken for the stage without an option: the stage needs one, or its other name
+    nine | mkstream | groups -m 1 --format=grp >a.grp
+    nine | mkstream | fofgroups -m 1 --format=grp >b.grp
+    cmp a.grp want.grp
+    cmp b.grp want.grp
+    run -0 bash -c 'cat in.fof | groups'
+    [ "$output" = "$want" ]
 }
 
 @test "a failure leaves no output: neither a new file nor a temporary, an old file untouched" {

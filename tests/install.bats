@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# install.bats - make install and uninstall: the programs and man pages, the stage installed as groups and fofgroups, coreutils' groups still answering for users' names; uninstall removing the directories install made, and only those.
+# install.bats - make install and uninstall: the programs and man pages, the stage installed as groups and fofgroups, coreutils' groups still answering for users' names and without a terminal, groups(1) left to coreutils, ldconfig; uninstall removing the directories install made, and only those.
 
 bats_require_minimum_version 1.5.0
 
@@ -31,7 +31,14 @@ install_into() {
     done
     [ "$(readlink p/bin/groups)" = fofgroups ]
     [ -f p/share/man/man1/fofgroups.1 ] && [ -f p/share/man/man1/foflink.1 ] && [ -f p/share/man/man5/fofstream.5 ]
-    [ "$(readlink p/share/man/man1/groups.1)" = fofgroups.1 ]
+    # groups(1) stays coreutils': the stage's page is fofgroups(1) only
+    [ ! -e p/share/man/man1/groups.1 ] && [ ! -L p/share/man/man1/groups.1 ]
+    [ "$(sed -n '/^\.SH NAME/{n;p;}' p/share/man/man1/fofgroups.1)" = "fofgroups \- number the friends-of-friends groups of a fofkit stream by size" ]
+    # man groups: coreutils' page (when man and it are here), man fofgroups: the stage's
+    if command -v man >/dev/null && [ -n "$(ls /usr/share/man/man1/groups.1* 2>/dev/null)" ]; then
+        [[ "$(MANPATH="$PWD/p/share/man:/usr/share/man" man -w groups)" == /usr/share/man/man1/groups.1* ]]
+        [ "$(MANPATH="$PWD/p/share/man:/usr/share/man" man -w fofgroups)" = "$PWD/p/share/man/man1/fofgroups.1" ]
+    fi
     make -s -C "$REPO" B="$B" CUDA=$CUDA PREFIX="$PWD/p" uninstall
     [ -z "$(find p -type f -o -type l)" ]
     # INSTALL_GROUPS=0: the stage as fofgroups only, nothing named groups
@@ -39,7 +46,7 @@ install_into() {
     [ -x q/bin/fofgroups ] && [ ! -e q/bin/groups ] && [ ! -e q/share/man/man1/groups.1 ]
 }
 
-@test "installed first on the PATH: groups USER and a bare groups on a terminal are coreutils'; the pipeline's groups is fofkit's" {
+@test "installed first on the PATH: groups USER and a bare groups (terminal or none) are coreutils'; the pipeline's groups is fofkit's" {
     [ -x "$COREUTILS" ] || skip "no $COREUTILS"
     install_into "$PWD/p"
     local user
@@ -53,6 +60,10 @@ install_into() {
     if command -v script >/dev/null; then
         [ "$(PATH="$PWD/p/bin:$PATH" script -qec groups /dev/null | tr -d '\r')" = "$("$COREUTILS")" ]
     fi
+    # no terminal (cron, ssh host groups, a CI script): /dev/null, an empty pipe, a line of text
+    [ "$(PATH="$PWD/p/bin:$PATH" bash -c 'groups </dev/null')" = "$("$COREUTILS")" ]
+    [ "$(echo | PATH="$PWD/p/bin:$PATH" groups)" = "$("$COREUTILS")" ]
+    [ "$(PATH="$PWD/p/bin:$PATH" setsid groups </dev/null 2>&1)" = "$("$COREUTILS")" ]
     # the pipeline: fofkit's stage, by either name
     mkuniverse -n 4000 -s 5 -o snap.std
     tipsy2bin snap.std | kdbuild | foflink -b 0.2 -o linked.fof
@@ -79,6 +90,38 @@ install_into() {
     # fofgroups never hands off: a user's name is a missing file to it
     run -1 env PATH="/usr/bin:/bin:$PWD/p/bin" fofgroups root
     [ "$output" = "fofgroups: root: cannot open: No such file or directory" ]
+}
+
+@test "install runs ldconfig as root into a directory the linker searches, never into a DESTDIR; uninstall leaves others' groups alone" {
+    # a stand-in ldconfig: says p/lib is searched, and logs every other call
+    printf '#!/bin/sh\nif [ "$1" = -v ]; then echo "%s: (from test)"; else echo "ran $*" >>"%s"; fi\n' \
+        "$PWD/p/lib" "$PWD/ldconfig.log" >fake-ldconfig
+    chmod +x fake-ldconfig
+    install_into "$PWD/p" LDCONFIG="$PWD/fake-ldconfig"
+    if [ "$(id -u)" = 0 ]; then
+        [ "$(cat ldconfig.log)" = "ran " ]
+    else
+        [ ! -e ldconfig.log ]
+    fi
+    rm -f ldconfig.log
+    # a directory it does not search: no call
+    install_into "$PWD/q" LDCONFIG="$PWD/fake-ldconfig"
+    [ ! -e ldconfig.log ]
+    # a staging install: no call, whoever runs it
+    install_into "/p" DESTDIR="$PWD/stage" LDCONFIG="$PWD/fake-ldconfig"
+    [ -x stage/p/bin/fofgroups ] && [ ! -e ldconfig.log ]
+    # a groups and a groups.1 that are not fofkit's links stay
+    make -s -C "$REPO" B="$B" CUDA=$CUDA PREFIX="$PWD/q" uninstall
+    mkdir -p q/bin q/share/man/man1
+    echo theirs >q/bin/groups
+    echo theirs >q/share/man/man1/groups.1
+    # install does not write over another program's groups either, and says so
+    install_into "$PWD/q" LDCONFIG="$PWD/fake-ldconfig"
+    grep -q "q/bin/groups is another program's (coreutils'?): left as it is; the stage is fofgroups" install.log
+    [ -x q/bin/fofgroups ] && [ "$(cat q/bin/groups)" = theirs ]
+    make -s -C "$REPO" B="$B" CUDA=$CUDA PREFIX="$PWD/q" uninstall
+    [ "$(cat q/bin/groups q/share/man/man1/groups.1)" = "theirs
+theirs" ]
 }
 
 @test "install then uninstall into a new prefix leaves nothing, not even the directories" {

@@ -145,6 +145,55 @@ unwritable() {
     [ ! -e out.fof ]
 }
 
+@test "precise reasons: an empty file, a truncated HDF5 file, a truncated pipe in particles, a directory that takes no files" {
+    # empty: every converter says so
+    for p in tipsy2bin gadget2bin; do
+        shaped 1 empty $p empty
+        [[ "$stderr" == "$p: empty: empty input"* ]]
+    done
+    run --separate-stderr bash -c 'gadget2bin <empty'
+    [ "$stderr" = "gadget2bin: stdin: empty input (no Gadget header)" ]
+    # a tipsy snapshot cut short in a pipe: how many particles came (32-byte header, 36 bytes a
+    # dark particle)
+    run --separate-stderr bash -c 'head -c 14000 u.std | tipsy2bin >/dev/null'
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "tipsy2bin: stdin: truncated: the header promises 3000 particles ("*"), the input ends after 388 particles" ]]
+    # a directory that exists but takes no new files: not "no directory"
+    if [ -d /proc ] && [ ! -e /proc/fofkit-x ]; then
+        shaped 1 /proc/fofkit-x tipsy2bin -o /proc/fofkit-x u.std
+        [ "$stderr" = "tipsy2bin: /proc/fofkit-x: cannot create: directory /proc takes no new files" ]
+    fi
+    [ -f h5.hdf5 ] || skip "no HDF5"
+    size=$(stat -c %s h5.hdf5)
+    head -c $((size / 2)) h5.hdf5 >trunc.hdf5
+    shaped 1 trunc.hdf5 hdf52bin trunc.hdf5
+    [ "$stderr" = "hdf52bin: trunc.hdf5: truncated: the file holds $((size / 2)) of the $size bytes its HDF5 superblock gives" ]
+}
+
+@test "every program makes its output before it reads its input: a bad -o fails at once, not after the work" {
+    local p want
+    # stdin a pipe that stays open for 30 s: a program that read it first would wait (timeout: 124)
+    for p in tipsy2bin gadget2bin kdbuild "foflink -b 0.2" "groups -m 5" "groups -m 5 --format=grp" halostats \
+        "halostats --format=csv" "halostats --format=stream" fofdump halomf; do
+        run --separate-stderr timeout 10 bash -c 'exec 3>&-; $0 -o nodir/out < <(exec sleep 30 2>/dev/null)' "$p"
+        echo "$p: status $status, stderr: $stderr"
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "${p%% *}: nodir/out: cannot create: no directory nodir" ]
+    done
+    if [ -f h5.hdf5 ]; then
+        run --separate-stderr timeout 10 bash -c 'exec 3>&-; halostats --format=hdf5 -o ok.hdf5 --snapshot=nodir/s.hdf5 < <(exec sleep 30 2>/dev/null)'
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "halostats: nodir/s.hdf5: cannot create: no directory nodir" ]
+        [ ! -e ok.hdf5 ]
+    fi
+    run pngprobe
+    if [ "$status" -ne 77 ]; then
+        run --separate-stderr timeout 10 bash -c 'exec 3>&-; fofmap -o nodir/m.png < <(exec sleep 30 2>/dev/null)'
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "fofmap: nodir/m.png: cannot create: no directory nodir" ]
+    fi
+}
+
 @test "a snapshot given to the wrong program names the program that reads it" {
     local p
     for p in kdbuild "foflink -b 0.2" "groups -m 5" halostats fofdump; do

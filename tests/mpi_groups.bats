@@ -180,6 +180,14 @@ mpi_fails() {
     mv l.1.fof gone.fof
     mpi_fails 3 "l.1.fof: cannot open: No such file or directory" -m 5 --format=grp -o out.grp l.%r.fof
     mv gone.fof l.1.fof
+    # an output that cannot be made: said before any rank reads its stream (l.1.fof is a FIFO
+    # nobody writes, which a rank that read first would wait on for ever)
+    mv l.1.fof l1.fof && mkfifo l.1.fof
+    run timeout 60 mpirun -n 3 groups -m 5 --format=grp -o nodir/out.grp l.%r.fof
+    echo "$output"
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+    [[ "$output" == *"groups: nodir/out.grp: cannot create: no directory nodir"* ]]
+    rm l.1.fof && mv l1.fof l.1.fof
     mpi_fails 2 "l.0.fof: linked by 3 ranks, this run has 2" -m 5 --format=grp -o out.grp l.%r.fof
     mkgmin --short-gmin=2 3 link.fof b.%r.fof
     mpi_fails 3 "b.2.fof: chunk GMIN has 6666 rows for 6667 particles" -m 5 -o g.%r.fof b.%r.fof

@@ -222,6 +222,13 @@ fails() {
     mpirun -n 3 groups -m 20 --format=stream l.%r.fof -o g.%r.fof
     mv g.1.fof away.fof
     fails 1 "g.1.fof: cannot open: No such file" mpirun -n 3 halostats g.%r.fof -o bad.txt
+    # an output that cannot be made: said before any rank reads (g.1.fof a FIFO nobody writes)
+    mkfifo g.1.fof
+    run timeout 60 mpirun -n 3 halostats g.%r.fof -o nodir/bad.txt
+    echo "$output"
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+    [[ "$output" == *"halostats: nodir/bad.txt: cannot create: no directory nodir"* ]]
+    rm g.1.fof
     mv away.fof g.1.fof
     fails 1 "l.0.fof: stream has no GIDL chunk (run groups --format=stream under mpirun first)" \
         mpirun -n 3 halostats l.%r.fof -o bad.txt

@@ -301,10 +301,10 @@ static void test_large(void)
     /* truncation in a late block, through a pipe: how many particles arrived */
     expect_error(b.p, b.len - 50, PIPEIN, &o, FK_EFORMAT,
                  "in: truncated: the header promises 221000 particles (70000 gas, 150000 dark, 1000 star), the input "
-                 "ends after 220998");
+                 "ends after 220998 particles");
     expect_error(b.p, b.len - 50, GZFILE, &o, FK_EFORMAT,
                  "in: truncated: the header promises 221000 particles (70000 gas, 150000 dark, 1000 star), the input "
-                 "ends after 220998");
+                 "ends after 220998 particles");
     free(b.p);
     free_arrays(&a);
 }
@@ -333,7 +333,7 @@ static void test_pad_and_28(void)
     /* not recognisable without the size: read as 32 bytes, it comes out short */
     o.format = FK_TIPSY_AUTO;
     expect_error(b.p, b.len - 4, PIPEIN, &o, FK_EFORMAT,
-                 "in: truncated: the header promises 6 particles (2 gas, 3 dark, 1 star), the input ends after 5");
+                 "in: truncated: the header promises 6 particles (2 gas, 3 dark, 1 star), the input ends after 5 particles");
     /* standard files have no 28-byte variant */
     buf sb = write_tipsy(&a, FK_TIPSY_STANDARD, 2.5, 0);
     memmove(sb.p + 28, sb.p + 32, sb.len - 32);
@@ -423,7 +423,7 @@ static void test_errors(void)
         expect_error(b.p, b.len - 1, how, &o, FK_EFORMAT,
                      how == FILEIN ? trunc
                                    : "in: truncated: the header promises 13 particles (1 gas, 10 dark, 2 star), the "
-                                     "input ends after 12");
+                                     "input ends after 12 particles");
         unsigned char *more = malloc(b.len + 3);
         memcpy(more, b.p, b.len);
         memcpy(more + b.len, "xyz", 3);

@@ -128,6 +128,7 @@ int main(int argc, char **argv)
     const char *name = strcmp(in, "-") ? in : "stdin";
     fk_error err = {0};
 
+    fk_output *out = prog_open_output(&std, 1); /* one that cannot be made fails before the input is read */
     fk_catalog cat = {0};
     if (halos_path) {
         FILE *hf = prog_open_input(halos_path, 0, 1);
@@ -192,7 +193,6 @@ int main(int argc, char **argv)
               view.size, view.size, snap.n, "xyz"[view.axis], view.width, view.depth, drawn, cat.n);
     if (labels && unlabelled) prog_info("%d circled halos without a label: no room beside them", unlabelled);
 
-    fk_output *out = prog_open_output(&std, 1);
     if (fk_png_write(fk_output_file(out), &im, fk_output_name(out), &err)) prog_fail(&err);
     prog_commit(out);
     fk_image_free(&im);

@@ -1,4 +1,4 @@
-/* coreutils.c - hands "groups USER" and a bare "groups" on a terminal to coreutils' groups(1), which shares the stage's name. */
+/* coreutils.c - hands "groups USER" and a bare "groups" (unless a stream file is on stdin) to coreutils' groups(1), which shares the stage's name. */
 #include "coreutils.h"
 
 #include <limits.h>
@@ -11,13 +11,29 @@
 
 #include "prog.h"
 
-/* Whether the call is coreutils' kind: no option, and no operand on a
- * terminal or only users' names that name no file. */
+/* Whether stdin is a regular file whose next bytes are a fofkit stream's
+ * magic (lib/stream.h), read with pread: nothing is consumed, nothing waits.
+ * A pipe is never peeked: a pipe that is still empty may stay so (ssh's
+ * stdin, a cron job's), and a pipe cannot be un-read. */
+static int stream_file_on_stdin(void)
+{
+    static const unsigned char magic[8] = {0x89, 'F', 'O', 'F', '\r', '\n', 0x1a, '\n'};
+    struct stat st;
+    if (fstat(STDIN_FILENO, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    off_t at = lseek(STDIN_FILENO, 0, SEEK_CUR);
+    unsigned char head[sizeof magic];
+    return at >= 0 && pread(STDIN_FILENO, head, sizeof head, at) == (ssize_t)sizeof head &&
+           memcmp(head, magic, sizeof magic) == 0;
+}
+
+/* Whether the call is coreutils' kind: no option, and either no operand
+ * while stdin is anything but a file holding a fofkit stream (a terminal,
+ * /dev/null, a pipe, nothing), or only users' names that name no file. */
 static int coreutils_call(int argc, char **argv)
 {
     const char *base = strrchr(argv[0], '/');
     if (strcmp(base ? base + 1 : argv[0], "groups") != 0) return 0;
-    if (argc == 1) return isatty(STDIN_FILENO);
+    if (argc == 1) return !stream_file_on_stdin();
     for (int k = 1; k < argc; k++) {
         struct stat st;
         if (argv[k][0] == '-' || stat(argv[k], &st) == 0 || !getpwnam(argv[k])) return 0;

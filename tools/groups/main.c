@@ -31,9 +31,10 @@ static void help(void)
            "Under mpirun -n R (or with %%r in STREAM) rank r reads STREAM with %%r replaced by r, its\n"
            "GMIN chunks from foflink under mpirun, and the ranks number the groups as one process\n"
            "would: --format=grp -o FILE writes one .grp, --format=stream -o NAME%%r a stream per rank\n"
-           "with GIDL chunks (see groups(1)).\n"
-           "Also installed as fofgroups. Run as groups with only users' names (or nothing, on a\n"
-           "terminal), it runs coreutils' groups instead, which shares its name.\n"
+           "with GIDL chunks (see fofgroups(1)).\n"
+           "Also installed as fofgroups. Run as groups with only users' names, or with nothing at all\n"
+           "(unless stdin is a file holding a stream), it runs coreutils' groups instead, which shares\n"
+           "its name: in a pipeline give an option (groups -m 20) or call it fofgroups.\n"
            "\n"
            "  -m, --min-size=N      keep groups of at least N members (default %d)\n"
            "      --format=FORMAT   'stream' (default) or 'grp': first line the number of particles\n"
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
     double t0 = prog_now();
 
     fk_error err = {0};
+    fk_output *out = prog_open_output(&std, !grp); /* one that cannot be made fails before the input is read */
     FILE *in = prog_open_input(path, 1, std.force);
     fk_reader *r;
     if (fk_reader_open(&r, in, name, &err)) prog_fail(&err);
@@ -102,7 +104,6 @@ int main(int argc, char **argv)
     char *snaptext;
     if (fk_snap_read(r, &c, &snap, &snaptext, name, &err)) prog_fail(&err);
 
-    fk_output *out = prog_open_output(&std, !grp);
     fk_writer *w = NULL;
     if (!grp) {
         if (fk_writer_open(&w, fk_output_file(out), std.zlevel, &err) ||

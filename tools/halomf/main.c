@@ -163,6 +163,7 @@ int main(int argc, char **argv)
     fk_error err = {0};
     fk_cattab *t = malloc(sizeof *t);
     if (!t) prog_die(EXIT_RESOURCE, "out of memory");
+    fk_output *out = prog_open_output(&std, plot); /* one that cannot be made fails before the input is read */
     FILE *f = prog_open_input(path, 0, 1);
     if (fk_cattab_read(f, name, t, &err)) prog_fail(&err);
     fk_input_close(f);
@@ -201,7 +202,6 @@ int main(int argc, char **argv)
     prog_info("%zu rows of level %ld in %zu bins of %g dex from %g, volume %g %s", n, level, mf.nbins, mf.dlog, lo,
               volume, fk_unit_power(length_unit, 3, cube, sizeof cube));
 
-    fk_output *out = prog_open_output(&std, plot);
     FILE *o = fk_output_file(out);
     if (!plot) {
         char note[160];

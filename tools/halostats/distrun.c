@@ -303,8 +303,13 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     in.name = strcmp(path, "-") ? path : "stdin";
     uint64_t *ids = NULL;
     fk_output *sout = NULL; /* with --format=stream, this rank's */
-    int st = fk_input_open(&f, inname, 1, std->force, &err);
-    if (!st && stream) st = fk_output_open(&sout, outname, 1, std->force, &err);
+    /* the outputs (this rank's stream, or rank 0's catalogue) are made before any input is opened:
+     * a name that cannot be made fails at once */
+    int st = stream ? fk_output_open(&sout, outname, 1, std->force, &err) : FK_OK;
+    fk_output *out = NULL;
+    if (!st && !stream && rank == 0) st = fk_output_open(&out, std->output, o->format == 3, std->force, &err);
+    check(st, &err);
+    st = fk_input_open(&f, inname, 1, std->force, &err);
     if (!st) st = fk_filter_start(&flt, f, name, sout ? fk_output_file(sout) : NULL, std->zlevel, &err);
     if (!st) st = fk_filter_read(&flt, want, NW, &err);
     if (!st) st = read_levels(want, &in, name, &err);
@@ -423,9 +428,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
         check(st, &err);
         st = fk_output_commit(sout, &err);
     } else if (!st && rank == 0) {
-        fk_output *out = NULL;
-        st = fk_output_open(&out, std->output, o->format == 3, std->force, &err);
-        if (!st) {
+        {
             FILE *fo = fk_output_file(out);
             if (o->format == 3)
                 st = write_hdf5(fo, fk_output_name(out), o, &snap, rows, ng, gid0, gid1, mmass, mids, nmem, &err);

@@ -67,7 +67,8 @@ static uint64_t bound_subhalos(const input *in, const options *o, fk_halo *const
     return ns;
 }
 
-fk_output *hdf5_write(const prog_std *std, const input *in, const options *o, fk_halo *const *halos, const uint64_t *ng)
+void hdf5_write(fk_output *out, fk_output *snap, const input *in, const options *o, fk_halo *const *halos,
+                const uint64_t *ng)
 {
     uint32_t *gsub = NULL;
     fk_halo *subs = NULL;
@@ -87,20 +88,15 @@ fk_output *hdf5_write(const prog_std *std, const input *in, const options *o, fk
                       .nsubs = ns, .have_mbp = o->centre == FK_CENTRE_MBP, .have_so = m->so, .have_bound = m->unbind,
                       .units = &o->units, .meta = &meta};
     fk_error err = {0};
-    if (o->snapshot) {
-        fk_output *snap = NULL;
-        if (fk_output_open(&snap, o->snapshot, 1, 1, &err) ||
-            fk_halosnap_hdf5(&cat, in->pos, in->vel, fk_output_target(snap), &err) || fk_output_commit(snap, &err))
-            prog_fail(&err);
-    }
+    if (snap && (fk_halosnap_hdf5(&cat, in->pos, in->vel, fk_output_target(snap), &err) ||
+                 fk_output_commit(snap, &err)))
+        prog_fail(&err);
     void *image;
     size_t size;
     if (fk_halocat_hdf5(&cat, &image, &size, &err)) prog_fail(&err);
-    fk_output *out = prog_open_output(std, 1);
     if (fwrite(image, 1, size, fk_output_file(out)) != size) {
         fk_write_failed(&err, fk_output_name(out), NULL, errno);
         prog_fail(&err);
     }
     free(image), free(gsub), free(subs);
-    return out;
 }

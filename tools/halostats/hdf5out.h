@@ -14,11 +14,12 @@ int hdf5_check(void);
 
 /* Writes the catalogue of level 0 and its subhalos (those of the level 1
  * groups, or with --unbind each bound group's main subhalo and the bound
- * parts of its level 1 groups: subhalos.h) to the output of std (binary:
- * refused on a terminal without -f), and with o->snapshot the
- * group-ordered snapshot to that file, committed first; returns the
- * catalogue's output, to be committed. Exits on error. */
-fk_output *hdf5_write(const prog_std *std, const input *in, const options *o, fk_halo *const *halos, const uint64_t *ng);
+ * parts of its level 1 groups: subhalos.h) to out, opened before the input
+ * was read and committed by the caller, and with o->snapshot the
+ * group-ordered snapshot to snap (opened likewise), committed here. Exits
+ * on error. */
+void hdf5_write(fk_output *out, fk_output *snap, const input *in, const options *o, fk_halo *const *halos,
+                const uint64_t *ng);
 
 /* Under mpirun (rank 0): the catalogue of levels 0 and 1 (gid1 NULL: level
  * 0 alone; the level 1 groups as the subhalos, the members named by their

@@ -695,10 +695,12 @@ int main(int argc, char **argv)
     fk_error err = {0};
     fk_output *out = NULL;
     fk_writer *w = NULL;
-    if (o.format == 2) {
-        out = prog_open_output(&std, 1);
-        if (fk_writer_open(&w, fk_output_file(out), std.zlevel, &err)) prog_fail(&err);
-    }
+    /* the outputs are created (as temporaries, committed at the end) before the input is read:
+     * a name that cannot be written fails at once, not after all the work */
+    out = prog_open_output(&std, o.format == 2 || o.format == 3);
+    fk_output *snapout = NULL;
+    if (o.snapshot && fk_output_open(&snapout, o.snapshot, 1, 1, &err)) prog_fail(&err);
+    if (o.format == 2 && fk_writer_open(&w, fk_output_file(out), std.zlevel, &err)) prog_fail(&err);
     hs_device(&o);
     read_stream(path, std.force, &in, w);
     const uint64_t n = in.snap.n;
@@ -766,12 +768,10 @@ int main(int argc, char **argv)
         if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);
     } else if (o.format == 3) {
-        out = hdf5_write(&std, &in, &o, halos, ng);
+        hdf5_write(out, snapout, &in, &o, halos, ng);
     } else if (o.format == 4) {
-        out = prog_open_output(&std, 0);
         hs_masses_write_grp(&o.m, fk_output_file(out), in.nlevels, in.snap.nsource);
     } else {
-        out = prog_open_output(&std, 0);
         FILE *f = fk_output_file(out);
         if (o.format == 1) {
             write_csv_header(f, &o);
