@@ -27,12 +27,18 @@ static void help(void)
            "      --synthetic=N  two snapshots of N particles each, half of them in halos of 100\n"
            "                     members, IDs shuffled, 10%% of the later halos' members moved to\n"
            "                     another halo (default 16777216)\n"
+           "      --sequential   synthetic IDs 1..N (Gadget's) instead of scrambled: the table join\n"
            "      --repeat=N     runs of each (default 3)\n"
-           "      --subhalos     match the subhalos of the catalogues\n");
+           "      --subhalos     match the subhalos of the catalogues\n"
+           "      --gpu          time the matching on the GPU instead (fk_mtree_match_gpu; its links\n"
+           "                     checked against the CPU's) beside the GPU's floors: the two ID arrays\n"
+           "                     uploaded, and copied device to device\n");
 }
 
 /* A snapshot of n particles in memory: halos of 100 members over half of them, IDs a
  * scramble of the indices; moved: the fraction of members given to the next halo. */
+static int sequential; /* --sequential: IDs 1..N */
+
 static void synthetic(fk_treecat *c, uint64_t n, double moved, uint64_t seed)
 {
     memset(c, 0, sizeof *c);
@@ -50,7 +56,7 @@ static void synthetic(fk_treecat *c, uint64_t n, double moved, uint64_t seed)
         const uint64_t h = k / size, even = h % 2 == 0 ? k : k - size;
         const int swap = (h % 2 == 1 || h + 1 < nh) && (double)(((even * 0x9E3779B97F4A7C15ull + seed) >> 33) % 1000) < moved * 1000;
         const uint64_t i = !swap ? k : h % 2 == 0 ? k + size : k - size;
-        c->ids[k] = (int64_t)(i * 0xD6E8FEB86659FD93ull);
+        c->ids[k] = sequential ? (int64_t)(i + 1) : (int64_t)(i * 0xD6E8FEB86659FD93ull);
     }
 }
 
@@ -63,15 +69,58 @@ static void keep(timing *t, double wall, double cpu)
     if (t->best == 0 || wall < t->best) t->best = wall, t->cpu = cpu;
 }
 
+/* --gpu: the match on the GPU (after one untimed run that makes the context and the memory
+ * pool), its links equal to the CPU's, beside the upload and the device copy of the IDs. */
+static void gpu_bench(const fk_treecat *a, const fk_treecat *b, long long repeat, const timing *tread)
+{
+    fk_error err = {0};
+    fk_treelink *lc, *lg;
+    uint64_t nc, ng, sc, sg;
+    double w = fk_now();
+    if (fk_mtree_match(a, NULL, b, FK_TREE_WEIGHT_RANK, "earlier", "later", &lc, &nc, &sc, &err)) prog_fail(&err);
+    const double tcpu = fk_now() - w;
+    if (fk_mtree_match_gpu(a, NULL, b, FK_TREE_WEIGHT_RANK, "earlier", "later", &lg, &ng, &sg, &err)) prog_fail(&err);
+    if (nc != ng || sc != sg || memcmp(lc, lg, nc * sizeof *lc))
+        prog_die(EXIT_DATA, "the GPU's links differ from the CPU's (%" PRIu64 " and %" PRIu64 ")", ng, nc);
+    free(lg);
+    timing tmatch = {0}, tput = {0}, tcopy = {0};
+    for (long long r = 0; r < repeat; r++) {
+        double cp = cpu_now();
+        w = fk_now();
+        if (fk_mtree_match_gpu(a, NULL, b, FK_TREE_WEIGHT_RANK, "earlier", "later", &lg, &ng, &sg, &err))
+            prog_fail(&err);
+        keep(&tmatch, fk_now() - w, cpu_now() - cp);
+        free(lg);
+        double put, copy;
+        if (fk_gpu_mtree_floors(a, b, &put, &copy, &err)) prog_fail(&err);
+        keep(&tput, put, 0), keep(&tcopy, copy, 0);
+    }
+    const uint64_t n = a->nids + b->nids;
+    printf("| what | members | wall s | ratio to the upload |\n|---|---|---|---|\n");
+    if (tread)
+        printf("| read both catalogues (HDF5, with IDs) | %" PRIu64 " | %.4f | %.2f |\n", n, tread->best,
+               tread->best / tput.best);
+    printf("| match on the GPU (%" PRIu64 " links, %" PRIu64 " shared; the CPU's links) | %" PRIu64 " | %.4f | %.2f |\n",
+           ng, sg, n, tmatch.best, tmatch.best / tput.best);
+    printf("| match on the CPU (one run) | %" PRIu64 " | %.4f | %.2f |\n", n, tcpu, tcpu / tput.best);
+    printf("| floor: the ID arrays uploaded (host to device) | %" PRIu64 " | %.4f | 1.00 |\n", n, tput.best);
+    printf("| floor: the ID arrays copied device to device | %" PRIu64 " | %.4f | %.2f |\n", n, tcopy.best,
+           tcopy.best / tput.best);
+    printf("\n%s; best of %lld\n", tread ? "two catalogues" : "synthetic", repeat);
+    free(lc);
+}
+
 int main(int argc, char **argv)
 {
     prog_init("treebench");
     long long n = 16777216, repeat = 3;
-    int kind = FK_TREE_GROUPS;
+    int kind = FK_TREE_GROUPS, gpu = 0;
     static const struct option longopts[] = {{"help", no_argument, 0, 'h'},
                                              {"synthetic", required_argument, 0, 's'},
                                              {"repeat", required_argument, 0, 'r'},
                                              {"subhalos", no_argument, 0, 'S'},
+                                             {"gpu", no_argument, 0, 'g'},
+                                             {"sequential", no_argument, 0, 'q'},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -81,6 +130,8 @@ int main(int argc, char **argv)
         case 's': n = prog_parse_int("--synthetic", optarg, 1000, 1LL << 34); break;
         case 'r': repeat = prog_parse_int("--repeat", optarg, 1, 100); break;
         case 'S': kind = FK_TREE_SUBHALOS; break;
+        case 'g': gpu = 1; break;
+        case 'q': sequential = 1; break;
         default: prog_usage("unknown option or missing value: %s", argv[optind - 1]);
         }
     }
@@ -102,6 +153,11 @@ int main(int argc, char **argv)
         }
     }
     const uint64_t nrec = a.nids + b.nids;
+    if (gpu) {
+        gpu_bench(&a, &b, repeat, files ? &tread : NULL);
+        fk_treecat_free(&a), fk_treecat_free(&b);
+        return 0;
+    }
     fk_treerec *rec = malloc((nrec + 1) * sizeof *rec), *tmp = malloc((nrec + 1) * sizeof *tmp);
     if (!rec || !tmp) prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " records", nrec);
     uint64_t nl = 0, shared = 0;

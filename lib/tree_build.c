@@ -85,7 +85,7 @@ int fk_mtree_link(fk_mtree *t, int s, int g, int weight, const char *name_s, con
     }
     fk_treelink *l;
     uint64_t nl;
-    int st = fk_mtree_match(a, only, b, weight, name_s, name_g, &l, &nl, shared, err);
+    int st = (t->gpu ? fk_mtree_match_gpu : fk_mtree_match)(a, only, b, weight, name_s, name_g, &l, &nl, shared, err);
     free(only);
     if (st) return st;
     fk_treestep *steps = realloc(t->steps, (size_t)(t->nsteps + 1) * sizeof *steps);

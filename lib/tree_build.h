@@ -68,6 +68,7 @@ typedef struct fk_mtree {
     uint64_t ntrees;
     fk_treestep *steps;   /* every link table made                       */
     int nsteps;
+    int gpu;              /* match on the GPU (fk_mtree_match_gpu); set after fk_mtree_init */
 } fk_mtree;
 
 /* An empty tree of nsnap snapshots. FK_ENOMEM. */

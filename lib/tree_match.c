@@ -269,8 +269,8 @@ static void sort_shares(share *x, uint64_t k)
     }
 }
 
-int fk_mtree_match(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *aname,
-                  const char *bname, fk_treelink **links, uint64_t *nlinks, uint64_t *shared, fk_error *err)
+static int match(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *aname,
+                 const char *bname, fk_treelink **links, uint64_t *nlinks, uint64_t *shared, int gpu, fk_error *err)
 {
     *links = NULL;
     *nlinks = 0;
@@ -297,6 +297,12 @@ int fk_mtree_match(const fk_treecat *a, const uint8_t *only, const fk_treecat *b
     }
     uint64_t lo, hi;
     id_range(a, only, b, &lo, &hi);
+    if (gpu && na + nb > 0) { /* a duplicate ID: the CPU's join below finds and names it */
+        int dup = 0;
+        st = fk_gpu_mtree_join(a, only, at_a, b, at_b, lo, hi, hi - lo < DENSE * (na + nb), dest, shared, &dup, err);
+        if (st) goto done;
+        if (!dup) goto reduce;
+    }
     if (na + nb > 0 && hi - lo < DENSE * (na + nb)) {
         st = join_dense(a, only, at_a, b, at_b, lo, hi, dest, shared, aname, bname, err);
         if (st) goto done;
@@ -376,4 +382,16 @@ reduce:;
 done:
     free(at_a), free(at_b), free(nl_h), free(ns_h), free(ra), free(rb), free(tmp), free(dest), free(out);
     return st;
+}
+
+int fk_mtree_match(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *aname,
+                  const char *bname, fk_treelink **links, uint64_t *nlinks, uint64_t *shared, fk_error *err)
+{
+    return match(a, only, b, weight, aname, bname, links, nlinks, shared, 0, err);
+}
+
+int fk_mtree_match_gpu(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *aname,
+                      const char *bname, fk_treelink **links, uint64_t *nlinks, uint64_t *shared, fk_error *err)
+{
+    return match(a, only, b, weight, aname, bname, links, nlinks, shared, 1, err);
 }

@@ -32,6 +32,8 @@ extern "C" {
  * Memory: the sorts 52 bytes a member of one catalogue (two 16-byte lists,
  * their scratch, the 4-byte join); the table 4 bytes and a bit an ID of the
  * span, and 12 bytes a member of A.
+ * On the GPU (fk_mtree_match_gpu) step 1 runs on the device and steps 2 and
+ * 3 here, on the same list: the same links, byte for byte.
  */
 
 enum { FK_TREE_WEIGHT_RANK = 0, FK_TREE_WEIGHT_COUNT = 1 };
@@ -61,6 +63,25 @@ void fk_mtree_sort(fk_treerec *r, fk_treerec *tmp, uint64_t n);
  * ID and the two halos), FK_EINVAL beyond 2^32 - 2 halos, FK_ENOMEM. */
 int fk_mtree_match(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *aname,
                   const char *bname, fk_treelink **links, uint64_t *nlinks, uint64_t *shared, fk_error *err);
+
+/* fk_mtree_match with the join (step 1) on the GPU selected by
+ * fk_gpu_select (lib/gpu/tree_match.cu): the same links, counts and scores,
+ * bit for bit, and the same errors; FK_EDEVICE when the GPU cannot be used
+ * (or in a build without CUDA). */
+int fk_mtree_match_gpu(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *aname,
+                      const char *bname, fk_treelink **links, uint64_t *nlinks, uint64_t *shared, fk_error *err);
+
+/* The GPU's step 1 (tree_match.cu; tree_match_none.c without CUDA): dest
+ * gets each member of A (at_a's places) the B halo holding its ID, or
+ * UINT32_MAX; the table indexed by ID - lo when dense, else radix sorts.
+ * *dup set (and nothing else) when an ID lies twice in one catalogue. */
+int fk_gpu_mtree_join(const fk_treecat *a, const uint8_t *only, const uint64_t *at_a, const fk_treecat *b,
+                      const uint64_t *at_b, uint64_t lo, uint64_t hi, int dense, uint32_t *dest, uint64_t *shared,
+                      int *dup, fk_error *err);
+
+/* The GPU's floors for the matching of a and b (bench/treebench): their ID
+ * arrays uploaded to the device, and copied there device to device. */
+int fk_gpu_mtree_floors(const fk_treecat *a, const fk_treecat *b, double *put_s, double *copy_s, fk_error *err);
 
 #ifdef __cplusplus
 }

@@ -235,7 +235,8 @@ for k in (1, 2):
     echo "$output"
     [[ "$output" == *"linked cat_003.hdf5 to cat_004.hdf5: "* ]]
     # at z = 5.04 no group reaches 20 particles: the branch goes back to z = 3, as far as halos exist
-    [[ "${lines[0]}" == "halotree: cat_000.hdf5: snapshot 0, a = 0.16556, 0 groups, 0 members" ]]
+    [[ "${lines[0]}" == "halotree: device: "* ]]
+    [[ "${lines[1]}" == "halotree: cat_000.hdf5: snapshot 0, a = 0.16556, 0 groups, 0 members" ]]
     run -0 python3 "$PY/treecheck.py" series tree_0_0_0.dat cat_00?.hdf5
     echo "$output"
     [[ "$output" == "series: main branch of the largest halo from z = 0 back to z = 3 (snapshots [4, 3, 2, 1])"* ]]
@@ -282,6 +283,42 @@ print(a.size, same)'
     echo "$output"
     [ "${output#* }" = 0 ]
     [ "${output% *}" -gt 100 ]
+}
+
+# halotree ARGS... on the CPU and on the GPU ($FOFKIT_DEVICE): the same output, not empty.
+same_on_gpu() {
+    run -0 halotree --device=cpu "$@"
+    local cpu=$output
+    run -0 env FOFKIT_DEVICE=gpu halotree "$@"
+    [ "$output" = "$cpu" ] || { echo "differs: halotree $*"; return 1; }
+    [ -n "$cpu" ]
+}
+
+@test "--device=gpu: the CPU's links and trees, byte for byte (skipped without a GPU)" {
+    need_built
+    halotree --device=gpu cat_000.hdf5 cat_001.hdf5 >/dev/null 2>&1 || skip "no usable GPU"
+    local c="cat_000.hdf5 cat_001.hdf5 cat_002.hdf5"
+    for opts in --links "" --skip=0 "--weight=rank --positions=snapshot_%n.hdf5"; do
+        # shellcheck disable=SC2086
+        same_on_gpu $opts $c
+    done
+    same_on_gpu --subhalos --links subfind_000.hdf5 subfind_001.hdf5 subfind_002.hdf5
+    if [ -d "$BATS_FILE_TMPDIR/series" ]; then
+        cp "$BATS_FILE_TMPDIR"/series/*.hdf5 .
+        same_on_gpu --links cat_00[0-4].hdf5
+        same_on_gpu cat_00[0-4].hdf5
+        same_on_gpu --subhalos --links sub_00[0-4].hdf5
+    fi
+}
+
+@test "--device: a bad value is a usage error; gpu without a usable GPU says why, status 3" {
+    run -2 halotree --device=tpu a_0.hdf5 a_1.hdf5
+    [[ "$output" == "halotree: "*tpu* ]]
+    need_built
+    if halotree --device=gpu cat_000.hdf5 cat_001.hdf5 >/dev/null 2>&1; then skip "a GPU is present"; fi
+    run -3 halotree --device=gpu cat_000.hdf5 cat_001.hdf5
+    [ "${#lines[@]}" -eq 1 ]
+    [[ "$output" == "halotree: "*GPU* ]]
 }
 
 @test "examples/trees.mk: make -j takes the series' snapshots to catalogues and the trees" {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "prog.h"
 #include "tree_build.h"
 #include "tree_cat.h"
@@ -37,6 +38,8 @@ static void help(void)
            "                        index files by which SAGE reads Consistent-Trees)\n"
            "      --links           write every pair of halos that share members (counts, scores,\n"
            "                        descendant and main progenitor flags) instead of the trees\n"
+           "      --device=D        match on auto (default: the GPU if there is one), cpu or gpu; the\n"
+           "                        same links on each (default $FOFKIT_DEVICE, else auto)\n"
            "  -o, --output=FILE     write FILE (atomically) instead of stdout (name it tree_*.dat for ytree)\n"
            "  -v, --verbose         what was linked, and timings, on stderr\n"
            "  -h, --help            show this help and exit\n"
@@ -48,7 +51,7 @@ static void help(void)
            "Example: halotree cat_000.hdf5 cat_001.hdf5 cat_002.hdf5 -o tree_0_0_0.dat\n");
 }
 
-enum { OPT_SUBHALOS = 256, OPT_SKIP, OPT_WEIGHT, OPT_LINKS, OPT_POSITIONS, OPT_LOCATIONS };
+enum { OPT_SUBHALOS = 256, OPT_SKIP, OPT_WEIGHT, OPT_LINKS, OPT_POSITIONS, OPT_LOCATIONS, OPT_DEVICE };
 
 /* The last run of digits in the base name of path before its extension
  * (cat_012.hdf5: 12; fof_subhalo_tab_012.0.hdf5, file 0 of several: 12), or
@@ -131,7 +134,7 @@ int main(int argc, char **argv)
 {
     prog_init("halotree");
     prog_std std = {0};
-    int kind = FK_TREE_GROUPS, links = 0, weight = -1, locations = 0;
+    int kind = FK_TREE_GROUPS, links = 0, weight = -1, locations = 0, devchoice = device_default();
     const char *positions = NULL;
     long long skip = 1;
     static const struct option longopts[] = {{"help", no_argument, 0, 'h'},
@@ -144,6 +147,7 @@ int main(int argc, char **argv)
                                              {"links", no_argument, 0, OPT_LINKS},
                                              {"positions", required_argument, 0, OPT_POSITIONS},
                                              {"locations", no_argument, 0, OPT_LOCATIONS},
+                                             {"device", required_argument, 0, OPT_DEVICE},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -153,6 +157,7 @@ int main(int argc, char **argv)
         case OPT_SKIP: skip = prog_parse_int("--skip", optarg, 0, 1000); break;
         case OPT_LINKS: links = 1; break;
         case OPT_LOCATIONS: locations = 1; break;
+        case OPT_DEVICE: devchoice = device_parse(optarg); break;
         case OPT_POSITIONS:
             if (!strstr(optarg, "%n")) prog_usage("--positions=%s: the pattern needs %%n, the snapshot's number", optarg);
             positions = optarg;
@@ -211,6 +216,8 @@ int main(int argc, char **argv)
     double t0 = prog_now(), tread = 0, tmatch = 0;
     fk_mtree t;
     fail_status(fk_mtree_init(&t, n, &err), &err);
+    fk_gpuinfo gi;
+    t.gpu = device_resolve(devchoice, &gi) == DEV_GPU;
     for (int s = 0; s < n; s++) {
         fk_treecat cat;
         prog_input(names[s]);
