@@ -254,8 +254,10 @@ static int bucket(const int *dest, uint64_t n, int R, uint64_t *cnt, uint32_t *s
     return FK_OK;
 }
 
-/* The slabs: the axis of widest extent, cut at the global quantiles. */
-static int decompose(run *r, fk_error *err)
+/* The slabs: the axis of widest extent, cut at the global quantiles; the
+ * ghosts' margin is reach (the longest linking length, or the attaching
+ * reach) widened for rounding. */
+static int decompose(run *r, double reach, fk_error *err)
 {
     const fk_distlink_in *in = r->in;
     /* the bounds in floats (exact: the coordinates are floats), then doubles for MPI */
@@ -278,12 +280,12 @@ static int decompose(run *r, fk_error *err)
     r->amax = gmx[r->axis];
     if (!(r->amax >= r->amin)) r->amin = r->amax = 0; /* no particles anywhere */
     r->scale = r->amax > r->amin ? FK_DIST_BINS / (r->amax - r->amin) : 0;
-    /* The margin: the longest linking length, widened for the rounding of a
-     * binary32 separation and its wrap (a few units in the last place of the
-     * largest coordinate); a wider margin only adds ghosts. */
+    /* The margin: the reach, widened for the rounding of a binary32
+     * separation and its wrap (a few units in the last place of the largest
+     * coordinate); a wider margin only adds ghosts. */
     double big = fabs(r->amin) > fabs(r->amax) ? fabs(r->amin) : fabs(r->amax);
     if (r->period > big) big = r->period;
-    r->margin = r->in->lo[0].l * (1 + 1e-5) + big * 0x1p-20;
+    r->margin = reach * (1 + 1e-5) + big * 0x1p-20;
 
     uint64_t *h = xmalloc(FK_DIST_BINS * sizeof *h), *gh = xmalloc(FK_DIST_BINS * sizeof *gh);
     int st = (!h || !gh) ? fk_fail(err, FK_ENOMEM, "out of memory for the slabs' histogram") : FK_OK;
@@ -1119,7 +1121,7 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
         MPI_Allreduce(MPI_IN_PLACE, &idmax, 1, MPI_UINT64_T, MPI_MAX, fk_dist_comm());
         const char *wide = getenv("FOFKIT_DIST_WIDE_IDS"); /* for tests: 8 bytes whatever the IDs */
         r.idw = idmax < UINT32_MAX && !(wide && !strcmp(wide, "1")) ? 4 : 8;
-        st = decompose(&r, err);
+        st = decompose(&r, in->lo[0].l, err);
     }
     double t1 = fk_now();
     rep->t_slabs = t1 - t0;
@@ -1159,158 +1161,297 @@ static int lowpair_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Every rank's n items of `width` bytes gathered on every rank, in rank order
- * (counts[] the ranks' item counts). */
-static int allgather(const void *mine, uint64_t n, const int *counts, int width, void *all, fk_error *err)
+/* A label and its home rank, ordered by home, then label. */
+typedef struct homed {
+    uint64_t home, label;
+} homed;
+
+static int homed_cmp(const void *a, const void *b)
 {
-    int size;
-    MPI_Comm_size(fk_dist_comm(), &size);
-    MPI_Datatype t;
-    MPI_Type_contiguous(width, MPI_BYTE, &t);
-    MPI_Type_commit(&t);
-    int *disp = malloc((size_t)size * sizeof *disp);
-    if (!disp) {
-        MPI_Type_free(&t);
-        return fk_fail(err, FK_ENOMEM, "out of memory");
+    const homed *x = a, *y = b;
+    if (x->home != y->home) return x->home < y->home ? -1 : 1;
+    return x->label < y->label ? -1 : x->label > y->label;
+}
+
+/* The rank that reduces a label's lowest ID: a hash, so that each holds a
+ * share of the groups. */
+static uint64_t home_of(uint64_t label, int R)
+{
+    return ((label * UINT64_C(0x9E3779B97F4A7C15)) >> 32) % (uint64_t)R;
+}
+
+/* One level's GMIN: label[i] (n entries, UINT64_MAX: none) becomes the
+ * lowest of its group's label (the lowest linked ID) and the IDs of the
+ * group's attached particles on every rank (att[i]: i is attached). The
+ * attached IDs go to their label's home rank, which keeps each label's
+ * least; each rank then asks the homes of its distinct labels. Collective;
+ * failures agreed on. */
+static int group_low(run *r, uint64_t n, const uint64_t *id, const uint8_t *att, uint64_t *label, fk_error *err)
+{
+    const int R = r->size;
+    uint64_t na = 0, nl = 0, nred = 0, nq = 0, nu = 0, nback = 0;
+    uint64_t *cnt = calloc((size_t)R, 8), *rcnt = malloc((size_t)R * 8), *at = calloc((size_t)R, 8);
+    homed *q = malloc((n ? n : 1) * sizeof *q);
+    lowpair *sb = NULL, *red = NULL;
+    int st = (!cnt || !rcnt || !at || !q) ? fk_fail(err, FK_ENOMEM, "out of memory for the groups' lowest IDs") : FK_OK;
+    for (uint64_t i = 0; !st && i < n; i++)
+        if (label[i] != UINT64_MAX) {
+            q[nl++] = (homed){home_of(label[i], R), label[i]};
+            if (att[i]) cnt[q[nl - 1].home]++, na++;
+        }
+    if (!st && !(sb = malloc((na ? na : 1) * sizeof *sb))) st = fk_fail(err, FK_ENOMEM, "out of memory");
+    for (int d = 1; !st && d < R; d++) at[d] = at[d - 1] + cnt[d - 1];
+    for (uint64_t i = 0, j = 0; !st && i < n; i++)
+        if (label[i] != UINT64_MAX) {
+            if (att[i]) sb[at[q[j].home]++] = (lowpair){label[i], id[i]};
+            j++;
+        }
+    void *rb = NULL;
+    st = exchange(r, st, sb, cnt, sizeof *sb, &rb, rcnt, &nred, err); /* frees sb, cnt */
+    cnt = NULL;
+    if (!st) { /* runs of one label: its least, at the run's first entry */
+        red = rb;
+        qsort(red, nred, sizeof *red, lowpair_cmp);
+        uint64_t m = 0;
+        for (uint64_t j = 0; j < nred; j++)
+            if (!m || red[j].label != red[m - 1].label)
+                red[m++] = red[j];
+            else if (red[j].low < red[m - 1].low)
+                red[m - 1].low = red[j].low;
+        nred = m;
+        qsort(q, nl, sizeof *q, homed_cmp);
+        for (uint64_t j = 0; j < nl; j++)
+            if (!nu || q[j].label != q[nu - 1].label) q[nu++] = q[j];
     }
-    int64_t at = 0;
-    for (int r = 0; r < size; r++) disp[r] = (int)at, at += counts[r];
-    MPI_Allgatherv(mine, (int)n, t, all, counts, disp, t, fk_dist_comm());
-    free(disp);
-    MPI_Type_free(&t);
-    return FK_OK;
+    uint64_t *ask = NULL, *got = NULL, *ans = NULL;
+    if (!st) {
+        cnt = calloc((size_t)R, 8);
+        if (!cnt || !(ask = malloc((nu ? nu : 1) * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory");
+        for (uint64_t j = 0; !st && j < nu; j++) ask[j] = q[j].label, cnt[q[j].home]++;
+        void *rq = NULL;
+        st = exchange(r, st, ask, cnt, 8, &rq, rcnt, &nq, err); /* frees ask, cnt */
+        ans = rq;
+        for (uint64_t j = 0; !st && j < nq; j++) { /* each label asked: its least */
+            const lowpair *g = bsearch(&ans[j], red, nred, sizeof *red, lowpair_cmp);
+            if (g && g->low < ans[j]) ans[j] = g->low;
+        }
+        if (!st) {
+            uint64_t *back = malloc((size_t)R * 8);
+            if (!back) st = fk_fail(err, FK_ENOMEM, "out of memory");
+            else memcpy(back, rcnt, (size_t)R * 8); /* the answers, to the ranks that asked */
+            void *ra = NULL;
+            st = exchange(r, st, ans, back, 8, &ra, rcnt, &nback, err); /* frees ans, back */
+            ans = NULL;
+            got = ra; /* in the order asked: q's */
+        }
+    }
+    for (uint64_t i = 0; !st && i < n; i++)
+        if (label[i] != UINT64_MAX) {
+            const homed k = {home_of(label[i], R), label[i]};
+            const homed *g = bsearch(&k, q, nu, sizeof *q, homed_cmp);
+            label[i] = got[g - q];
+        }
+    free(rcnt), free(at), free(q), free(red), free(got), free(ans);
+    return fk_dist_agree(st, err, NULL);
 }
 
 int fk_distlink_attach(const fk_distlink_in *in, const uint8_t *type, unsigned link_types, unsigned attach_types,
-                       uint64_t *const *gmin, fk_distlink_report *rep, uint64_t *attached, uint64_t *nprim,
+                       uint64_t *const *gmin, fk_distlink_report *rep_, uint64_t *attached, uint64_t *nprim,
                        uint64_t *nsec, fk_error *err)
 {
+    fk_distlink_report rep0;
+    fk_distlink_report *rep = rep_ ? rep_ : &rep0;
     const int nlev = in->nlevels, sixd = in->lo[0].psi > 0;
-    int size, st = FK_OK;
-    MPI_Comm_size(fk_dist_comm(), &size);
+    int st = FK_OK;
     /* this rank's primaries, linked across the ranks */
     uint64_t np = 0, ns = 0;
     for (uint64_t i = 0; i < in->n; i++) np += link_types >> type[i] & 1u, ns += attach_types >> type[i] & 1u;
     float *ppos = malloc((np ? np : 1) * 12), *pvel = sixd ? malloc((np ? np : 1) * 12) : NULL;
-    float *spos = malloc((ns ? ns : 1) * 12);
     uint64_t *pid = malloc((np ? np : 1) * 8), *pg[FK_LEVELS_MAX] = {0};
-    uint32_t *near = malloc((ns ? ns : 1) * 4);
-    float *nr2 = malloc((ns ? ns : 1) * 4);
-    if (!ppos || (sixd && !pvel) || !spos || !pid || !near || !nr2) st = fk_fail(err, FK_ENOMEM, "out of memory");
+    if (!ppos || (sixd && !pvel) || !pid) st = fk_fail(err, FK_ENOMEM, "out of memory");
     for (int k = 0; k < nlev && !st; k++)
         if (!(pg[k] = malloc((np ? np : 1) * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory");
-    if (np >= INT_MAX) st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " linked particles on one rank: at most 2^31 - 2", np);
+    run r;
+    memset(&r, 0, sizeof r);
+    MPI_Comm_rank(fk_dist_comm(), &r.rank);
+    MPI_Comm_size(fk_dist_comm(), &r.size);
+    if (!st && in->n >= UINT32_MAX)
+        st = fk_fail(err, FK_EUNSUP, "rank %d reads %" PRIu64 " particles: at most %" PRIu32 " per rank", r.rank, in->n,
+                     UINT32_MAX - 1);
     st = fk_dist_agree(st, err, NULL);
-    uint64_t a = 0, b = 0;
-    for (uint64_t i = 0; !st && i < in->n; i++) {
+    uint64_t a = 0;
+    for (uint64_t i = 0; !st && i < in->n; i++)
         if (link_types >> type[i] & 1u) {
             memcpy(ppos + 3 * a, in->pos + 3 * i, 12);
             if (sixd) memcpy(pvel + 3 * a, in->vel + 3 * i, 12);
             pid[a++] = in->id[i];
-        } else if (attach_types >> type[i] & 1u) {
-            memcpy(spos + 3 * b++, in->pos + 3 * i, 12);
         }
-    }
     if (!st) {
         fk_distlink_in sub = *in;
         sub.n = np, sub.pos = ppos, sub.vel = pvel, sub.id = pid;
         st = fk_distlink_run(&sub, pg, rep, err); /* agreed inside */
     }
-    /* every rank's primaries on every rank, a tree over them */
-    int *counts = NULL;
-    uint64_t N = 0;
-    float *apos = NULL;
-    uint64_t *aid = NULL, *akey = NULL, *ag[FK_LEVELS_MAX] = {0};
-    uint32_t *perm = NULL;
+    free(pvel);
+    pvel = NULL;
+    /* Slabs over every particle with a margin of the attaching reach (6.4 l
+     * at level 0, the longest): each rank attaches the secondaries of its
+     * slab to a tree of the primaries within the reach of it, its own and
+     * ghosts (every rank's whose slab the reach touches, across the period
+     * too), so every candidate nearer than the reach is there. */
+    r.in = in, r.rep = rep, r.nlev = nlev;
+    r.period = in->lo[0].periodic ? in->lo[0].box : 0;
+    const int R = r.size;
+    if (!st) {
+        if (!(r.off = xmalloc((R + 1) * sizeof *r.off)) || !(r.cut = xmalloc((R + 1) * sizeof *r.cut)))
+            st = fk_fail(err, FK_ENOMEM, "out of memory");
+        st = fk_dist_agree(st, err, NULL);
+        if (!st) {
+            MPI_Allgather(&in->n, 1, MPI_UINT64_T, r.off + 1, 1, MPI_UINT64_T, fk_dist_comm());
+            r.off[0] = 0;
+            for (int d = 0; d < R; d++) r.off[d + 1] += r.off[d];
+            st = decompose(&r, FK_ATTACH_REACH * in->lo[0].l, err);
+        }
+    }
+    /* the primaries (position, ID, each level's label) to every slab within the reach */
+    const size_t ps = 20 + 8 * (size_t)nlev;
+    uint64_t *rcnt = malloc((size_t)R * 8), *scnt = malloc((size_t)R * 8), M = 0, S = 0;
+    void *rbp = NULL, *rbs = NULL;
+    if (!st) {
+        uint64_t *cnt = calloc((size_t)R, 8), *at = calloc((size_t)R, 8), tot = 0;
+        unsigned char *sb = NULL;
+        if (!cnt || !at || !rcnt || !scnt) st = fk_fail(err, FK_ENOMEM, "out of memory");
+        for (uint64_t j = 0; !st && j < np; j++)
+            for (int d = 0; d < R; d++) cnt[d] += (uint64_t)reaches(&r, d, ppos[3 * j + r.axis]);
+        for (int d = 0; !st && d < R; d++) at[d] = tot, tot += cnt[d];
+        if (!st && !(sb = malloc((tot ? tot : 1) * ps)))
+            st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " linked particles to attach to", tot);
+        for (uint64_t j = 0; !st && j < np; j++)
+            for (int d = 0; d < R; d++)
+                if (reaches(&r, d, ppos[3 * j + r.axis])) {
+                    unsigned char *p = sb + ps * at[d]++;
+                    memcpy(p, ppos + 3 * j, 12);
+                    memcpy(p + 12, pid + j, 8);
+                    for (int k = 0; k < nlev; k++) memcpy(p + 20 + 8 * k, pg[k] + j, 8);
+                }
+        free(at);
+        st = exchange(&r, st, sb, cnt, ps, &rbp, rcnt, &M, err); /* frees sb, cnt */
+    }
+    free(ppos);
+    ppos = NULL;
+    /* the secondaries (position, index) to their slab */
+    if (!st) {
+        uint64_t *cnt = calloc((size_t)R, 8), *at = calloc((size_t)R, 8), tot = 0;
+        unsigned char *sb = NULL;
+        if (!cnt || !at || !(sb = malloc((ns ? ns : 1) * 16))) st = fk_fail(err, FK_ENOMEM, "out of memory");
+        for (uint64_t i = 0; !st && i < in->n; i++)
+            if (attach_types >> type[i] & 1u) cnt[owner_of(&r, in->pos[3 * i + r.axis])]++;
+        for (int d = 0; !st && d < R; d++) at[d] = tot, tot += cnt[d];
+        for (uint64_t i = 0; !st && i < in->n; i++)
+            if (attach_types >> type[i] & 1u) {
+                unsigned char *p = sb + 16 * at[owner_of(&r, in->pos[3 * i + r.axis])]++;
+                const uint32_t ix = (uint32_t)i;
+                memcpy(p, in->pos + 3 * i, 12);
+                memcpy(p + 12, &ix, 4);
+            }
+        free(at);
+        st = exchange(&r, st, sb, cnt, 16, &rbs, scnt, &S, err); /* frees sb, cnt */
+    }
+    /* the tree of the primaries held, each secondary's nearest by the rule */
+    float *mpos = NULL, *spos = NULL, *nr2 = NULL;
+    uint64_t *mid = NULL, *akey = NULL, *mlab[FK_LEVELS_MAX] = {0};
+    uint32_t *perm = NULL, *near = NULL;
     fk_tree t;
     memset(&t, 0, sizeof t);
     if (!st) {
-        int mine = (int)np;
-        if (!(counts = malloc((size_t)size * sizeof *counts))) st = fk_fail(err, FK_ENOMEM, "out of memory");
-        st = fk_dist_agree(st, err, NULL);
-        if (!st) {
-            MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, fk_dist_comm());
-            for (int r = 0; r < size; r++) N += (uint64_t)counts[r];
-            if (N >= INT_MAX) st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " linked particles: attaching under mpirun "
-                                           "gathers them all on every rank, at most 2^31 - 2", N);
-            if (!st && (!(apos = fk_big_alloc((N ? N : 1) * 12)) || !(aid = fk_big_alloc((N ? N : 1) * 8)) ||
-                        !(akey = fk_big_alloc((N ? N : 1) * 8))))
-                st = fk_fail(err, FK_ENOMEM, "out of memory for the %" PRIu64 " linked particles of every rank", N);
-            for (int k = 0; k < nlev && !st; k++)
-                if (!(ag[k] = fk_big_alloc((N ? N : 1) * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory");
-            st = fk_dist_agree(st, err, NULL);
+        if (M >= INT_MAX)
+            st = fk_fail(err, FK_EUNSUP, "rank %d holds %" PRIu64 " linked particles to attach to: at most 2^31 - 2 (run more ranks)",
+                         r.rank, M);
+        if (!st && (!(mpos = fk_big_alloc((M ? M : 1) * 12)) || !(mid = fk_big_alloc((M ? M : 1) * 8)) ||
+                    !(akey = fk_big_alloc((M ? M : 1) * 8)) || !(spos = malloc((S ? S : 1) * 12)) ||
+                    !(near = malloc((S ? S : 1) * 4)) || !(nr2 = malloc((S ? S : 1) * 4))))
+            st = fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " linked particles to attach to", r.rank, M);
+        for (int k = 0; k < nlev && !st; k++)
+            if (!(mlab[k] = fk_big_alloc((M ? M : 1) * 8))) st = fk_fail(err, FK_ENOMEM, "out of memory");
+        uint64_t ghosts = 0;
+        const unsigned char *p = rbp;
+        for (uint64_t j = 0; !st && j < M; j++, p += ps) {
+            memcpy(mpos + 3 * j, p, 12);
+            memcpy(mid + j, p + 12, 8);
+            for (int k = 0; k < nlev; k++) memcpy(mlab[k] + j, p + 20 + 8 * k, 8);
+            ghosts += owner_of(&r, mpos[3 * j + r.axis]) != r.rank;
         }
-    }
-    if (!st) {
-        st = allgather(ppos, np, counts, 12, apos, err);
-        if (!st) st = allgather(pid, np, counts, 8, aid, err);
-        for (int k = 0; k < nlev && !st; k++) st = allgather(pg[k], np, counts, 8, ag[k], err);
-        if (!st) st = fk_tree_build_cpu(apos, N, in->gpu ? 32 : 16, &t, &perm, err);
+        p = rbs;
+        for (uint64_t q = 0; !st && q < S; q++, p += 16) memcpy(spos + 3 * q, p, 12);
+        rep->att_held = M, rep->att_ghosts = ghosts, rep->att_sec = S;
+        rep->att_bytes = M * (12 + 8 + 8 + 4 + 8 * (uint64_t)nlev) + S * (16 + 12 + 4 + 4);
+        if (!st) st = fk_tree_build_cpu(mpos, M, in->gpu ? 32 : 16, &t, &perm, err);
         if (!st) {
             #pragma omp parallel for schedule(static)
-            for (uint64_t j = 0; j < N; j++) akey[j] = aid[perm[j]];
+            for (uint64_t j = 0; j < M; j++) akey[j] = mid[perm[j]];
         }
         st = fk_dist_agree(st, err, NULL);
     }
-    /* each secondary's nearest primary, by the rule */
+    free(rbp);
     if (!st) {
         const fk_geom g = fk_link_params(&in->lo[0]).g;
         const float r2max = fk_attach_r2(in->lo[0].l);
         if (in->gpu && !in->brute)
-            st = fk_gpu_attach_nearest(&t, apos, akey, ns, spos, g, r2max, near, nr2, NULL, err);
+            st = fk_gpu_attach_nearest(&t, mpos, akey, S, spos, g, r2max, near, nr2, NULL, err);
         else
-            st = fk_attach_nearest_cpu(&t, apos, akey, ns, spos, g, r2max, in->brute, near, nr2, err);
+            st = fk_attach_nearest_cpu(&t, mpos, akey, S, spos, g, r2max, in->brute, near, nr2, err);
         st = fk_dist_agree(st, err, NULL);
     }
-    /* a group's lowest ID counts its attached particles: each rank's least attached ID for
-     * every primary (every rank's, in gathered order), the least over the ranks, then the
-     * least over each group (pairs sorted by label: the same on every rank) */
-    uint64_t *low = NULL;
-    lowpair *pairs = NULL;
-    if (!st && (!(low = fk_big_alloc((N ? N : 1) * 8)) || !(pairs = fk_big_alloc((N ? N : 1) * sizeof *pairs))))
-        st = fk_fail(err, FK_ENOMEM, "out of memory for the lowest IDs of %" PRIu64 " groups", N);
+    /* each secondary's label at every level (UINT64_MAX: none within the
+     * level's reach) back to its rank, into gmin */
+    if (!st) {
+        const size_t bs = 4 + 8 * (size_t)nlev;
+        unsigned char *sb = malloc((S ? S : 1) * bs);
+        uint64_t *cnt = malloc((size_t)R * 8), nb = 0;
+        if (!sb || !cnt) st = fk_fail(err, FK_ENOMEM, "out of memory");
+        else memcpy(cnt, scnt, (size_t)R * 8); /* the answers, to the ranks that sent */
+        const unsigned char *p = rbs;
+        for (uint64_t q = 0; !st && q < S; q++, p += 16) {
+            unsigned char *o = sb + bs * q;
+            memcpy(o, p + 12, 4);
+            for (int k = 0; k < nlev; k++) {
+                const uint64_t l = near[q] != FK_ATTACH_NONE && nr2[q] < fk_attach_r2(in->lo[k].l)
+                                       ? mlab[k][perm[near[q]]] : UINT64_MAX;
+                memcpy(o + 4 + 8 * k, &l, 8);
+            }
+        }
+        void *rb = NULL;
+        st = exchange(&r, st, sb, cnt, bs, &rb, scnt, &nb, err); /* frees sb, cnt */
+        for (int k = 0; !st && k < nlev; k++) {
+            uint64_t j = 0;
+            for (uint64_t i = 0; i < in->n; i++) gmin[k][i] = link_types >> type[i] & 1u ? pg[k][j++] : UINT64_MAX;
+        }
+        p = rb;
+        for (uint64_t q = 0; !st && q < nb; q++, p += bs) {
+            uint32_t ix;
+            memcpy(&ix, p, 4);
+            for (int k = 0; k < nlev; k++) memcpy(gmin[k] + ix, p + 4 + 8 * k, 8);
+        }
+        free(rb);
+    }
+    free(rbs);
+    free(mpos), free(mid), free(akey), free(spos), free(near), free(nr2), free(perm);
+    for (int k = 0; k < nlev; k++) free(mlab[k]), free(pg[k]);
+    fk_tree_free(&t);
+    /* a group's lowest ID counts its attached particles (group_low); a particle alone keeps its own */
+    uint8_t *att = NULL;
+    if (!st && !(att = malloc(in->n ? in->n : 1))) st = fk_fail(err, FK_ENOMEM, "out of memory");
     st = fk_dist_agree(st, err, NULL);
+    for (uint64_t i = 0; !st && i < in->n; i++) att[i] = attach_types >> type[i] & 1u;
     for (int k = 0; k < nlev && !st; k++) {
-        const float r2 = fk_attach_r2(in->lo[k].l);
-        uint64_t a2 = 0, b2 = 0, alone = 0, na = 0;
-        #pragma omp parallel for schedule(static)
-        for (uint64_t j = 0; j < N; j++) low[j] = UINT64_MAX;
-        for (uint64_t i = 0; i < in->n; i++) {
-            if (!(attach_types >> type[i] & 1u)) continue;
-            const uint64_t q = b2++;
-            if (near[q] != FK_ATTACH_NONE && nr2[q] < r2 && in->id[i] < low[perm[near[q]]]) low[perm[near[q]]] = in->id[i];
-        }
-        MPI_Allreduce(MPI_IN_PLACE, low, (int)N, MPI_UINT64_T, MPI_MIN, fk_dist_comm());
-        #pragma omp parallel for schedule(static)
-        for (uint64_t j = 0; j < N; j++) pairs[j] = (lowpair){ag[k][j], low[j]};
-        qsort(pairs, N, sizeof *pairs, lowpair_cmp);
-        uint64_t ng = 0; /* runs of one label: its least, at the run's first entry */
-        for (uint64_t j = 0; j < N; j++)
-            if (!ng || pairs[j].label != pairs[ng - 1].label)
-                pairs[ng++] = pairs[j];
-            else if (pairs[j].low < pairs[ng - 1].low)
-                pairs[ng - 1].low = pairs[j].low;
-        b2 = 0;
-        for (uint64_t i = 0; i < in->n; i++) {
-            uint64_t label = UINT64_MAX;
-            if (link_types >> type[i] & 1u)
-                label = pg[k][a2++];
-            else if (attach_types >> type[i] & 1u) {
-                const uint64_t q = b2++;
-                if (near[q] != FK_ATTACH_NONE && nr2[q] < r2) label = ag[k][perm[near[q]]], na++;
-            }
-            if (label == UINT64_MAX) {
-                gmin[k][i] = in->id[i];
-                alone++;
-                continue;
-            }
-            const lowpair *g = bsearch(&label, pairs, ng, sizeof *pairs, lowpair_cmp);
-            gmin[k][i] = g && g->low < label ? g->low : label;
-        }
+        uint64_t na = 0, alone = 0;
+        for (uint64_t i = 0; i < in->n; i++) na += att[i] && gmin[k][i] != UINT64_MAX, alone += gmin[k][i] == UINT64_MAX;
+        st = group_low(&r, in->n, in->id, att, gmin[k], err);
+        for (uint64_t i = 0; !st && i < in->n; i++)
+            if (gmin[k][i] == UINT64_MAX) gmin[k][i] = in->id[i];
         uint64_t sums[2] = {na, alone};
-        fk_dist_sum(sums, 2);
+        if (!st) fk_dist_sum(sums, 2);
         if (attached) attached[k] = sums[0];
-        if (rep) rep->groups[k] += sums[1];
+        rep->groups[k] += sums[1];
     }
     if (!st) {
         uint64_t tot[2] = {np, ns};
@@ -1318,11 +1459,8 @@ int fk_distlink_attach(const fk_distlink_in *in, const uint8_t *type, unsigned l
         if (nprim) *nprim = tot[0];
         if (nsec) *nsec = tot[1];
     }
-    free(low), free(pairs);
-    free(ppos), free(pvel), free(spos), free(pid), free(near), free(nr2), free(counts), free(apos), free(aid);
-    free(akey), free(perm);
-    for (int k = 0; k < nlev; k++) free(pg[k]), free(ag[k]);
-    fk_tree_free(&t);
+    free(att), free(ppos), free(pid), free(rcnt), free(scnt);
+    run_free(&r);
     return st;
 }
 

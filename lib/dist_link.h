@@ -104,6 +104,10 @@ typedef struct fk_distlink_report {
     int cpu_count, cpu_first, cpu_last; /* the cores it may use: how many, the
                                            first and last (-1: unknown)          */
     uint64_t peak_rss;                 /* its peak resident memory, bytes         */
+    /* hydro runs (fk_distlink_attach): the linked particles this rank held to
+     * attach to (its slab's and, of them, ghosts within the reach), the
+     * particles it attached, and the bytes of those arrays (the tree aside) */
+    uint64_t att_held, att_ghosts, att_sec, att_bytes;
 } fk_distlink_report;
 
 /* Links in's particles with every rank's: gmin[k][i] (n entries per level)
@@ -115,14 +119,19 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
  * n entries) are linked across the ranks by fk_distlink_run, and every
  * particle of attach_types joins its nearest one's group by the attaching
  * rule. A secondary's nearest primary may lie up to 6.4 l away, beyond the
- * ghosts' margin of l, so every rank's primaries (positions, IDs, labels:
- * 20 + 8 bytes a level each) are gathered on every rank (MPI_Allgatherv),
- * a tree is built over them there and each secondary's nearest found on
- * the CPU or the rank's GPU: the same rule, keys (IDs) and arithmetic as
- * one process, so the same groups. gmin as fk_distlink_run's, the lowest
- * ID of the group with its attached particles (each rank's least attached
- * ID for every primary, reduced over the ranks with MPI_MIN: 8 bytes per
- * linked particle more); a particle alone gets its own ID. attached[k] (may be NULL) gets the particles
+ * linking's margin of l, so the attaching has slabs of its own, over every
+ * particle, with a margin of the reach (decompose): each secondary goes to
+ * the rank of its slab (16 bytes), each primary (position, ID, labels: 20 +
+ * 8 bytes a level) to every rank whose slab lies within the reach of it,
+ * across the period too (a reach wider than a neighbour's slab reaches
+ * further ranks, and every rank holds more ghosts). There a tree is built
+ * over them and each secondary's nearest found on the CPU or the rank's
+ * GPU: the same rule, keys (IDs) and arithmetic as one process, with every
+ * candidate within the reach present, so the same groups; the labels go
+ * back to the secondaries' ranks. gmin as fk_distlink_run's, the lowest ID
+ * of the group with its attached particles (the attached IDs reduced on a
+ * home rank per label, a hash, which answers each rank's distinct labels);
+ * a particle alone gets its own ID. attached[k] (may be NULL) gets the particles
  * attached at level k over all ranks; rep's groups count every group.
  * Collective; failures agreed on. FK_EUNSUP without MPI.
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# hydro.bats - foflink on streams with gas or stars: the dark matter linked alone at its own spacing, every other particle in its nearest dark matter particle's group (a brute-force reference), on the CPU, the GPU and 1 to 4 ranks.
+# hydro.bats - foflink on streams with gas or stars: the dark matter linked alone at its own spacing, every other particle in its nearest dark matter particle's group (a brute-force reference), on the CPU, the GPU and 1 to 8 ranks.
 
 bats_require_minimum_version 1.5.0
 
@@ -121,23 +121,43 @@ g4_streams() {
     for k in 0 1; do cmp <(fofdump -c SINK -l $k cpu2.lk) <(fofdump -c SINK -l $k gpu2.lk); done
 }
 
-@test "hydro runs under mpirun on 1 to 4 ranks: the brute-force reference's groups, the single process's partition" {
+# The .grp of each level of the single process's stream ONE.lk (one.L.grp) and of the ranks'
+# streams o.%r.fof linked on R ranks: byte for byte the same. Usage: same_grp R ONE LEVELS
+same_grp() {
+    local L
+    for L in $(seq 0 $(($3 - 1))); do
+        [ -f "$2.$L.grp" ] || groups -m 1 --level=$L --format=grp "$2.lk" -o "$2.$L.grp"
+        timeout 120 mpirun -n "$1" groups -m 1 --level=$L --format=grp o.%r.fof -o "d$1.$L.grp"
+        cmp "$2.$L.grp" "d$1.$L.grp"
+    done
+}
+
+@test "hydro runs under mpirun on 1 to 8 ranks: the single process's .grp, the brute-force reference's groups, ghosts for attaching bounded" {
     need_hdf5
     need_mpi
     export OMP_NUM_THREADS=1
     g4_streams
     foflink -b 0.2,0.1 gas.kd -o gas2.lk
-    for R in 1 2 3 4; do
+    for R in 1 2 3 4 5 6 7 8; do
         rm -f s.*.fof o.*.fof
         for k in $(seq 0 $((R - 1))); do hdf52bin --slice=$k/$R "$G4" -o s.$k.fof; done
-        timeout 120 mpirun -n $R foflink -b 0.2,0.1 s.%r.fof -o o.%r.fof
+        timeout 120 mpirun -n $R foflink -v -b 0.2,0.1 s.%r.fof -o o.%r.fof 2>v.err
         [ "$(link_key o.0.fof link_types)" = dark ]
         [ "$(link_key o.0.fof l_0)" = "$(link_key gas2.lk l_0)" ]
+        same_grp $R gas2 2
+        # every rank says what it held to attach to: on 8 ranks its slab's share and the ghosts
+        # within 6.4 l = 2000 kpc/h of it, well under the 32768 dark matter particles of the run
+        [ "$(grep -c 'attaching: .* linked particles held' v.err)" -eq $R ]
+        if [ $R = 8 ]; then
+            held=$(sed -n 's/.* attached to \([0-9]*\) linked particles held.*/\1/p' v.err | sort -n | tail -1)
+            echo "most held: $held"
+            [ "$held" -lt 16384 ]
+        fi
+        [ $R = 3 ] || continue
         files=$(ls o.*.fof | paste -sd,)
         run python3 "$CHECK" --same "$files" gas2.lk
         echo "$output"
         [ "$status" -eq 0 ]
-        [ $R = 3 ] || continue
         # and the reference's groups, from the ranks' streams alone
         hdf52bin -t dark "$G4" | kdbuild |
             foflink -l "$(link_key o.0.fof l_0),$(link_key o.0.fof l_1)" -o dmlev.lk
@@ -145,6 +165,29 @@ g4_streams() {
         echo "$output"
         [ "$status" -eq 0 ]
     done
+}
+
+@test "a mkuniverse --gas mock (periodic) under mpirun on 1 to 8 ranks: the single process's .grp" {
+    need_mpi
+    export OMP_NUM_THREADS=1
+    # -b 0.1: some gas particles lie further than l from every dark matter particle, so a
+    # margin of l (the linking's) would attach them wrongly on some rank
+    mkuniverse -n 20000 --gas -s 3 -o m.std
+    tipsy2bin m.std -o m.fof
+    kdbuild m.fof | foflink -b 0.1,0.05 -o one.lk
+    [ "$(link_key one.lk link_types)" = dark ]
+    [ "$(link_key one.lk attached_0)" -gt 0 ]
+    for R in 1 2 3 4 5 6 7 8; do
+        rm -f in.*.fof o.*.fof
+        splitstream "$R" m.fof in.%r.fof
+        timeout 120 mpirun -n $R foflink -b 0.1,0.05 in.%r.fof -o o.%r.fof
+        [ "$(link_key o.0.fof attached_0)" = "$(link_key one.lk attached_0)" ]
+        same_grp $R one 2
+    done
+    # b = 1: the reach, 6.4 l = 0.24, spans two of the 8 slabs and wraps the period
+    kdbuild m.fof | foflink -b 1 -o wide.lk
+    timeout 120 mpirun -n 8 foflink -b 1 in.%r.fof -o o.%r.fof
+    same_grp 8 wide 1
 }
 
 @test "run99-gas-dark-star (isolated) under mpirun on 2 and 3 ranks, 6D and levels: the single process's groups, lowest IDs" {

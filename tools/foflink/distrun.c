@@ -199,7 +199,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         char lt[32], at[32];
         if (rank == 0)
             prog_info("hydro run: the %s particles linked, the %s particles attached to the group of the nearest "
-                      "one within %g l (Gadget-4's reach), every rank's linked particles gathered on each",
+                      "one within %g l (Gadget-4's reach), on slabs with ghosts within the reach",
                       fk_types_name(link_types, lt, sizeof lt), fk_types_name(attach_types, at, sizeof at),
                       FK_ATTACH_REACH);
         if (fk_distlink_attach(&din, want[W_TYPE].data[0], link_types, attach_types, gmin, &rep, attached, &nprim,
@@ -251,6 +251,11 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
                       d, a->slab_lo, a->slab_hi, a->axis, a->owned, a->ghosts,
                       100.0 * (double)a->ghosts / (double)(a->owned ? a->owned : 1), a->bytes_sent / 1e6,
                       a->bytes_recv / 1e6, a->edges[0]);
+            if (attach) /* bounded by the slab and the reach, not the run's whole dark matter */
+                prog_info("rank %d: attaching: %" PRIu64 " particles attached to %" PRIu64 " linked particles held, %" PRIu64
+                          " of them ghosts (%.2f%% of all linked), %.3f MB",
+                          d, a->att_sec, a->att_held, a->att_ghosts,
+                          100.0 * (double)a->att_ghosts / (double)(nprim ? nprim : 1), a->att_bytes / 1e6);
             prog_info("rank %d: decomposition %.3f s (slabs %.3f s, particles %.3f s, ghosts %.3f s), link %.3f s (%" PRIu64 " piece%s), merge %.3f s (across ranks "
                       "%.3f s), labels back %.3f s; between ranks in all %.3f s",
                       d, a->t_decomp, a->t_slabs, a->t_owned, a->t_ghosts, a->t_link, a->pieces, a->pieces == 1 ? "" : "s", a->t_merge, a->t_cross,
