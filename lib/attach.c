@@ -11,6 +11,26 @@
 
 static const char *type_name[3] = {"gas", "dark", "star"};
 
+int fk_types_list(const char *arg, unsigned *types)
+{
+    *types = 0;
+    const char *p = arg;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        int t = -1;
+        for (int k = 0; k < 3; k++)
+            if (len == strlen(type_name[k]) && !strncmp(p, type_name[k], len)) t = k;
+        if (t < 0) {
+            *types = 0;
+            return -1;
+        }
+        *types |= 1u << t;
+        p += len;
+        if (!*p) return 0;
+        p++; /* the comma: an item must follow */
+    }
+}
+
 int fk_types_parse(const char *opt, const char *arg, int allow_none, unsigned *types, fk_error *err)
 {
     *types = 0;
@@ -19,22 +39,7 @@ int fk_types_parse(const char *opt, const char *arg, int allow_none, unsigned *t
         return FK_OK;
     }
     if (allow_none && !strcmp(arg, "none")) return FK_OK;
-    const char *p = arg;
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        int t = -1;
-        for (int k = 0; k < 3; k++)
-            if (len == strlen(type_name[k]) && !strncmp(p, type_name[k], len)) t = k;
-        if (t < 0) break;
-        *types |= 1u << t;
-        p += len;
-        if (*p == ',') p++;
-        if (!*p && p[-1] == ',') {
-            *types = 0;
-            break;
-        }
-    }
-    if (!*types || *p)
+    if (fk_types_list(arg, types))
         return fk_fail(err, FK_EINVAL, "option %s takes a list of gas, dark, star, or all%s, not '%s'", opt,
                        allow_none ? " or none" : "", arg);
     return FK_OK;

@@ -48,6 +48,11 @@ extern "C" {
 #define FK_TYPES_ALL 7u /* bits 1 << FK_GAS, FK_DARK, FK_STAR */
 #define FK_ATTACH_NONE UINT32_MAX
 
+/* A comma-separated list of type names ("dark", "gas,star": gas, dark,
+ * star, no empty item) into bits 1u << FK_GAS, FK_DARK, FK_STAR. Returns 0,
+ * or -1 (*types 0) for anything else. */
+int fk_types_list(const char *arg, unsigned *types);
+
 /* Parses a list of types ("dark", "gas,star", "all", and with allow_none
  * "none") into bits 1u << FK_GAS, FK_DARK, FK_STAR. FK_EINVAL naming opt. */
 int fk_types_parse(const char *opt, const char *arg, int allow_none, unsigned *types, fk_error *err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach.h"
 #include "snap.h"
 
 static const char *type_name[3] = {"gas", "dark", "star"};
@@ -28,20 +29,7 @@ int fk_spacing_parse(const char *arg, fk_spacing_spec *spec, fk_error *err)
         return FK_OK;
     }
     spec->kind = FK_SPACING_TYPES;
-    const char *p = arg;
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        int t = -1;
-        for (int k = 0; k < 3; k++)
-            if (len == strlen(type_name[k]) && !strncmp(p, type_name[k], len)) t = k;
-        if (t < 0)
-            return fk_fail(err, FK_EINVAL, "option --spacing needs lightest, all, types (gas, dark, star) or a mass, "
-                           "not '%s'", arg);
-        spec->types |= 1u << t;
-        p += len;
-        if (*p == ',' && !*++p) break;
-    }
-    if (!spec->types || arg[strlen(arg) - 1] == ',')
+    if (fk_types_list(arg, &spec->types))
         return fk_fail(err, FK_EINVAL, "option --spacing needs lightest, all, types (gas, dark, star) or a mass, not '%s'",
                        arg);
     return FK_OK;
