@@ -583,6 +583,36 @@ awk_centres() {
     [ "$(cols level host $OLD <com.txt)" = "$(cols level host $OLD <halos.txt)" ]
 }
 
+@test "-m N on foflink's stream: the catalogue of groups -m N | halostats, byte for byte, in every format" {
+    command -v kdbuild && command -v foflink && command -v mkuniverse || skip "upstream programs not built"
+    mkuniverse -n 30000 -o u.std
+    # units (G = 1 in them), so that --unbind, --so and HDF5 are taken; two levels
+    tipsy2bin --kpc-unit=100000 --msol-unit=2.2e17 u.std | kdbuild | foflink -b 0.2,0.12 >u.link
+    local formats=("" "--so --omega-m=0.3 --unbind" "--unbind --format=grp" "--csv --centre=com")
+    halostats --help | grep -q hdf5 && hdf52bin --help >/dev/null 2>&1 && formats+=("--format=hdf5 --unbind")
+    for opts in "${formats[@]}"; do
+        # shellcheck disable=SC2086
+        groups -m 20 <u.link | halostats $opts >two.out
+        # shellcheck disable=SC2086
+        halostats -m 20 $opts <u.link >one.out
+        [ -s two.out ]
+        cmp two.out one.out
+    done
+    grep -q "^# level 1: .* min size 20$" two.out || [[ "${formats[-1]}" == *hdf5* ]]
+    # the second level's hosts came from the parents, as groups' GPAR gives them
+    halostats --min-size=20 <u.link >one.txt
+    groups -m 20 <u.link | addchunk --drop=GPAR - | halostats >nogpar.txt
+    ! grep -q "no GPAR" one.txt
+    grep -q "no GPAR" nogpar.txt
+    # what -m does not take: a grouped stream, a stream without SINK, --format=stream, mpirun
+    groups -m 20 u.link >u.grps
+    fails halostats "halostats: u.grps: the stream has groups already (a GRPS chunk): -m takes foflink's stream; drop -m" -m 20 u.grps
+    tipsy2bin u.std | kdbuild >u.kd
+    fails halostats "halostats: u.kd: stream has no SINK chunk (halostats -m takes foflink's stream)" -m 20 u.kd
+    hs_usage "halostats: option -m does not go with --format=stream (a stream catalogue carries groups' GID: run groups -m N before halostats)" -m 20 --format=stream u.link
+    hs_usage "halostats: option -m: 0 is out of range [1, 4294967295]" -m 0 u.link
+}
+
 @test "--device and FOFKIT_DEVICE: cpu is the CPU's catalogue; gpu without a GPU fails with status 3 and the reason" {
     nine_levels -o lv.fof
     halostats --device=cpu -o cpu.txt lv.fof

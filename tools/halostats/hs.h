@@ -39,6 +39,8 @@ typedef struct input {
     int nlevels;     /* 1 + the highest level of a GID, GRPS or GPAR */
     int have_link, replaced;
     int link_isolated; /* LINK says periodic 0 in a periodic box: foflink --no-periodic */
+    uint32_t *sinks[MAX_LEVELS]; /* with -m: foflink's SINK levels, resolved here as groups would */
+    int nsinks;      /* 1 + the highest SINK level read */
     char *snaptext;  /* the SNAP record, for the cosmology of --so */
     double waited;   /* seconds spent waiting for the input's writer (-v) */
 } input;
@@ -62,6 +64,7 @@ typedef struct options {
     double eps_max_phys; /* --softening-max-phys: the softening's cap, physical (0: none) */
     int eps_capped;      /* the cap took: pot.eps = eps_max_phys / a */
     int no_G;            /* a stream without units and no --G: no column that needs G */
+    uint64_t minsize;    /* -m N: groups' work done here, on foflink's stream (0: GID from groups) */
 } options;
 
 /* "comoving: " for a length column of a comoving stream, "physical: " for

@@ -9,6 +9,7 @@
 #include "device.h"
 #include "gpu.h"
 #include "groups.h"
+#include "groupsrun.h"
 #include "dist.h"
 #include "distrun.h"
 #include "halostats.h"
@@ -38,6 +39,9 @@ static void help(void)
            "(n_contam, m_contam). '#' header lines give every column's unit and definition and the\n"
            "run's parameters. Reads STREAM, or stdin.\n"
            "\n"
+           "  -m, --min-size=N      take foflink's stream and do groups' work here: groups of at least\n"
+           "                        N members, the catalogue of groups -m N | halostats byte for byte,\n"
+           "                        without the particles written and read once more between them\n"
            "      --centre=mbp|com  centre on the most bound member (least softened potential,\n"
            "                        default) or on the centre of mass (no potentials)\n"
            "      --softening=EPS   Plummer softening, in the stream's length unit (default %g times\n"
@@ -153,7 +157,7 @@ int hs_parse_link(input *in, const char *text, const char *name, fk_error *err)
 
 /* Reads the stream; with w, writes it on as it goes (every chunk but the
  * HALO and HCOL this run replaces). */
-static void read_stream(const char *path, int force, input *in, fk_writer *w)
+static void read_stream(const char *path, int force, input *in, fk_writer *w, uint64_t minsize)
 {
     fk_error err = {0};
     FILE *f = prog_open_input(path, 1, force);
@@ -190,6 +194,13 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
             if (fk_snap_check_chunk(&in->snap, &c, "|u1", 1, in->name, &err) || fk_reader_load(r, &raw, &err))
                 prog_fail(&err);
             in->type = raw;
+        } else if (minsize && strcmp(c.tag, "SINK") == 0) {
+            check_level(in, &c);
+            load_u32(r, in, &c, in->snap.n, &in->sinks[c.level], &raw);
+            if ((int)c.level >= in->nsinks) in->nsinks = (int)c.level + 1;
+        } else if (minsize && (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "GPAR") == 0)) {
+            prog_die(EXIT_DATA, "%s: the stream has groups already (a %s chunk): -m takes foflink's stream; drop -m",
+                     in->name, c.tag);
         } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GPAR") == 0) {
             check_level(in, &c);
             level *L = &in->lv[c.level];
@@ -234,13 +245,48 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w)
     in->waited = fk_reader_waited(r);
     fk_reader_close(r);
     fk_input_close(f);
-    if (in->nlevels == 0 || !in->lv[0].gid) prog_die(EXIT_DATA, "stream has no GID chunk (run groups first)");
+    if (minsize) {
+        if (in->nsinks == 0)
+            prog_die(EXIT_DATA, "%s: stream has no SINK chunk (halostats -m takes foflink's stream)", in->name);
+        for (int k = 1; k < in->nsinks; k++)
+            if (!in->sinks[k])
+                prog_die(EXIT_DATA, "%s: stream has no SINK chunk of level %d (but one of level %d)", in->name, k,
+                         in->nsinks - 1);
+    } else if (in->nlevels == 0 || !in->lv[0].gid) {
+        prog_die(EXIT_DATA, "stream has no GID chunk (run groups first, or halostats -m N on foflink's stream)");
+    }
     for (int k = 1; k < in->nlevels; k++)
         if (!in->lv[k].gid) prog_die(EXIT_DATA, "stream has no GID chunk of level %d (but one of level %d)", k, in->nlevels - 1);
     static const char *tags[] = {"POS", "VEL", "MASS", "ID"};
     const void *have[] = {in->pos, in->vel, in->mass, in->ids};
     for (int k = 0; k < 4; k++)
         if (!have[k]) prog_die(EXIT_DATA, "stream has no %s chunk (run tipsy2bin first)", tags[k]);
+}
+
+/* -m: groups' work on foflink's stream, in process: every SINK level
+ * resolved and numbered (groups of at least minsize members) into the GID
+ * GRPS and GPAR that groups -m minsize would have written, so that the
+ * particles are not written and read once more between the two. */
+static void resolve_levels(input *in, uint64_t minsize)
+{
+    fk_error err = {0};
+    fk_groups_in gin = {.ids = in->ids, .nlevels = in->nsinks};
+    for (int k = 0; k < in->nsinks; k++) gin.sinks[k] = in->sinks[k];
+    for (int k = 0; k < in->nsinks; k++) {
+        level *L = &in->lv[k];
+        if (fk_groups_grp_ids(&gin, &in->snap, k, minsize, in->name, &L->gid, &L->grps, &err)) prog_fail(&err);
+        L->have_grps = 1;
+        free(in->sinks[k]);
+        in->sinks[k] = gin.sinks[k] = NULL;
+        if (k == 0) continue;
+        L->ngpar = L->grps.ngroups + 1;
+        if (!(L->gpar = malloc(L->ngpar * sizeof *L->gpar)))
+            prog_die(EXIT_RESOURCE, "out of memory for the parents of %" PRIu64 " groups", L->grps.ngroups);
+        if (fk_groups_parents(in->lv[k - 1].gid, L->gid, in->snap.nsource, L->grps.ngroups, L->gpar, (uint32_t)k,
+                              in->name, &err))
+            prog_fail(&err);
+    }
+    in->nlevels = in->nsinks;
 }
 
 /* The groups of every stream particle at level L; the number of groups
@@ -602,11 +648,12 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
                                              {"device", required_argument, 0, O_DEV},
                                              {"snapshot", required_argument, 0, O_SNAP},
                                              {"subhalos", required_argument, 0, O_SUBS},
+                                             {"min-size", required_argument, 0, 'm'},
                                              HS_MASSES_LONG,
                                              {0, 0, 0, 0}};
     opterr = 0;
     int opt;
-    while ((opt = getopt_long(argc, argv, ":" PROG_STD_SHORT, longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":" PROG_STD_SHORT "m:", longopts, NULL)) != -1) {
         if (prog_std_option(opt, optarg, std, help, argv)) continue;
         switch (opt) {
         case O_CSV: o->format = 1; break;
@@ -653,6 +700,7 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
             o->have_G = 1;
             break;
         case O_DEV: o->device = device_parse(optarg); break;
+        case 'm': o->minsize = (uint64_t)prog_parse_int("-m", optarg, 1, UINT32_MAX); break;
         case O_SNAP:
             if (!*optarg || !strcmp(optarg, "-"))
                 prog_usage("option --snapshot needs a file name (the snapshot is not written to stdout)");
@@ -673,6 +721,9 @@ static void parse_options(int argc, char **argv, prog_std *std, options *o)
     if (o->snapshot && o->format != 3) prog_usage("option --snapshot applies to --format=hdf5 only");
     if (o->subhalos && o->format != 3) prog_usage("option --subhalos applies to --format=hdf5 only");
     if (o->subhalos == 2 && !o->m.unbind) prog_usage("option --subhalos=bound needs --unbind");
+    if (o->minsize && o->format == 2)
+        prog_usage("option -m does not go with --format=stream (a stream catalogue carries groups' GID: run groups -m N "
+                   "before halostats)");
     hs_masses_check(&o->m);
 }
 
@@ -687,8 +738,10 @@ int main(int argc, char **argv)
     prog_rank_quiet(1); /* under mpirun, a usage error is said once */
     parse_options(argc, argv, &std, &o);
     const char *path = prog_one_input(argc, argv, optind);
+    const int dist = fk_dist_wanted((const char *const[]){path, std.output}, 2);
+    if (dist && o.minsize) prog_usage("option -m is not taken under mpirun: run groups -m N before halostats");
     prog_rank_quiet(0);
-    if (fk_dist_wanted((const char *const[]){path, std.output}, 2)) return halostats_dist(path, &std, &o);
+    if (dist) return halostats_dist(path, &std, &o);
     double t0 = prog_now();
 
     input in = {.name = strcmp(path, "-") == 0 ? "stdin" : path};
@@ -702,9 +755,10 @@ int main(int argc, char **argv)
     if (o.snapshot && fk_output_open(&snapout, o.snapshot, 1, 1, &err)) prog_fail(&err);
     if (o.format == 2 && fk_writer_open(&w, fk_output_file(out), std.zlevel, &err)) prog_fail(&err);
     hs_device(&o);
-    read_stream(path, std.force, &in, w);
+    read_stream(path, std.force, &in, w, o.minsize);
     const uint64_t n = in.snap.n;
     if (fk_groups_check_ids(in.ids, n, in.snap.nsource, in.name, &err)) prog_fail(&err);
+    if (o.minsize) resolve_levels(&in, o.minsize);
     uint8_t *types; /* n_gas ... n_contam */
     if (hs_types(&in.snap, n, in.ids, in.type, &types, in.name, &err)) prog_fail(&err);
     uint8_t *type_chunk = in.type; /* freed with the rest: the writer may still be writing it on */
