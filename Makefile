@@ -27,8 +27,8 @@ endif
 B ?= build
 
 # Optional libraries, probed once into $(B)/config.mk after scripts/deps has installed what it can
-# (as root): HDF5 (FK_HAVE_HDF5) and libpng (FK_HAVE_PNG). `make config` probes again; HDF5=0 or
-# PNG=0 on the command line builds without one. A program or test that needs a library left out
+# (as root): HDF5 (FK_HAVE_HDF5) and cairo (FK_HAVE_CAIRO). `make config` probes again; HDF5=0 or
+# CAIRO=0 on the command line builds without one. A program or test that needs a library left out
 # says so (programs) or skips (tests).
 ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
 include $(B)/config.mk
@@ -47,13 +47,23 @@ ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
 $(info fofkit: building without MPI (libopenmpi-dev, or MPI=0): the programs under mpirun only say so; their tests skip)
 endif
 endif
-ifeq ($(PNG),1)
-ALL_CFLAGS += $(PNG_CFLAGS) -DFK_HAVE_PNG=1
-LDLIBS  += $(PNG_LIBS)
+# cairo (FK_HAVE_CAIRO): only the pictures' files are compiled with it and only the picture programs
+# (and their tests' probe) link it, so libfofkit.so and every other program load no cairo.
+CAIRO_PROGS := fofmap halomf
+ifeq ($(CAIRO),1)
+$(patsubst %.c,$(B)/%.o,tools/common/picture.c $(foreach p,$(CAIRO_PROGS),$(wildcard tools/$(p)/*.c))): private ALL_CFLAGS += $(CAIRO_CFLAGS) -DFK_HAVE_CAIRO=1
+$(foreach p,$(CAIRO_PROGS),$(eval $(B)/bin/$(p): private LDLIBS += $(CAIRO_LIBS)))
+$(B)/tests/pngprobe: private ALL_CFLAGS += $(CAIRO_CFLAGS) -DFK_HAVE_CAIRO=1
+$(B)/tests/pngprobe: private LDLIBS += $(CAIRO_LIBS)
+endif
+ifeq ($(strip $(CAIRO)),0)
+ifeq ($(filter clean help config,$(MAKECMDGOALS)),)
+$(info fofkit: building without cairo (libcairo2-dev, or CAIRO=0): fofmap and halomf --plot only say so; their picture tests skip)
+endif
 endif
 
 # MPI (FK_HAVE_MPI): only lib/dist*.c call it, and only the programs in MPI_PROGS link it.
-MPI_PROGS := foflink groups tipsy2bin gadget2bin hdf52bin halostats
+MPI_PROGS := foflink groups tipsy2bin gadget2bin hdf52bin halostats halotree
 ifeq ($(MPI),1)
 $(patsubst %.c,$(B)/%.o,$(wildcard lib/dist*.c)): ALL_CFLAGS += $(MPI_CFLAGS) -DFK_HAVE_MPI=1
 $(foreach p,$(MPI_PROGS),$(eval $(B)/bin/$(p): LDLIBS += $(MPI_LIBS)))
@@ -94,7 +104,18 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libfofkit.so.$(SOMAJOR)
 SHLIB   := $(B)/libfofkit.so.$(VERSION)
 LIBDIR  ?= $(PREFIX)/lib
-SHLIB_LIBS = $(LDLIBS) $(if $(filter 1,$(MPI)),$(MPI_LIBS))
+# libfofkit.so holds the objects of fofkit.h's calls (lib/api*.c) and what they reach in libfofkit.a,
+# linked --as-needed: no call needs HDF5, libpng or cairo, so a program (or Python) that loads it
+# loads none of them. Nor MPI: its fofkit_fof_mpi (lib/shlib/mpi_load.c) opens libfofkit_mpi.so
+# (dist_api.c and what it reaches, linked with libmpi; exporting fofkit_fof_mpi alone) at its first
+# call, from libfofkit.so's directory.
+SHLIB_OBJ  = $(patsubst %.c,$(B)/%.o,$(wildcard lib/api*.c)) $(B)/lib/shlib/mpi_load.o
+SHLIB_LIBS = $(LDLIBS) -ldl
+MPI_SONAME := libfofkit_mpi.so.$(SOMAJOR)
+MPILIB  := $(if $(filter 1,$(MPI)),$(B)/libfofkit_mpi.so.$(VERSION))
+$(B)/lib/shlib/mpi_load.o: ALL_CFLAGS += -fPIC -DFK_MPI_LIBRARY='"$(MPI_SONAME)"' $(if $(filter 1,$(MPI)),$(MPI_CFLAGS) -DFK_HAVE_MPI=1)
+# What a program linking libfofkit.a may need (pkg-config --static): every optional library.
+STATIC_LIBS = $(LDLIBS) $(if $(filter 1,$(MPI)),$(MPI_LIBS))
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 ifeq ($(V),1)
@@ -108,7 +129,7 @@ endif
 
 all: $(BINS) $(B)/bin/fofgroups $(CTESTS) $(CHELP) $(BENCHES) lib $(EXAMPLES) ## build every program, the library (and the test and benchmark programs)
 
-lib: $(B)/libfofkit.a $(SHLIB) $(B)/libfofkit.so $(B)/fofkit.pc ## build libfofkit: static, shared, fofkit.pc (in the build tree)
+lib: $(B)/libfofkit.a $(SHLIB) $(B)/libfofkit.so $(MPILIB) $(B)/fofkit.pc ## build libfofkit: static, shared (and libfofkit_mpi.so with MPI), fofkit.pc (in the build tree)
 
 # The grouping stage is groups, and fofgroups too: coreutils has a groups of its own (groups(1),
 # README's Install). INSTALL_GROUPS=0 installs it as fofgroups only.
@@ -140,17 +161,23 @@ $(B)/libfofkit.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(SHLIB): $(LIB_OBJ) lib/fofkit.map
+$(SHLIB): $(SHLIB_OBJ) $(B)/libfofkit.a lib/fofkit.map
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/fofkit.map -Wl,--as-needed \
-	  $(LIB_OBJ) -o $@ $(SHLIB_LIBS)
+	  $(SHLIB_OBJ) $(B)/libfofkit.a -o $@ $(SHLIB_LIBS)
+
+$(MPILIB): $(B)/lib/dist_api.o $(B)/libfofkit.a lib/fofkit_mpi.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(MPI_SONAME) -Wl,--version-script=lib/fofkit_mpi.map -Wl,--as-needed \
+	  $(B)/lib/dist_api.o $(B)/libfofkit.a -o $@ $(LDLIBS) $(MPI_LIBS)
+	$(Q)ln -sf $(notdir $@) $(B)/$(MPI_SONAME)
 
 $(B)/libfofkit.so: $(SHLIB)
 	$(Q)ln -sf $(notdir $(SHLIB)) $(B)/$(SONAME) && ln -sf $(SONAME) $@
 
 # fofkit.pc for prefix $(1) (the build tree's names its own directories).
 # A library built with sanitizers (make check-asan) says so in Libs: a program linked to it needs their runtimes first.
-pc_text = sed -e 's|@PREFIX@|$(1)|; s|@LIBDIR@|$(2)|; s|@INCLUDEDIR@|$(3)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(strip $(SHLIB_LIBS))|; s|@SANITIZE@|$(if $(filter -fsanitize=%,$(CFLAGS)), $(filter -fsanitize=%,$(CFLAGS)))|' lib/fofkit.pc.in
+pc_text = sed -e 's|@PREFIX@|$(1)|; s|@LIBDIR@|$(2)|; s|@INCLUDEDIR@|$(3)|; s|@VERSION@|$(VERSION)|; s|@LIBS@|$(strip $(STATIC_LIBS))|; s|@SANITIZE@|$(if $(filter -fsanitize=%,$(CFLAGS)), $(filter -fsanitize=%,$(CFLAGS)))|' lib/fofkit.pc.in
 $(B)/fofkit.pc: lib/fofkit.pc.in lib/version.h Makefile
 	$(Q)$(call pc_text,$(CURDIR),$(abspath $(B)),$(CURDIR)/include) >$@
 
@@ -233,7 +260,7 @@ $(B)/config.mk: scripts/config
 	$(Q)scripts/deps optional
 	$(Q)scripts/config >$@.tmp && mv $@.tmp $@
 
-config: ## probe the optional libraries again (HDF5, libpng) into $(B)/config.mk
+config: ## probe the optional libraries again (HDF5, cairo, MPI) into $(B)/config.mk
 	@mkdir -p $(B)
 	$(Q)scripts/deps optional
 	$(Q)scripts/config >$(B)/config.mk && cat $(B)/config.mk
@@ -286,6 +313,7 @@ install: $(BINS) lib ## install the programs, libfofkit (header, .so, .a, fofkit
 	install -m 644 include/fofkit.h $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)
 	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	$(if $(MPILIB),install -m 755 $(MPILIB) $(DESTDIR)$(LIBDIR) && ln -sf $(notdir $(MPILIB)) $(DESTDIR)$(LIBDIR)/$(MPI_SONAME))
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libfofkit.so
 	install -m 644 $(B)/libfofkit.a $(DESTDIR)$(LIBDIR)
 	$(call pc_text,$(PREFIX),$(LIBDIR),$(PREFIX)/include) >$(DESTDIR)$(LIBDIR)/pkgconfig/fofkit.pc
@@ -296,7 +324,7 @@ uninstall: ## remove what install put in place, and the directories it made (whe
 	$(Q)for f in $(DESTDIR)$(PREFIX)/bin/groups:fofgroups $(DESTDIR)$(PREFIX)/share/man/man1/groups.1:fofgroups.1; do \
 	  [ "$$(readlink "$${f%:*}")" != "$${f#*:}" ] || rm -f "$${f%:*}"; done
 	rm -f $(patsubst %,$(DESTDIR)$(PREFIX)/bin/%,$(filter-out groups,$(TOOLS))) $(DESTDIR)$(PREFIX)/bin/fofgroups $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/%,$(filter-out %/groups.1,$(MAN1))) $(DESTDIR)$(PREFIX)/share/man/man1/fofgroups.1 $(MAN3:man/%=$(DESTDIR)$(PREFIX)/share/man/%) $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/%)
-	rm -f $(DESTDIR)$(PREFIX)/include/fofkit.h $(DESTDIR)$(LIBDIR)/libfofkit.so* $(DESTDIR)$(LIBDIR)/libfofkit.a $(DESTDIR)$(LIBDIR)/pkgconfig/fofkit.pc
+	rm -f $(DESTDIR)$(PREFIX)/include/fofkit.h $(DESTDIR)$(LIBDIR)/libfofkit.so* $(DESTDIR)$(LIBDIR)/libfofkit_mpi.so* $(DESTDIR)$(LIBDIR)/libfofkit.a $(DESTDIR)$(LIBDIR)/pkgconfig/fofkit.pc
 	$(Q)made=$$(cat $(MADE_DIRS) 2>/dev/null); rm -f $(MADE_DIRS); \
 	  for d in $$(printf '%s\n' $$made | awk '{ print length, $$0 }' | sort -rn | cut -d' ' -f2-); do \
 	    rmdir "$$d" 2>/dev/null || true; done

@@ -183,6 +183,8 @@ static int read_text(FILE *f, const char *name, fk_cattab *t, fk_error *err)
             int n = split(names, 0, fields, FK_CAT_MAXCOLS);
             for (int k = 0; k < n && st == FK_OK; k++) st = add_name(t, fields[k], name, err);
             for (int k = 0; k < t->ncols; k++) memcpy(t->units[k], units[k], FK_CAT_NAME);
+            if (st == FK_OK && !t->ncols) /* a bare '#' line names nothing */
+                st = fk_fail(err, FK_EFORMAT, "%s: no header naming the columns (not a catalogue?)", name);
         }
     }
     free(line);
@@ -358,6 +360,8 @@ static int halos_of(const fk_cattab *t, const char *name, fk_catalog *cat, fk_er
     cat->origin = t->origin;
     cat->periodic = t->periodic;
     cat->has_contam = mc >= 0;
+    cat->length = t->length_name[0] ? t->length : 0;
+    snprintf(cat->length_name, sizeof cat->length_name, "%s", t->length_name[0] ? t->length_name : t->units[x[0]]);
     if (t->nrows && !(cat->h = malloc(t->nrows * sizeof *cat->h)))
         return fk_fail(err, FK_ENOMEM, "%s: no memory for %zu halos", name, t->nrows);
     for (size_t i = 0; i < t->nrows; i++) {

@@ -73,7 +73,7 @@ typedef struct fk_cat_halo {
     uint64_t id, n;
     double mass;
     double x[3]; /* the centre: xc yc zc when present, else the centre of mass x y z */
-    double r;    /* its radius: rc_max when present, else rmax, else 0 */
+    double r;    /* its radius: rc_max when present, else rmax, else 0 (x, r: the catalogue's length unit) */
     double contam; /* the contaminating mass fraction (fk_cat_contam); NaN without m_contam */
 } fk_cat_halo;
 
@@ -84,6 +84,9 @@ typedef struct fk_catalog {
     double box, origin;
     int periodic;
     int has_contam; /* the catalogue has the column m_contam (halostats' zoom-in contamination) */
+    double length;  /* its length units in one stream unit (the text header's or HCOL's); 0 when it does
+                       not say (a CSV's: then length_name, its x column's unit, tells) */
+    char length_name[FK_CAT_NAME];
 } fk_catalog;
 
 /* The level-0 halos of a catalogue read by fk_cattab_read. Columns needed:

@@ -1,4 +1,4 @@
-/* densmap.c - projected density maps: particles deposited on a pixel grid, drawn in log scale with halos circled. */
+/* densmap.c - projected density maps: particles deposited on a pixel grid, coloured in log scale; where halos, labels, the scale bar go; the slab said in words. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 
 #include "colormap.h"
 #include "densmap.h"
+#include "snapunits.h"
 
 void fk_view_axes(int axis, int *u, int *v)
 {
@@ -97,7 +98,8 @@ int fk_densmap_smooth(double *grid, int size, double sigma, fk_error *err)
     return FK_OK;
 }
 
-void fk_densmap_render(const double *grid, int size, const unsigned char (*cmap)[3], double range_dex, fk_image *im)
+void fk_densmap_render(const double *grid, int size, const unsigned char (*cmap)[3], double range_dex,
+                       unsigned char *rgb)
 {
     size_t np = (size_t)size * (size_t)size;
     double top = 0;
@@ -106,7 +108,7 @@ void fk_densmap_render(const double *grid, int size, const unsigned char (*cmap)
     double hi = top > 0 ? log10(top) : 0, lo = hi - range_dex;
     for (size_t i = 0; i < np; i++) {
         double t = grid[i] > 0 ? (log10(grid[i]) - lo) / (hi - lo) : 0;
-        fk_colormap_rgb(cmap, t, im->rgb + 3 * i);
+        fk_colormap_rgb(cmap, t, rgb + 3 * i);
     }
 }
 
@@ -141,66 +143,105 @@ int fk_densmap_label_place(int W, int H, double cx, double cy, double r, int w, 
     return 0;
 }
 
-int fk_densmap_circle(fk_image *im, const fk_view *v, const fk_catalog *cat, size_t count, int label, int *unlabelled)
+size_t fk_densmap_rings(const fk_view *v, const fk_catalog *cat, size_t count, double min_r, fk_map_ring *ring)
 {
-    static const unsigned char ring[3] = {255, 255, 255}, shade[3] = {0, 0, 0};
-    int drawn = 0, nplaced = 0, skipped = 0;
-    fk_label_box *placed = label ? malloc((count < cat->n ? count : cat->n) * sizeof *placed + 1) : NULL;
-    for (size_t i = 0; i < cat->n && (size_t)drawn < count; i++) {
+    size_t n = 0;
+    for (size_t i = 0; i < cat->n && n < count; i++) {
         const fk_cat_halo *h = &cat->h[i];
         double x, y;
         if (!fk_view_project(v, h->x, &x, &y)) continue;
-        double r = h->r * v->size / v->width;
-        if (r < 4) r = 4;
-        if (x + r < 0 || y + r < 0 || x - r > im->w || y - r > im->h) continue;
-        /* A dark halo under a white ring keeps it visible over bright and dark pixels alike. */
-        fk_image_ring(im, x, y, r, 3.0, shade);
-        fk_image_ring(im, x, y, r, 1.5, ring);
-        drawn++;
-        if (!label) continue;
-        char s[32];
-        snprintf(s, sizeof s, "%llu", (unsigned long long)h->id);
-        fk_label_box b;
-        /* the 5x7 font at scale 2, and a pixel of shade */
-        if (placed && fk_densmap_label_place(im->w, im->h, x, y, r, fk_text_width(s, 2) + 1, 2 * 7 + 1, placed, nplaced,
-                                             &b)) {
-            placed[nplaced++] = b;
-            fk_image_text(im, b.x + 1, b.y + 1, s, 2, 0, shade);
-            fk_image_text(im, b.x, b.y, s, 2, 0, ring);
-        } else {
-            skipped++;
-        }
+        double r = fmax(h->r * v->size / v->width, min_r);
+        if (x + r < 0 || y + r < 0 || x - r > v->size || y - r > v->size) continue;
+        ring[n++] = (fk_map_ring){x, y, r, h->id};
     }
-    free(placed);
-    if (unlabelled) *unlabelled = skipped;
-    return drawn;
+    return n;
+}
+
+void fk_densmap_unit(const fk_snap *s, double width, const char *given, fk_map_unit *u)
+{
+    u->factor = 1;
+    u->name[0] = 0;
+    if (given) {
+        snprintf(u->name, sizeof u->name, "%s", given);
+        return;
+    }
+    if (!s->have_units) return;
+    const double kpc = s->unit_length_cm / FK_KPC_CM;
+    const int mpc = width * kpc >= 5000; /* a scale bar of 1 Mpc or more */
+    u->factor = mpc ? kpc / 1000 : kpc;
+    snprintf(u->name, sizeof u->name, "%s%s", mpc ? "Mpc" : "kpc", s->units_per_h ? "/h" : "");
 }
 
 /* The largest of 1, 2, 5 times a power of ten not above x. */
 static double round_down(double x)
 {
     double p = pow(10, floor(log10(x))), m = x / p;
-    return (m >= 5 ? 5 : m >= 2 ? 2 : 1) * p;
+    if (m >= 9.999999) return 10 * p; /* 10 / 5 = 1.9999999... by rounding: 2, not 1 */
+    return (m >= 4.999999 ? 5 : m >= 1.999999 ? 2 : 1) * p;
 }
 
-void fk_densmap_annotate(fk_image *im, const fk_view *v, const char *caption, const char *unit)
+double fk_densmap_bar(const fk_view *v, const fk_map_unit *u)
 {
-    static const unsigned char white[3] = {255, 255, 255}, black[3] = {0, 0, 0};
-    int scale = im->w >= 600 ? 2 : 1;
-    double len = round_down(v->width / 5);
-    double px = len * v->size / v->width;
-    int x0 = 16 * scale, y0 = im->h - 16 * scale;
-    fk_image_line(im, x0 + 1, y0 + 1, x0 + px + 1, y0 + 1, 2.0 * scale, black);
-    fk_image_line(im, x0, y0, x0 + px, y0, 2.0 * scale, white);
-    char s[128];
-    snprintf(s, sizeof s, "%g%s%s", len, unit && *unit ? " " : "", unit ? unit : "");
-    int ty = y0 - (12 * scale);
-    fk_image_text(im, x0 + 1, ty + 1, s, scale, 0, black);
-    fk_image_text(im, x0, ty, s, scale, 0, white);
-    if (caption && *caption) {
-        fk_image_text(im, 10 * scale + 1, 10 * scale + 1, caption, scale, 0, black);
-        fk_image_text(im, 10 * scale, 10 * scale, caption, scale, 0, white);
+    return round_down(v->width * u->factor / 5);
+}
+
+/* x to 4 significant digits, without an exponent below a million ("10000", not "1e+04"). */
+static double four_digits(double x)
+{
+    char s[32];
+    snprintf(s, sizeof s, "%.4g", x);
+    return strtod(s, NULL) + 0.0; /* + 0.0: no "-0" */
+}
+
+const char *fk_densmap_slab_text(const fk_view *v, const fk_map_unit *u, char *buf, size_t size)
+{
+    const int whole = v->depth >= v->box;
+    const double at = four_digits(v->centre[v->axis] * u->factor);
+    const double thick = four_digits((whole ? v->box : v->depth) * u->factor);
+    const char c = "xyz"[v->axis];
+    if (u->name[0])
+        snprintf(buf, size, "slab at %c = %.7g %s, %.7g %s thick%s", c, at, u->name, thick, u->name,
+                 whole ? " (the whole box)" : "");
+    else
+        snprintf(buf, size, "slab at %c = %.7g, %.7g thick (%sbox side %g)", c, at, thick, whole ? "the whole box; " : "",
+                 v->box);
+    return buf;
+}
+
+/* A length unit's name in kpc: kpc, Mpc, each maybe "/h" (*per_h set); 0 when not one of them. */
+static double kpc_of(const char *name, int *per_h)
+{
+    size_t n = strlen(name);
+    *per_h = n > 2 && !strcmp(name + n - 2, "/h");
+    if (*per_h) n -= 2;
+    if (n == 3 && !strncmp(name, "kpc", 3)) return 1;
+    if (n == 3 && !strncmp(name, "Mpc", 3)) return 1000;
+    return 0;
+}
+
+int fk_densmap_cat_units(fk_catalog *cat, const fk_snap *s, const char *name, fk_error *err)
+{
+    double per = cat->length; /* the catalogue's length units in one stream unit */
+    if (!(per > 0)) {
+        const char *ln = cat->length_name;
+        int per_h;
+        double kpc = kpc_of(ln, &per_h);
+        if (!*ln || !strcmp(ln, "length"))
+            per = 1;
+        else if (kpc > 0 && s->have_units && per_h == s->units_per_h)
+            per = s->unit_length_cm / FK_KPC_CM / kpc;
+        else
+            return fk_fail(err, FK_EINVAL, "%s: lengths in %s, which %s: give the text catalogue (its header says "
+                           "the factor)", name, ln, s->have_units ? "the stream's units do not convert to" :
+                           "a stream without units cannot take");
     }
+    if (per == 1) return FK_OK;
+    for (size_t i = 0; i < cat->n; i++) {
+        for (int k = 0; k < 3; k++) cat->h[i].x[k] /= per;
+        cat->h[i].r /= per;
+    }
+    cat->length = 1;
+    return FK_OK;
 }
 
 int fk_densmap_frame(fk_view *v, const fk_snap *snap, const fk_catalog *cat, long long zoom, const double *centre,

@@ -1,4 +1,4 @@
-/* densmap.h - projected density maps: particles deposited on a pixel grid, drawn in log scale with halos circled. */
+/* densmap.h - projected density maps: particles deposited on a pixel grid, coloured in log scale; where halos, labels, the scale bar go; the slab said in words. */
 #ifndef FK_DENSMAP_H
 #define FK_DENSMAP_H
 
@@ -6,7 +6,6 @@
 
 #include "catalog.h"
 #include "error.h"
-#include "image.h"
 #include "snap.h"
 
 /* What is seen: a square field of side width about centre, across the two
@@ -50,10 +49,11 @@ int fk_densmap_deposit(const fk_view *v, const float *pos, const float *mass, ui
 /* Smooths grid in place with a Gaussian of sigma pixels (0: not at all). FK_ENOMEM. */
 int fk_densmap_smooth(double *grid, int size, double sigma, fk_error *err);
 
-/* Colours grid into im (size x size) in log10 of its values: the largest
- * value is the top of the colormap, range_dex decades below it the bottom
- * (empty pixels too). Can't fail. */
-void fk_densmap_render(const double *grid, int size, const unsigned char (*cmap)[3], double range_dex, fk_image *im);
+/* Colours grid into rgb (size x size pixels of 3 bytes, rows top first) in
+ * log10 of its values: the largest value is the top of the colormap,
+ * range_dex decades below it the bottom (empty pixels too). Can't fail. */
+void fk_densmap_render(const double *grid, int size, const unsigned char (*cmap)[3], double range_dex,
+                       unsigned char *rgb);
 
 /* A label's box: left, top, width, height in pixels. */
 typedef struct fk_label_box {
@@ -69,16 +69,44 @@ typedef struct fk_label_box {
 int fk_densmap_label_place(int W, int H, double cx, double cy, double r, int w, int h, const fk_label_box *placed,
                            int n, fk_label_box *box);
 
-/* Rings the first count halos of cat (as ordered there) whose centres lie in
- * the slab, each at its radius (at least 4 pixels), labelled with its id when
- * label is set (fk_densmap_label_place: inside the picture, never over
- * another label; *unlabelled, when not NULL, counts the rings left without
- * one for want of room). Returns the number drawn. Can't fail. */
-int fk_densmap_circle(fk_image *im, const fk_view *v, const fk_catalog *cat, size_t count, int label, int *unlabelled);
+/* A ring to draw: a halo's centre and radius in pixels, and its id. */
+typedef struct fk_map_ring {
+    double x, y, r;
+    uint64_t id;
+} fk_map_ring;
 
-/* Draws a scale bar in the lower left corner (a round length near a fifth of
- * the field, labelled with unit, the length unit's name) and the caption
- * text in the upper left. Can't fail. */
-void fk_densmap_annotate(fk_image *im, const fk_view *v, const char *caption, const char *unit);
+/* The rings of the first count halos of cat (as ordered there) whose centres
+ * lie in the slab and whose rings reach into the picture, each at its radius
+ * and at least min_r pixels, into ring (room for count). Returns how many. Can't fail. */
+size_t fk_densmap_rings(const fk_view *v, const fk_catalog *cat, size_t count, double min_r, fk_map_ring *ring);
+
+/* The length unit a picture speaks in: stream lengths times factor are
+ * lengths in the unit named name ("" when the stream has no units). With
+ * given (--length-name): factor 1 and that name. With the stream's units:
+ * kpc, or Mpc for a field of 5 Mpc or more, each "/h" when the units are per
+ * h (tipsy2bin --kpc-unit, a Gadget snapshot's kpc/h). Can't fail. */
+typedef struct fk_map_unit {
+    double factor;
+    char name[40];
+} fk_map_unit;
+void fk_densmap_unit(const fk_snap *s, double width, const char *given, fk_map_unit *u);
+
+/* The scale bar: the largest of 1, 2 or 5 times a power of ten in the unit
+ * not above a fifth of the field; its length in that unit. Can't fail. */
+double fk_densmap_bar(const fk_view *v, const fk_map_unit *u);
+
+/* The slab in words into buf: "slab at z = 12.5 Mpc/h, 2.5 Mpc/h thick" (its
+ * centre along the line of sight and its thickness), "(the whole box)" added
+ * when it is; without units "slab at z = 0, 0.2 thick (box side 1)". Returns
+ * buf. Can't fail. */
+const char *fk_densmap_slab_text(const fk_view *v, const fk_map_unit *u, char *buf, size_t size);
+
+/* Converts the halos' centres and radii of cat into the stream's length unit
+ * (fofmap draws them over its particles): by the catalogue's own factor
+ * (a text catalogue's "one stream unit is" line, HCOL's length_unit), else
+ * by its columns' unit (a CSV's "x[kpc]": kpc, Mpc, each maybe per h,
+ * against the stream's units; "length" or none: the stream's). FK_EINVAL
+ * names a unit that cannot be converted (name: the catalogue in messages). */
+int fk_densmap_cat_units(fk_catalog *cat, const fk_snap *s, const char *name, fk_error *err);
 
 #endif

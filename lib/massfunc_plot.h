@@ -1,11 +1,12 @@
-/* massfunc_plot.h - the picture of a mass function dn/dlog10 M: its points with Poisson errors, the log-log plot. */
+/* massfunc_plot.h - what a mass function's picture shows: its points dn/dlog10 M with Poisson errors, a reference curve read from a file. */
 #ifndef FK_MASSFUNC_PLOT_H
 #define FK_MASSFUNC_PLOT_H
 
 #include <stddef.h>
 
 #include "error.h"
-#include "image.h"
+#include <stdio.h>
+
 #include "massfunc.h"
 
 /* One bin [lo, hi) of log10 M (the last bin holds hi too). */
@@ -22,11 +23,19 @@ typedef struct fk_mf_bin {
  * dlog10), the Poisson error. FK_EINVAL when volume is not positive. */
 int fk_massfunc_points(const fk_massfunc *mf, double volume, fk_mf_bin *bins, fk_error *err);
 
-/* Plots the bins with counts on log axes into im (white background): points
- * with Poisson error bars, decade ticks labelled 10^k, the axes named with
- * mass_unit and length_unit, and title above. Bins of zero count are left
- * out. FK_EINVAL when im is too small (under 200 x 150) or no bin has a count. */
-int fk_massfunc_plot(const fk_mf_bin *bins, int nbins, const char *mass_unit, const char *length_unit,
-                     const char *title, fk_image *im, fk_error *err);
+/* A reference curve: n points (mass, dn/dlog10 M), masses increasing. */
+typedef struct fk_mf_curve {
+    size_t n;
+    double *m, *dn;
+} fk_mf_curve;
+
+/* Reads a reference curve from f (name in messages): two columns of numbers
+ * a line, mass and dn/dlog10 M (more columns are ignored), '#' lines and
+ * blank lines skipped, at least two points, masses positive and increasing,
+ * densities finite and not negative (a 0 is drawn as a gap). FK_EFORMAT
+ * names the line; FK_ENOMEM. On failure c is empty. */
+int fk_mf_curve_read(FILE *f, const char *name, fk_mf_curve *c, fk_error *err);
+
+void fk_mf_curve_free(fk_mf_curve *c);
 
 #endif

@@ -28,6 +28,7 @@ replay() {
 @test "fuzz_tree replays its corpus" { replay tree; }
 @test "fuzz_groups replays its corpus" { replay groups; }
 @test "fuzz_gadget replays its corpus" { replay gadget; }
+@test "fuzz_catalog replays its corpus" { replay catalog; }
 @test "fuzz_treematch replays its corpus" { replay treematch; }
 @test "fuzz_hdf5 replays its corpus (skipped without HDF5)" {
     hdf52bin -o /dev/null /nonexistent.hdf5 2>&1 | grep -q 'no HDF5 support' && skip "built without HDF5 (libhdf5-dev)"

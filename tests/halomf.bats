@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# halomf.bats - halomf(1): options, the bins of a hand catalogue, text, CSV and stream input, levels, volumes, the mock against awk, the PNG picture, bad input.
+# halomf.bats - halomf(1): options, the bins of a hand catalogue, text, CSV and stream input, levels, volumes, the mock against awk, the pictures (PNG, SVG, PDF; several catalogues and levels, a legend, a reference curve), bad input.
 
 bats_require_minimum_version 1.5.0
 load groups_helpers
@@ -14,24 +14,29 @@ setup_file() {
     halostats --format=stream <g.fof >h.fof
     halostats <g.fof >h.txt
     halostats --csv <g.fof >h.csv
+    # two levels, and a catalogue of other units (the same halos in a unit of 1e5 kpc: kpc, Msun)
+    tipsy2bin u.std | kdbuild | foflink -b 0.2,0.1 | groups -m 20 | halostats >h2.txt
+    tipsy2bin --kpc-unit=1e5 --msol-unit=1e15 u.std | kdbuild | foflink -b 0.2 | groups -m 20 | halostats >hu.txt
 }
 
-# Skips the test when this build writes no PNG (no libpng) or the probe cannot read one.
-need_png() {
+CHECK=$BATS_TEST_DIRNAME/py/picture_check.py
+
+# Skips the test when this build draws no pictures (no cairo) or the probe cannot read them.
+need_cairo() {
     run pngprobe
-    [ "$status" -ne 77 ] || skip "built without libpng"
+    [ "$status" -ne 77 ] || skip "built without cairo"
     run halomf --plot -o /dev/null "$BATS_FILE_TMPDIR/h.txt"
-    [[ "$output" != *"no PNG support"* ]] || skip "built without libpng"
+    [[ "$output" != *"draws no pictures"* ]] || skip "built without cairo"
 }
 
 # Runs PROG ARGS... expecting status S and exactly the one line MESSAGE on stderr, no output file.
 one_line() {
     local s=$1 msg=$2
     shift 2
-    run "-$s" --separate-stderr "$@" -o out.png
+    run "-$s" --separate-stderr "$@" -o out.txt
     echo "stderr: $stderr"
     [ "$stderr" = "$msg" ]
-    [ ! -e out.png ]
+    [ ! -e out.txt ]
 }
 
 # A hand catalogue in halostats' text layout: box 2 (stream units), lengths x 10 in the
@@ -56,8 +61,8 @@ EOF2
 
 @test "--help, --version, usage errors" {
     run halomf --help
-    [ "${lines[0]}" = "Usage: halomf [OPTION]... [CATALOGUE]" ]
-    for o in --column --level --bins-per-dex --min --max --min-n --volume --plot --size --mass-unit --length-unit; do [[ "$output" == *"$o"* ]] || return 1; done
+    [ "${lines[0]}" = "Usage: halomf [OPTION]... [CATALOGUE]..." ]
+    for o in --column --level --bins-per-dex --min --max --min-n --volume --plot --format --size --label --reference --reference-label --mass-unit --length-unit; do [[ "$output" == *"$o"* ]] || return 1; done
     run halomf --version
     [[ "$output" =~ ^halomf\ \(fofkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
     run -2 halomf --bins-per-dex=0
@@ -65,7 +70,7 @@ EOF2
     run -2 halomf --min=10 --max=1
     [ "${lines[0]}" = "halomf: option --max (1) is below --min (10)" ]
     run -2 halomf -z
-    [ "${lines[0]}" = "halomf: option -z does not apply: halomf writes text or PNG" ]
+    [ "${lines[0]}" = "halomf: option -z does not apply: halomf writes text or pictures" ]
     run -2 halomf --bogus
     [ "${lines[0]}" = "halomf: unknown option '--bogus'" ]
 }
@@ -196,7 +201,7 @@ EOF2
 }
 
 @test "--plot: the PNG decodes at the size asked, points drawn, from text and stream, any column" {
-    need_png
+    need_cairo
     F=$BATS_FILE_TMPDIR
     run -0 halomf --plot -s 640x480 "$F/h.txt" -o mf.png
     run -0 pngprobe mf.png
@@ -238,11 +243,95 @@ EOF2
     one_line 1 "halomf: h.txt: mass function: no bin holds a halo" halomf --plot --min=1e10 --max=1e11 h.txt
 }
 
-@test "without libpng: --plot says so in one line, the table still works" {
+@test "--plot: PNG, SVG and PDF by the output's name or --format; text is text" {
+    need_cairo
+    F=$BATS_FILE_TMPDIR
+    # a name of a picture format draws without --plot
+    run -0 halomf -s 500x400 "$F/h.txt" -o mf.png
+    python3 "$CHECK" png mf.png 500 400
+    run -0 halomf "$F/h.txt" -o mf.svg
+    python3 "$CHECK" svg mf.svg "Halo mass function: 48 halos" "dn/dlog10 M [length⁻³]" "M [mass]" "10⁻"
+    run -0 halomf "$F/h.txt" -o mf.pdf
+    python3 "$CHECK" pdf mf.pdf
+    if command -v pdftotext >/dev/null; then pdftotext mf.pdf - | grep -q 'dn/dlog10 M'; fi
+    halomf --format=svg "$F/h.txt" >out.svg
+    python3 "$CHECK" svg out.svg "Halo mass function: 48 halos"
+    # the units of the catalogue on the axes: kpc becomes Mpc for the density
+    run -0 halomf "$F/hu.txt" -o mfu.svg
+    python3 "$CHECK" svg mfu.svg "M [Msun]" "dn/dlog10 M [Mpc⁻³]"
+    run -2 halomf --format=pdf "$F/h.txt" -o mf2.svg
+    [ "${lines[0]}" = "halomf: option --format=pdf, but the output mf2.svg is named for svg" ]
+    [ ! -e mf2.svg ]
+}
+
+@test "--plot: several catalogues and levels on one plot, the legend names each" {
+    need_cairo
+    F=$BATS_FILE_TMPDIR
+    ln -s "$F"/h.txt "$F"/h.fof "$F"/h2.txt .
+    run -0 halomf h.txt h.fof -o two.svg
+    run -0 python3 "$CHECK" texts two.svg
+    echo "$output"
+    [ "${lines[0]}" = "Halo mass function" ]
+    printf '%s\n' "${lines[@]}" | grep -qx 'h.txt'
+    printf '%s\n' "${lines[@]}" | grep -qx 'h.fof'
+    run -0 halomf --level=0,1 h2.txt --label="run A" -o levels.svg
+    python3 "$CHECK" svg levels.svg "run A, level 0" "run A, level 1"
+    run -0 halomf --label=first --label=second h.txt h2.txt -o labels.png
+    run -0 pngprobe labels.png
+    [ "${lines[0]}" = "800 600" ]
+    # the tables of several: one after another, two blank lines apart, each its own header
+    run -0 halomf --level=0,1 h2.txt
+    [ "$(printf '%s\n' "$output" | grep -c '^# halomf ')" -eq 2 ]
+    [[ "$output" == *"of h2.txt, level 1"* ]]
+    run -2 halomf --label=one h.txt h2.txt
+    [ "${lines[0]}" = "halomf: 1 --label for 2 catalogues: give one a catalogue, or none" ]
+    run -2 halomf - - <h.txt
+    [ "${lines[0]}" = "halomf: stdin can be read once: give '-' once" ]
+    # one plot takes one unit
+    one_line 1 "halomf: $F/hu.txt: mass is in Msun, but h.txt's in mass: one plot takes one mass unit" \
+        halomf --plot h.txt "$F/hu.txt"
+}
+
+@test "--plot --reference: the curve is drawn and named in the legend; a bad one leaves no picture" {
+    need_cairo
+    F=$BATS_FILE_TMPDIR
+    # a power law through the mock's mass function (masses 0.0015 to 0.2, dn/dlog10 M 5 to 75 in the box)
+    awk 'BEGIN { print "# mass dn/dlog10M"; for (l = -4; l <= 0; l += 0.1) printf "%g %g\n", 10^l, 20 * 10^(-0.6 * (l + 2)) }' >ref.txt
+    awk 'BEGIN { for (l = -4; l <= 0; l += 0.1) printf "%g %g\n", 10^l, 1e30 }' >far.txt
+    run -0 halomf --reference ref.txt --reference-label "a power law" "$F/h.txt" -o ref.svg
+    python3 "$CHECK" svg ref.svg "a power law" "h.txt"
+    # the line: many more dark pixels than the same legend with a curve far above the plot
+    run -0 halomf --reference ref.txt --reference-label "a power law" "$F/h.txt" -o ref.png
+    run -0 pngprobe ref.png
+    near=${lines[2]#dark }
+    run -0 halomf --reference far.txt --reference-label "a power law" "$F/h.txt" -o far.png
+    run -0 pngprobe far.png
+    far=${lines[2]#dark }
+    echo "dark pixels: curve $near, none $far"
+    [ "$near" -gt $((far + 300)) ]
+    # its file's name by default
+    run -0 halomf --reference ref.txt "$F/h.txt" -o ref2.svg
+    python3 "$CHECK" svg ref2.svg "ref.txt"
+    # a bad line: one line naming it, no picture left
+    printf '1e12 1e-5\n1e11 2e-5\n' >down.txt
+    one_line 1 "halomf: down.txt: line 2: mass 1e+11 after 1e+12 (masses must increase)" \
+        halomf --plot --reference down.txt "$F/h.txt"
+    run -2 halomf --reference ref.txt "$F/h.txt"
+    [ "${lines[0]}" = "halomf: option --reference draws on the picture: give --plot too" ]
+}
+
+@test "--plot: no half-written picture when writing fails" {
+    need_cairo
+    run -1 --separate-stderr bash -c 'trap "" XFSZ; ulimit -f 4; exec halomf --level=0,1 "$1" -o big.pdf' _ "$BATS_FILE_TMPDIR/h2.txt"
+    [ "$stderr" = "halomf: big.pdf: cannot write: File too large" ]
+    [ -z "$(ls -A | grep big)" ]
+}
+
+@test "without cairo: --plot says so in one line, the table still works" {
     run pngprobe
-    [ "$status" -eq 77 ] || skip "this build has libpng"
+    [ "$status" -eq 77 ] || skip "this build has cairo"
     ln -s "$BATS_FILE_TMPDIR/h.txt" .
-    one_line 1 "halomf: this build has no PNG support (libpng was not found: install libpng-dev, then make config); without --plot halomf prints the bins" \
+    one_line 1 "halomf: this build draws no pictures (cairo was not found: install libcairo2-dev, then make config); without --plot halomf prints the bins" \
         halomf --plot h.txt
     run -0 halomf h.txt
 }

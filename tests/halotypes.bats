@@ -152,7 +152,7 @@ PY
     run -1 halomf --clean old.txt
     [[ "$output" == *"no column 'm_contam'"* ]]
     if fofmap --help >/dev/null && halostats --format=stream zoomg.fof -o zs.fof; then
-        fofmap -v --clean -n 100 zs.fof -o c.png 2>c.err || skip "no PNG support"
+        fofmap -v --clean -n 100 zs.fof -o c.png 2>c.err || skip "no pictures (a build without cairo)"
         grep -q "fofmap: --clean=0: $((98 - n_clean)) halos left out" c.err
         grep -q "halos circled of $n_clean\$" c.err
     fi

@@ -168,18 +168,55 @@ recipe() {
         perl -pe 's/\\-/-/g; s/\\e/\\/g'
 }
 
+# The blocks of man page PAGE that are run neither as "$ " lines nor saved as a program (after
+# `.\" example: NAME`), one line each: what a reader would see and no test runs.
+unrun_blocks() {
+    awk '/^\.\\" example: / { named = 1; next }
+         /^\.EX/ { ex = 1; cmd = 0; first = ""; n++; next }
+         ex && /^\.EE/ { if (!named && !cmd) print "block " n ": " first; ex = 0; named = 0; next }
+         ex && /^\$ / { cmd = 1 } ex && first == "" { first = $0 }
+         !ex && !/^\.PP/ { named = 0 }' "$1"
+}
+
 @test "fofkit(3) examples run" {
-    # the page's program, as its reader saves it, compiled against the build's library
+    # every program of the page (the blocks after `.\" example: NAME`), saved as its reader saves it and
+    # run by the page's "$ " lines: the C one compiled against the build's library with pkg-config, the
+    # Python ones with the sources' package and the build's library, members.py on the Gadget-4 snapshot
     [ -n "$FOFKIT_BUILD" ] && [ -f "$FOFKIT_BUILD/fofkit.pc" ] || skip "no library build (FOFKIT_BUILD unset)"
     command -v pkg-config >/dev/null && command -v cc >/dev/null || skip "no pkg-config or cc"
-    recipe fofkit-example.c example man3/fofkit.3 >fofkit-example.c
+    python3 -c 'import numpy, h5py' 2>/dev/null || skip "python3 has no numpy or h5py (the Python examples use them)"
+    local data=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data} name names=() pre
+    [ -f "$data/g4-lcdm-gas-z0.hdf5" ] || skip "no $data/g4-lcdm-gas-z0.hdf5"
+    ! halostats --format=hdf5 /dev/null 2>&1 | grep -q 'no HDF5' || skip "built without HDF5"
+    cp "$data/g4-lcdm-gas-z0.hdf5" snapshot_000.hdf5
+    run unrun_blocks "$MAN/man3/fofkit.3"
+    [ "$status" -eq 0 ] && [ -z "$output" ] || { echo "examples no test runs: $output"; return 1; }
+    mapfile -t names < <(sed -n 's/^\.\\" example: //p' "$MAN/man3/fofkit.3")
+    [ "${names[*]}" = "fofkit-example.c fofkit-example.py members.py" ]
+    for name in "${names[@]}"; do
+        recipe "$name" example man3/fofkit.3 >"$name"
+        [ -s "$name" ]
+        man_commands "$MAN/man3/fofkit.3" | grep -qF "$name" || { echo "no command runs $name"; return 1; }
+    done
     grep -q 'fofkit_fof(&p' fofkit-example.c
     export PKG_CONFIG_PATH=$FOFKIT_BUILD LD_LIBRARY_PATH=$FOFKIT_BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export PYTHONPATH=$BATS_TEST_DIRNAME/../python FOFKIT_LIB=$FOFKIT_BUILD/libfofkit.so PYTHONDONTWRITEBYTECODE=1
+    if ldd "$FOFKIT_BUILD/libfofkit.so" | grep -q libasan; then
+        # make check-asan's library in python3: its runtimes preloaded, the interpreter's leaks unreported
+        pre="$(${CC:-gcc} -print-file-name=libasan.so) $(${CC:-gcc} -print-file-name=libubsan.so)"
+        mkdir bin && printf '#!/bin/sh\nLD_PRELOAD="%s" ASAN_OPTIONS="%s" exec %s "$@"\n' "$pre" \
+            "${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$(command -v python3)" >bin/python3 && chmod +x bin/python3
+        PATH=$PWD/bin:$PATH
+    fi
     run_examples man3/fofkit.3
-    cat example.txt
+    cat example.txt example-py.txt members.txt
     grep -q '^l = 0.00736' example.txt
     [ "$(grep -c '^group [0-9]*: [0-9]* members' example.txt)" -ge 2 ]
     grep -q '^group 1: mass [0-9]' example.txt
+    # Python: the two clumps of 5000 (and a background particle or two), ids and counts printed as integers
+    [ "$(grep -c '^group [12]: 500[0-9] members, mass 500[0-9]$' example-py.txt)" -eq 2 ]
+    # members.py: group 1 from the snapshot's own arrays by ID, its centre of mass the catalogue's
+    [[ "$(cat members.txt)" =~ ^group\ 1:\ [1-9][0-9]*\ members,\ centre\ of\ mass\ .*,\ GroupCM\'s:\ True$ ]]
 }
 
 @test "fofstream(5): the numpy recipe reads a plain and a compressed stream as fofdump does" {
@@ -213,23 +250,26 @@ recipe() {
     [[ "$output" == *"snap.std: not a fofkit stream"* ]]
 }
 
-# Skips a test of pictures when this build writes no PNG (built without libpng).
-need_png() {
+# Skips a test of pictures when this build draws none (built without cairo).
+need_cairo() {
     command -v pngprobe >/dev/null || skip "pngprobe is not built"
     run pngprobe
-    [ "$status" -ne 77 ] || skip "built without libpng"
+    [ "$status" -ne 77 ] || skip "built without cairo"
 }
 
 @test "fofmap(1) examples run" {
-    need_png
+    need_cairo
     run_examples man1/fofmap.1
     [ -s map.png ] && [ -s slab.png ] && [ -s zoom.png ] && [ -s map20.png ]
+    head -c 5 slab.pdf | grep -q '^%PDF-' && grep -q '<text' slab.svg
 }
 
 @test "halomf(1) examples run" {
-    # its examples draw pictures too; halomf.bats tests the table without libpng
-    need_png
+    # its examples draw pictures too; halomf.bats tests the table without cairo
+    need_cairo
     run_examples man1/halomf.1
     [ "$(grep -vc '^#' mf200c.txt)" -gt 3 ]
     [ -s mf.png ] && [ -s mf100.png ] && [ -s mfstream.png ]
+    head -c 5 levels.pdf | grep -q '^%PDF-'
+    grep -q '>halos.txt</text>' compare.svg && grep -q '>levels.txt</text>' compare.svg
 }

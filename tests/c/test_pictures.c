@@ -1,4 +1,4 @@
-/* test_pictures.c - tests of the picture library: mass function bins, catalogue reading, map deposits, drawing, PNG. */
+/* test_pictures.c - tests of what pictures show: mass function bins, reference curves, catalogue reading and units, map deposits, rings, scale bars, the slab in words. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,14 +8,8 @@
 #include "check.h"
 #include "colormap.h"
 #include "densmap.h"
-#include "font.h"
-#include "image.h"
 #include "massfunc_plot.h"
-#include "pngwrite.h"
-
-#ifdef FK_HAVE_PNG
-#include <png.h>
-#endif
+#include "snapunits.h"
 
 static void test_massfunc(void)
 {
@@ -77,6 +71,15 @@ static void test_catalog(void)
           cat.h[0].r == 0.5);
     fk_catalog_free(&cat);
 
+    /* lengths: a text header's factor, a CSV's columns' unit (no factor) */
+    CHECK(read_cat("# units: length kpc, mass Msun, velocity km/s; one stream unit is 1000, 1e10, 1 of them\n"
+                   "# id n x y z\n1 2 3 4 5\n", &cat, &err) == FK_OK);
+    CHECK(cat.length == 1000 && !strcmp(cat.length_name, "kpc"));
+    fk_catalog_free(&cat);
+    CHECK(read_cat("id,n,x[Mpc/h],y[Mpc/h],z[Mpc/h]\n1,2,3,4,5\n", &cat, &err) == FK_OK);
+    CHECK(cat.length == 0 && !strcmp(cat.length_name, "Mpc/h"));
+    fk_catalog_free(&cat);
+
     fk_error_clear(&err);
     CHECK(read_cat("# id n x y z\n1 2 3 4\n", &cat, &err) == FK_EFORMAT);
     CHECK_MSG(!strcmp(err.msg, "cat: line 2: 4 columns, the header names 5"), "%s", err.msg);
@@ -99,6 +102,8 @@ static void test_catalog(void)
     CHECK(read_cat("# hello\n", &cat, &err) == FK_EMISSING);
     fk_error_clear(&err);
     CHECK(read_cat("\n\n", &cat, &err) == FK_EFORMAT);
+    fk_error_clear(&err);
+    CHECK(read_cat("#", &cat, &err) == FK_EFORMAT); /* a '#' that names no column (found by fuzz_catalog) */
     CHECK_MSG(!strcmp(err.msg, "cat: no header naming the columns (not a catalogue?)"), "%s", err.msg);
 
     /* the stream's HCOL and HALO */
@@ -166,14 +171,10 @@ static void test_densmap(void)
     /* rendering: the densest pixel at the top of the map, empty ones at the bottom */
     const unsigned char(*cm)[3] = fk_colormap("magma");
     CHECK(cm != NULL && fk_colormap("jet") == NULL);
-    fk_image im;
-    static const unsigned char black[3] = {0, 0, 0};
-    CHECK(fk_image_new(&im, 40, 40, black, &err) == FK_OK);
-    fk_densmap_render(g, 40, cm, 3, &im);
-    CHECK(!memcmp(im.rgb + 3 * (20 * 40 + 20), cm[255], 3));
-    fk_densmap_render(g, 40, cm, 3, &im);
-    CHECK(!memcmp(im.rgb, cm[0], 3));
-    fk_image_free(&im);
+    unsigned char rgb[3 * 1600];
+    fk_densmap_render(g, 40, cm, 3, rgb);
+    CHECK(!memcmp(rgb + 3 * (20 * 40 + 20), cm[255], 3));
+    CHECK(!memcmp(rgb, cm[0], 3));
 }
 
 /* Labels: beside their rings, inside the picture at its edges, never over one another. */
@@ -204,65 +205,100 @@ static void test_labels(void)
     CHECK(fk_densmap_label_place(200, 200, 50, 50, 10, 20, 15, placed, 3, &b) == 0);
 }
 
-static void test_drawing(void)
+static int read_curve(const char *text, fk_mf_curve *c, fk_error *err)
 {
-    fk_error err = {0};
-    static const unsigned char black[3] = {0, 0, 0}, white[3] = {255, 255, 255};
-    fk_image im;
-    CHECK(fk_image_new(&im, 0, 5, black, &err) == FK_EINVAL);
-    CHECK(fk_image_new(&im, 40, 40, black, &err) == FK_OK);
-    fk_image_ring(&im, 20, 20, 10, 2, white);
-    CHECK(im.rgb[3 * (20 * 40 + 30)] >= 250); /* on the ring at (30, 20), 0.51 from its middle line */
-    CHECK(im.rgb[3 * (20 * 40 + 20)] == 0);   /* not at its centre */
-    /* text: '1' has its stem in the middle column; every printable character has a glyph */
-    CHECK(fk_text_width("10", 2) == 24);
-    fk_image_fill(&im, 0, 0, 40, 40, black);
-    CHECK(fk_image_text(&im, 0, 0, "1", 1, 0, white) == 6);
-    CHECK(im.rgb[3 * (3 * 40 + 2)] == 255 && im.rgb[3 * (3 * 40 + 0)] == 0);
-    for (int ch = 33; ch < 127; ch++) {
-        const unsigned char *g = fk_font_glyph(ch);
-        int on = 0;
-        for (int r = 0; r < FK_FONT_H; r++) on |= g[r];
-        CHECK_MSG(on, "no glyph for '%c'", ch);
-    }
-    /* drawing off the raster is clipped, not a crash */
-    fk_image_line(&im, -100, -100, 1000, 1000, 3, white);
-    fk_image_text(&im, 35, 35, "clipped", 3, 1, white);
-    CHECK(im.rgb[3 * (39 * 40 + 39)] == 255);
-
-    /* a mass function plot: blue points on white */
-    fk_mf_bin b[2] = {{-3, -2, 4, 4, 2}, {-2, -1, 1, 1, 1}};
-    fk_image_free(&im);
-    CHECK(fk_image_new(&im, 300, 200, white, &err) == FK_OK);
-    CHECK(fk_massfunc_plot(b, 2, "mass", "length", "t", &im, &err) == FK_OK);
-    int blue = 0;
-    for (int i = 0; i < 300 * 200; i++) blue += im.rgb[3 * i + 2] > 150 && im.rgb[3 * i] < 80;
-    CHECK(blue > 50);
-    fk_mf_bin empty[1] = {{-3, -2, 0, 0, 0}};
-    CHECK(fk_massfunc_plot(empty, 1, "m", "l", "", &im, &err) == FK_EINVAL);
-
-#ifdef FK_HAVE_PNG
-    /* PNG round trip through libpng's reader */
-    CHECK(fk_png_available());
-    FILE *f = tmpfile();
-    CHECK(fk_png_write(f, &im, "tmp", &err) == FK_OK);
-    rewind(f);
-    png_image r;
-    memset(&r, 0, sizeof r);
-    r.version = PNG_IMAGE_VERSION;
-    CHECK(png_image_begin_read_from_stdio(&r, f));
-    CHECK(r.width == 300 && r.height == 200);
-    r.format = PNG_FORMAT_RGB;
-    unsigned char *px = malloc(PNG_IMAGE_SIZE(r));
-    CHECK(px && png_image_finish_read(&r, NULL, px, 0, NULL));
-    CHECK(px && !memcmp(px, im.rgb, 300 * 200 * 3));
-    free(px);
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    int st = fk_mf_curve_read(f, "ref", c, err);
     fclose(f);
-#else
-    CHECK(!fk_png_available());
-    CHECK(fk_png_write(stdout, &im, "tmp", &err) == FK_EUNSUP);
-#endif
-    fk_image_free(&im);
+    return st;
+}
+
+/* Reference curves: two columns, comments skipped, masses increasing; each bad line named. */
+static void test_curve(void)
+{
+    fk_mf_curve c;
+    fk_error err = {0};
+    CHECK(read_curve("# colossus\n1e10 0.5 extra\n\n2e10\t0.25\n4e10 0\n", &c, &err) == FK_OK);
+    CHECK(c.n == 3 && c.m[1] == 2e10 && c.dn[1] == 0.25 && c.dn[2] == 0);
+    fk_mf_curve_free(&c);
+    CHECK(c.n == 0 && c.m == NULL);
+    CHECK(read_curve("1e10 0.5\n1e10 0.4\n", &c, &err) == FK_EFORMAT);
+    CHECK_MSG(!strcmp(err.msg, "ref: line 2: mass 1e+10 after 1e+10 (masses must increase)"), "%s", err.msg);
+    fk_error_clear(&err);
+    CHECK(read_curve("1e10 0.5\n2e10 x\n", &c, &err) == FK_EFORMAT);
+    CHECK_MSG(!strcmp(err.msg, "ref: line 2: not two numbers (mass, dn/dlog10 M)"), "%s", err.msg);
+    fk_error_clear(&err);
+    CHECK(read_curve("1e10 0.5\n-2e10 1\n", &c, &err) == FK_EFORMAT);
+    fk_error_clear(&err);
+    CHECK(read_curve("1e10 0.5\n", &c, &err) == FK_EFORMAT);
+    CHECK_MSG(strstr(err.msg, "1 points: a reference curve needs two or more") != NULL, "%s", err.msg);
+    fk_error_clear(&err);
+    CHECK(read_curve("1e10 nan\n2e10 1\n", &c, &err) == FK_EFORMAT);
+}
+
+/* The rings of the halos in the slab, the unit, scale bar and slab of a picture, a catalogue's lengths in the stream's unit. */
+static void test_map_words(void)
+{
+    fk_view v = {.axis = 2, .centre = {0, 0, 0.25}, .width = 1, .depth = 0.1, .size = 100, .box = 1, .periodic = 1};
+    fk_cat_halo h[3] = {{.id = 7, .x = {0.1, 0.2, 0.26}, .r = 0.1},
+                        {.id = 8, .x = {0, 0, -0.25}, .r = 0.1},
+                        {.id = 9, .x = {-0.4, 0, 0.24}, .r = 0.001}};
+    fk_catalog cat = {.n = 3, .h = h};
+    fk_map_ring ring[3];
+    /* 8 lies outside the slab; 9's ring at least 4 pixels */
+    CHECK(fk_densmap_rings(&v, &cat, 3, 4, ring) == 2);
+    CHECK(ring[0].id == 7 && fabs(ring[0].x - 60) < 1e-9 && fabs(ring[0].y - 30) < 1e-9 && fabs(ring[0].r - 10) < 1e-9);
+    CHECK(ring[1].id == 9 && ring[1].r == 4);
+    CHECK(fk_densmap_rings(&v, &cat, 1, 4, ring) == 1);
+
+    /* units: none, kpc/h, Mpc/h for a wide field, a tipsy unit of 1e5 kpc, a name given */
+    fk_snap s = {.box = 1};
+    fk_map_unit u;
+    char buf[160];
+    fk_densmap_unit(&s, 1, NULL, &u);
+    CHECK(u.factor == 1 && !u.name[0]);
+    CHECK(fk_densmap_bar(&v, &u) == 0.2);
+    CHECK_MSG(!strcmp(fk_densmap_slab_text(&v, &u, buf, sizeof buf), "slab at z = 0.25, 0.1 thick (box side 1)"), "%s",
+              buf);
+    s.have_units = 1, s.units_per_h = 1, s.unit_length_cm = FK_KPC_CM;
+    fk_densmap_unit(&s, 1000, NULL, &u);
+    CHECK(u.factor == 1 && !strcmp(u.name, "kpc/h"));
+    fk_densmap_unit(&s, 25000, NULL, &u);
+    CHECK(fabs(u.factor - 1e-3) < 1e-15 && !strcmp(u.name, "Mpc/h"));
+    v.width = 25000, v.depth = 2500, v.centre[2] = 12500, v.box = 50000;
+    CHECK(fabs(fk_densmap_bar(&v, &u) - 5) < 1e-12); /* 25 Mpc/h wide: a bar of 5 */
+    CHECK_MSG(!strcmp(fk_densmap_slab_text(&v, &u, buf, sizeof buf), "slab at z = 12.5 Mpc/h, 2.5 Mpc/h thick"), "%s",
+              buf);
+    v.depth = 50000;
+    CHECK_MSG(!strcmp(fk_densmap_slab_text(&v, &u, buf, sizeof buf),
+                      "slab at z = 12.5 Mpc/h, 50 Mpc/h thick (the whole box)"), "%s", buf);
+    v.centre[2] = 9999999.5, v.depth = 12345.6; /* 4 digits, an exponent only from a million */
+    CHECK_MSG(!strcmp(fk_densmap_slab_text(&v, &u, buf, sizeof buf), "slab at z = 10000 Mpc/h, 12.35 Mpc/h thick"), "%s",
+              buf);
+    s.units_per_h = 0, s.unit_length_cm = 1e5 * FK_KPC_CM;
+    fk_densmap_unit(&s, 1, NULL, &u);
+    CHECK(fabs(u.factor - 100) < 1e-9 && !strcmp(u.name, "Mpc"));
+    fk_densmap_unit(&s, 1, "parsec", &u);
+    CHECK(u.factor == 1 && !strcmp(u.name, "parsec"));
+
+    /* a catalogue's kpc into the stream's unit of 1e5 kpc: by its factor, by its columns' unit (CSV) */
+    fk_error err = {0};
+    h[0].x[0] = 50000, h[0].r = 1000;
+    cat.length = 1e5;
+    CHECK(fk_densmap_cat_units(&cat, &s, "c", &err) == FK_OK);
+    CHECK(fabs(h[0].x[0] - 0.5) < 1e-12 && fabs(h[0].r - 0.01) < 1e-12 && cat.length == 1);
+    h[0].x[0] = 50;
+    cat.length = 0;
+    snprintf(cat.length_name, sizeof cat.length_name, "Mpc");
+    CHECK(fk_densmap_cat_units(&cat, &s, "c", &err) == FK_OK);
+    CHECK(fabs(h[0].x[0] - 0.5) < 1e-12);
+    cat.length = 0;
+    snprintf(cat.length_name, sizeof cat.length_name, "kpc/h"); /* per h against a stream that is not */
+    CHECK(fk_densmap_cat_units(&cat, &s, "c", &err) == FK_EINVAL);
+    CHECK_MSG(strstr(err.msg, "c: lengths in kpc/h") == err.msg, "%s", err.msg);
+    cat.length = 0;
+    snprintf(cat.length_name, sizeof cat.length_name, "length");
+    CHECK(fk_densmap_cat_units(&cat, &s, "c", &err) == FK_OK && fabs(h[0].x[0] - 0.5) < 1e-12);
 }
 
 int main(void)
@@ -271,6 +307,7 @@ int main(void)
     test_catalog();
     test_densmap();
     test_labels();
-    test_drawing();
+    test_curve();
+    test_map_words();
     CHECK_DONE();
 }
