@@ -18,6 +18,8 @@ import threading
 
 import numpy as np
 
+from .stream import INTEGER_COLUMNS
+
 LEVELS_MAX = 8
 _DEVICES = {"auto": 0, "cpu": 1, "gpu": 2}
 _CENTRES = {"mbp": 0, "com": 1}
@@ -309,12 +311,13 @@ def halos(pos, vel, group, mass=None, ids=None, box=None, periodic=None, origin=
           device="auto", threads=0, return_bound=False, comoving=False, vel_scale=None, hubble_flow=None):
     """halostats' catalogue of groups 1..ngroups (default group.max()) of the particles: group (uint32, (n,),
     0 for none: what fof() returns), pos and vel (float32, (n, 3)), mass (float32, (n,), default 1), ids
-    (uint64, default the index: minid and mbp_id name particles by them). A structured array, one float64
-    field per column, named as halostats names them (Stream.catalogue() reads the same from
-    halostats --format=stream); level fills the level column, group_up (the groups of the level above) the
-    host column. centre 'mbp' or 'com', G, softening (default 0.05 box / n^(1/3)), theta, exact_max; so with
-    omega_m (and omega_l, scale_factor, rho_crit, so_min); unbind (and bound_min); device, threads: as
-    halostats(1)'s options. With return_bound, also the bound members (bool, (n,)). comoving (with
+    (uint64, default the index: mbp_id names particles by them). A structured array, one field per
+    column, named as halostats names them: int64 for the ids and counts (level, host, id, n, mbp_id, n_gas,
+    n_dark, n_star, n_contam, n_bound; -1 for none), float64 for the rest; Stream.catalogue() reads the same,
+    with the same types, from halostats --format=stream. level fills the level column, group_up (the groups
+    of the level above) the host column. centre 'mbp' or 'com', G, softening (default 0.05 box / n^(1/3)),
+    theta, exact_max; so with omega_m (and omega_l, scale_factor, rho_crit, so_min); unbind (and bound_min);
+    device, threads: as halostats(1)'s options. With return_bound, also the bound members (bool, (n,)). comoving (with
     scale_factor, vel_scale: VEL * vel_scale is the peculiar velocity, hubble_flow: H(a) a per comoving
     length): physical properties of a comoving run as halostats(1) gives them for a comoving stream."""
     lib = library()
@@ -352,7 +355,10 @@ def halos(pos, vel, group, mass=None, ids=None, box=None, periodic=None, origin=
                               bound.ctypes.data if bound is not None and p.n else None, ctypes.byref(err))
     del keep
     _check(status, err)
-    cat = table.view(np.dtype([(name, "<f8") for name in names]))[:, 0]
+    # ids and counts as int64 (exact: below 2^53), the rest float64, as Stream.catalogue() types them
+    cat = np.empty(int(ngroups), np.dtype([(name, "<i8" if name in INTEGER_COLUMNS else "<f8") for name in names]))
+    for j, name in enumerate(names):
+        cat[name] = table[:, j]
     if "level" in cat.dtype.names:
         cat["level"] = level
     return (cat, bound.astype(bool)) if return_bound else cat

@@ -44,8 +44,10 @@ class ChunkMissing(StreamError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-# halostats' whole-number columns, for streams whose HCOL predates its integer_columns key
-_INTEGER_COLUMNS = ("level", "host", "id", "n", "mbp_id", "n_bound")
+# halostats' whole-number columns (lib/halostats.c's U64 columns: ids and counts), as int64: for
+# fofkit.halos, and for streams whose HCOL predates its integer_columns key (tests/python.bats checks
+# the list against halostats' integer_columns)
+INTEGER_COLUMNS = ("level", "host", "id", "n", "mbp_id", "n_gas", "n_dark", "n_star", "n_contam", "n_bound")
 
 
 def _crc(data):
@@ -376,12 +378,12 @@ class Stream:
     def catalogue(self, level=None):
         """halostats' catalogue (HCOL and the HALO chunks of halostats --format=stream) as a
         structured array, one field per column: int64 for the whole-number columns (level, host,
-        id, n, mbp_id, n_bound: HCOL's integer_columns; exact below 2^53, -1 for none), float64
+        id, n, mbp_id and the counts n_*: HCOL's integer_columns; exact below 2^53, -1 for none), float64
         for the others; one level, or with level=None every level, level by level, as halostats
         prints them. StreamError (ChunkMissing) when the stream has no catalogue."""
         cols = self.catalogue_columns()
         hcol = self._hcol()
-        ints = set(hcol["integer_columns"].split()) if "integer_columns" in hcol else set(_INTEGER_COLUMNS)
+        ints = set(hcol["integer_columns"].split()) if "integer_columns" in hcol else set(INTEGER_COLUMNS)
         dtype = np.dtype([(name, "<i8" if name in ints else "<f8") for name, _, _ in cols])
         levels = sorted(self.levels("HALO")) if level is None else [level]
         parts = []

@@ -1,9 +1,8 @@
 """test_bindings.py - fofkit.fof and fofkit.halos (libfofkit through ctypes) against the C programs' .grp and
 catalogue, on mock universes and every real snapshot; bad arrays refused with clear errors; GPU arrays.
 
-Run from the repository with the programs on the PATH and the library built (tests/python.bats does):
-    PATH=$PWD/build/bin:$PATH FOFKIT_LIB=$PWD/build/libfofkit.so python3 -m unittest discover -s python/tests \
-        -p test_bindings.py
+Run with `python3 -m unittest tests.test_bindings` in python/: the programs and the library are those of
+$FOFKIT_BUILD or of the checkout's build/ (buildenv.py; $FOFKIT_LIB and the PATH before them).
 The tests skip when libfofkit cannot be loaded; those of real snapshots when ../shared/data is absent
 (FOFKIT_DATA overrides it); CudaArrays when CuPy or a GPU is missing.
 """
@@ -18,7 +17,9 @@ import unittest
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import buildenv  # noqa: E402  (first: the build's programs on the PATH, its libfofkit)
 import fofkit  # noqa: E402
 
 try:
@@ -26,11 +27,10 @@ try:
     HAVE_LIB = True
 except fofkit.LibraryError as e:
     HAVE_LIB, WHY = False, str(e)
-NEED_LIB = unittest.skipUnless(HAVE_LIB, "no libfofkit" if HAVE_LIB else WHY)
+NEED_LIB = unittest.skipUnless(HAVE_LIB, "" if HAVE_LIB else WHY)
 PROGRAMS = ["mkuniverse", "tipsy2bin", "kdbuild", "foflink", "groups", "halostats"]
-NEED_PROGRAMS = unittest.skipUnless(all(shutil.which(p) for p in PROGRAMS), "the fofkit programs are not on the PATH")
-DATA = os.environ.get("FOFKIT_DATA") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                                                     "shared", "data")
+NEED_PROGRAMS = buildenv.need(PROGRAMS)
+DATA = buildenv.DATA
 
 
 def sh(cmd, cwd):
@@ -145,9 +145,15 @@ class AgainstPrograms(unittest.TestCase):
         for stream, kw in (("hc.fof", {}), ("hm.fof", dict(so=True, omega_m=0.3, unbind=True))):
             with fofkit.open(os.path.join(d, stream)) as c:
                 ref = c.catalogue(level=0)
+                ints = set(c.text("HCOL")["integer_columns"].split())
             cat = fofkit.halos(pos, vel, group, mass=mass, ids=ids, box=box, origin=origin, periodic=per,
                                device="cpu", **kw)
             self.assertEqual(cat.dtype.names, ref.dtype.names)
+            # ids and counts are integers in both, with halostats' integer_columns (HCOL)
+            self.assertEqual(cat.dtype, ref.dtype)
+            self.assertEqual(ints, {n for n in cat.dtype.names if cat.dtype[n] == np.int64})
+            self.assertTrue({"id", "n", "mbp_id", "n_dark", "n_contam"} <= ints)
+            self.assertEqual("n_bound" in ints, "unbind" in kw)
             self.assertEqual(len(cat), len(ref))
             for name in ref.dtype.names:
                 np.testing.assert_array_equal(cat[name], ref[name], err_msg=name)

@@ -1,8 +1,8 @@
 """test_stream.py - the fofkit package against fofdump(1) and the C programs, and on damaged streams.
 
-Run from the repository with the programs on the PATH (tests/python.bats does):
-    PATH=$PWD/build/bin:$PATH python3 -m unittest discover -s python/tests
-Without the programs the tests that need them skip; nothing here needs ../shared/data.
+Run with `python3 -m unittest` in python/: the programs are found on the PATH, in $FOFKIT_BUILD/bin or in
+the checkout's build/bin (buildenv.py); without them the tests that need them skip, naming them. Nothing
+here needs ../shared/data.
 """
 
 import os
@@ -16,12 +16,13 @@ import zlib
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import buildenv  # noqa: E402  (first: the build's programs on the PATH, its libfofkit)
 import fofkit  # noqa: E402
 
 PROGRAMS = ["mkuniverse", "tipsy2bin", "kdbuild", "foflink", "groups", "halostats", "fofdump"]
-HAVE_PROGRAMS = all(shutil.which(p) for p in PROGRAMS)
-NEED = unittest.skipUnless(HAVE_PROGRAMS, "the fofkit programs are not on the PATH")
+NEED = buildenv.need(PROGRAMS)
 
 
 def sh(cmd, cwd):

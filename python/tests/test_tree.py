@@ -1,7 +1,7 @@
 """test_tree.py - fofkit.read_tree on Consistent-Trees files: a small one written here, and halotree's own when the programs, h5py and a build with HDF5 are there.
 
-Run from the repository (tests/python.bats does):
-    PATH=$PWD/build/bin:$PATH python3 -m unittest discover -s python/tests -p test_tree.py
+Run with `python3 -m unittest tests.test_tree` in python/ (buildenv.py finds halotree: the PATH,
+$FOFKIT_BUILD/bin or the checkout's build/bin).
 """
 
 import os
@@ -13,7 +13,9 @@ import unittest
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import buildenv  # noqa: E402  (first: the build's programs on the PATH, its libfofkit)
 import fofkit  # noqa: E402
 
 HEADER = """#scale(0) id(1) desc_scale(2) desc_id(3) num_prog(4) mmp?(5) Mvir(6) x(7) Snap_num(8) Orig_halo_ID(9)
@@ -75,18 +77,20 @@ class TestReadTree(unittest.TestCase):
             fofkit.read_tree(bad)
 
 
-def have_halotree():
-    if not shutil.which("halotree"):
-        return False
+def halotree_missing():
+    """None when halotree (built with HDF5) and h5py are there, else what is missing."""
+    why = buildenv.why_missing(["halotree"])
+    if why:
+        return why
     try:
         import h5py  # noqa: F401
     except ImportError:
-        return False
+        return "no h5py"
     r = subprocess.run(["halotree", "a_0.hdf5", "a_1.hdf5"], stderr=subprocess.PIPE, text=True)
-    return "no HDF5" not in r.stderr
+    return "halotree is built without HDF5" if "no HDF5" in r.stderr else None
 
 
-@unittest.skipUnless(have_halotree(), "no halotree with HDF5 on the PATH, or no h5py")
+@unittest.skipIf(halotree_missing(), halotree_missing() or "")
 class TestHalotree(unittest.TestCase):
     def test_constructed_series(self):
         here = os.path.dirname(os.path.abspath(__file__))

@@ -1,0 +1,1 @@
+"""The fofkit package's tests: `python3 -m unittest` in python/ runs them (buildenv.py finds the build)."""
