@@ -159,7 +159,7 @@ int main(int argc, char **argv)
         ng = top;
         fk_halo_order o;
         start(&t_order);
-        if (fk_halo_order_build(n, grp, ng, &o, &err)) prog_fail(&err);
+        if (fk_halo_order_build(n, grp, d.ids, ng, &o, &err)) prog_fail(&err);
         stop(&t_order);
         members = o.first[ng];
         if (!h && !(h = malloc((ng ? ng : 1) * sizeof *h))) prog_die(EXIT_RESOURCE, "out of memory");

@@ -114,7 +114,7 @@ int main(int argc, char **argv)
     double total = 0;
     for (uint64_t i = 0; i < snap.n; i++) total += mass[i];
     double mean = total / pow(snap.box, 3), rho[3] = {200 * mean, 500 * mean, 177.6528792 * mean};
-    fk_so_particles p = {snap.n, pos, mass, snap.periodic, snap.box, snap.origin};
+    fk_so_particles p = {snap.n, pos, mass, snap.periodic, snap.box, snap.origin, NULL};
     int threads = 1;
 #ifdef _OPENMP
     threads = omp_get_max_threads();

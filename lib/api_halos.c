@@ -198,7 +198,7 @@ static int halos(const fofkit_particles *pin, const uint32_t *group_in, uint64_t
                                       gpu ? gpu_minima : NULL, h, NULL, phi, err);
     for (uint64_t g = 0; !st && group_up && g < ng; g++) h[g].host = group_up[h[g].ref];
     if (!st && o.so) {
-        fk_so_particles sp = {n, a.pos, mass, p.periodic, p.box, p.origin};
+        fk_so_particles sp = {n, a.pos, mass, p.periodic, p.box, p.origin, p.ids};
         st = fk_so_grid_build(&sp, &grid, err);
         if (!st) st = fk_halostats_so(grid, ng, h, rho, o.so_min ? o.so_min : FK_SO_MINPART, err);
     }

@@ -335,7 +335,10 @@ static int route(const fk_dhalos_in *in, int k, const plan *p, int rank, int R, 
     return st;
 }
 
-/* The rows of this rank's groups of level k, from their members. */
+/* The rows of this rank's groups of level k, from their members, each
+ * group's put in ID order as one process puts them (halomembers.h): every
+ * sum then runs in the single process's order, whatever the split into
+ * ranks and the order the members came in. */
 static int compute(const fk_dhalos_in *in, const fk_dhalos_opts *o, const plan *p, const owned *w, int rank,
                    double m_hires, fk_halo *h, fk_dhalos_info *info, fk_error *err)
 {
@@ -353,7 +356,7 @@ static int compute(const fk_dhalos_in *in, const fk_dhalos_opts *o, const plan *
     fk_halo_order members = {0}; /* gathered once for both calls */
     fk_halo_timing tm = {0};
     double t0 = fk_now(), t1 = t0, t2 = t0;
-    if (!st) st = fk_halo_order_build(w->n, w->grp, ngl, &members, err);
+    if (!st) st = fk_halo_order_build(w->n, w->grp, w->ids, ngl, &members, err);
     t1 = fk_now();
     if (!st) st = fk_halostats_compute_members(&hin, &members, h, in->name, err);
     t2 = fk_now();

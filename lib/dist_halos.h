@@ -22,18 +22,17 @@
  *      rank), a greedy that balances the members; the same on every rank;
  *   2. every particle of a group goes to the group's owner (one alltoallv,
  *      41 bytes a particle: position, velocity, mass, ID, group, type), each rank's
- *      in its stream order; the owner receives them by rank, so each group's
- *      members arrive in the order of the ranks' streams concatenated (rank,
- *      then position in the rank's stream): the order one process meets them
- *      in the concatenated stream;
- *   3. the owner computes its groups' rows with the calls halostats makes in
- *      one process (fk_halostats_compute, fk_halostats_centres_phi and, when
+ *      in its stream order; the owner receives them by rank;
+ *   3. the owner gathers each group's members in ID order (halomembers.h),
+ *      the order one process puts them in, whatever its stream's order, and
+ *      computes its groups' rows with the calls halostats makes in one
+ *      process (fk_halostats_compute, fk_halostats_centres_phi and, when
  *      asked, fk_unbind_halos_phi), then sets id to the global number;
  *   4. rank 0 gathers every row (MPI_Gatherv, sizeof (fk_halo) a row) into
  *      group order.
- * Every sum of a group runs over its members in one fixed order, the same as
- * in one process on the concatenated stream, so the rows are bit for bit the
- * single process's for every R. The fields level and host are left 0 (the
+ * Every sum of a group runs over its members in ID order, as in one process
+ * on the same particles in any stream order, so the rows are bit for bit the
+ * single process's for every R and any split of the particles. The fields level and host are left 0 (the
  * caller has GPAR); ref is the member's index in the owner's arrays.
  *
  * Checks, on every rank: the same number of levels, groups per level, box,

@@ -14,13 +14,13 @@
 
 #include "dist.h"
 #include "dist_alltoall.h"
+#include "spacing.h"
 
 #define COMM fk_dist_comm() /* this thread's communicator (dist.h) */
 #define PER_CELL 8    /* particles a cell of a rank's index, on average */
 #define MAX_SIDE 1024 /* its cells per side, at most                    */
 #define MARGIN 1e-6   /* radii asked for are widened by this (relative): far beyond a distance's rounding */
 #define SAFETY 2.0    /* the first radius asked for covers this times the radius the halo's mass gives */
-#define TAG_RELAY 2001
 
 /* A halo's sphere as rank 0 sends it: centre, rc_max, mass, measuring rank. */
 typedef struct sphere {
@@ -28,10 +28,11 @@ typedef struct sphere {
     uint32_t owner, pad;
 } sphere;
 
-/* A particle on its way to a measurer: position, mass, index in its rank's stream. */
+/* A particle on its way to a measurer: position, mass, index in its rank's
+ * stream, original index (ID: the order of the sums over its cell). */
 typedef struct ghost {
     float x[3], m;
-    uint64_t i;
+    uint64_t i, id;
 } ghost;
 
 /* A measurer's request: every particle within r of sphere h. */
@@ -260,18 +261,16 @@ static int allgather_records(const void *mine, uint64_t count, size_t size, void
     return st;
 }
 
-int fk_dso_mass_total(uint64_t n, const float *mass, double *total, fk_error *err)
+int fk_dso_mass_total(uint64_t n, const float *mass, double *total, const char *name, fk_error *err)
 {
-    (void)err;
-    int rank, R;
-    MPI_Comm_rank(COMM, &rank);
-    MPI_Comm_size(COMM, &R);
-    double t = 0;
-    if (rank > 0) MPI_Recv(&t, 1, MPI_DOUBLE, rank - 1, TAG_RELAY, COMM, MPI_STATUS_IGNORE);
-    for (uint64_t i = 0; i < n; i++) t += mass[i];
-    if (rank < R - 1) MPI_Send(&t, 1, MPI_DOUBLE, rank + 1, TAG_RELAY, COMM);
-    MPI_Bcast(&t, 1, MPI_DOUBLE, R - 1, COMM);
-    *total = t;
+    /* each rank's exact sums (spacing.h: the significands by binary exponent, integers), added
+     * over the ranks and made a double as one process makes its own: the same bits for any
+     * split of the particles, in any order */
+    fk_spacing_sums s;
+    int st = fk_spacing_sum(mass, NULL, n, &s, name, err);
+    if ((st = fk_dist_agree(st, err, NULL)) != FK_OK) return st;
+    fk_dist_sum(&s.sig[1][0], FK_SPACING_NEXP); /* type NULL: every mass is counted as dark (1) */
+    *total = fk_spacing_mass(&s, 1);
     return FK_OK;
 }
 
@@ -293,6 +292,7 @@ typedef struct run {
     uint64_t *bits;        /* n bits: marks                                    */
     float *hpos, *hmass;   /* the particles this rank measures over, by (rank, index) */
     uint64_t *hidx;        /* their indices on their ranks                     */
+    uint64_t *hid;         /* their IDs                                        */
     uint32_t *hfrom;       /* their ranks                                      */
     uint64_t nheld;
     fk_dso_rank me;
@@ -303,7 +303,7 @@ static void run_free(run *u)
     index_free(&u->x);
     for (int d = 0; u->sent && d < u->R; d++) free(u->sent[d]);
     free(u->sph), free(u->slot), free(u->res), free(u->sent), free(u->nsent), free(u->bits);
-    free(u->hpos), free(u->hmass), free(u->hidx), free(u->hfrom);
+    free(u->hpos), free(u->hmass), free(u->hidx), free(u->hid), free(u->hfrom);
 }
 
 /* A point's place on a Morton curve through the frame (21 bits an axis). */
@@ -472,7 +472,7 @@ static int collect(run *u, const ask *asks, uint64_t nasks, ghost **send, uint64
             uint64_t i = fresh[d][k];
             ghost *g = &(*send)[at];
             memcpy(g->x, in->pos + 3 * i, sizeof g->x);
-            g->m = in->mass[i], g->i = i;
+            g->m = in->mass[i], g->i = i, g->id = in->ids ? in->ids[i] : i;
             if (d != u->rank) u->me.sent++, u->me.bytes += sizeof *g;
         }
     for (int d = 0; fresh && d < u->R; d++) free(fresh[d]);
@@ -490,10 +490,10 @@ static int hold(run *u, const ghost *got, const uint64_t *rcount, uint64_t ngot,
 {
     const uint64_t n = u->nheld + ngot, m = n ? n : 1;
     float *pos = malloc(m * 3 * sizeof *pos), *mass = malloc(m * sizeof *mass);
-    uint64_t *idx = malloc(m * sizeof *idx);
+    uint64_t *idx = malloc(m * sizeof *idx), *id = malloc(m * sizeof *id);
     uint32_t *from = malloc(m * sizeof *from);
-    if (!pos || !mass || !idx || !from) {
-        free(pos), free(mass), free(idx), free(from);
+    if (!pos || !mass || !idx || !id || !from) {
+        free(pos), free(mass), free(idx), free(id), free(from);
         return fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64 " particles of its SO spheres", u->rank,
                        n);
     }
@@ -505,15 +505,15 @@ static int hold(run *u, const ghost *got, const uint64_t *rcount, uint64_t ngot,
             if (!old && !neu) break;
             if (old && (!neu || u->hidx[i] < got[j].i)) {
                 memcpy(pos + 3 * k, u->hpos + 3 * i, 3 * sizeof *pos);
-                mass[k] = u->hmass[i], idx[k] = u->hidx[i], from[k] = s, i++;
+                mass[k] = u->hmass[i], idx[k] = u->hidx[i], id[k] = u->hid[i], from[k] = s, i++;
             } else {
                 memcpy(pos + 3 * k, got[j].x, 3 * sizeof *pos);
-                mass[k] = got[j].m, idx[k] = got[j].i, from[k] = s, j++;
+                mass[k] = got[j].m, idx[k] = got[j].i, id[k] = got[j].id, from[k] = s, j++;
             }
         }
     }
-    free(u->hpos), free(u->hmass), free(u->hidx), free(u->hfrom);
-    u->hpos = pos, u->hmass = mass, u->hidx = idx, u->hfrom = from, u->nheld = n;
+    free(u->hpos), free(u->hmass), free(u->hidx), free(u->hid), free(u->hfrom);
+    u->hpos = pos, u->hmass = mass, u->hidx = idx, u->hid = id, u->hfrom = from, u->nheld = n;
     return FK_OK;
 }
 
@@ -540,7 +540,9 @@ static int measure(run *u, const ask *asks, uint64_t a0, uint64_t a1, const doub
             memcpy(c + 3 * a, s->c, sizeof s->c);
             r0[a] = s->r0;
         }
-        const fk_so_particles p = {n, u->hpos, u->hmass, u->in->periodic, u->in->box, u->in->origin};
+        /* each cell's particles by ID: the sums of one process's grid, whatever the split */
+        const fk_so_particles p = {n, u->hpos, u->hmass, u->in->periodic, u->in->box, u->in->origin,
+                                   u->in->ids ? u->hid : NULL};
         st = fk_so_grid_build_frame(&p, &u->frame, &grid, err);
         if (!st) st = fk_so_measure_reach(grid, na, c, r0, FK_SO_N, rho, minpart, R, M, reach, err);
     }
@@ -663,7 +665,7 @@ static int gather_results(run *u, fk_halo *const *rows, const uint64_t *ng, int 
 static void whole_frame(const fk_dso_in *in, fk_so_frame *f, double lo[3], double hi[3])
 {
     double glo[3] = {0, 0, 0}, ghi[3] = {0, 0, 0};
-    const fk_so_particles p = {in->n, in->pos, in->mass, in->periodic, in->box, in->origin};
+    const fk_so_particles p = {in->n, in->pos, in->mass, in->periodic, in->box, in->origin, NULL};
     for (int k = 0; k < 3; k++) lo[k] = hi[k] = 0;
     if (!in->periodic) {
         fk_so_bounds(&p, lo, hi);
@@ -749,9 +751,9 @@ int fk_dso_run(const fk_dso_in *in, fk_halo *const *rows, const uint64_t *ng, in
     return fk_fail(err, FK_EUNSUP, "this build of fofkit has no MPI (build it with libopenmpi-dev installed)");
 }
 
-int fk_dso_mass_total(uint64_t n, const float *mass, double *total, fk_error *err)
+int fk_dso_mass_total(uint64_t n, const float *mass, double *total, const char *name, fk_error *err)
 {
-    (void)n, (void)mass;
+    (void)n, (void)mass, (void)name;
     *total = 0;
     return fk_fail(err, FK_EUNSUP, "this build of fofkit has no MPI (build it with libopenmpi-dev installed)");
 }

@@ -30,12 +30,13 @@
  *   3. rounds: each rank finds its particles within the requested radius of
  *      every sphere (a cell grid over its own particles, the minimum image
  *      in a periodic box) and sends each to the sphere's measurer once
- *      (position, mass and its index in the rank's stream: 24 bytes); the
- *      measurer keeps what it got in the order of the ranks' streams
- *      concatenated (rank, then index), builds the SO grid over them in the
- *      whole run's frame (fk_so_grid_build_frame), so that every search
- *      within the radius gathers the particles one process gathers in the
- *      order it gathers them, and measures (fk_so_measure_reach). A sphere
+ *      (position, mass, its index in the rank's stream and its ID: 32
+ *      bytes); the measurer keeps what it got in (rank, index) order, builds
+ *      the SO grid over them in the whole run's frame, each cell's particles
+ *      by ID (fk_so_grid_build_frame, so.h), so that every search within the
+ *      radius gathers the particles one process gathers in the order it
+ *      gathers them, whatever the split, and measures
+ *      (fk_so_measure_reach). A sphere
  *      whose last search stayed within its radius is done: its radii and
  *      masses are the single process's, bit for bit. Any other is asked
  *      again with the radius of that search (at least one doubling more;
@@ -70,6 +71,10 @@ typedef struct fk_dso_in {
     int periodic;
     double box, origin;
     uint64_t ntotal;          /* every rank's particles                     */
+    const uint64_t *ids;      /* n original indices (IDs), unique over the ranks: the
+                                 order of the sums over a grid cell (so.h), or NULL
+                                 (then the ranks' streams concatenated must be the
+                                 single process's order, and IDs the stream indices) */
 } fk_dso_in;
 
 /* What one rank did. */
@@ -94,7 +99,7 @@ typedef struct fk_dso_info {
 
 /* Collective (MPI started): the SO radii and masses of every halo of every
  * level, as fk_halostats_so computes them in one process over the ranks'
- * particles concatenated, with the thresholds rho and minpart. rows and ng:
+ * particles (with the IDs of in: in any order; without, concatenated), with the thresholds rho and minpart. rows and ng:
  * on rank 0 the nlevels levels' rows (from fk_dhalos_run, host set from
  * level 1 on), whose r200c, m200c, ..., rvir, mvir are filled in; ng[k] (on
  * every rank) their counts; elsewhere rows may be NULL. Every position must
@@ -104,10 +109,13 @@ typedef struct fk_dso_info {
 int fk_dso_run(const fk_dso_in *in, fk_halo *const *rows, const uint64_t *ng, int nlevels, const double rho[FK_SO_N],
                size_t minpart, fk_dso_info *info, fk_error *err);
 
-/* Collective: the sum of every rank's masses in the order of the ranks'
- * streams concatenated, added one by one from 0 as one process sums its
- * stream (each rank continues the sum of the ranks before it: a relay),
- * into *total on every rank. FK_EUNSUP without MPI. */
-int fk_dso_mass_total(uint64_t n, const float *mass, double *total, fk_error *err);
+/* Collective: the sum of every rank's masses, exact and independent of
+ * order (spacing.h's sums of the significands by binary exponent, added
+ * over the ranks, then fk_spacing_mass), as one process sums its stream
+ * (halostats --so): the same bits for any number of ranks and any split,
+ * into *total on every rank. FK_EFORMAT (a negative or non-finite mass,
+ * named in the stream name), agreed on by every rank; FK_EUNSUP without
+ * MPI. */
+int fk_dso_mass_total(uint64_t n, const float *mass, double *total, const char *name, fk_error *err);
 
 #endif

@@ -309,7 +309,7 @@ static void write_common(fk_h5w *w, hid_t loc, const char *prefix, const table *
     fk_h5_data(w, loc, NAME("Len"), H5T_NATIVE_INT64, t->rows, 1, t->len, FK_DIM_1);
     fk_h5_data(w, loc, NAME("LenType"), H5T_NATIVE_INT64, t->rows, NTYPES, t->lentype, FK_DIM_1);
     fk_h5_data(w, loc, NAME("OffsetType"), H5T_NATIVE_INT64, t->rows, NTYPES, t->offtype, FK_DIM_1);
-    /* MassType: halostats' m_gas, m_dark, m_star (summed in stream order, as the text's) in Gadget's
+    /* MassType: halostats' m_gas, m_dark, m_star (summed in ID order, as the text's) in Gadget's
      * types 0, 1 and 4 (halostats.h); LenType above: the members counted by type, which the offsets
      * index */
     for (uint64_t k = 0; k < t->rows; k++) {

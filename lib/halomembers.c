@@ -1,8 +1,9 @@
-/* halomembers.c - the members of every group, group by group in stream order, by a parallel counting sort. */
+/* halomembers.c - the members of every group, group by group in ID order, by a parallel counting sort and a sort by ID. */
 #include "halomembers.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bigmem.h"
 
@@ -113,7 +114,126 @@ static void place_members(sorting *t, const uint64_t *first, uint32_t *idx32, ui
     }
 }
 
-int fk_halo_order_build(uint64_t n, const uint32_t *grp, uint64_t ng, fk_halo_order *o, fk_error *err)
+typedef fk_id_keyed keyed;
+
+#define RADIX_BITS 11
+#define RADIX (1u << RADIX_BITS)
+#define INSERTION_MAX 32 /* groups of at most this many members: an insertion sort */
+
+/* a[0..n) by ascending id (ties, which a stream's unique IDs do not have,
+ * kept in their order): an insertion sort for a few, else a least
+ * significant digit radix sort of the IDs less the least, RADIX_BITS a
+ * pass, through tmp (n entries); stable either way. */
+static void sort_keyed(keyed *a, keyed *tmp, uint64_t n, uint64_t lo, uint64_t hi, uint64_t *count)
+{
+    if (n <= INSERTION_MAX) {
+        for (uint64_t k = 1; k < n; k++) {
+            const keyed x = a[k];
+            uint64_t j = k;
+            while (j > 0 && a[j - 1].id > x.id) a[j] = a[j - 1], j--;
+            a[j] = x;
+        }
+        return;
+    }
+    const uint64_t span = hi - lo;
+    int bits = 0;
+    while (bits < 64 && (span >> bits) != 0) bits++;
+    keyed *from = a, *to = tmp;
+    for (int shift = 0; shift < bits; shift += RADIX_BITS) {
+        for (uint32_t d = 0; d < RADIX; d++) count[d] = 0;
+        for (uint64_t k = 0; k < n; k++) count[((from[k].id - lo) >> shift) & (RADIX - 1)]++;
+        uint64_t at = 0;
+        for (uint32_t d = 0; d < RADIX; d++) {
+            const uint64_t c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (uint64_t k = 0; k < n; k++) to[count[((from[k].id - lo) >> shift) & (RADIX - 1)]++] = from[k];
+        keyed *t = from;
+        from = to, to = t;
+    }
+    if (from != a) memcpy(a, from, n * sizeof *a);
+}
+
+void fk_id_sort_free(fk_id_sorter *s)
+{
+    free(s->buf), free(s->count);
+    *s = (fk_id_sorter){0};
+}
+
+int fk_id_sort(fk_id_sorter *s, uint32_t *idx32, uint64_t *idx64, uint64_t n, const uint64_t *ids)
+{
+    uint64_t lo = UINT64_MAX, hi = 0, prev = 0;
+    int sorted = 1;
+    for (uint64_t k = 0; k < n; k++) {
+        const uint64_t id = ids[idx32 ? idx32[k] : idx64[k]];
+        if (k && id < prev) sorted = 0;
+        if (id < lo) lo = id;
+        if (id > hi) hi = id;
+        prev = id;
+    }
+    if (sorted) return FK_OK;
+    if (n > s->cap || !s->count) {
+        const uint64_t cap = n > 4096 ? n : 4096;
+        keyed *buf = malloc(2 * cap * sizeof *buf);
+        uint64_t *count = s->count ? s->count : malloc(RADIX * sizeof *count);
+        if (!buf || !count) {
+            free(buf);
+            if (count != s->count) free(count);
+            return FK_ENOMEM;
+        }
+        free(s->buf);
+        s->buf = buf, s->count = count, s->cap = cap;
+    }
+    keyed *buf = s->buf;
+    for (uint64_t k = 0; k < n; k++) {
+        const uint64_t i = idx32 ? idx32[k] : idx64[k];
+        buf[k] = (keyed){ids[i], i};
+    }
+    sort_keyed(buf, buf + n, n, lo, hi, s->count);
+    if (idx32)
+        for (uint64_t k = 0; k < n; k++) idx32[k] = (uint32_t)buf[k].i;
+    else
+        for (uint64_t k = 0; k < n; k++) idx64[k] = buf[k].i;
+    return FK_OK;
+}
+
+#define SORT_SMALL 256 /* groups of at most this many members go to the threads 256 at a time */
+
+/* Every group's members, index[first[g] .. first[g + 1]) (idx32 or idx64),
+ * put in ascending order of their IDs (fk_id_sort): the order every sum over
+ * a group's members follows, which no stream order, split into ranks or
+ * number of threads changes. The groups in parallel, each sorted by one
+ * thread: those above SORT_SMALL members one at a time, the largest (the
+ * lowest numbers: groups numbers them by size) first, then the others in
+ * runs. FK_ENOMEM. */
+static int sort_by_id(const uint64_t *first, uint64_t ng, const uint64_t *ids, uint32_t *idx32, uint64_t *idx64)
+{
+    int failed = 0;
+#pragma omp parallel reduction(| : failed)
+    {
+        fk_id_sorter s = {0};
+#pragma omp for schedule(dynamic, 1) nowait
+        for (uint64_t g = 0; g < ng; g++) {
+            const uint64_t f = first[g], n = first[g + 1] - f;
+            if (n > SORT_SMALL && !failed &&
+                fk_id_sort(&s, idx32 ? idx32 + f : NULL, idx32 ? NULL : idx64 + f, n, ids) != FK_OK)
+                failed = 1;
+        }
+#pragma omp for schedule(dynamic, SORT_SMALL)
+        for (uint64_t g = 0; g < ng; g++) {
+            const uint64_t f = first[g], n = first[g + 1] - f;
+            if (n <= SORT_SMALL && !failed &&
+                fk_id_sort(&s, idx32 ? idx32 + f : NULL, idx32 ? NULL : idx64 + f, n, ids) != FK_OK)
+                failed = 1;
+        }
+        fk_id_sort_free(&s);
+    }
+    return failed ? FK_ENOMEM : FK_OK;
+}
+
+int fk_halo_order_build(uint64_t n, const uint32_t *grp, const uint64_t *ids, uint64_t ng, fk_halo_order *o,
+                        fk_error *err)
 {
     *o = (fk_halo_order){.n = n, .ng = ng, .bad = n};
     sorting t = {0};
@@ -124,6 +244,7 @@ int fk_halo_order_build(uint64_t n, const uint32_t *grp, uint64_t ng, fk_halo_or
                         : !(o->index64 = fk_big_alloc(total * sizeof *o->index64)))
         goto nomem;
     place_members(&t, o->first, o->index, o->index64);
+    if (ids && sort_by_id(o->first, ng, ids, o->index, o->index64) != FK_OK) goto nomem;
     for (uint64_t b = 0; b < t.nb; b++)
         if (t.low[b] < o->bad) o->bad = t.low[b];
     o->bad_group = o->bad < n ? grp[o->bad] : 0;
@@ -141,11 +262,12 @@ void fk_halo_order_free(fk_halo_order *o)
     o->first = NULL, o->index = NULL, o->index64 = NULL;
 }
 
-int fk_halo_order_fill(uint64_t n, const uint32_t *grp, uint64_t ng, const uint64_t *first, uint64_t *index)
+int fk_halo_order_fill(uint64_t n, const uint32_t *grp, const uint64_t *ids, uint64_t ng, const uint64_t *first,
+                       uint64_t *index)
 {
     sorting t;
     if (count_members(&t, grp, n, ng, NULL) != FK_OK) return FK_ENOMEM;
     place_members(&t, first, NULL, index);
     sorting_free(&t);
-    return FK_OK;
+    return ids ? sort_by_id(first, ng, ids, NULL, index) : FK_OK;
 }

@@ -235,7 +235,7 @@ static uint64_t count_large(const fk_halo_order *o, const uint64_t *ord, uint64_
 }
 
 /* A group's members by type and its contaminants, added up member by
- * member in stream order. */
+ * member in member (ID) order. */
 typedef struct tally {
     uint64_t n[3], nc;
     double m[3], mc;
@@ -265,7 +265,7 @@ double fk_halo_hires_mass(uint64_t n, const float *mass, const uint8_t *type)
     return least;
 }
 
-/* Pass 1 over group g's members, in stream order: each checked, then n,
+/* Pass 1 over group g's members, in member (ID) order: each checked, then n,
  * the mass, the members by type and the contaminants, and the reference
  * member (lowest ID). Returns the first bad member's stream index (the
  * group's lowest), or UINT64_MAX. */
@@ -327,7 +327,7 @@ static inline double spread_of(const fk_halo_input *in, frame fr, uint64_t i, ui
     return v2;
 }
 
-/* Passes 2 and 3 over group g's members, in stream order: the centre of mass
+/* Passes 2 and 3 over group g's members, in member (ID) order: the centre of mass
  * and the mean velocity, then the dispersion about the latter and the
  * largest distance from the former. Weights: the masses, or 1 each for a
  * group of mass 0. */
@@ -482,7 +482,7 @@ int fk_halostats_compute(const fk_halo_input *in, uint64_t ng, fk_halo *halos, c
     if (ng > UINT32_MAX) return fk_fail(err, FK_EINVAL, "%" PRIu64 " groups do not fit 32-bit group ids", ng);
     if (in->periodic && !(in->box > 0)) return fk_fail(err, FK_EINVAL, "a periodic box needs a positive side");
     fk_halo_order o;
-    int st = fk_halo_order_build(in->n, in->grp, ng, &o, err);
+    int st = fk_halo_order_build(in->n, in->grp, in->ids, ng, &o, err);
     if (st == FK_OK) st = fk_halostats_compute_members(in, &o, halos, name, err);
     fk_halo_order_free(&o);
     return st;
@@ -545,7 +545,7 @@ int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *o
 
 int fk_halo_members(const fk_halo_input *in, uint64_t ng, const uint64_t *first, uint64_t *index)
 {
-    return fk_halo_order_fill(in->n, in->grp, ng, first, index);
+    return fk_halo_order_fill(in->n, in->grp, in->ids, ng, first, index);
 }
 
 /* ---- centres and the properties about them -------------------------------- */
@@ -967,7 +967,7 @@ int fk_halostats_centres_phi(const fk_halo_input *in, uint64_t ng, fk_centre cen
     if (st) return st;
     double t0 = seconds();
     fk_halo_order o;
-    if ((st = fk_halo_order_build(in->n, in->grp, ng, &o, err)) != FK_OK) return st;
+    if ((st = fk_halo_order_build(in->n, in->grp, in->ids, ng, &o, err)) != FK_OK) return st;
     double t = seconds() - t0;
     st = fk_halostats_centres_members(in, &o, centre, pot, minima, halos, timing, phi, err);
     if (st == FK_OK && timing) timing->gather += t;

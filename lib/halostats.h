@@ -63,7 +63,7 @@ typedef struct fk_halo {
     uint64_t n_bound;
     double mass_bound;
     /* from fk_halostats_compute: members by the stream's type (snap.h's
-     * FK_GAS, FK_DARK, FK_STAR) and their masses, summed in stream order;
+     * FK_GAS, FK_DARK, FK_STAR) and their masses, summed in ID order;
      * the contaminants (fk_halo_input's m_hires) and their mass */
     uint64_t n_type[3];
     double m_type[3];
@@ -191,10 +191,10 @@ static inline double fk_halo_vel(const fk_halo_input *in, uint64_t i, int q)
 
 /* Computes halos[g-1] for every group g = 1..ng from its members
  * (halomembers.h), the groups in parallel, largest first, each group's
- * members in three passes in stream order (reference member; mass, centre
- * and mean velocity; dispersion and extent), so that every sum is added in
- * the order of the stream and the result does not depend on the number of
- * threads; O(ng) scratch. level and host are left 0, the fields of
+ * members in three passes in ascending ID order (reference member; mass,
+ * centre and mean velocity; dispersion and extent; in->ids NULL: stream
+ * order), so that every sum is added in one order and the result depends
+ * neither on the stream's order nor on the number of threads; O(ng) scratch. level and host are left 0, the fields of
  * fk_halostats_centres too. Fails with FK_EFORMAT, naming the particle or
  * group (the lowest bad particle, as one pass over the stream would), on a
  * group id above ng, a group with no member, a negative or non-finite
@@ -236,8 +236,9 @@ int fk_halostats_compute_members(const fk_halo_input *in, const fk_halo_order *o
 typedef enum { FK_CENTRE_MBP = 0, FK_CENTRE_COM = 1 } fk_centre;
 
 /* index[first[g - 1] .. first[g]) = the stream indices of group g's members
- * in ascending order, for g = 1..ng (first: ng + 1 offsets, first[0] = 0,
- * the group sizes apart), by the parallel counting sort of halomembers.h,
+ * in ascending order of their IDs (in->ids; NULL: of the indices), for g =
+ * 1..ng (first: ng + 1 offsets, first[0] = 0, the group sizes apart), by
+ * the parallel counting sort and the sort by ID of halomembers.h,
  * whose result does not depend on the number of threads. FK_ENOMEM (nothing
  * set in err). */
 int fk_halo_members(const fk_halo_input *in, uint64_t ng, const uint64_t *first, uint64_t *index);
@@ -259,7 +260,7 @@ typedef struct fk_halo_timing {
  * the profiles of the batch before and the doubles of the next. The rest
  * in parallel across groups
  * (OpenMP), largest first, and the largest groups each on every thread,
- * each group's sums in one fixed order (its members' in the stream's), so
+ * each group's sums in one fixed order (its members' in ID order), so
  * the result does not depend on the number of threads. timing may be
  * NULL. FK_EINVAL (pot's parameters), FK_ENOMEM, or what minima fails
  * with. */

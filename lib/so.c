@@ -1,6 +1,7 @@
 /* so.c - spherical-overdensity radii and masses: reference densities, a cell grid over every particle, profile crossings. */
 #include "so.h"
 #include "bigmem.h"
+#include "halomembers.h"
 #include "so_profile.h"
 
 #include <inttypes.h>
@@ -122,8 +123,8 @@ int fk_so_grid_build_frame(const fk_so_particles *p, const fk_so_frame *f, fk_so
     uint64_t ncell = (uint64_t)g->side * g->side * g->side;
     /* A stable counting sort by cell, in two passes so that the counters stay few: by x slab
      * (each thread counting and placing a contiguous run of the stream), then each slab by
-     * cell. The cells' particles come in stream order: the layout, and every sum over it, is
-     * the same on any number of threads. */
+     * cell. The cells' particles come in stream order (by ID with p->ids): the layout, and
+     * every sum over it, is the same on any number of threads. */
     const uint64_t side = (uint64_t)g->side, plane = side * side;
     int nthr = omp_get_max_threads(), out = 0, failed = 0;
     uint64_t *count = calloc((size_t)nthr * side + side + 1, sizeof *count), *slab = count + (size_t)nthr * side;
@@ -182,6 +183,9 @@ int fk_so_grid_build_frame(const fk_so_particles *p, const fk_so_frame *f, fk_so
 #pragma omp parallel
     {
         uint64_t *fc = malloc(plane * sizeof *fc);
+        uint32_t *ord = NULL; /* with IDs: a slab's stream indices, cell by cell */
+        uint64_t ocap = 0;
+        fk_id_sorter sorter = {0};
         if (!fc) {
 #pragma omp atomic write
             failed = 1;
@@ -198,13 +202,43 @@ int fk_so_grid_build_frame(const fk_so_particles *p, const fk_so_frame *f, fk_so
                 g->start[base + c] = fc[c] = off;
                 off += v;
             }
+            if (!p->ids) {
+                for (uint64_t q = a; q < b; q++) {
+                    uint64_t i = pair[q] & 0xffffffffu;
+                    float *d = g->x + 4 * fc[(pair[q] >> 32) - base]++;
+                    d[0] = p->pos[3 * i], d[1] = p->pos[3 * i + 1], d[2] = p->pos[3 * i + 2], d[3] = p->mass[i];
+                }
+                continue;
+            }
+            /* each cell's particles by ID: the order of every sum over them, whatever the
+             * stream's order (halomembers.h's canonical order) */
+            if (b - a > ocap) {
+                free(ord);
+                ocap = b - a;
+                if (!(ord = malloc(ocap * sizeof *ord))) {
+                    ocap = 0;
+#pragma omp atomic write
+                    failed = 1;
+                    continue;
+                }
+            }
+            for (uint64_t q = a; q < b; q++) ord[fc[(pair[q] >> 32) - base]++ - a] = (uint32_t)(pair[q] & 0xffffffffu);
+            for (uint64_t c = 0; c < plane; c++) {
+                const uint64_t c0 = g->start[base + c], c1 = fc[c];
+                if (c1 - c0 > 1 && fk_id_sort(&sorter, ord + (c0 - a), NULL, c1 - c0, p->ids) != FK_OK) {
+#pragma omp atomic write
+                    failed = 1;
+                    break;
+                }
+            }
             for (uint64_t q = a; q < b; q++) {
-                uint64_t i = pair[q] & 0xffffffffu;
-                float *d = g->x + 4 * fc[(pair[q] >> 32) - base]++;
+                const uint64_t i = ord[q - a];
+                float *d = g->x + 4 * q;
                 d[0] = p->pos[3 * i], d[1] = p->pos[3 * i + 1], d[2] = p->pos[3 * i + 2], d[3] = p->mass[i];
             }
         }
-        free(fc);
+        free(fc), free(ord);
+        fk_id_sort_free(&sorter);
     }
     g->start[ncell] = n;
     free(count), free(pair);

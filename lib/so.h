@@ -91,6 +91,12 @@ typedef struct fk_so_particles {
     const float *mass; /* n     */
     int periodic;
     double box, origin; /* origin: the box's lower corner on every axis */
+    /* n original indices (IDs), or NULL. With IDs, each grid cell holds its
+     * particles in ascending ID order, the order every sum over a sphere's
+     * particles then follows (ties of radius included): the radii and
+     * masses do not depend on the stream's order, nor, under mpirun, on how
+     * the particles are split into ranks. Without, the stream's order. */
+    const uint64_t *ids;
 } fk_so_particles;
 
 typedef struct fk_so_grid fk_so_grid;
@@ -125,10 +131,10 @@ void fk_so_frame_make(uint64_t n, int periodic, double box, double origin, const
 /* fk_so_grid_build in the frame f: a part of a larger set of particles
  * (one rank's share of a distributed run, fk_so_frame_make of the whole
  * set's count and bounds) laid out in the cells the whole set's grid has,
- * each cell's particles in p's order. A search in it gathers what the
- * whole set's grid gathers, in the same order, wherever p holds every
- * particle of the whole set within the search's radius and p's order is
- * the whole set's order restricted; the reach of fk_so_measure_reach and
+ * each cell's particles in p's order (by ID with p's IDs). A search in it
+ * gathers what the whole set's grid gathers, in the same order, wherever p
+ * holds every particle of the whole set within the search's radius and
+ * p's order is the whole set's order restricted (with IDs, in any order); the reach of fk_so_measure_reach and
  * the choice of the centres searched by every thread (the particles in
  * the cells of the first search: p must hold every particle within
  * sqrt(3) (r0 + cell) of the centre for it to be the whole set's) are then

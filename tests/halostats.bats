@@ -64,10 +64,11 @@ NINE_ROWS="1 3 4 0.15625 0.1875 0.125 1 0 0 0 0.112673477
 # With --softening=0.125: in group 1 the member at (1/8, 1/8, 1/8) (ID 7) has phi =
 # -(1 + 2) / sqrt(2/64) = -16.97 against -14.90 and -10.28 for the others; radii 0, 1/8,
 # 1/8: r_half 1/8 (mass 4 >= 2 there), vmax sqrt(4 / (1/8)), no spin (one velocity). A
-# pair: phi -1 / sqrt(2/64) for both, the first in stream order wins (IDs 11 and 3),
-# r_half 0 (it holds half the mass), vmax sqrt(2 / (1/8)) = 4.
+# pair: phi -1 / sqrt(2/64) for both, the lower ID wins (IDs 1 and 3: the members are
+# summed in ID order, whatever the stream's), r_half 0 (it holds half the mass), vmax
+# sqrt(2 / (1/8)) = 4.
 NINE_CENTRES="7 -16.9705627 0.125 0.125 0.125 0.125 0.125 5.65685425 0.125 0
-11 -5.65685425 0.75 0.25 0.5 0.125 0 4 0.125 0
+1 -5.65685425 0.75 0.25 0.625 0.125 0 4 0.125 0
 3 -5.65685425 0.5 0.5 0.5 0.125 0 4 0.125 0"
 
 @test "--help (with every option), --version, an unknown option" {
@@ -302,9 +303,9 @@ $want" ]
 1 2 1 2 2
 1 1 2 2 2" ]
     # level 1's group 1 is level 0's group 2 again: the same properties; group 2 the pair
-    # (1/8, 1/8, 1/8) (ID 7) and (1/4, 1/8, 1/8) (ID 2) inside group 1
+    # (1/8, 1/8, 1/8) (ID 7) and (1/4, 1/8, 1/8) (ID 2) inside group 1: equal potentials, the lower ID the centre
     [ "$(cols $OLD $CENTRE <halos.txt | sed -n 4p | cut -d ' ' -f 2-)" = "$(cols $OLD $CENTRE <halos.txt | sed -n 2p | cut -d ' ' -f 2-)" ]
-    [ "$(cols mbp_id xc yc zc rc_max <halos.txt | sed -n 5p)" = "7 0.125 0.125 0.125 0.125" ]
+    [ "$(cols mbp_id xc yc zc rc_max <halos.txt | sed -n 5p)" = "2 0.25 0.125 0.125 0.125" ]
     # the subhalos of group 1 of level 0
     [ "$(awk '!/^#/ && $1 == 1 && $2 == 1 { print $3 }' halos.txt)" = "2" ]
     # without GPAR, the hosts come from the members: the same table
@@ -406,7 +407,7 @@ END 0" ]
 
 @test "missing chunks: GID, POS, VEL, MASS, ID, SNAP" {
     nine | mkstream -o nogid.fof
-    hs_fails "halostats: nogid.fof: stream has no GID chunk (run groups first)" nogid.fof
+    hs_fails "halostats: nogid.fof: stream has no GID chunk (run groups first, or halostats -m N on foflink's stream)" nogid.fof
     for tag in POS VEL MASS ID; do
         nine_gid "$NINE_GID" "" --omit=$tag -o no.fof
         hs_fails "halostats: no.fof: stream has no $tag chunk (run tipsy2bin first)" no.fof

@@ -1,4 +1,4 @@
-/* test_halostats.c - group properties against known answers and independent sums: centres, profiles, spin, Plummer, NFW, periodic wrap, units, columns. */
+/* test_halostats.c - group properties against known answers and independent sums: centres, profiles, spin, Plummer, NFW, periodic wrap, units, columns; the same bytes in any stream order (members by ID). */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +12,8 @@
 #include "check.h"
 #include "halostats.h"
 #include "mock.h"
+#include "so.h"
+#include "unbind.h"
 
 #define TESTRAND_SEED 0x2545f4914f6cdd1dull
 #include "testrand.h"
@@ -806,7 +808,7 @@ static void test_large_group(void)
 #endif
     CHECK(h[0][0].n == BIG && h[0][1].n == PER && h[0][0].rmax > 0.04);
     CHECK(memcmp(h[0], h[1], ng * sizeof *h[0]) == 0);
-    /* the sums of groups 1 and 2 in stream order, by hand */
+    /* the sums of groups 1 and 2 in stream order, by hand (exact: quarters, whatever the order) */
     for (uint32_t g = 1; g <= 2; g++) {
         uint64_t nt3[3] = {0, 0, 0}, nc = 0;
         double mt[3] = {0, 0, 0}, mc = 0;
@@ -878,6 +880,119 @@ static void test_comoving(void)
     CHECK(fk_halostats_compute(&in, 1, h, "t", &err) == FK_OK && fabs(h[0].sigma_v - 4) < 1e-12);
 }
 
+/* fk_id_sort (halomembers.h): indices by their IDs, 4- and 8-byte indices,
+ * a few (insertion) and many (radix passes over IDs spanning 2^40), equal
+ * IDs kept in their order, an ordered list left as it is. */
+static void test_id_sort(void)
+{
+    enum { N = 5000 };
+    uint64_t *ids = malloc(N * sizeof *ids), *i64 = malloc(N * sizeof *i64);
+    uint32_t *i32 = malloc(N * sizeof *i32);
+    for (uint64_t i = 0; i < N; i++) ids[i] = (uint64_t)(urand() * 1099511627776.0) + (i % 10 == 0 ? 0 : 7);
+    ids[17] = ids[4000]; /* a tie: the reversed list below holds 4000 before 17, and keeps them so */
+    fk_id_sorter s = {0};
+    for (int small = 0; small < 2; small++) {
+        const uint64_t n = small ? 20 : N;
+        for (uint64_t k = 0; k < n; k++) i32[k] = (uint32_t)(n - 1 - k), i64[k] = n - 1 - k;
+        CHECK(fk_id_sort(&s, i32, NULL, n, ids) == FK_OK && fk_id_sort(&s, NULL, i64, n, ids) == FK_OK);
+        int ok = 1;
+        for (uint64_t k = 0; k < n; k++) ok &= i32[k] == i64[k] && (k == 0 || ids[i32[k - 1]] <= ids[i32[k]]);
+        CHECK(ok);
+        if (!small) { /* 4000 came first */
+            uint64_t a = 0, b = 0;
+            for (uint64_t k = 0; k < n; k++) a = i32[k] == 4000 ? k : a, b = i32[k] == 17 ? k : b;
+            CHECK(a + 1 == b);
+        }
+        for (uint64_t k = 0; k < n; k++) i64[k] = i32[k]; /* sorted now: a second call changes nothing */
+        CHECK(fk_id_sort(&s, NULL, i64, n, ids) == FK_OK);
+        ok = 1;
+        for (uint64_t k = 0; k < n; k++) ok &= i64[k] == i32[k];
+        CHECK(ok);
+    }
+    fk_id_sort_free(&s);
+    free(ids), free(i64), free(i32);
+}
+
+/* Every member's sum in ID order: the same stream permuted (as another
+ * stream order, or another split into ranks, would bring its particles)
+ * gives the same bytes in every column: properties, potential centres
+ * (exact sums and a tree), the unbinding, its potentials and the SO radii
+ * and masses over the cells of a grid by ID. Masses over 9 decades, so
+ * that sums in another order round otherwise; a group across the box's
+ * faces; a background for the spheres. */
+static void test_any_order(void)
+{
+    enum { NG = 3, NBG = 3000 };
+    static const int size[NG] = {3000, 400, 60}; /* the first above FK_POT_NEXACT: the tree */
+    static const double where[NG][3] = {{0.995, 0.5, 0.002}, {0.3, 0.7, 0.4}, {0.6, 0.2, 0.8}};
+    stream a = {.periodic = 1, .box = 1, .origin = 0};
+    for (int g = 0; g < NG; g++)
+        for (int j = 0; j < size[g]; j++) {
+            double d[3], x[3], v[3], r = 0.02 * pow(urand(), 2);
+            direction(d);
+            for (int k = 0; k < 3; k++) {
+                x[k] = where[g][k] + r * d[k];
+                x[k] -= floor(x[k]);
+                v[k] = 40 * (urand() - 0.5) * (j % 7 == 0 ? 100 : 1); /* every seventh fast: unbound */
+            }
+            push(&a, (uint32_t)g + 1, x, v, exp(20 * urand()) * 1e-8);
+        }
+    for (int j = 0; j < NBG; j++) {
+        double x[3] = {urand(), urand(), urand()}, v[3] = {0, 0, 0};
+        push(&a, 0, x, v, exp(20 * urand()) * 1e-8);
+    }
+    /* b: a's particles shuffled, each with its ID */
+    stream b = a;
+    uint64_t *at = malloc(a.n * sizeof *at); /* a's particle i is b's at[i] */
+    for (uint64_t i = 0; i < a.n; i++) at[i] = i;
+    for (uint64_t i = a.n - 1; i > 0; i--) {
+        uint64_t j = (uint64_t)(urand() * (double)(i + 1)), t = at[i];
+        at[i] = at[j], at[j] = t;
+    }
+    b.pos = malloc(a.n * 12), b.vel = malloc(a.n * 12), b.mass = malloc(a.n * 4), b.ids = malloc(a.n * 8);
+    b.grp = malloc(a.n * 4);
+    for (uint64_t i = 0; i < a.n; i++) {
+        const uint64_t k = at[i];
+        memcpy(b.pos + 3 * k, a.pos + 3 * i, 12), memcpy(b.vel + 3 * k, a.vel + 3 * i, 12);
+        b.mass[k] = a.mass[i], b.ids[k] = a.ids[i], b.grp[k] = a.grp[i];
+    }
+    const stream *sv[2] = {&a, &b};
+    fk_halo h[2][NG];
+    double *phi[2];
+    unsigned char *bound[2];
+    double mass_all = 0;
+    for (uint64_t i = 0; i < a.n; i++) mass_all += a.mass[i];
+    const double rho[FK_SO_N] = {200 * mass_all, 500 * mass_all, 100 * mass_all, 300 * mass_all};
+    for (int r = 0; r < 2; r++) {
+        const stream *s = sv[r];
+        fk_halo_input in = {s->n, s->pos, s->vel, s->mass, s->ids, s->grp, 1, 1, 0, 0, 0, 0, NULL, 0};
+        fk_error err = {0};
+        fk_unbind_params up = {pot(1, 1e-3), FK_UNBIND_MINBOUND, NULL, NULL};
+        phi[r] = malloc(s->n * sizeof *phi[r]), bound[r] = malloc(s->n);
+        for (uint64_t i = 0; i < s->n; i++) phi[r][i] = 0;
+        CHECK_MSG(fk_halostats_compute(&in, NG, h[r], "t", &err) == FK_OK, "%s", err.msg);
+        CHECK_MSG(fk_halostats_centres_phi(&in, NG, FK_CENTRE_MBP, &up.pot, NULL, h[r], NULL, phi[r], &err) == FK_OK,
+                  "%s", err.msg);
+        CHECK_MSG(fk_unbind_halos_phi(&in, NG, h[r], &up, phi[r], bound[r], &err) == FK_OK, "%s", err.msg);
+        fk_so_particles sp = {s->n, s->pos, s->mass, 1, 1, 0, s->ids};
+        fk_so_grid *grid = NULL;
+        CHECK_MSG(fk_so_grid_build(&sp, &grid, &err) == FK_OK, "%s", err.msg);
+        CHECK_MSG(fk_halostats_so(grid, NG, h[r], rho, FK_SO_MINPART, &err) == FK_OK, "%s", err.msg);
+        fk_so_grid_free(grid);
+    }
+    CHECK(h[0][0].method == FK_POT_BY_TREE && h[0][2].method == FK_POT_BY_EXACT);
+    CHECK(h[0][0].n_bound > 0 && h[0][0].n_bound < h[0][0].n && isfinite(h[0][0].m200c));
+    for (int g = 0; g < NG; g++) h[0][g].ref = h[1][g].ref = 0; /* the reference member's stream index */
+    CHECK(memcmp(h[0], h[1], sizeof h[0]) == 0);
+    int same = 1;
+    for (uint64_t i = 0; i < a.n; i++) same &= memcmp(&phi[0][i], &phi[1][at[i]], sizeof(double)) == 0 &&
+                                                bound[0][i] == bound[1][at[i]];
+    CHECK(same);
+    for (int r = 0; r < 2; r++) free(phi[r]), free(bound[r]);
+    free(b.pos), free(b.vel), free(b.mass), free(b.ids), free(b.grp), free(at);
+    free_stream(&a);
+}
+
 int main(void)
 {
     test_comoving();
@@ -896,5 +1011,7 @@ int main(void)
     test_minima_hook();
     test_batches();
     test_large_group();
+    test_id_sort();
+    test_any_order();
     CHECK_DONE();
 }

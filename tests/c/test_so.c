@@ -155,7 +155,7 @@ static void test_nfw(void)
     const double cen[3] = {0.1, -0.2, 0.05}, par[3] = {0.02, 10, 1}; /* rs, c: truncated at 0.2 */
     float *pos = malloc(n * 3 * sizeof *pos), *mass = malloc(n * sizeof *mass);
     nfw_sample(pos, mass, n, cen, par);
-    fk_so_particles p = {n, pos, mass, 0, 0, 0};
+    fk_so_particles p = {n, pos, mass, 0, 0, 0, NULL};
     fk_so_grid *g;
     CHECK(fk_so_grid_build(&p, &g, &err) == FK_OK);
     /* thresholds putting R between 0.3 rs and the truncation */
@@ -195,7 +195,7 @@ static void test_plummer_periodic(void)
         mass[i] = (float)(0.05 / nb);
     }
     wrap(pos, n + nb, -0.5, 1);
-    fk_so_particles p = {n + nb, pos, mass, 1, 1, -0.5};
+    fk_so_particles p = {n + nb, pos, mass, 1, 1, -0.5, NULL};
     fk_so_grid *g;
     CHECK(fk_so_grid_build(&p, &g, &err) == FK_OK);
     double rho[3] = {1e4, 1e3, 100}, R[3], M[3], r0 = 0.001; /* r0: several doublings */
@@ -295,7 +295,7 @@ static void test_not_reached(void)
         pos[3 * i + 2] = (float)((double)(i % s) / s - 0.5);
         mass[i] = (float)(1.0 / n);
     }
-    fk_so_particles p = {n, pos, mass, 1, 1, -0.5};
+    fk_so_particles p = {n, pos, mass, 1, 1, -0.5, NULL};
     fk_so_grid *g;
     CHECK(fk_so_grid_build(&p, &g, &err) == FK_OK);
     double c[3] = {0.05, 0.05, 0.05}, r0 = 0.1, R[2], M[2];
@@ -330,7 +330,7 @@ static void test_frame(int periodic)
         mass[i] = (float)(exp(30 * urand()) * 1e-15);
     }
     if (periodic) wrap(pos, n, -0.5, 1);
-    fk_so_particles p = {n, pos, mass, periodic, 1, -0.5};
+    fk_so_particles p = {n, pos, mass, periodic, 1, -0.5, NULL};
     fk_so_grid *g, *gs;
     double lo[3], hi[3];
     fk_so_frame f;
@@ -361,7 +361,7 @@ static void test_frame(int periodic)
             memcpy(sp + 3 * m, pos + 3 * i, 3 * sizeof *sp);
             sm[m++] = mass[i];
         }
-        fk_so_particles ps = {m, sp, sm, periodic, 1, -0.5};
+        fk_so_particles ps = {m, sp, sm, periodic, 1, -0.5, NULL};
         double Rs[3], Ms[3], rs;
         CHECK(m < n && fk_so_grid_build_frame(&ps, &f, &gs, &err) == FK_OK);
         CHECK(fk_so_measure_reach(gs, 1, c + 3 * h, r0 + h, 3, rho, FK_SO_MINPART, Rs, Ms, &rs, &err) == FK_OK);

@@ -197,17 +197,17 @@ static void test_mock(void)
     setup s;
     /* the big halo: more than 2^17 particles in its sphere, the finest bins */
     make(&s, UINT64_C(1) << 18, 140000, 40, 10);
-    fk_so_particles per = {s.n, s.pos, s.mass, 1, 1, -0.5};
+    fk_so_particles per = {s.n, s.pos, s.mass, 1, 1, -0.5, NULL};
     int reached = compare("periodic", &per, &s, 1, 2);
     CHECK_MSG(reached > (int)s.nc, "periodic: %d radii reached", reached);
     drop(&s);
     make(&s, UINT64_C(1) << 16, 20000, 80, 20);
-    fk_so_particles iso = {s.n, s.pos, s.mass, 0, 0, 0};
+    fk_so_particles iso = {s.n, s.pos, s.mass, 0, 0, 0, NULL};
     reached = compare("isolated", &iso, &s, 1, 4);
     CHECK_MSG(reached > (int)s.nc, "isolated: %d radii reached", reached);
     /* unequal masses, within a factor 2 of each other */
     for (uint64_t i = 0; i < s.n; i++) s.mass[i] = (float)((0.5 + urand()) / s.n);
-    per = (fk_so_particles){s.n, s.pos, s.mass, 1, 1, -0.5};
+    per = (fk_so_particles){s.n, s.pos, s.mass, 1, 1, -0.5, NULL};
     compare("unequal masses", &per, &s, 0, 4);
     drop(&s);
 }
@@ -216,7 +216,7 @@ static void test_mock(void)
 static void test_off_box(void)
 {
     float pos[6] = {0.1f, 0.2f, 0.3f, 0.1f, 0.5f, 0.3f}, mass[2] = {1, 1};
-    fk_so_particles p = {2, pos, mass, 1, 1, -0.5};
+    fk_so_particles p = {2, pos, mass, 1, 1, -0.5, NULL};
     fk_so_grid *g = (fk_so_grid *)&p;
     fk_error err = {0};
     CHECK(fk_so_grid_build(&p, &g, &err) == FK_EINVAL && g == NULL);

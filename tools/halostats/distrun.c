@@ -79,7 +79,8 @@ static int gpu_tree(const fk_pot_members *g, const fk_pot_params *p, double *phi
     return fk_gpu_pot_tree(g, p, phi, NULL, err);
 }
 
-enum { W_POS, W_VEL, W_MASS, W_ID, W_TYPE, W_GIDL, W_GRPS, W_GPAR, W_LINK, W_HALO, W_HCOL, NW };
+/* W_PID last: read with --format=hdf5 alone (the catalogue's IDs), passed on unread otherwise */
+enum { W_POS, W_VEL, W_MASS, W_ID, W_TYPE, W_GIDL, W_GRPS, W_GPAR, W_LINK, W_HALO, W_HCOL, W_PID, NW };
 
 /* Checks this rank's levels: GIDL and GRPS of every level up to the
  * highest, GPAR from level 1 on; fills in's levels. */
@@ -143,41 +144,42 @@ static void end_mpi(void)
 
 /* --so: every position finite and in the periodic box (the SO grid's check,
  * here where a particle has its index in the rank's stream), the run's mass
- * summed over the ranks in the order of their streams when the thresholds
- * may come from the mean density, then the cosmology and thresholds as in
+ * summed exactly over the ranks (fk_dso_mass_total: one process's bits) when
+ * the thresholds may come from the mean density, then the cosmology and thresholds as in
  * one process (a missing option is met alike by every rank: said once). */
 static void so_setup(input *in, options *o, const fk_snap *snap, const float *pos, const float *mass, const char *name)
 {
     fk_error err = {0};
     check(fk_snap_check_positions(snap, pos, name, &err), &err);
     if (!o->m.have_rho && !o->m.have_h) {
-        check(fk_dso_mass_total(snap->n, mass, &o->m.mass_total, &err), &err);
+        check(fk_dso_mass_total(snap->n, mass, &o->m.mass_total, name, &err), &err);
         o->m.have_mass_total = 1;
     }
     char *text = NULL; /* the SNAP record: its cosmology keys */
     check(fk_snap_format(snap, &text, &err), &err);
     prog_rank_quiet(1);
-    hs_masses_setup(&o->m, &in->snap, text, NULL, NULL, &o->units, o->G_out);
+    hs_masses_setup(&o->m, &in->snap, text, NULL, NULL, NULL, &o->units, o->G_out);
     prog_rank_quiet(0);
     free(text);
 }
 
 /* A grouped particle on its way to rank 0 for the HDF5 catalogue. */
 typedef struct hmember {
-    uint64_t id;
+    uint64_t id, pid; /* its original index; its snapshot ID (PID), or id without PID chunks */
     float mass;
     uint32_t g0, g1; /* its groups of levels 0 and 1 */
 } hmember;
 
 /* --format=hdf5: the particles in a group of level 0 or 1 gathered on rank
- * 0 (24 bytes each), in the order of the ranks' streams concatenated, as
+ * 0 (32 bytes each), in the order of the ranks' streams concatenated, as
  * gid arrays of the source's particles (gid1 NULL without level 1) and the
- * members' masses and IDs: what the catalogue reads of one process's stream
- * (its sums per group run in that order). Collective; on rank 0 *gid0,
- * *gid1, *mass, *ids are malloc'd and *n set. */
-static int gather_members(const fk_snap *snap, const uint64_t *ids, const float *mass, const uint32_t *gidl0,
-                          const uint32_t *gidl1, uint32_t **gid0, uint32_t **gid1, float **mmass, uint64_t **mids,
-                          uint64_t *n, fk_error *err)
+ * members' masses, IDs and snapshot IDs (pids NULL: none; then *mpids is
+ * NULL): what the catalogue reads of one process's stream. Every rank
+ * must have PID chunks or none. Collective; on rank 0 *gid0, *gid1, *mass,
+ * *ids, *mpids are malloc'd and *n set. */
+static int gather_members(const fk_snap *snap, const uint64_t *ids, const uint64_t *pids, const float *mass,
+                          const uint32_t *gidl0, const uint32_t *gidl1, uint32_t **gid0, uint32_t **gid1,
+                          float **mmass, uint64_t **mids, uint64_t **mpids, uint64_t *n, fk_error *err)
 {
     uint64_t k = 0, ngot = 0;
     for (uint64_t i = 0; i < snap->n; i++) k += gidl0[i] || (gidl1 && gidl1[i]);
@@ -185,27 +187,36 @@ static int gather_members(const fk_snap *snap, const uint64_t *ids, const float 
     uint64_t *count = calloc((size_t)size, sizeof *count), *rcount = calloc((size_t)size, sizeof *rcount);
     int st = send && count && rcount ? FK_OK : fk_fail(err, FK_ENOMEM, "rank %d: out of memory for %" PRIu64
                                                         " members", rank, k);
+    uint64_t with = pids != NULL, all = with; /* ranks with PID chunks: all or none */
+    fk_dist_sum(&all, 1);
+    if (!st && all != 0 && all != (uint64_t)size)
+        st = fk_fail(err, FK_EFORMAT, "%s PID chunk (the snapshot's IDs), as %" PRIu64 " of the %d ranks' streams %s: "
+                     "they are not parts of one stream", with ? "a stream has a" : "a stream has no", with ? size - all : all,
+                     size, with ? "do not" : "do");
     st = fk_dist_agree(st, err, NULL);
     if (!st) {
         k = 0;
         for (uint64_t i = 0; i < snap->n; i++)
-            if (gidl0[i] || (gidl1 && gidl1[i])) send[k++] = (hmember){ids[i], mass[i], gidl0[i], gidl1 ? gidl1[i] : 0};
+            if (gidl0[i] || (gidl1 && gidl1[i]))
+                send[k++] = (hmember){ids[i], pids ? pids[i] : ids[i], mass[i], gidl0[i], gidl1 ? gidl1[i] : 0};
         count[0] = k;
         st = fk_dist_alltoall(send, count, sizeof *send, (void **)&got, rcount, &ngot, err);
     }
-    *gid0 = *gid1 = NULL, *mmass = NULL, *mids = NULL, *n = ngot;
+    *gid0 = *gid1 = NULL, *mmass = NULL, *mids = NULL, *mpids = NULL, *n = ngot;
     if (!st && rank == 0) {
         const uint64_t ns = snap->nsource ? snap->nsource : 1;
         *gid0 = calloc(ns, sizeof **gid0);
         if (gidl1) *gid1 = calloc(ns, sizeof **gid1);
         *mmass = malloc((ngot ? ngot : 1) * sizeof **mmass), *mids = malloc((ngot ? ngot : 1) * sizeof **mids);
-        if (!*gid0 || (gidl1 && !*gid1) || !*mmass || !*mids)
+        if (pids) *mpids = malloc((ngot ? ngot : 1) * sizeof **mpids);
+        if (!*gid0 || (gidl1 && !*gid1) || !*mmass || !*mids || (pids && !*mpids))
             st = fk_fail(err, FK_ENOMEM, "out of memory for the HDF5 catalogue's %" PRIu64 " members", ngot);
         for (uint64_t i = 0; i < ngot && !st; i++) {
             const hmember *m = &got[i];
             (*gid0)[m->id] = m->g0;
             if (*gid1) (*gid1)[m->id] = m->g1;
             (*mmass)[i] = m->mass, (*mids)[i] = m->id;
+            if (*mpids) (*mpids)[i] = m->pid;
         }
     }
     free(send), free(got), free(count), free(rcount);
@@ -215,14 +226,14 @@ static int gather_members(const fk_snap *snap, const uint64_t *ids, const float 
 /* Rank 0: the HDF5 catalogue (levels 0 and 1) to f. */
 static int write_hdf5(FILE *f, const char *fname, const options *o, const fk_snap *snap, fk_halo *const *rows,
                       const uint64_t *ng, const uint32_t *gid0, const uint32_t *gid1, const float *mass,
-                      const uint64_t *ids, uint64_t n, fk_error *err)
+                      const uint64_t *ids, const uint64_t *pids, uint64_t n, fk_error *err)
 {
     fk_snap s = *snap; /* the members alone */
     s.n = n;
     void *image = NULL;
     size_t bytes = 0;
     int st =
-        hdf5_image(&s, mass, ids, gid0, gid1, rows, ng, o, &image, &bytes, err);
+        hdf5_image(&s, mass, ids, pids, gid0, gid1, rows, ng, o, &image, &bytes, err);
     if (!st && fwrite(image, 1, bytes, f) != bytes) st = fk_fail(err, FK_EIO, "%s: write error", fname);
     free(image);
     return st;
@@ -296,6 +307,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
         [W_LINK] = {"LINK", FK_W_TEXT, NULL, 0, NULL},
         [W_HALO] = {"HALO", FK_W_DROP | FK_W_LEVELS, NULL, 0, NULL}, /* replaced, with --format=stream */
         [W_HCOL] = {"HCOL", FK_W_DROP, NULL, 0, NULL},
+        [W_PID] = {"PID", FK_W_PARTICLE, "<u8", 1, NULL},
     };
     for (int k = 0; k < W_HALO && stream; k++) want[k].flags |= FK_W_PASS; /* each rank's stream written on */
     input in;
@@ -311,7 +323,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     check(st, &err);
     st = fk_input_open(&f, inname, 1, std->force, &err);
     if (!st) st = fk_filter_start(&flt, f, name, sout ? fk_output_file(sout) : NULL, std->zlevel, &err);
-    if (!st) st = fk_filter_read(&flt, want, NW, &err);
+    if (!st) st = fk_filter_read(&flt, want, o->format == 3 ? NW : W_PID, &err);
     if (!st) st = read_levels(want, &in, name, &err);
     if (!st && want[W_LINK].data[0]) st = hs_parse_link(&in, want[W_LINK].data[0], name, &err);
     const fk_snap snap = flt.snap;
@@ -405,7 +417,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     memset(&sinfo, 0, sizeof sinfo);
     if (o->m.so) {
         const fk_dso_in sin = {snap.n, want[W_POS].data[0], want[W_MASS].data[0], snap.periodic, snap.box, snap.origin,
-                               ntotal};
+                               ntotal, ids};
         if (fk_dso_run(&sin, rows, ng, in.nlevels, o->m.rho, o->m.so_min ? o->m.so_min : FK_SO_MINPART, &sinfo, &err))
             agreed_fail(&err, 0); /* agreed inside */
     }
@@ -416,11 +428,12 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     double t1 = prog_now();
     uint32_t *gid0 = NULL, *gid1 = NULL;
     float *mmass = NULL;
-    uint64_t *mids = NULL, nmem = 0;
+    uint64_t *mids = NULL, *mpids = NULL, nmem = 0;
     st = FK_OK;
     if (o->format == 3)
-        st = gather_members(&snap, ids, want[W_MASS].data[0], want[W_GIDL].data[0],
-                            in.nlevels > 1 ? want[W_GIDL].data[1] : NULL, &gid0, &gid1, &mmass, &mids, &nmem, &err);
+        st = gather_members(&snap, ids, want[W_PID].data[0], want[W_MASS].data[0], want[W_GIDL].data[0],
+                            in.nlevels > 1 ? want[W_GIDL].data[1] : NULL, &gid0, &gid1, &mmass, &mids, &mpids, &nmem,
+                            &err);
     if (stream) { /* rank 0's stream also gets the catalogue */
         if (rank == 0) st = write_hcol(flt.w, &in, o, &err);
         for (int k = 0; k < in.nlevels && !st && rank == 0; k++) st = write_halo(flt.w, o, k, rows[k], ng[k], &err);
@@ -431,7 +444,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
         {
             FILE *fo = fk_output_file(out);
             if (o->format == 3)
-                st = write_hdf5(fo, fk_output_name(out), o, &snap, rows, ng, gid0, gid1, mmass, mids, nmem, &err);
+                st = write_hdf5(fo, fk_output_name(out), o, &snap, rows, ng, gid0, gid1, mmass, mids, mpids, nmem, &err);
             else if (o->format == 1)
                 write_csv_header(fo, o);
             else
@@ -444,7 +457,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
                 fk_output_abort(out);
         }
     }
-    free(gid0), free(gid1), free(mmass), free(mids);
+    free(gid0), free(gid1), free(mmass), free(mids), free(mpids);
     check(st, &err);
     if (rank == 0) {
         for (int k = 0; k < in.nlevels; k++) {

@@ -25,12 +25,13 @@ static void meta_of(const fk_snap *snap, const options *o, fk_gadget_meta *meta)
     fk_gadget_meta_init(meta, snap, &o->units, m->so ? &so : NULL);
 }
 
-int hdf5_image(const fk_snap *snap, const float *mass, const uint64_t *ids, const uint32_t *gid0, const uint32_t *gid1,
-               fk_halo *const *halos, const uint64_t *ng, const options *o, void **image, size_t *size, fk_error *err)
+int hdf5_image(const fk_snap *snap, const float *mass, const uint64_t *ids, const uint64_t *pids, const uint32_t *gid0,
+               const uint32_t *gid1, fk_halo *const *halos, const uint64_t *ng, const options *o, void **image,
+               size_t *size, fk_error *err)
 {
     fk_gadget_meta meta;
     meta_of(snap, o, &meta);
-    fk_halocat cat = {.snap = snap, .n = snap->n, .mass = mass, .ids = ids, .gid0 = gid0, .gsub = gid1,
+    fk_halocat cat = {.snap = snap, .n = snap->n, .mass = mass, .ids = ids, .pids = pids, .gid0 = gid0, .gsub = gid1,
                       .groups = halos[0], .ngroups = ng[0], .subs = gid1 ? halos[1] : NULL, .nsubs = gid1 ? ng[1] : 0,
                       .have_mbp = o->centre == FK_CENTRE_MBP, .have_so = o->m.so, .have_bound = o->m.unbind,
                       .units = &o->units, .meta = &meta};

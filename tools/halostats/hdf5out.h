@@ -22,12 +22,13 @@ void hdf5_write(fk_output *out, fk_output *snap, const input *in, const options 
                 const uint64_t *ng);
 
 /* Under mpirun (rank 0): the catalogue of levels 0 and 1 (gid1 NULL: level
- * 0 alone; the level 1 groups as the subhalos, the members named by their
- * original indices) as an HDF5 file image (*image malloc'd, *size bytes),
- * from the snap->n particles of mass and ids (the grouped ones are
- * enough), in the units and with the SO and bound columns of o;
- * fk_halocat_hdf5's errors. */
-int hdf5_image(const fk_snap *snap, const float *mass, const uint64_t *ids, const uint32_t *gid0, const uint32_t *gid1,
-               fk_halo *const *halos, const uint64_t *ng, const options *o, void **image, size_t *size, fk_error *err);
+ * 0 alone; the level 1 groups as the subhalos) as an HDF5 file image (*image malloc'd, *size bytes),
+ * from the snap->n particles of mass, ids and pids (the snapshot's IDs of
+ * the PID chunks, or NULL: the catalogue names the members by ids; the
+ * grouped ones are enough), in the units and with the SO and bound
+ * columns of o; fk_halocat_hdf5's errors. */
+int hdf5_image(const fk_snap *snap, const float *mass, const uint64_t *ids, const uint64_t *pids, const uint32_t *gid0,
+               const uint32_t *gid1, fk_halo *const *halos, const uint64_t *ng, const options *o, void **image,
+               size_t *size, fk_error *err);
 
 #endif

@@ -768,7 +768,7 @@ int main(int argc, char **argv)
 
     hs_setup(&in, &o);
     const fk_halo_units *u = &o.units;
-    hs_masses_setup(&o.m, &in.snap, in.snaptext, in.pos, in.mass, u, o.G_out);
+    hs_masses_setup(&o.m, &in.snap, in.snaptext, in.pos, in.mass, in.ids, u, o.G_out);
 
     /* each particle's group: the members are gathered from it (reading the
      * GID chunk through the IDs once), and --unbind keeps it */
@@ -786,7 +786,7 @@ int main(int argc, char **argv)
                              in.snap.box, in.snap.origin, o.comoving, o.vscale, o.hflow, in.type, in.m_hires};
         fk_halo_order members;
         fk_halo_timing tm;
-        if (fk_halo_order_build(n, grp, ng[k], &members, &err)) prog_fail(&err);
+        if (fk_halo_order_build(n, grp, in.ids, ng[k], &members, &err)) prog_fail(&err);
         if (!hs_masses_flags(&o.m)) free(grp), grp = NULL, hin.grp = NULL; /* the rest reads the members */
         tg = prog_now() - tg;
         if (fk_halostats_compute_members(&hin, &members, halos[k], in.name, &err) ||

@@ -12,6 +12,7 @@
 #include "filter.h"
 #include "prog.h"
 #include "snapunits.h"
+#include "spacing.h"
 #include "unbind_gpu.h"
 
 void hs_masses_help(void)
@@ -83,17 +84,19 @@ static int snap_value(const char *text, const char *k1, const char *k2, double *
 }
 
 /* --so-from: the particles of another stream of the same snapshot (its POS
- * and MASS), checked against the stream's box. */
+ * and MASS, and its IDs when it has them: the order of the SO sums), checked
+ * against the stream's box. */
 static void read_so_stream(hs_masses *m, const fk_snap *s)
 {
     fk_error err = {0};
     const char *name = strcmp(m->so_from, "-") ? m->so_from : "stdin";
     FILE *f = prog_open_input(m->so_from, 1, 0);
     fk_filter flt;
-    enum { W_POS, W_MASS, NW };
+    enum { W_POS, W_MASS, W_ID, NW };
     fk_want want[NW] = {
         [W_POS] = {"POS", FK_W_PARTICLE | FK_W_REQUIRED, "<f4", 3, "--so-from needs a particle stream"},
         [W_MASS] = {"MASS", FK_W_PARTICLE | FK_W_REQUIRED, "<f4", 1, "--so-from needs a particle stream"},
+        [W_ID] = {"ID", FK_W_PARTICLE | FK_W_ID, NULL, 1, NULL},
     };
     if (fk_filter_start(&flt, f, name, NULL, 0, &err) || fk_filter_read(&flt, want, NW, &err) ||
         fk_snap_check_positions(&flt.snap, want[W_POS].data[0], name, &err))
@@ -105,19 +108,28 @@ static void read_so_stream(hs_masses *m, const fk_snap *s)
                  o->periodic, o->nsource, s->box, s->origin, s->periodic, s->nsource);
     m->so_snap = *o;
     m->so_pos = want[W_POS].data[0], m->so_mass = want[W_MASS].data[0];
+    if (want[W_ID].data[0]) { /* widened to 8 bytes */
+        const uint64_t n = o->n;
+        if (!(m->so_ids = malloc((n ? n : 1) * sizeof *m->so_ids)))
+            prog_die(EXIT_RESOURCE, "out of memory for the IDs of %" PRIu64 " particles", n);
+        const int wide = !strcmp(want[W_ID].chunk[0].dtype, "<u8");
+        for (uint64_t i = 0; i < n; i++)
+            m->so_ids[i] = wide ? ((const uint64_t *)want[W_ID].data[0])[i] : ((const uint32_t *)want[W_ID].data[0])[i];
+        free(want[W_ID].data[0]);
+    }
     fk_filter_free(&flt);
     fk_input_close(f);
 }
 
 void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const float *pos, const float *mass,
-                     const fk_halo_units *u, double G_out)
+                     const uint64_t *ids, const fk_halo_units *u, double G_out)
 {
     if (!m->so) return;
     double v;
     m->so_snap = *s;
     if (m->so_from) {
         read_so_stream(m, s);
-        pos = m->so_pos, mass = m->so_mass;
+        pos = m->so_pos, mass = m->so_mass, ids = m->so_ids; /* its own IDs, or its order */
     }
     const fk_snap *c = &m->so_snap; /* the particles counted */
     m->om_from = m->ol_from = m->a_from = m->rho_from = "given";
@@ -166,11 +178,16 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
             prog_usage("option --so needs --rho-crit or --hubble: the %s holds %" PRIu64 " of the %" PRIu64
                        " particles, so its mean density is not the box's", m->so_from ? "--so-from stream" : "stream",
                        c->n, c->nsource);
+        /* the exact sum, independent of order (spacing.h), as the ranks of mpirun add it */
         double total = 0;
-        if (m->have_mass_total && !m->so_from)
+        if (m->have_mass_total && !m->so_from) {
             total = m->mass_total;
-        else
-            for (uint64_t i = 0; i < c->n; i++) total += mass[i];
+        } else {
+            fk_spacing_sums sums;
+            fk_error err = {0};
+            if (fk_spacing_sum(mass, NULL, c->n, &sums, m->so_from ? m->so_from : "stream", &err)) prog_fail(&err);
+            total = fk_spacing_mass(&sums, 1); /* type NULL: every mass counted as dark (1) */
+        }
         if (!(total > 0))
             prog_die(EXIT_DATA, "the %s particles have no mass, so no mean density: give --rho-crit or --hubble",
                      m->so_from ? "--so-from stream's" : "stream's");
@@ -181,7 +198,7 @@ void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const
     m->cosmo = (fk_cosmo){m->omega_m, m->omega_l, m->a, rho_c0};
     fk_error err = {0};
     if (fk_so_thresholds(&m->cosmo, m->rho, &m->delta_vir, &err)) prog_die(EXIT_USAGE, "%s", err.msg);
-    m->parts = (fk_so_particles){c->n, pos, mass, s->periodic, s->box, s->origin};
+    m->parts = (fk_so_particles){c->n, pos, mass, s->periodic, s->box, s->origin, ids};
 }
 
 double *hs_masses_phi(hs_masses *m, uint64_t n, int mbp)
@@ -374,6 +391,6 @@ void hs_masses_write_grp(const hs_masses *m, FILE *f, int nlevels, uint64_t nsou
 void hs_masses_free(hs_masses *m, int nlevels)
 {
     fk_so_grid_free(m->grid);
-    free(m->bound), free(m->phi), free(m->so_pos), free(m->so_mass);
+    free(m->bound), free(m->phi), free(m->so_pos), free(m->so_mass), free(m->so_ids);
     for (int k = 0; k < nlevels && k < HS_MAX_LEVELS; k++) free(m->bgid[k]);
 }

@@ -24,6 +24,7 @@ typedef struct hs_masses {
     const char *so_from;   /* --so-from=STREAM: the SO sums over its particles, not the stream's */
     fk_snap so_snap;       /* what the SO sums count: the stream's SNAP, or STREAM's */
     float *so_pos, *so_mass; /* STREAM's particles (--so-from), owned */
+    uint64_t *so_ids;        /* their IDs (NULL: STREAM has no ID chunk), owned */
     uint64_t minbound;
     uint64_t so_min; /* particles in the first sphere of a profile (0: FK_SO_MINPART) */
     double mass_total;   /* the stream's mass, when the caller summed it (mpirun: over the ranks) */
@@ -69,9 +70,12 @@ void hs_masses_check(const hs_masses *m);
  * density / Omega_m) and the thresholds; the grid over the counted
  * particles is built by the first level's SO masses. With have_mass_total,
  * mass_total stands for the sum of mass (s->n particles; then mass may be
- * NULL: mpirun, whose ranks summed it). Exits on error. */
+ * NULL: mpirun, whose ranks summed it); else the sum is exact
+ * (spacing.h). ids (NULL: the stream's order; with --so-from that
+ * stream's own IDs) order each SO grid cell's particles (so.h). Exits on
+ * error. */
 void hs_masses_setup(hs_masses *m, const fk_snap *s, const char *snaptext, const float *pos, const float *mass,
-                     const fk_halo_units *u, double G_out);
+                     const uint64_t *ids, const fk_halo_units *u, double G_out);
 
 /* The column flags shown: FK_HCOL_SO with --so, FK_HCOL_UNBIND with --unbind. */
 unsigned hs_masses_flags(const hs_masses *m);
