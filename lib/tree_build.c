@@ -85,7 +85,8 @@ int fk_mtree_link(fk_mtree *t, int s, int g, int weight, const char *name_s, con
     }
     fk_treelink *l;
     uint64_t nl;
-    int st = (t->gpu ? fk_mtree_match_gpu : fk_mtree_match)(a, only, b, weight, name_s, name_g, &l, &nl, shared, err);
+    const fk_mtree_matcher m = t->match ? t->match : t->gpu ? fk_mtree_match_gpu : fk_mtree_match;
+    int st = m(a, only, b, weight, name_s, name_g, &l, &nl, shared, err);
     free(only);
     if (st) return st;
     fk_treestep *steps = realloc(t->steps, (size_t)(t->nsteps + 1) * sizeof *steps);

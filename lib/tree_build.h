@@ -69,6 +69,7 @@ typedef struct fk_mtree {
     fk_treestep *steps;   /* every link table made                       */
     int nsteps;
     int gpu;              /* match on the GPU (fk_mtree_match_gpu); set after fk_mtree_init */
+    fk_mtree_matcher match; /* else this matcher when set (under mpirun fk_dist_mtree_match) */
 } fk_mtree;
 
 /* An empty tree of nsnap snapshots. FK_ENOMEM. */

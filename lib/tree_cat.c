@@ -16,11 +16,35 @@ void fk_treecat_free(fk_treecat *c)
     memset(c, 0, sizeof *c);
 }
 
+/* The first place of share part of n places in nparts shares. */
+static uint64_t share_at(uint64_t n, int part, int nparts)
+{
+    return (uint64_t)((unsigned __int128)n * (unsigned)part / (unsigned)nparts);
+}
+
+void fk_treecat_keep_part(fk_treecat *c, int part, int nparts)
+{
+    const uint64_t lo = share_at(c->nids, part, nparts), hi = share_at(c->nids, part + 1, nparts);
+    if (c->ids && lo) memmove(c->ids, c->ids + lo, (hi - lo) * sizeof *c->ids);
+    if (c->ids && hi > lo) {
+        int64_t *k = realloc(c->ids, (hi - lo) * sizeof *c->ids);
+        if (k) c->ids = k;
+    }
+    c->ids_at += lo;
+    c->nids = hi - lo;
+}
+
 #ifndef FK_HAVE_HDF5
 
 int fk_treecat_available(void)
 {
     return 0;
+}
+
+int fk_treecat_read_part(fk_treecat *c, const char *name, int kind, int part, int nparts, fk_error *err)
+{
+    (void)part, (void)nparts;
+    return fk_treecat_read(c, name, kind, err);
 }
 
 int fk_treecat_read(fk_treecat *c, const char *name, int kind, fk_error *err)
@@ -252,9 +276,44 @@ static int group_offsets(const int64_t *glen, uint64_t ng, uint64_t nids, uint64
     return FK_OK;
 }
 
-static int read_members(const src *S, const char *name, fk_treecat *c, uint64_t need, fk_error *err)
+/* IDs/ID's places [lo, hi) of its n, file after file, into a new *out. */
+static int read_ids_share(const src *S, const char *name, uint64_t n, uint64_t lo, uint64_t hi, int64_t **out,
+                          fk_error *err)
+{
+    if (!(*out = malloc((hi > lo ? hi - lo : 1) * sizeof **out)))
+        return fk_fail(err, FK_ENOMEM, "out of memory for the IDs of %s", name);
+    uint64_t off = 0;
+    int st = FK_OK;
+    for (int k = 0; k < S->n && !st && off < hi; k++) {
+        const uint64_t rk = S->n == 1 ? n : S->rows[k][2], a = off > lo ? off : lo, b = off + rk < hi ? off + rk : hi;
+        if (a < b) {
+            hid_t d = H5Dopen2(S->f[k], "/IDs/ID", H5P_DEFAULT);
+            hid_t fs = d < 0 ? -1 : H5Dget_space(d);
+            hsize_t start = a - off, count = b - a, dim = 0;
+            int ok = fs >= 0 && H5Sget_simple_extent_ndims(fs) == 1 && H5Sget_simple_extent_dims(fs, &dim, NULL) == 1 &&
+                     dim == rk;
+            hid_t ms = ok ? H5Screate_simple(1, &count, NULL) : -1;
+            ok = ok && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL) >= 0 &&
+                 H5Dread(d, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, *out + (a - lo)) >= 0;
+            if (!ok) /* read_data's words */
+                st = fk_fail(err, FK_EFORMAT, "%s: dataset /IDs/ID cannot be read as numbers", name);
+            if (ms >= 0) H5Sclose(ms);
+            if (fs >= 0) H5Sclose(fs);
+            if (d >= 0) H5Dclose(d);
+        }
+        off += rk;
+    }
+    if (st) free(*out), *out = NULL;
+    return st;
+}
+
+/* The members' IDs (the share part of nparts of them) into c; *total: the
+ * members of IDs/ID. */
+static int read_members(const src *S, const char *name, fk_treecat *c, uint64_t need, int part, int nparts,
+                        uint64_t *total, fk_error *err)
 {
     c->nids = 0;
+    *total = 0;
     if (!src_exists(S, "/IDs/ID")) {
         if (need == 0) return FK_OK;
         return fk_fail(err, FK_EFORMAT, "%s: the catalogue has no members' IDs (IDs/ID; halostats --format=hdf5 writes "
@@ -273,6 +332,13 @@ static int read_members(const src *S, const char *name, fk_treecat *c, uint64_t 
         n = dim;
     } else {
         for (int k = 0; k < S->n; k++) n += S->rows[k][2];
+    }
+    *total = n;
+    if (nparts > 1) {
+        const uint64_t lo = share_at(n, part, nparts), hi = share_at(n, part + 1, nparts);
+        int st = read_ids_share(S, name, n, lo, hi, &c->ids, err);
+        if (!st) c->nids = hi - lo, c->ids_at = lo;
+        return st;
     }
     int st = read_data(S, name, "/IDs/ID", H5T_NATIVE_INT64, n, 1, 0, (void **)&c->ids, NULL, err);
     if (!st) c->nids = n;
@@ -352,6 +418,48 @@ static int read_subhalos(const src *f, const char *name, fk_treecat *c, const un
     return st;
 }
 
+/* The end of file an HDF5 superblock gives, base address included (0 when
+ * the first bytes hold none it can read): versions 0 and 1, and 2 and 3,
+ * as the HDF5 File Format Specification lays them out (section II.A,
+ * "Level 0A - Format Signature and Superblock"), as hdf5snap.c reads it. */
+static uint64_t superblock_eof(const unsigned char *head, size_t got)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    if (got < 14 || memcmp(head, sig, 8)) return 0;
+    const unsigned v = head[8];
+    const size_t o = v < 2 ? head[13] : head[9], base = v == 0 ? 24 : v == 1 ? 28 : 12;
+    if (v > 3 || (o != 2 && o != 4 && o != 8) || base + 3 * o > got) return 0;
+    uint64_t b = 0, e = 0;
+    for (size_t i = 0; i < o; i++) {
+        b |= (uint64_t)head[base + i] << (8 * i);
+        e |= (uint64_t)head[base + 2 * o + i] << (8 * i);
+    }
+    return b + e;
+}
+
+/* A file that HDF5 cannot open: cut short when it holds fewer bytes than its
+ * superblock says it has ("FILE: truncated: ..."), else what (the message). */
+static int open_failed(const char *file, const char *what, int code, fk_error *err)
+{
+    unsigned char head[64];
+    size_t got = 0;
+    uint64_t size = 0;
+    FILE *fp = fopen(file, "rb");
+    if (fp) {
+        got = fread(head, 1, sizeof head, fp);
+        if (!fseek(fp, 0, SEEK_END)) {
+            long at = ftell(fp);
+            size = at > 0 ? (uint64_t)at : 0;
+        }
+        fclose(fp);
+    }
+    const uint64_t eof = superblock_eof(head, got);
+    if (eof > size)
+        return fk_fail(err, FK_EFORMAT, "%s: truncated: the file holds %" PRIu64 " of the %" PRIu64
+                       " bytes its HDF5 superblock gives", file, size, eof);
+    return fk_fail(err, code, "%s", what);
+}
+
 /* The name of file k of a catalogue whose first file is name (NAME.0.hdf5
  * or NAME.0.h5), into buf; 0 when name is not so named. */
 static int file_name(const char *name, int k, char *buf, size_t size)
@@ -388,8 +496,11 @@ static int open_files(const char *name, hid_t f0, src *S, fk_error *err)
     for (int k = 0; k < n; k++) {
         if (k > 0) {
             file_name(name, k, buf, sizeof buf);
-            if (H5Fis_hdf5(buf) <= 0 || (f[k] = H5Fopen(buf, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
-                return fk_fail(err, FK_EIO, "%s: cannot open file %d of the %d of %s", buf, k, n, name);
+            if (H5Fis_hdf5(buf) <= 0 || (f[k] = H5Fopen(buf, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0) {
+                char what[9000];
+                snprintf(what, sizeof what, "%s: cannot open file %d of the %d of %s", buf, k, n, name);
+                return open_failed(buf, what, FK_EIO, err);
+            }
             S->n = k + 1;
         }
         double g = 0, sh = 0, ids = 0;
@@ -403,6 +514,11 @@ static int open_files(const char *name, hid_t f0, src *S, fk_error *err)
 
 int fk_treecat_read(fk_treecat *c, const char *name, int kind, fk_error *err)
 {
+    return fk_treecat_read_part(c, name, kind, 0, 1, err);
+}
+
+int fk_treecat_read_part(fk_treecat *c, const char *name, int kind, int part, int nparts, fk_error *err)
+{
     memset(c, 0, sizeof *c);
     /* the library reports through fk_error only: HDF5's own error printing off */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -411,7 +527,11 @@ int fk_treecat_read(fk_treecat *c, const char *name, int kind, fk_error *err)
     fclose(probe);
     if (H5Fis_hdf5(name) <= 0) return fk_fail(err, FK_EFORMAT, "%s: not an HDF5 file (halostats --format=hdf5 writes the catalogues)", name);
     hid_t f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return fk_fail(err, FK_EFORMAT, "%s: HDF5 file cannot be opened", name);
+    if (f < 0) {
+        char what[4200];
+        snprintf(what, sizeof what, "%s: HDF5 file cannot be opened", name);
+        return open_failed(name, what, FK_EFORMAT, err);
+    }
     src S = {1, &f, NULL};
     units u;
     uint64_t ng = 0, ns = 0, *gfirst = NULL;
@@ -420,11 +540,12 @@ int fk_treecat_read(fk_treecat *c, const char *name, int kind, fk_error *err)
     if (!st) st = open_files(name, f, &S, err);
     /* SUBFIND's subhalos, not halostats' (which writes SubhaloFofLevel): only subhalos tell */
     if (!st) c->subfind = ns > 0 && !src_exists(&S, "/Subhalo/SubhaloFofLevel");
-    if (!st) st = read_members(&S, name, c, ng, err);
+    uint64_t nids = 0;
+    if (!st) st = read_members(&S, name, c, ng, part, nparts, &nids, err);
     if (!st) st = read_data(&S, name, "/Group/GroupLen", H5T_NATIVE_INT64, ng, 1, ng == 0, (void **)&glen, NULL, err);
     if (!st && !(gfirst = malloc((ng + 1) * sizeof *gfirst)))
         st = fk_fail(err, FK_ENOMEM, "out of memory for the groups of %s", name);
-    if (!st) st = group_offsets(glen, ng, c->nids, gfirst, name, err);
+    if (!st) st = group_offsets(glen, ng, nids, gfirst, name, err);
     if (!st && kind == FK_TREE_SUBHALOS && ns == 0 && ng > 0 && !src_exists(&S, "/Subhalo"))
         st = fk_fail(err, FK_EFORMAT, "%s: the catalogue has no subhalos (halostats --unbind or a second level writes "
                      "them)", name);

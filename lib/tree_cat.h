@@ -58,6 +58,10 @@ typedef struct fk_treecat {
     double *mvir, *rvir, *m200c, *m200m, *m500c; /* nhalo; mvir = mass without SO     */
     uint64_t nids;
     int64_t *ids;                         /* the members' particle IDs                */
+    uint64_t ids_at;                      /* ids[0]'s place in IDs/ID: 0, or the first of a share
+                                             (fk_treecat_read_part): ids holds IDs/ID[ids_at ..
+                                             ids_at + nids - 1], halo h's members those of its
+                                             places first[h] .. first[h] + len[h] - 1 in there */
 } fk_treecat;
 
 /* Whether this build reads HDF5 catalogues (it was built with libhdf5). */
@@ -71,6 +75,16 @@ int fk_treecat_available(void);
  * without IDs/ID, lengths that do not add up); FK_ENOMEM; FK_EUNSUP in a
  * build without HDF5. */
 int fk_treecat_read(fk_treecat *c, const char *name, int kind, fk_error *err);
+
+/* fk_treecat_read with only a share of the members' IDs read: the IDs/ID
+ * places [N part / nparts, N (part + 1) / nparts) of its N (c->ids_at the
+ * first; every halo and property read whole): an MPI rank's share. */
+int fk_treecat_read_part(fk_treecat *c, const char *name, int kind, int part, int nparts, fk_error *err);
+
+/* Keeps only that share of a catalogue read whole (its halos' members in
+ * their order, as tree_rank left them): the share moved to the front, the
+ * rest given back; c->ids_at set. Can't fail. */
+void fk_treecat_keep_part(fk_treecat *c, int part, int nparts);
 
 /* Frees what fk_treecat_read allocated (c zeroed). Can't fail. */
 void fk_treecat_free(fk_treecat *c);

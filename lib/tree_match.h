@@ -15,13 +15,16 @@ extern "C" {
  * The matching is three data-parallel steps, each of which a GPU path
  * replaces one for one (CUB's radix sort, a merge or a scatter and gather,
  * a segmented sort and reduce):
- *   1. the join on ID: every member of the earlier catalogue A as (ID, its
+ *   1. the join on ID: when the IDs span at most 4 times the members
+ *      (Gadget's 1..N), B's halos scattered into a table indexed by ID and
+ *      gathered by A's members: a counting sort of one-ID buckets, no radix
+ *      passes; else every member of the earlier catalogue A as (ID, its
  *      place in A's halo-ordered list) and of the later B as (ID, halo),
- *      each list radix-sorted by ID and merged; or, when the IDs span at
- *      most 4 times the members (Gadget's 1..N), B's halos scattered into a
- *      table indexed by ID and gathered by A's members: a counting sort of
- *      one-ID buckets, no radix passes. Either gives each member of A the B
- *      halo holding its ID (none: it left every halo);
+ *      scattered by a hash of the ID into partitions of about 16384 members
+ *      and joined in a hash table a partition, in the caches (the GPU, and
+ *      the CPU to name a duplicate ID: both lists radix-sorted by ID and
+ *      merged). Each gives each member of A the B halo holding its ID (none:
+ *      it left every halo);
  *   2. each A halo's shared members sorted by (B halo, rank), a short sort a
  *      halo (its members come in rank order, mostly to one halo);
  *   3. reduced: per (A halo, B halo) the shared count and the score, the sum
@@ -29,9 +32,17 @@ extern "C" {
  *      rank 1 the most bound member) or, with FK_TREE_WEIGHT_COUNT, of 1,
  *      summed in rank order (the same sum whichever path joined).
  * The rank is the member's place in its halo's list of IDs (1 first).
- * Memory: the sorts 52 bytes a member of one catalogue (two 16-byte lists,
- * their scratch, the 4-byte join); the table 4 bytes and a bit an ID of the
- * span, and 12 bytes a member of A.
+ * Memory: the hash join 16 bytes a member of each catalogue (the
+ * partitions) and 4 a member of A (the join), the sorts 52 bytes a member
+ * of one catalogue (two 16-byte lists, their scratch, the 4-byte join);
+ * then each thread's shares of its longest halo (16 bytes a member of it). The table 4 bytes an ID of the span: A's
+ * halos gather from it as steps 2 and 3 take each halo (no list of the
+ * members' B halos is made), with plain loads and stores; an ID twice in
+ * one catalogue is found by counting the table's entries, then named by a
+ * second pass that checks each ID as it goes (atomic exchanges; 4 bytes and
+ * a bit an ID, and 4 a member of A).
+ * Step 2's sort: nothing when the shares come in order, an insertion sort
+ * of a few, a stable distribution among up to 16 descendants, else qsort.
  * On the GPU (fk_mtree_match_gpu) step 1 runs on the device and steps 2 and
  * 3 here, on the same list: the same links, byte for byte.
  */
@@ -70,6 +81,12 @@ int fk_mtree_match(const fk_treecat *a, const uint8_t *only, const fk_treecat *b
  * (or in a build without CUDA). */
 int fk_mtree_match_gpu(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *aname,
                       const char *bname, fk_treelink **links, uint64_t *nlinks, uint64_t *shared, fk_error *err);
+
+/* A matcher: fk_mtree_match, fk_mtree_match_gpu, or fk_dist_mtree_match
+ * (dist_tree.h: every MPI rank the same links). */
+typedef int (*fk_mtree_matcher)(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight,
+                                const char *aname, const char *bname, fk_treelink **links, uint64_t *nlinks,
+                                uint64_t *shared, fk_error *err);
 
 /* The GPU's step 1 (tree_match.cu; tree_match_none.c without CUDA): dest
  * gets each member of A (at_a's places) the B halo holding its ID, or

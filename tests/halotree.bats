@@ -3,6 +3,8 @@
 
 bats_require_minimum_version 1.5.0
 
+load mpi_helpers
+
 DATA=${FOFKIT_DATA:-$BATS_TEST_DIRNAME/../../shared/data}
 SERIES=$DATA/g4-lcdm-series
 PY=$BATS_TEST_DIRNAME/py
@@ -11,9 +13,11 @@ export PYTHONDONTWRITEBYTECODE=1
 
 # The constructed series (tests/py/treecat.py) for every test, when h5py is there; with the
 # series and HDF5, its five catalogues through the pipeline (cat_000.hdf5 .. cat_004.hdf5) and
-# those of the bound subhalos (sub_00K.hdf5).
+# those of the bound subhalos (sub_00K.hdf5), and of the groups of 2 members or more
+# (m2_00K.hdf5: at z = 5.04 no group of this run has 3).
 setup_file() {
     cd "$BATS_FILE_TMPDIR" || return 1
+    mpi_probe
     if python3 -c 'import h5py, numpy' 2>/dev/null; then
         mkdir built && python3 "$PY/treecat.py" built || return 1
     fi
@@ -21,7 +25,9 @@ setup_file() {
         mkdir series && cd series || return 1
         local k
         for k in 0 1 2 3 4; do
-            hdf52bin -t dark "$SERIES/snapshot_00$k.hdf5" | kdbuild | foflink -b 0.2 | groups -m 20 -o g$k.fof || return 1
+            hdf52bin -t dark "$SERIES/snapshot_00$k.hdf5" | kdbuild | foflink -b 0.2 -o l$k.fof || return 1
+            groups -m 20 l$k.fof -o g$k.fof || return 1
+            groups -m 2 l$k.fof | halostats --format=hdf5 -o m2_00$k.hdf5 || return 1
             halostats --format=hdf5 -o cat_00$k.hdf5 g$k.fof || return 1
             halostats --unbind --format=hdf5 -o sub_00$k.hdf5 g$k.fof || return 1
         done
@@ -213,6 +219,21 @@ for k in (1, 2):
     [ "$output" = "halotree: cat_001.hdf5: not an HDF5 file (halostats --format=hdf5 writes the catalogues)" ]
 }
 
+@test "a truncated catalogue: one line saying so, status 1, nothing written" {
+    need_built
+    local size
+    size=$(stat -c %s cat_001.hdf5)
+    head -c 3000 cat_001.hdf5 >cut_001.hdf5
+    run -1 --separate-stderr halotree -o t.dat cat_000.hdf5 cut_001.hdf5
+    [ "$stderr" = "halotree: cut_001.hdf5: truncated: the file holds 3000 of the $size bytes its HDF5 superblock gives" ]
+    [ ! -e t.dat ]
+    # the second file of a catalogue in several
+    size=$(stat -c %s fof_subhalo_tab_001.1.hdf5)
+    head -c 2500 fof_subhalo_tab_001.1.hdf5 >f && mv f fof_subhalo_tab_001.1.hdf5
+    run -1 halotree fof_subhalo_tab_000.0.hdf5 fof_subhalo_tab_001.0.hdf5
+    [ "$output" = "halotree: fof_subhalo_tab_001.1.hdf5: truncated: the file holds 2500 of the $size bytes its HDF5 superblock gives" ]
+}
+
 @test "damaged catalogues: one line naming the file, status 1, nothing written" {
     need_built
     local c first opt n=0
@@ -271,6 +292,75 @@ a, b = ytree.load("out/locations.dat"), ytree.load("tree_0_0_0.dat")
 same = sum(x.tree_size == y.tree_size and np.array_equal(x["tree", "uid"], y["tree", "uid"]) for x, y in zip(a, b))
 print(a.size, same)'
     [ "${lines[-1]}" = "106 106" ]
+}
+
+@test "series: the trees reach z = 5.04 over groups of 2 members or more, main branches as the catalogues (fofkit, ytree)" {
+    need_series
+    # at z = 5.04 the largest group of this 32768-particle run has 2 members (b = 0.2): the trees
+    # over catalogues of groups -m 2; the largest halo's tree holds halos of every snapshot, and
+    # the main branches that reach z = 5.04 are the catalogues' halos (through ytree too when installed)
+    run -0 halotree -v -o tree_0_0_0.dat m2_000.hdf5 m2_001.hdf5 m2_002.hdf5 m2_003.hdf5 m2_004.hdf5
+    [[ "${lines[1]}" == "halotree: m2_000.hdf5: snapshot 0, a = 0.16556, 29 groups, 58 members" ]]
+    run -0 python3 "$PY/treecheck.py" deep tree_0_0_0.dat m2_00?.hdf5
+    echo "$output"
+    [[ "${lines[0]}" == "deep: the largest halo's tree holds halos of snapshots [0, 1, 2, 3, 4]; "*" main branches from z = 0 to z = 5.04, of halos [24, "* ]]
+    if python3 -c 'import ytree' 2>/dev/null; then
+        [[ "${lines[-1]}" == "ytree: halo 24's main branch over snapshots [4, 3, 2, 1, 0], z [0.   1.   2.02 3.   5.04]" ]]
+    fi
+}
+
+# mpirun -n R halotree ARGS... writes what one process writes, for R in $RANKS (default 1 to 4).
+# Usage: [RANKS="2 3"] same_mpi ARGS...
+same_mpi() {
+    local R
+    halotree "$@" -o one.out
+    [ -s one.out ]
+    for R in ${RANKS:-1 2 3 4}; do
+        mpirun --oversubscribe -n "$R" halotree "$@" -o "r$R.out"
+        cmp one.out "r$R.out" || { echo "$R ranks differ: halotree $*"; return 1; }
+    done
+}
+
+@test "mpirun: 1 to 4 ranks write the single process's links and trees, byte for byte (constructed series)" {
+    need_built
+    need_mpi halotree
+    local c="cat_000.hdf5 cat_001.hdf5 cat_002.hdf5"
+    same_mpi --links $c
+    same_mpi $c
+    RANKS=3 same_mpi --weight=rank --links $c
+    RANKS=2 same_mpi --positions=snapshot_%n.hdf5 --links $c
+    RANKS=4 same_mpi --subhalos fof_subhalo_tab_000.0.hdf5 fof_subhalo_tab_001.0.hdf5 fof_subhalo_tab_002.0.hdf5
+    # the exchanges in rounds of 3 records
+    FOFKIT_DIST_ROUND=3 mpirun --oversubscribe -n 3 halotree --links $c -o rounds.out
+    halotree --links $c | cmp - rounds.out
+    # -v: rank 0 reports
+    run -0 --separate-stderr mpirun --oversubscribe -n 2 halotree -v $c -o v.out
+    [ "$(grep -c 'linked cat_001.hdf5 to cat_002.hdf5' <<<"$stderr")" -eq 1 ]
+}
+
+@test "mpirun: bad input, one line from one rank, the single process's message and status" {
+    need_built
+    need_mpi halotree
+    python3 "$PY/treebad.py" . >/dev/null
+    local bad
+    for bad in bad_dupid_001.hdf5 other_001.hdf5 noids_001.hdf5 bad_lensum_001.hdf5 bad_idstext_001.hdf5 bad_ids2d_001.hdf5; do
+        run -1 --separate-stderr halotree -o t.dat cat_000.hdf5 "$bad"
+        local want=$stderr
+        [[ "$want" == "halotree: $bad: "* ]]
+        run -1 --separate-stderr mpirun --oversubscribe -n 3 halotree -o t.dat cat_000.hdf5 "$bad"
+        [ "$(grep -c '^halotree: ' <<<"$stderr")" -eq 1 ]
+        grep -qxF "$want" <<<"$stderr"
+        [ ! -e t.dat ]
+    done
+}
+
+@test "mpirun: 1 to 4 ranks write the single process's trees of the Gadget-4 series" {
+    need_series
+    need_mpi halotree
+    same_mpi cat_000.hdf5 cat_001.hdf5 cat_002.hdf5 cat_003.hdf5 cat_004.hdf5
+    RANKS=3 same_mpi --links m2_000.hdf5 m2_001.hdf5 m2_002.hdf5 m2_003.hdf5 m2_004.hdf5
+    RANKS=4 same_mpi --subhalos --links sub_000.hdf5 sub_001.hdf5 sub_002.hdf5 sub_003.hdf5 sub_004.hdf5
+    RANKS=2 same_mpi --positions="$SERIES/snapshot_%n.hdf5" --links cat_000.hdf5 cat_001.hdf5 cat_002.hdf5 cat_003.hdf5 cat_004.hdf5
 }
 
 @test "series: the subhalos' trees, each subhalo's pid a main subhalo of its snapshot" {

@@ -9,33 +9,7 @@
 
 #define TESTRAND_SEED 0x6770755472656554ull
 #include "testrand.h"
-
-/* nh halos of 1..maxlen members (a few empty), with unlisted IDs between some of them (the
- * subhalos' layout), taken from a shuffled pool. */
-static void make_cat(fk_treecat *c, uint64_t nh, uint64_t maxlen, const int64_t *pool, uint64_t npool)
-{
-    memset(c, 0, sizeof *c);
-    c->nhalo = nh;
-    c->len = malloc((nh ? nh : 1) * sizeof *c->len), c->first = malloc((nh ? nh : 1) * sizeof *c->first);
-    int64_t *sh = malloc(npool * sizeof *sh);
-    memcpy(sh, pool, npool * sizeof *sh);
-    for (uint64_t i = npool; i > 1; i--) {
-        uint64_t j = (uint64_t)(urand() * (double)i);
-        int64_t t = sh[i - 1];
-        sh[i - 1] = sh[j], sh[j] = t;
-    }
-    uint64_t at = 0;
-    for (uint64_t h = 0; h < nh; h++) {
-        uint64_t l = urand() < 0.05 ? 0 : 1 + (uint64_t)(urand() * (double)maxlen);
-        if (urand() < 0.3) at += 1 + (uint64_t)(urand() * 5); /* a gap: IDs in no halo */
-        if (at > npool) at = npool;
-        if (at + l > npool) l = npool - at;
-        c->first[h] = at, c->len[h] = l;
-        at += l;
-    }
-    c->nids = at;
-    c->ids = sh;
-}
+#include "tree_fixture.h"
 
 static int same(const fk_treelink *x, const fk_treelink *y, uint64_t n)
 {
@@ -48,11 +22,10 @@ static int same(const fk_treelink *x, const fk_treelink *y, uint64_t n)
 
 static void check_pair(uint64_t na, uint64_t nb, uint64_t maxlen, uint64_t npool, int dense, int weight, int restrict_a)
 {
-    int64_t *pool = malloc(npool * sizeof *pool);
-    for (uint64_t i = 0; i < npool; i++) pool[i] = dense ? (int64_t)(i + 1) : (int64_t)(i * 2654435761ull + 12345);
+    int64_t *pool = tree_fixture_pool(npool, dense);
     fk_treecat a, b;
-    make_cat(&a, na, maxlen, pool, npool);
-    make_cat(&b, nb, maxlen, pool, npool);
+    tree_fixture_cat(&a, na, maxlen, pool, npool);
+    tree_fixture_cat(&b, nb, maxlen, pool, npool);
     uint8_t *only = NULL;
     if (restrict_a) {
         only = malloc(na);

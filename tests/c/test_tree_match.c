@@ -9,6 +9,7 @@
 
 #define TESTRAND_SEED 0x7265655472656554ull
 #include "testrand.h"
+#include "tree_fixture.h"
 
 static int by_key(const void *x, const void *y)
 {
@@ -32,46 +33,14 @@ static void check_sort(uint64_t n, uint64_t range)
     free(r), free(ref), free(tmp);
 }
 
-/* A catalogue of nh halos of 1..maxlen members, IDs drawn from the pool
- * (each used once), in a random order. */
-static void make_cat(fk_treecat *c, uint64_t nh, uint64_t maxlen, int64_t *pool, uint64_t npool)
-{
-    memset(c, 0, sizeof *c);
-    c->nhalo = nh;
-    c->len = malloc(nh * sizeof *c->len), c->first = malloc(nh * sizeof *c->first);
-    uint64_t total = 0;
-    for (uint64_t h = 0; h < nh; h++) {
-        c->len[h] = 1 + (uint64_t)(urand() * (double)maxlen);
-        c->first[h] = total;
-        total += c->len[h];
-    }
-    if (total > npool) total = npool; /* trim the last halos */
-    uint64_t at = 0;
-    for (uint64_t h = 0; h < nh; h++) {
-        if (c->first[h] >= total) c->len[h] = 0, c->first[h] = total;
-        else if (c->first[h] + c->len[h] > total) c->len[h] = total - c->first[h];
-        at += c->len[h];
-    }
-    /* a shuffle of the pool, its first `total` IDs used */
-    for (uint64_t i = npool; i > 1; i--) {
-        uint64_t j = (uint64_t)(urand() * (double)i);
-        int64_t t = pool[i - 1];
-        pool[i - 1] = pool[j], pool[j] = t;
-    }
-    c->nids = at;
-    c->ids = malloc((at ? at : 1) * sizeof *c->ids);
-    memcpy(c->ids, pool, at * sizeof *c->ids);
-}
-
 /* The reference: a dense matrix of counts and scores by the definition. */
 static void check_match(uint64_t na, uint64_t nb, uint64_t maxlen, uint64_t npool, int weight, int restrict_a, int dense)
 {
-    int64_t *pool = malloc(npool * sizeof *pool);
     /* sparse IDs take the radix sorts, dense ones (a span within 4 times the members) the table */
-    for (uint64_t i = 0; i < npool; i++) pool[i] = dense ? (int64_t)(i + 1) : (int64_t)(i * 2654435761ull + 12345);
+    int64_t *pool = tree_fixture_pool(npool, dense);
     fk_treecat a, b;
-    make_cat(&a, na, maxlen, pool, npool);
-    make_cat(&b, nb, maxlen, pool, npool);
+    tree_fixture_cat(&a, na, maxlen, pool, npool);
+    tree_fixture_cat(&b, nb, maxlen, pool, npool);
     uint8_t *only = NULL;
     if (restrict_a) {
         only = malloc(na);
@@ -160,6 +129,9 @@ int main(void)
         check_match(30, 40, 20, 2000, FK_TREE_WEIGHT_RANK, 1, dense);
         check_match(400, 300, 600, 200000, FK_TREE_WEIGHT_RANK, 0, dense); /* > 65536 members: every core */
         check_match(400, 300, 600, 200000, FK_TREE_WEIGHT_COUNT, 1, dense);
+        check_match(100, 5, 3000, 400000, FK_TREE_WEIGHT_RANK, 0, dense); /* long halos, a few descendants each */
+        check_match(100, 12, 3000, 400000, FK_TREE_WEIGHT_RANK, 1, dense);
+        check_match(60, 40, 3000, 100000, FK_TREE_WEIGHT_RANK, 0, dense); /* more descendants than sort_shares distributes */
     }
     check_duplicate(1);
     check_duplicate(1000000000000);

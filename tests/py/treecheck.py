@@ -6,6 +6,11 @@ Usage:
   python3 treecheck.py series TREE CAT...    the main branch of the largest halo of the last
                                              catalogue: snapshots, masses and redshifts as in CAT...
   python3 treecheck.py ytree TREE CAT...     the same through ytree
+  python3 treecheck.py deep TREE CAT...      the trees back to the first catalogue: the largest
+                                             halo's tree holds halos of every snapshot, and the
+                                             main branches of the last snapshot's halos that
+                                             reach the first, as the catalogues (with ytree too
+                                             when it is installed)
 Prints what it checked; exits 1 (with the reason) on the first difference.
 """
 
@@ -138,11 +143,59 @@ def with_ytree(path, cats):
     print(f"ytree: {a.size} trees; main branch of the largest halo over snapshots {[int(s) for s in snaps]}, z {np.round(z, 3)}")
 
 
+def deep(path, cats):
+    cat = catalogues(cats)
+    t = fofkit.read_tree(path)
+    last = len(cat) - 1
+    root = branch_of_largest(t)[0]
+    spans = sorted({int(s) for s in t["Snap_num"][t["Tree_root_ID"] == t["id"][root]]})
+    if spans != list(range(len(cat))):
+        fail(f"the largest halo's tree holds halos of snapshots {spans}")
+    reach = []
+    for k in np.flatnonzero(t["Snap_num"] == last):
+        b = t.main_branch(k)
+        if [int(s) for s in t["Snap_num"][b]] != list(range(last, -1, -1)):
+            continue
+        for r in b:
+            s, h = t["Snap_num"][r], t["Orig_halo_ID"][r]
+            z, m = cat[s]
+            if abs(1 / t["scale"][r] - 1 - z) > 1e-6 * (1 + z) or abs(t["Mvir"][r] - m[h]) > 1e-6 * m[h]:
+                fail(f"snapshot {s} halo {h}: z {1 / t['scale'][r] - 1}, Mvir {t['Mvir'][r]}; catalogue {z}, {m[h]}")
+        reach.append(int(t["Orig_halo_ID"][k]))
+    if not reach:
+        fail(f"no main branch from snapshot {last} back to snapshot 0")
+    reach.sort()
+    print(f"deep: the largest halo's tree holds halos of snapshots {spans}; {len(reach)} main branches from "
+          f"z = {cat[last][0]:.3g} to z = {cat[0][0]:.3g}, of halos {reach[:8]}")
+    try:
+        import ytree
+    except ImportError:
+        return
+    a = ytree.load(path)
+    a.set_selector("max_field_value", "mmp?")
+    h = reach[0]
+    k = np.flatnonzero((a["Snap_num"].astype(int) == last) & (a["Orig_halo_ID"].astype(int) == h))
+    if len(k) != 1:
+        fail(f"ytree: no tree of halo {h} of snapshot {last}")
+    tr = a[k[0]]
+    snaps, rows = tr["prog", "Snap_num"].astype(int), tr["prog", "Orig_halo_ID"].astype(int)
+    z, m = tr["prog", "redshift"], tr["prog", "mass"].to("Msun/h").d
+    if list(snaps) != list(range(last, -1, -1)):
+        fail(f"ytree: halo {h}'s main branch through snapshots {[int(s) for s in snaps]}")
+    for s, r, zz, mm in zip(snaps, rows, z, m):
+        zc, mc = cat[s]
+        if abs(zz - zc) > 1e-5 * (1 + zc) or abs(mm - mc[r]) > 1e-5 * mc[r]:
+            fail(f"ytree: snapshot {s} halo {r}: z {zz}, mass {mm} Msun/h; catalogue {zc}, {mc[r]}")
+    print(f"ytree: halo {h}'s main branch over snapshots {[int(s) for s in snaps]}, z {np.round(z, 3)}")
+
+
 if __name__ == "__main__":
     what, tree = sys.argv[1], sys.argv[2]
     if what == "built":
         built(tree, *sys.argv[3:4])
     elif what == "series":
         series(tree, sys.argv[3:])
+    elif what == "deep":
+        deep(tree, sys.argv[3:])
     else:
         with_ytree(tree, sys.argv[3:])

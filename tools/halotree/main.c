@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "device.h"
+#include "dist.h"
+#include "dist_tree.h"
 #include "prog.h"
+#include "rankquiet.h"
 #include "tree_build.h"
 #include "tree_cat.h"
 #include "tree_ctrees.h"
@@ -44,6 +47,9 @@ static void help(void)
            "  -v, --verbose         what was linked, and timings, on stderr\n"
            "  -h, --help            show this help and exit\n"
            "  -V, --version         show the version and exit\n"
+           "\n"
+           "Under mpirun each rank reads a share of each catalogue's members and the links are made\n"
+           "across the ranks (the same as in one process); rank 0 writes the output.\n"
            "\n"
            "Snapshot numbers are the last number in each file's name (else their places, from 0); a\n"
            "number left out between two files is an error.\n"
@@ -107,9 +113,33 @@ static uint64_t members(const fk_treecat *c)
     return m;
 }
 
+/* Under mpirun (rank and size of the run), else 0 and 1. */
+static int dist, rank, size = 1;
+
+static void end_mpi(void)
+{
+    fk_dist_finalize();
+}
+
+/* A failure: in one process the library's message; under mpirun agreed on
+ * by every rank first, said by the lowest failing rank (the others keep
+ * quiet), every rank exiting with its status once all are told. */
 static void fail_status(int st, fk_error *err)
 {
-    if (st) prog_fail(err);
+    if (!dist) {
+        if (st) prog_fail(err);
+        return;
+    }
+    int who;
+    if (!fk_dist_agree(st, err, &who)) return;
+    if (rank == who) {
+        prog_rank_quiet(0);
+        fprintf(stderr, "%s: %s\n", prog_name, err->msg[0] ? err->msg : fk_strstatus(err->code));
+        fflush(stderr);
+    }
+    fk_output_cleanup_all();
+    fk_dist_all(1);
+    exit(err->code == FK_EINVAL ? EXIT_USAGE : err->code == FK_ENOMEM || err->code == FK_EDEVICE ? EXIT_RESOURCE : EXIT_DATA);
 }
 
 /* locations.dat and forests.list beside the trees' file treefile (already
@@ -133,6 +163,8 @@ static void write_locations(const fk_mtree *t, const char *treefile, const int64
 int main(int argc, char **argv)
 {
     prog_init("halotree");
+    /* under mpirun the ranks above 0 keep quiet: every rank reads the same command line and headers */
+    if ((dist = fk_dist_wanted(NULL, 0))) prog_rank_quiet(1);
     prog_std std = {0};
     int kind = FK_TREE_GROUPS, links = 0, weight = -1, locations = 0, devchoice = device_default();
     const char *positions = NULL;
@@ -211,34 +243,39 @@ int main(int argc, char **argv)
                      "--skip links halos across gaps in a catalogue)", names[s], num[s - 1] + 1, names[s - 1], names[s]);
     }
 
-    /* the output first: a name that cannot be created fails before any work */
-    fk_output *out = prog_open_output(&std, 0);
+    if (dist) {
+        if (fk_dist_init(&rank, &size, &err)) prog_fail(&err); /* no MPI in this build: said once */
+        atexit(end_mpi);
+        if (rank) prog_verbose = 0; /* rank 0 reports for all */
+        prog_info("%d ranks: each reads a share of every catalogue's members; the links made across them", size);
+    }
+    /* the output first (rank 0's): a name that cannot be created fails before any work */
+    fk_output *out = NULL;
+    fail_status(rank == 0 ? fk_output_open(&out, std.output, 0, std.force, &err) : FK_OK, &err);
     double t0 = prog_now(), tread = 0, tmatch = 0;
     fk_mtree t;
     fail_status(fk_mtree_init(&t, n, &err), &err);
     fk_gpuinfo gi;
     t.gpu = device_resolve(devchoice, &gi) == DEV_GPU;
+    if (dist) t.match = fk_dist_mtree_match; /* on every rank's CPU */
     for (int s = 0; s < n; s++) {
         fk_treecat cat;
         prog_input(names[s]);
         double r0 = prog_now();
-        int st = fk_treecat_read(&cat, names[s], kind, &err);
+        /* under mpirun a share of the members a rank; with --positions each halo's whole list is ranked first */
+        int st = dist && !positions ? fk_treecat_read_part(&cat, names[s], kind, rank, size, &err)
+                                    : fk_treecat_read(&cat, names[s], kind, &err);
         tread += prog_now() - r0;
-        if (st) {
-            fk_treecat_free(&cat);
-            prog_fail(&err);
-        }
+        fail_status(st, &err);
         if (positions) {
             char *snap = expand(positions, digits[s]);
             double k0 = prog_now();
-            if (fk_treecat_rank_distance(&cat, names[s], snap, &err)) {
-                fk_treecat_free(&cat);
-                prog_input(snap);
-                prog_fail(&err);
-            }
+            if ((st = fk_treecat_rank_distance(&cat, names[s], snap, &err))) prog_input(snap);
+            fail_status(st, &err);
             prog_info("%s: members ranked by distance from their centres with the positions of %s (%.3f s)", names[s],
                       snap, prog_now() - k0);
             free(snap);
+            if (dist) fk_treecat_keep_part(&cat, rank, size);
         }
         /* auto: decided by the first catalogue with halos (the links before it have no members) */
         if (weight < 0 && cat.nhalo > 0) weight = cat.subfind || cat.ranked ? FK_TREE_WEIGHT_RANK : FK_TREE_WEIGHT_COUNT;
@@ -266,18 +303,23 @@ int main(int argc, char **argv)
         }
         if (s - skip - 1 >= 0) fk_mtree_drop_ids(&t, s - (int)skip - 1);
     }
-    fail_status(fk_mtree_finish(&t, &err), &err);
-    FILE *o = fk_output_file(out);
-    char gen[64];
-    snprintf(gen, sizeof gen, "halotree (fofkit %s)", FK_VERSION);
+    /* the trees and their output: rank 0's (every rank holds the same links) */
     int64_t *offsets = NULL;
-    if (locations && !(offsets = malloc((t.ntrees + 1) * sizeof *offsets))) prog_die(EXIT_RESOURCE, "out of memory");
-    fail_status(links ? fk_mtree_write_links(&t, o, gen, &err)
-                      : fk_mtree_write_ctrees(&t, o, gen, kind == FK_TREE_SUBHALOS ? "subhalos" : "FoF groups", offsets,
-                                              &err),
-                &err);
-    prog_commit(out);
-    if (locations) write_locations(&t, std.output, offsets);
+    int st = FK_OK;
+    if (rank == 0) {
+        st = fk_mtree_finish(&t, &err);
+        char gen[64];
+        snprintf(gen, sizeof gen, "halotree (fofkit %s)", FK_VERSION);
+        if (!st && locations && !(offsets = malloc((t.ntrees + 1) * sizeof *offsets)))
+            st = fk_fail(&err, FK_ENOMEM, "out of memory");
+        if (!st)
+            st = links ? fk_mtree_write_links(&t, fk_output_file(out), gen, &err)
+                       : fk_mtree_write_ctrees(&t, fk_output_file(out), gen,
+                                               kind == FK_TREE_SUBHALOS ? "subhalos" : "FoF groups", offsets, &err);
+        if (!st) st = fk_output_commit(out, &err);
+    }
+    fail_status(st, &err);
+    if (rank == 0 && locations) write_locations(&t, std.output, offsets);
     free(offsets);
     prog_info("%d snapshots, %" PRIu64 " halos, %" PRIu64 " trees; weight %s; read %.3f s, matched %.3f s, total %.3f s",
               n, t.base[n], t.ntrees, weight == FK_TREE_WEIGHT_RANK ? "1/rank" : "count", tread, tmatch,
