@@ -11,6 +11,8 @@
 #include "clock.h"
 #include "dist.h"
 #include "dist_alltoall.h"
+#include "dist_join.h"
+#include "dist_rcb.h"
 #include "gpu.h"
 #include "attach.h"
 #include "kdtree.h"
@@ -74,6 +76,10 @@ typedef struct run {
     double amin, amax, period, margin;
     double scale; /* bins per unit length along the axis (0: every particle in bin 0) */
     uint32_t *cut; /* size + 1 bin indices: rank d owns bins [cut[d], cut[d+1]) */
+    /* or boxes (rcb_on): the bisection's tree, and the bounds of every particle */
+    int rcb_on;
+    fk_rcb rcb;
+    double gmn[3], gmx[3];
     /* owned particles (no) and ghosts (ng), in the rank's own order: owned by
      * source rank and, within one, in the source's order, then the ghosts */
     uint64_t no, ng;
@@ -254,9 +260,10 @@ static int bucket(const int *dest, uint64_t n, int R, uint64_t *cnt, uint32_t *s
     return FK_OK;
 }
 
-/* The slabs: the axis of widest extent, cut at the global quantiles; the
- * ghosts' margin is reach (the longest linking length, or the attaching
- * reach) widened for rounding. */
+/* The domains: slabs along the axis of widest extent, cut at the global
+ * quantiles, or with rcb_on the boxes of fk_rcb_build; the ghosts' margin
+ * is reach (the longest linking length, or the attaching reach) widened for
+ * rounding. */
 static int decompose(run *r, double reach, fk_error *err)
 {
     const fk_distlink_in *in = r->in;
@@ -280,12 +287,22 @@ static int decompose(run *r, double reach, fk_error *err)
     r->amax = gmx[r->axis];
     if (!(r->amax >= r->amin)) r->amin = r->amax = 0; /* no particles anywhere */
     r->scale = r->amax > r->amin ? FK_DIST_BINS / (r->amax - r->amin) : 0;
+    for (int k = 0; k < 3; k++) {
+        r->gmn[k] = gmx[k] >= gmn[k] ? gmn[k] : 0; /* no particles anywhere: 0 */
+        r->gmx[k] = gmx[k] >= gmn[k] ? gmx[k] : 0;
+    }
     /* The margin: the reach, widened for the rounding of a binary32
      * separation and its wrap (a few units in the last place of the largest
      * coordinate); a wider margin only adds ghosts. */
     double big = fabs(r->amin) > fabs(r->amax) ? fabs(r->amin) : fabs(r->amax);
+    for (int k = 0; r->rcb_on && k < 3; k++) { /* boxes: every axis's */
+        if (fabs(r->gmn[k]) > big) big = fabs(r->gmn[k]);
+        if (fabs(r->gmx[k]) > big) big = fabs(r->gmx[k]);
+    }
     if (r->period > big) big = r->period;
     r->margin = reach * (1 + 1e-5) + big * 0x1p-20;
+    if (r->rcb_on) /* boxes (dist_rcb.h) */
+        return fk_rcb_build(in->pos, in->n, r->gmn, r->gmx, r->margin, r->period, &r->rcb, err);
 
     uint64_t *h = xmalloc(FK_DIST_BINS * sizeof *h), *gh = xmalloc(FK_DIST_BINS * sizeof *gh);
     int st = (!h || !gh) ? fk_fail(err, FK_ENOMEM, "out of memory for the slabs' histogram") : FK_OK;
@@ -344,7 +361,7 @@ static void pack(const run *r, int f, size_t size, unsigned char *sb, void *dst)
     }
 }
 
-/* Owned particles to the ranks of their slabs: each one's position (and
+/* Owned particles to the ranks of their domains: each one's position (and
  * velocity) and ID (idw bytes), an array at a time,
  * every one exchanged straight into its final array (fk_dist_alltoall_at:
  * no received copy to unpack), through one send buffer of the largest part
@@ -369,7 +386,8 @@ static int send_owned(run *r, fk_error *err)
                  : FK_OK;
     if (!st) {
         #pragma omp parallel for schedule(static)
-        for (uint64_t i = 0; i < in->n; i++) dest[i] = owner_of(r, in->pos[3 * i + r->axis]);
+        for (uint64_t i = 0; i < in->n; i++)
+            dest[i] = r->rcb_on ? fk_rcb_owner(&r->rcb, in->pos + 3 * i) : owner_of(r, in->pos[3 * i + r->axis]);
         st = bucket(dest, in->n, R, cnt, r->slot, err);
     }
     if (!st) {
@@ -417,7 +435,30 @@ static int send_owned(run *r, fk_error *err)
     return st;
 }
 
-/* Copies of the owned particles near other slabs to their ranks. */
+/* The ranks other than this one that owned particle i is a ghost of (out:
+ * room for R): their number. Slabs: owned particles deeper in this slab
+ * than twice the margin (between in_lo and in_hi) reach no other; boxes
+ * likewise (fk_rcb's deep), the others found down the bisection's tree. */
+static int ghost_ranks(const run *r, uint64_t i, double in_lo, double in_hi, int *out)
+{
+    const float *p = r->pos + 3 * i;
+    int n = 0;
+    if (r->rcb_on) {
+        const fk_rcb_node *b = &r->rcb.node[r->rcb.leaf[r->rank]];
+        const double m2 = 2 * r->margin;
+        if (r->rcb.deep && p[0] - b->lo[0] > m2 && b->hi[0] - p[0] > m2 && p[1] - b->lo[1] > m2 &&
+            b->hi[1] - p[1] > m2 && p[2] - b->lo[2] > m2 && b->hi[2] - p[2] > m2)
+            return 0;
+        return fk_rcb_reaches(&r->rcb, p, r->rank, out);
+    }
+    const float x = p[r->axis];
+    if (x > in_lo && x < in_hi) return 0;
+    for (int d = 0; d < r->size; d++)
+        if (d != r->rank && reaches(r, d, x)) out[n++] = d;
+    return n;
+}
+
+/* Copies of the owned particles near other domains to their ranks. */
 static int send_ghosts(run *r, fk_error *err)
 {
     int R = r->size;
@@ -432,7 +473,7 @@ static int send_ghosts(run *r, fk_error *err)
      * other slab, in the box or across its period (the slabs lie within one
      * period): the exact test is for the others only. */
     double in_lo = HUGE_VAL, in_hi = -HUGE_VAL;
-    if (!(r->period > 0) || r->amax - r->amin <= r->period) {
+    if (!r->rcb_on && (!(r->period > 0) || r->amax - r->amin <= r->period)) {
         slab(r, r->rank, &in_lo, &in_hi);
         in_lo += 2 * r->margin;
         in_hi -= 2 * r->margin;
@@ -444,31 +485,36 @@ static int send_ghosts(run *r, fk_error *err)
             int t = omp_get_thread_num();
             uint64_t a = r->no * (uint64_t)t / (uint64_t)T, b = r->no * (uint64_t)(t + 1) / (uint64_t)T;
             uint64_t *my = at + (size_t)t * (size_t)R;
-            for (uint64_t i = a; i < b; i++) {
-                const float x = r->pos[3 * i + r->axis];
-                if (x > in_lo && x < in_hi) continue;
-                for (int d = 0; d < R; d++)
-                    if (d != r->rank && reaches(r, d, x)) my[d]++;
+            int *to = malloc((size_t)R * sizeof *to);
+            if (!to) {
+                #pragma omp atomic write
+                st = FK_ENOMEM;
+            }
+            #pragma omp barrier
+            for (uint64_t i = a; !st && i < b; i++) {
+                const int nd = ghost_ranks(r, i, in_lo, in_hi, to);
+                for (int q = 0; q < nd; q++) my[to[q]]++;
             }
             #pragma omp barrier
             #pragma omp single
             {
                 uint64_t run = offsets(at, T, R, cnt);
-                if (!(sb = xmalloc(run * stride)))
+                if (st)
+                    st = fk_fail(err, FK_ENOMEM, "out of memory for the ghosts");
+                else if (!(sb = xmalloc(run * stride)))
                     st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " ghosts", run);
             }
             for (uint64_t i = a; !st && i < b; i++) {
-                const float x = r->pos[3 * i + r->axis];
-                if (x > in_lo && x < in_hi) continue;
-                for (int d = 0; d < R; d++)
-                    if (d != r->rank && reaches(r, d, x)) {
-                        unsigned char *p = sb + stride * my[d]++;
-                        uint32_t j = (uint32_t)i;
-                        memcpy(p, r->pos + 3 * i, 12);
-                        if (r->sixd) memcpy(p + 12, r->vel + 3 * i, 12);
-                        memcpy(p + stride - 4, &j, 4);
-                    }
+                const int nd = ghost_ranks(r, i, in_lo, in_hi, to);
+                for (int q = 0; q < nd; q++) {
+                    unsigned char *p = sb + stride * my[to[q]]++;
+                    uint32_t j = (uint32_t)i;
+                    memcpy(p, r->pos + 3 * i, 12);
+                    if (r->sixd) memcpy(p + 12, r->vel + 3 * i, 12);
+                    memcpy(p + stride - 4, &j, 4);
+                }
             }
+            free(to);
         }
     }
     free(at);
@@ -738,75 +784,6 @@ static int link_pieces(run *r, uint64_t npieces, fk_error *err)
 }
 
 
-static int cmp_node(const void *a, const void *b)
-{
-    uint64_t x = ((const node *)a)->key, y = ((const node *)b)->key;
-    return (x > y) - (x < y);
-}
-
-static uint64_t find(uint64_t *up, uint64_t i)
-{
-    while (up[i] != i) i = up[i] = up[up[i]];
-    return i;
-}
-
-static int64_t lookup(const node *v, uint64_t n, uint64_t key)
-{
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (v[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && v[lo].key == key ? (int64_t)lo : -1;
-}
-
-/* Rank 0's part of the merge: joins the nodes (sorted copy) along the edges;
- * ans[i] (for nodes[i], in the order given) gets the group's root key and lowest ID. */
-static int resolve(node *nodes, uint64_t nn, const uint64_t *edges, uint64_t ne, node *ans, fk_error *err)
-{
-    node *s = xmalloc(nn * sizeof *s);
-    uint64_t *up = xmalloc(nn * 8), *mid = xmalloc(nn * 8);
-    if (!s || !up || !mid) {
-        free(s);
-        free(up);
-        free(mid);
-        return fk_fail(err, FK_ENOMEM, "out of memory merging %" PRIu64 " boundary components", nn);
-    }
-    memcpy(s, nodes, nn * sizeof *s);
-    qsort(s, nn, sizeof *s, cmp_node);
-    for (uint64_t i = 0; i < nn; i++) up[i] = i;
-    int st = FK_OK;
-    for (uint64_t e = 0; e < ne && !st; e++) {
-        int64_t a = lookup(s, nn, edges[2 * e]), b = lookup(s, nn, edges[2 * e + 1]);
-        if (a < 0 || b < 0) {
-            st = fk_fail(err, FK_EINVAL, "the merge met an edge to an unknown component (internal error)");
-            break;
-        }
-        uint64_t ra = find(up, (uint64_t)a), rb = find(up, (uint64_t)b);
-        if (ra < rb)
-            up[rb] = ra;
-        else if (rb < ra)
-            up[ra] = rb;
-    }
-    for (uint64_t i = 0; i < nn; i++) mid[i] = UINT64_MAX;
-    for (uint64_t i = 0; !st && i < nn; i++) {
-        uint64_t ri = find(up, i);
-        if (s[i].mid < mid[ri]) mid[ri] = s[i].mid;
-    }
-    for (uint64_t i = 0; !st && i < nn; i++) {
-        uint64_t ri = find(up, (uint64_t)lookup(s, nn, nodes[i].key));
-        ans[i].key = s[ri].key; /* the lowest key of the set: links point to lower indices */
-        ans[i].mid = mid[ri];
-    }
-    free(s);
-    free(up);
-    free(mid);
-    return st;
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -934,50 +911,24 @@ static int merge(run *r, int k, fk_error *err)
     if (!st && !(nodes = xmalloc(nb * sizeof *nodes))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
     for (uint64_t i = 0; !st && i < nb; i++) nodes[i] = (node){gkey(r, bkeys[i]), get_id(low, bkeys[i], w)};
     st = fk_dist_agree(st, err, NULL);
-    /* Gather nodes and edges on rank 0. */
-    int nn32 = (int)nb, ne32 = (int)ne;
-    if (!st && (nb > INT_MAX / 2 || ne > INT_MAX / 2))
-        st = fk_fail(err, FK_EUNSUP, "rank %d: %" PRIu64 " boundary edges: too many for one merge", r->rank, ne);
-    st = fk_dist_agree(st, err, NULL);
-    int *nn = NULL, *nen = NULL, *dn = NULL, *de = NULL;
-    node *allnodes = NULL, *ans = NULL, *myans = NULL;
-    uint64_t *alledges = NULL, tn = 0, te = 0;
-    if (!st) {
-        nn = xmalloc(R * sizeof *nn), nen = xmalloc(R * sizeof *nen), dn = xmalloc(R * sizeof *dn),
-        de = xmalloc(R * sizeof *de);
-        if (!nn || !nen || !dn || !de) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
-    }
+    /* The join over the ranks (dist_join.h): each name's root and lowest ID. */
+    node *myans = NULL;
+    uint64_t *names = NULL, *mids = NULL, *jroot = NULL, *jlow = NULL;
+    if (!st && (!(myans = xmalloc(nb * sizeof *myans)) || !(names = xmalloc(nb * 8)) || !(mids = xmalloc(nb * 8)) ||
+                !(jroot = xmalloc(nb * 8)) || !(jlow = xmalloc(nb * 8))))
+        st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+    for (uint64_t i = 0; !st && i < nb; i++) names[i] = nodes[i].key, mids[i] = nodes[i].mid;
     st = fk_dist_agree(st, err, NULL);
     if (!st) {
-        MPI_Gather(&nn32, 1, MPI_INT, nn, 1, MPI_INT, 0, fk_dist_comm());
-        MPI_Gather(&ne32, 1, MPI_INT, nen, 1, MPI_INT, 0, fk_dist_comm());
-        if (r->rank == 0) {
-            for (int d = 0; d < R; d++) {
-                dn[d] = (int)tn, de[d] = (int)te;
-                tn += (uint64_t)nn[d], te += (uint64_t)nen[d];
-            }
-            if (tn > INT_MAX || te > INT_MAX)
-                st = fk_fail(err, FK_EUNSUP, "%" PRIu64 " boundary components: too many for one merge", tn);
-            else if (!(allnodes = xmalloc(tn * sizeof *allnodes)) || !(alledges = xmalloc(te * 16)) ||
-                     !(ans = xmalloc(tn * sizeof *ans)))
-                st = fk_fail(err, FK_ENOMEM, "out of memory merging %" PRIu64 " boundary components", tn);
-        }
-        if (!st && !(myans = xmalloc(nb * sizeof *myans))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
+        fk_dist_join_report jr;
+        st = fk_dist_join(nb, names, mids, ne, edges, jroot, jlow, &jr, err);
+        r->rep->join_rounds += jr.rounds, r->rep->join_jumps += jr.jumps;
+        r->rep->join_sent += jr.bytes_sent, r->rep->join_recv += jr.bytes_recv;
+        r->rep->bytes_sent += jr.bytes_sent, r->rep->bytes_recv += jr.bytes_recv;
+        if (jr.held > r->rep->join_held) r->rep->join_held = jr.held;
     }
-    st = fk_dist_agree(st, err, NULL);
-    if (!st) {
-        MPI_Datatype tnode;
-        MPI_Type_contiguous(16, MPI_BYTE, &tnode);
-        MPI_Type_commit(&tnode);
-        MPI_Gatherv(nodes, nn32, tnode, allnodes, nn, dn, tnode, 0, fk_dist_comm());
-        MPI_Gatherv(edges, ne32, tnode, alledges, nen, de, tnode, 0, fk_dist_comm());
-        if (r->rank) r->rep->bytes_sent += (uint64_t)(nn32 + ne32) * 16;
-        if (r->rank == 0) st = resolve(allnodes, tn, alledges, te, ans, err);
-        st = fk_dist_agree(st, err, NULL);
-        if (!st) MPI_Scatterv(ans, nn, dn, tnode, myans, nn32, tnode, 0, fk_dist_comm());
-        if (r->rank) r->rep->bytes_recv += (uint64_t)nn32 * 16;
-        MPI_Type_free(&tnode);
-    }
+    for (uint64_t i = 0; !st && i < nb; i++) myans[i] = (node){jroot[i], jlow[i]};
+    free(names), free(mids), free(jroot), free(jlow);
     r->rep->t_cross += fk_now() - tc;
     uint8_t *bound = NULL; /* bit kk: owned group kk is a boundary group */
     if (!st && !(bound = calloc(no / 8 + 1, 1))) st = fk_fail(err, FK_ENOMEM, "out of memory for the merge");
@@ -997,8 +948,7 @@ static int merge(run *r, int k, fk_error *err)
         bkeys = NULL, myans = NULL, bound = NULL;
     }
     free(bound);
-    free(nn), free(nen), free(dn), free(de);
-    free(allnodes), free(alledges), free(ans), free(myans);
+    free(myans);
     free(nodes), free(edges), free(bkeys);
     free(cnt), free(rcnt);
     return st;
@@ -1078,6 +1028,7 @@ static int send_back(run *r, uint64_t *const *gmin, fk_error *err)
 
 static void run_free(run *r)
 {
+    fk_rcb_free(&r->rcb);
     free(r->off), free(r->cut), free(r->pos), free(r->vel), free(r->oid), free(r->ostart);
     free(r->gsrc), free(r->gidx), free(r->dest), free(r->slot), free(r->rcnt);
     for (int k = 0; k < FK_LEVELS_MAX; k++) {
@@ -1098,6 +1049,8 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
     r.nlev = in->nlevels;
     r.sixd = in->lo[0].psi > 0;
     r.period = in->lo[0].periodic ? in->lo[0].box : 0;
+    r.rcb_on = in->decomp != FK_DECOMP_SLABS;
+    rep->decomp = r.rcb_on ? FK_DECOMP_RCB : FK_DECOMP_SLABS;
     MPI_Comm_rank(fk_dist_comm(), &r.rank);
     MPI_Comm_size(fk_dist_comm(), &r.size);
     int st = fk_levels_check(in->lo, in->nlevels, err);
@@ -1135,7 +1088,15 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
         rep->owned = r.no;
         rep->ghosts = r.ng;
         rep->axis = r.axis;
-        slab(&r, r.rank, &rep->slab_lo, &rep->slab_hi);
+        if (r.rcb_on) {
+            const fk_rcb_node *b = &r.rcb.node[r.rcb.leaf[r.rank]];
+            for (int k = 0; k < 3; k++) rep->box_lo[k] = b->lo[k], rep->box_hi[k] = b->hi[k];
+            rep->slab_lo = b->lo[r.axis], rep->slab_hi = b->hi[r.axis];
+        } else {
+            slab(&r, r.rank, &rep->slab_lo, &rep->slab_hi);
+            for (int k = 0; k < 3; k++) rep->box_lo[k] = r.gmn[k], rep->box_hi[k] = r.gmx[k];
+            rep->box_lo[r.axis] = rep->slab_lo, rep->box_hi[r.axis] = rep->slab_hi;
+        }
         t0 = fk_now();
         st = link_local(&r, err);
         rep->t_link = fk_now() - t0;
@@ -1148,6 +1109,23 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
     rep->t_return = fk_now() - t0;
     run_free(&r);
     return st;
+}
+
+/* The ranks whose domain lies within the margin of x, this rank's too
+ * (out: room for R): their number. */
+static int near_ranks(const run *r, const float *x, int *out)
+{
+    if (r->rcb_on) return fk_rcb_reaches(&r->rcb, x, -1, out);
+    int n = 0;
+    for (int d = 0; d < r->size; d++)
+        if (reaches(r, d, x[r->axis])) out[n++] = d;
+    return n;
+}
+
+/* The rank whose domain holds x. */
+static int owner_at(const run *r, const float *x)
+{
+    return r->rcb_on ? fk_rcb_owner(&r->rcb, x) : owner_of(r, x[r->axis]);
 }
 
 /* A group's label and the least ID attached to it. */
@@ -1293,13 +1271,15 @@ int fk_distlink_attach(const fk_distlink_in *in, const uint8_t *type, unsigned l
     }
     free(pvel);
     pvel = NULL;
-    /* Slabs over every particle with a margin of the attaching reach (6.4 l
-     * at level 0, the longest): each rank attaches the secondaries of its
-     * slab to a tree of the primaries within the reach of it, its own and
-     * ghosts (every rank's whose slab the reach touches, across the period
-     * too), so every candidate nearer than the reach is there. */
+    /* Domains (boxes or slabs, as the link's) over every particle with a
+     * margin of the attaching reach (6.4 l at level 0, the longest): each
+     * rank attaches the secondaries of its domain to a tree of the primaries
+     * within the reach of it, its own and ghosts (every rank's whose domain
+     * the reach touches, across the period too), so every candidate nearer
+     * than the reach is there. */
     r.in = in, r.rep = rep, r.nlev = nlev;
     r.period = in->lo[0].periodic ? in->lo[0].box : 0;
+    r.rcb_on = in->decomp != FK_DECOMP_SLABS;
     const int R = r.size;
     if (!st) {
         if (!(r.off = xmalloc((R + 1) * sizeof *r.off)) || !(r.cut = xmalloc((R + 1) * sizeof *r.cut)))
@@ -1312,43 +1292,43 @@ int fk_distlink_attach(const fk_distlink_in *in, const uint8_t *type, unsigned l
             st = decompose(&r, FK_ATTACH_REACH * in->lo[0].l, err);
         }
     }
-    /* the primaries (position, ID, each level's label) to every slab within the reach */
+    /* the primaries (position, ID, each level's label) to every domain within the reach */
     const size_t ps = 20 + 8 * (size_t)nlev;
     uint64_t *rcnt = malloc((size_t)R * 8), *scnt = malloc((size_t)R * 8), M = 0, S = 0;
     void *rbp = NULL, *rbs = NULL;
     if (!st) {
         uint64_t *cnt = calloc((size_t)R, 8), *at = calloc((size_t)R, 8), tot = 0;
+        int *to = malloc((size_t)R * sizeof *to);
         unsigned char *sb = NULL;
-        if (!cnt || !at || !rcnt || !scnt) st = fk_fail(err, FK_ENOMEM, "out of memory");
+        if (!cnt || !at || !rcnt || !scnt || !to) st = fk_fail(err, FK_ENOMEM, "out of memory");
         for (uint64_t j = 0; !st && j < np; j++)
-            for (int d = 0; d < R; d++) cnt[d] += (uint64_t)reaches(&r, d, ppos[3 * j + r.axis]);
+            for (int q = 0, nd = near_ranks(&r, ppos + 3 * j, to); q < nd; q++) cnt[to[q]]++;
         for (int d = 0; !st && d < R; d++) at[d] = tot, tot += cnt[d];
         if (!st && !(sb = malloc((tot ? tot : 1) * ps)))
             st = fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " linked particles to attach to", tot);
         for (uint64_t j = 0; !st && j < np; j++)
-            for (int d = 0; d < R; d++)
-                if (reaches(&r, d, ppos[3 * j + r.axis])) {
-                    unsigned char *p = sb + ps * at[d]++;
-                    memcpy(p, ppos + 3 * j, 12);
-                    memcpy(p + 12, pid + j, 8);
-                    for (int k = 0; k < nlev; k++) memcpy(p + 20 + 8 * k, pg[k] + j, 8);
-                }
-        free(at);
+            for (int q = 0, nd = near_ranks(&r, ppos + 3 * j, to); q < nd; q++) {
+                unsigned char *p = sb + ps * at[to[q]]++;
+                memcpy(p, ppos + 3 * j, 12);
+                memcpy(p + 12, pid + j, 8);
+                for (int k = 0; k < nlev; k++) memcpy(p + 20 + 8 * k, pg[k] + j, 8);
+            }
+        free(at), free(to);
         st = exchange(&r, st, sb, cnt, ps, &rbp, rcnt, &M, err); /* frees sb, cnt */
     }
     free(ppos);
     ppos = NULL;
-    /* the secondaries (position, index) to their slab */
+    /* the secondaries (position, index) to their domain */
     if (!st) {
         uint64_t *cnt = calloc((size_t)R, 8), *at = calloc((size_t)R, 8), tot = 0;
         unsigned char *sb = NULL;
         if (!cnt || !at || !(sb = malloc((ns ? ns : 1) * 16))) st = fk_fail(err, FK_ENOMEM, "out of memory");
         for (uint64_t i = 0; !st && i < in->n; i++)
-            if (attach_types >> type[i] & 1u) cnt[owner_of(&r, in->pos[3 * i + r.axis])]++;
+            if (attach_types >> type[i] & 1u) cnt[owner_at(&r, in->pos + 3 * i)]++;
         for (int d = 0; !st && d < R; d++) at[d] = tot, tot += cnt[d];
         for (uint64_t i = 0; !st && i < in->n; i++)
             if (attach_types >> type[i] & 1u) {
-                unsigned char *p = sb + 16 * at[owner_of(&r, in->pos[3 * i + r.axis])]++;
+                unsigned char *p = sb + 16 * at[owner_at(&r, in->pos + 3 * i)]++;
                 const uint32_t ix = (uint32_t)i;
                 memcpy(p, in->pos + 3 * i, 12);
                 memcpy(p + 12, &ix, 4);
@@ -1378,7 +1358,7 @@ int fk_distlink_attach(const fk_distlink_in *in, const uint8_t *type, unsigned l
             memcpy(mpos + 3 * j, p, 12);
             memcpy(mid + j, p + 12, 8);
             for (int k = 0; k < nlev; k++) memcpy(mlab[k] + j, p + 20 + 8 * k, 8);
-            ghosts += owner_of(&r, mpos[3 * j + r.axis]) != r.rank;
+            ghosts += owner_at(&r, mpos + 3 * j) != r.rank;
         }
         p = rbs;
         for (uint64_t q = 0; !st && q < S; q++, p += 16) memcpy(spos + 3 * q, p, 12);

@@ -1,4 +1,4 @@
-/* dist_link.h - friends-of-friends linking distributed over MPI ranks: slabs, ghosts, local linking, a merge across ranks. */
+/* dist_link.h - friends-of-friends linking distributed over MPI ranks: domains (boxes or slabs), ghosts, local linking, a merge across ranks. */
 #ifndef FK_DIST_LINK_H
 #define FK_DIST_LINK_H
 
@@ -19,14 +19,19 @@ extern "C" {
  * particle's group: the same partition as one process linking the whole
  * snapshot, whatever the number of ranks.
  *
- *  1. Slabs: along the axis of widest extent, cut where a global histogram
- *     of the coordinate (FK_DIST_BINS bins) reaches k/R of the particles;
- *     every particle goes to the rank of its slab (its owner).
- *  2. Ghosts: a copy of every particle goes to every other rank whose slab,
- *     widened by the longest linking length (and a margin for rounding,
- *     periodically wrapped in a periodic box), reaches it. Positions are
- *     sent as they are, never shifted: the predicate sees the floats a
- *     single process sees, so every pair test gives the same answer.
+ *  1. Domains, by particle counts (in->decomp): boxes of a recursive
+ *     coordinate bisection (FK_DECOMP_RCB, the default: dist_rcb.h), or
+ *     slabs (FK_DECOMP_SLABS: along the axis of widest extent, cut where a
+ *     global histogram of the coordinate, FK_DIST_BINS bins, reaches k/R of
+ *     the particles); every particle goes to the rank of its domain (its
+ *     owner).
+ *  2. Ghosts: a copy of every particle goes to every other rank whose
+ *     domain, widened by the longest linking length (and a margin for
+ *     rounding, periodically wrapped in a periodic box), reaches it: for
+ *     slabs about 2 b R N^(-1/3) of the particles, for boxes about
+ *     6 b R^(1/3) N^(-1/3) (b the linking length over the mean spacing).
+ *     Positions are sent as they are, never shifted: the predicate sees the
+ *     floats a single process sees, so every pair test gives the same answer.
  *  3. Each rank links its owned particles and ghosts, every level: on its
  *     GPU the whole of it (fk_gpu_link_owned: the tree built and linked
  *     there, one upload and one download), on the CPU with the library's
@@ -38,20 +43,21 @@ extern "C" {
  *     a group's answer is its lowest ID over all its parts); for each
  *     ghost in it, (owner's index, name) goes to
  *     the ghost's owner, which makes it an edge between two names. Only
- *     such boundary groups travel: rank 0 gathers their names and edges
- *     (each edge once), joins them (union-find, lowest name as root) and
- *     sends every name its group's root and lowest ID; every other group's
+ *     such boundary groups travel: the ranks join them together, in rounds
+ *     of a distributed union-find (dist_join.h: hooking and pointer
+ *     jumping, lowest name as root, no rank gathering them), which give
+ *     every name its group's root and lowest ID; every other group's
  *     lowest ID is the rank's own.
  *  5. The labels go back to the rank and position each particle came from.
  *
  * A rank whose particles do not fit its GPU (or with a piece size given)
- * links them in pieces: runs of its owned particles along the slab axis,
+ * links them in pieces: runs of its owned particles along the widest axis,
  * each with every particle of the rank within the margin of it, the pieces'
  * components joined on the rank before the merge (the same argument: a link
  * with an owned end is found in that end's piece).
  *
  * Every pair of friends is found by the owner of either end (its friend is
- * within l of the owner's slab), so the edges join exactly the components of
+ * within l of the owner's domain), so the edges join exactly the components of
  * one global group. IDs need not be unique: keys are stream indices.
  *
  * IDs travel and are kept in 4 bytes when every rank's are below 2^32 - 1,
@@ -63,6 +69,9 @@ extern "C" {
  */
 
 #define FK_DIST_BINS 65536
+
+/* The domains of fk_distlink_run (fk_distlink_in's decomp). */
+enum { FK_DECOMP_RCB = 0, FK_DECOMP_SLABS = 1 };
 
 typedef struct fk_distlink_in {
     uint64_t n;             /* this rank's particles (below 2^32)             */
@@ -77,6 +86,7 @@ typedef struct fk_distlink_in {
                                (0: all at once, unless gpu and gpu_mem say they
                                do not fit: then pieces that do)                */
     uint64_t gpu_mem;       /* the GPU's free bytes (0: unknown)              */
+    int decomp;             /* FK_DECOMP_RCB (0) or FK_DECOMP_SLABS           */
 } fk_distlink_in;
 
 typedef struct fk_distlink_report {
@@ -86,17 +96,24 @@ typedef struct fk_distlink_report {
     uint64_t edges[FK_LEVELS_MAX];     /* boundary edges this rank found          */
     uint64_t groups[FK_LEVELS_MAX];    /* global groups, of one particle or more  */
     uint64_t pieces;                   /* this rank's particles linked in so many  */
-    int axis;                          /* the slabs' axis                         */
+    int decomp;                        /* FK_DECOMP_RCB or FK_DECOMP_SLABS        */
+    int axis;                          /* the slabs' axis (boxes: the widest)     */
     double slab_lo, slab_hi;           /* this rank's slab                        */
+    double box_lo[3], box_hi[3];       /* this rank's domain (a slab: the bounds
+                                          on the other axes)                     */
+    /* the join across ranks (dist_join.h), every level: rounds of hooking,
+     * passes of pointer jumping, bytes this rank sent and received, and the
+     * most records it held at once */
+    uint64_t join_rounds, join_jumps, join_sent, join_recv, join_held;
     double t_decomp, t_link, t_merge, t_return; /* wall time of each step        */
     double t_slabs, t_owned, t_ghosts; /* of t_decomp: the cuts, the owned particles
                                           to their slabs, the ghosts to theirs   */
     double t_moved;                    /* of t_decomp, t_return: in the exchanges
                                           between ranks (dist_alltoall.h)        */
     double t_cross;                    /* of t_merge, the part across ranks: the
-                                          edges exchanged, gathered, joined on
-                                          rank 0 and answered (the rest labels
-                                          the rank's own components)            */
+                                          edges exchanged and joined over the
+                                          ranks (the rest labels the rank's own
+                                          components)                           */
     fk_link_report link;               /* the local linking                       */
     /* where the rank ran, for its caller to fill in (fk_distlink_run leaves them) */
     int device;                        /* the GPU's ordinal, -1: the CPU          */
@@ -119,12 +136,13 @@ int fk_distlink_run(const fk_distlink_in *in, uint64_t *const *gmin, fk_distlink
  * n entries) are linked across the ranks by fk_distlink_run, and every
  * particle of attach_types joins its nearest one's group by the attaching
  * rule. A secondary's nearest primary may lie up to 6.4 l away, beyond the
- * linking's margin of l, so the attaching has slabs of its own, over every
- * particle, with a margin of the reach (decompose): each secondary goes to
- * the rank of its slab (16 bytes), each primary (position, ID, labels: 20 +
- * 8 bytes a level) to every rank whose slab lies within the reach of it,
- * across the period too (a reach wider than a neighbour's slab reaches
- * further ranks, and every rank holds more ghosts). There a tree is built
+ * linking's margin of l, so the attaching has domains of its own (boxes or
+ * slabs, as in->decomp), over every particle, with a margin of the reach
+ * (decompose): each secondary goes to the rank of its domain (16 bytes),
+ * each primary (position, ID, labels: 20 + 8 bytes a level) to every rank
+ * whose domain lies within the reach of it, across the period too (a reach
+ * wider than a neighbour's domain reaches further ranks, and every rank
+ * holds more ghosts). There a tree is built
  * over them and each secondary's nearest found on the CPU or the rank's
  * GPU: the same rule, keys (IDs) and arithmetic as one process, with every
  * candidate within the reach present, so the same groups; the labels go

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# dist_link.bats - foflink under mpirun: GMIN equals the single-process groups for 1 to 8 ranks (3D, 6D, levels, real snapshots); failures on one rank end every rank.
+# dist_link.bats - foflink under mpirun: GMIN and the .grp equal the single-process groups for 1 to 64 ranks, boxes (rcb) and slabs (3D, 6D, levels, a tiled box, real snapshots); failures on one rank end every rank.
 
 bats_require_minimum_version 1.5.0
 
@@ -84,8 +84,10 @@ same_partition() {
 @test "foflink on 1, 2, 3, 4 and 8 ranks: the single-process groups (3D)" {
     mock
     same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2
-    # groups of many members span the slabs: the test is not trivial
+    # groups of many members span the domains: the test is not trivial
     [ "$(awk '$1 != $2' ref.0 | wc -l)" -gt 5000 ]
+    # slabs (--decomp=slabs) as well as boxes (the default)
+    DIST_ARGS=--decomp=slabs RANKS="2 3 5" same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2
     # IDs in 8 bytes (as when some exceed 32 bits), and with 3 levels
     FOFKIT_DIST_WIDE_IDS=1 RANKS="3" same_partition "$BATS_FILE_TMPDIR/snap.fof" 3 -b 0.2,0.1,0.05
 }
@@ -177,13 +179,20 @@ rank1_fails() {
     [[ "$output" == *"option --piece-size is for distributed runs"* ]]
 }
 
-@test "foflink -v on ranks: rank 0 reports every rank's slab, ghosts, bytes and times, once" {
+@test "foflink -v on ranks: rank 0 reports every rank's domain, ghosts, bytes, join and times, once" {
     mock
     splitstream 2 "$BATS_FILE_TMPDIR/snap.fof" in.%r.fof
-    run --separate-stderr mpirun -n 2 foflink -v in.%r.fof -o out.%r.fof
+    run --separate-stderr mpirun -n 2 foflink -v --decomp=slabs in.%r.fof -o out.%r.fof
     [ "$status" -eq 0 ]
     echo "$stderr"
     [ "$(grep -c '^foflink: rank 1: slab ' <<<"$stderr")" -eq 1 ]
+    grep -q '^foflink: join across ranks (slabs): [1-9][0-9]* rounds' <<<"$stderr"
+    run --separate-stderr mpirun -n 2 foflink -v in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    echo "$stderr"
+    [ "$(grep -c '^foflink: rank 1: box .* to .*, .* to .*, .* to .*, [0-9]* owned' <<<"$stderr")" -eq 1 ]
+    [ "$(grep -c '^foflink: rank 0: join across ranks: [1-9][0-9]* rounds' <<<"$stderr")" -eq 1 ]
+    grep -q '^foflink: join across ranks (rcb): [1-9][0-9]* rounds, [0-9]* pointer jumps' <<<"$stderr"
     [ "$(grep -c '^foflink: linking 20000 particles on 2 ranks' <<<"$stderr")" -eq 1 ]
     grep -q '^foflink: ghosts: [1-9][0-9]* for 20000 particles' <<<"$stderr"
     grep -q '^foflink: slowest rank: decomposition [0-9.]* s, link [0-9.]* s, merge [0-9.]* s' <<<"$stderr"
@@ -242,4 +251,98 @@ rank1_fails() {
     [ "$(grep -c '^foflink: rank [01]: .* 0\.0[0-4][0-9] MB sent' <<<"$stderr")" -eq 2 ]
     foflink tree.fof -o ref.fof
     cmp <(dist_labels 0 out.*.fof) <(ref_labels ref.fof 0)
+}
+
+# A tiled periodic box: 2 x 2 x 2 copies of a 4000-particle mock, each halved, so that linking at
+# half the length finds every group of the tile 8 times (2077 groups, 19 of 8 or more): a known
+# answer. In $BATS_FILE_TMPDIR/tiled.fof, made once.
+tiled() {
+    local d=$BATS_FILE_TMPDIR
+    [ -f "$d/tiled.fof" ] && return 0
+    mkuniverse -n 4000 -s 7 -o "$d/tile.std"
+    tipsy2bin "$d/tile.std" -o "$d/tile.fof"
+    fofdump -c POS "$d/tile.fof" |
+        awk '{ for (i = 0; i < 2; i++) for (j = 0; j < 2; j++) for (k = 0; k < 2; k++)
+                   printf "d %.9g %.9g %.9g\n", $1 / 2 - 0.25 + i / 2, $2 / 2 - 0.25 + j / 2, $3 / 2 - 0.25 + k / 2 }' |
+        ascii2tipsy -o "$d/tiled.std"
+    tipsy2bin "$d/tiled.std" -o "$d/tiled.fof"
+}
+
+# The .grp of groups -m M under mpirun on R ranks (foflink ARGS, then groups) against GRP.
+# Usage: same_grp GRP SNAP R M ARGS...
+same_grp() {
+    local grp=$1 snap=$2 r=$3 m=$4
+    shift 4
+    rm -f in.*.fof out.*.fof dist.grp
+    splitstream "$r" "$snap" in.%r.fof
+    mpirun -n "$r" foflink "$@" in.%r.fof -o out.%r.fof
+    mpirun -n "$r" groups -m "$m" --format=grp out.%r.fof -o dist.grp
+    cmp "$grp" dist.grp || { echo "$r ranks ($*): the .grp differs"; return 1; }
+}
+
+@test "foflink on 1 to 64 ranks, boxes (rcb) and slabs: the tiled box's .grp is one process's, 8 times the tile's groups" {
+    tiled
+    kdbuild "$BATS_FILE_TMPDIR/tiled.fof" | foflink -l 0.005 | groups -v -m 8 --format=grp >ref.grp 2>sum
+    cat sum
+    grep -q '16616 groups found, 152 kept' sum # 8 x 2077, 8 x 19
+    for r in 1 3 5 7 8 27 64; do same_grp ref.grp "$BATS_FILE_TMPDIR/tiled.fof" "$r" 8 -l 0.005; done
+    for r in 5 27; do same_grp ref.grp "$BATS_FILE_TMPDIR/tiled.fof" "$r" 8 -l 0.005 --decomp=slabs; done
+}
+
+@test "foflink on 5, 7 and 27 ranks (rcb): levels and 6D give the single-process groups" {
+    mock
+    RANKS="5 7 27" same_partition "$BATS_FILE_TMPDIR/snap.fof" 3 -b 0.2,0.1,0.05
+    RANKS="5 27" same_partition "$BATS_FILE_TMPDIR/snap.fof" 1 -b 0.2 --psi=0.5
+    FOFKIT_DIST_WIDE_IDS=1 RANKS="7" same_partition "$BATS_FILE_TMPDIR/snap.fof" 2 -b 0.2,0.1
+}
+
+@test "foflink on 8, 27 and 64 ranks: the real snapshots' .grp is one process's (skipped without them)" {
+    [ -f "$DATA/cube300-ics.std" ] && [ -f "$DATA/run581-dark-star.std" ] || skip "no $DATA"
+    tipsy2bin "$DATA/cube300-ics.std" -o cube.fof
+    kdbuild cube.fof | foflink -l 0.02 | groups -m 8 --format=grp >cube.grp
+    [ "$(sort -u cube.grp | wc -l)" -gt 10 ]
+    for r in 8 27 64; do same_grp cube.grp cube.fof "$r" 8 -l 0.02; done
+    tipsy2bin --no-periodic "$DATA/run581-dark-star.std" -o iso.fof
+    kdbuild iso.fof | foflink -b 0.2 | groups -m 8 --format=grp >iso.grp
+    for r in 7 27; do same_grp iso.grp iso.fof "$r" 8 -b 0.2; done
+}
+
+@test "foflink --decomp: rcb or slabs, under mpirun only" {
+    mock
+    run -2 foflink --decomp=cubes "$BATS_FILE_TMPDIR/snap.fof" -o /dev/null
+    [[ "$output" == *"option --decomp takes rcb or slabs, not 'cubes'"* ]]
+    run -2 foflink --decomp=slabs "$BATS_FILE_TMPDIR/snap.fof" -o /dev/null
+    [[ "$output" == *"option --decomp is for distributed runs"* ]]
+}
+
+@test "foflink on 27 and 64 ranks: one group winding through every rank's box (and the period) is joined whole" {
+    # 2000 particles 0.0038 apart on a line that wraps 3 and 7 times in y and z, in 6000 uniform ones
+    awk 'BEGIN { srand(5)
+                 for (i = 0; i < 2000; i++) { t = -0.5 + i / 2000; y = 3 * t; z = 7 * t
+                     y -= int(y + 10.5) - 10; z -= int(z + 10.5) - 10; printf "d %.9g %.9g %.9g\n", t, y, z }
+                 for (i = 0; i < 6000; i++) printf "d %.9g %.9g %.9g\n", rand() - 0.5, rand() - 0.5, rand() - 0.5 }' |
+        ascii2tipsy -o line.std
+    tipsy2bin line.std -o line.fof
+    kdbuild line.fof | foflink -l 0.005 | groups -v -m 8 --format=grp >line.grp 2>sum
+    cat sum
+    grep -q ' 1 kept (at least 8 members), largest 200[0-9],' sum
+    for r in 64 27; do same_grp line.grp line.fof "$r" 8 -l 0.005; done
+    run --separate-stderr mpirun -n 27 foflink -v -l 0.005 in.%r.fof -o out.%r.fof
+    [ "$status" -eq 0 ]
+    grep -q '^foflink: join across ranks (rcb): [3-9] rounds' <<<"$stderr" # the chain takes rounds to join
+}
+
+@test "hydro runs on 7, 27 and 64 ranks, boxes and slabs: gas attached across domains gives one process's .grp" {
+    # -b 0.1: gas further than l from every dark matter particle is attached from ghosts within
+    # the reach (6.4 l); b = 1: the reach spans several boxes and wraps the period
+    mkuniverse -n 20000 --gas -s 3 -o m.std
+    tipsy2bin m.std -o m.fof
+    for b in 0.1 1; do
+        kdbuild m.fof | foflink -b "$b" | groups -m 2 --format=grp >"hydro$b.grp"
+        [ "$(sort -u "hydro$b.grp" | wc -l)" -gt 10 ]
+    done
+    for r in 7 27 64; do same_grp hydro0.1.grp m.fof "$r" 2 -b 0.1; done
+    same_grp hydro0.1.grp m.fof 27 2 -b 0.1 --decomp=slabs
+    same_grp hydro1.grp m.fof 27 2 -b 1
+    fofdump -c LINK out.0.fof | grep -q '^attached_0 [1-9]'
 }

@@ -184,7 +184,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     fk_gpuinfo gi;
     fk_distlink_in din = {.n = snap.n, .pos = pos, .vel = vel, .id = id, .lo = lo, .nlevels = o->nlevels,
                           .gpu = device_resolve(o->devchoice, &gi) == DEV_GPU, .brute = o->brute, .leafsize = 16,
-                          .piece = (uint64_t)o->piece};
+                          .piece = (uint64_t)o->piece, .decomp = o->decomp};
     if (din.gpu) din.leafsize = 32; /* kdbuild's defaults: a leaf fills a warp on the GPU */
     din.gpu_mem = din.gpu ? gi.mem_free : 0;
     uint64_t *gmin[FK_LEVELS_MAX] = {0};
@@ -199,7 +199,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         char lt[32], at[32];
         if (rank == 0)
             prog_info("hydro run: the %s particles linked, the %s particles attached to the group of the nearest "
-                      "one within %g l (Gadget-4's reach), on slabs with ghosts within the reach",
+                      "one within %g l (Gadget-4's reach), on domains with ghosts within the reach",
                       fk_types_name(link_types, lt, sizeof lt), fk_types_name(attach_types, at, sizeof at),
                       FK_ATTACH_REACH);
         if (fk_distlink_attach(&din, want[W_TYPE].data[0], link_types, attach_types, gmin, &rep, attached, &nprim,
@@ -246,17 +246,27 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
             if (a->device < 0)
                 prog_info("rank %d: CPU, %d threads%s", d, a->threads, cpus);
             prog_info("rank %d: peak memory %.2f GiB", d, (double)a->peak_rss / (1 << 30));
-            prog_info("rank %d: slab %.6g to %.6g (axis %d), %" PRIu64 " owned, %" PRIu64
-                      " ghosts (%.2f%%), %.3f MB sent, %.3f MB received, %" PRIu64 " boundary edges",
-                      d, a->slab_lo, a->slab_hi, a->axis, a->owned, a->ghosts,
-                      100.0 * (double)a->ghosts / (double)(a->owned ? a->owned : 1), a->bytes_sent / 1e6,
-                      a->bytes_recv / 1e6, a->edges[0]);
+            if (a->decomp == FK_DECOMP_SLABS)
+                prog_info("rank %d: slab %.6g to %.6g (axis %d), %" PRIu64 " owned, %" PRIu64
+                          " ghosts (%.2f%%), %.3f MB sent, %.3f MB received, %" PRIu64 " boundary edges",
+                          d, a->slab_lo, a->slab_hi, a->axis, a->owned, a->ghosts,
+                          100.0 * (double)a->ghosts / (double)(a->owned ? a->owned : 1), a->bytes_sent / 1e6,
+                          a->bytes_recv / 1e6, a->edges[0]);
+            else
+                prog_info("rank %d: box %.6g to %.6g, %.6g to %.6g, %.6g to %.6g, %" PRIu64 " owned, %" PRIu64
+                          " ghosts (%.2f%%), %.3f MB sent, %.3f MB received, %" PRIu64 " boundary edges",
+                          d, a->box_lo[0], a->box_hi[0], a->box_lo[1], a->box_hi[1], a->box_lo[2], a->box_hi[2],
+                          a->owned, a->ghosts, 100.0 * (double)a->ghosts / (double)(a->owned ? a->owned : 1),
+                          a->bytes_sent / 1e6, a->bytes_recv / 1e6, a->edges[0]);
+            prog_info("rank %d: join across ranks: %" PRIu64 " rounds, %" PRIu64 " pointer jumps, %" PRIu64 " bytes sent, "
+                      "%" PRIu64 " received, at most %" PRIu64 " records held",
+                      d, a->join_rounds, a->join_jumps, a->join_sent, a->join_recv, a->join_held);
             if (attach) /* bounded by the slab and the reach, not the run's whole dark matter */
                 prog_info("rank %d: attaching: %" PRIu64 " particles attached to %" PRIu64 " linked particles held, %" PRIu64
                           " of them ghosts (%.2f%% of all linked), %.3f MB",
                           d, a->att_sec, a->att_held, a->att_ghosts,
                           100.0 * (double)a->att_ghosts / (double)(nprim ? nprim : 1), a->att_bytes / 1e6);
-            prog_info("rank %d: decomposition %.3f s (slabs %.3f s, particles %.3f s, ghosts %.3f s), link %.3f s (%" PRIu64 " piece%s), merge %.3f s (across ranks "
+            prog_info("rank %d: decomposition %.3f s (domains %.3f s, particles %.3f s, ghosts %.3f s), link %.3f s (%" PRIu64 " piece%s), merge %.3f s (across ranks "
                       "%.3f s), labels back %.3f s; between ranks in all %.3f s",
                       d, a->t_decomp, a->t_slabs, a->t_owned, a->t_ghosts, a->t_link, a->pieces, a->pieces == 1 ? "" : "s", a->t_merge, a->t_cross,
                       a->t_return, a->t_moved);
@@ -274,6 +284,19 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         prog_info("ghosts: %" PRIu64 " for %" PRIu64 " particles (%.2f%%); sent per rank: mean %.3f MB, most %.3f MB",
                   ghosts, ntotal, 100.0 * (double)ghosts / (double)(ntotal ? ntotal : 1), sent / size / 1e6,
                   smax / 1e6);
+        uint64_t jrounds = 0, jjumps = 0, jheld = 0;
+        double jsent = 0, jmax = 0;
+        for (int d = 0; d < size; d++) {
+            const fk_distlink_report *a = &all[d];
+            jrounds = a->join_rounds > jrounds ? a->join_rounds : jrounds; /* the same on every rank */
+            jjumps = a->join_jumps > jjumps ? a->join_jumps : jjumps;
+            jheld = a->join_held > jheld ? a->join_held : jheld;
+            jsent += (double)a->join_sent;
+            jmax = (double)a->join_sent > jmax ? (double)a->join_sent : jmax;
+        }
+        prog_info("join across ranks (%s): %" PRIu64 " rounds, %" PRIu64 " pointer jumps; sent per rank: mean %.6f MB, "
+                  "most %.6f MB; at most %" PRIu64 " records held by a rank",
+                  rep.decomp == FK_DECOMP_SLABS ? "slabs" : "rcb", jrounds, jjumps, jsent / size / 1e6, jmax / 1e6, jheld);
         prog_info("slowest rank: decomposition %.3f s, link %.3f s, merge %.3f s (%.1f%% of the link; across ranks "
                   "%.3f s, %.1f%%), labels back %.3f s",
                   td, tl, tm, 100 * tm / (tl + 1e-12), tc, 100 * tc / (tl + 1e-12), tr);

@@ -13,6 +13,7 @@ typedef struct foflink_opts {
     int have_spacing;         /* --spacing was given */
     unsigned link_types, attach_types; /* --link-types, --attach-types (attach.h bits) */
     int have_link_types, have_attach_types;
+    int decomp; /* --decomp: FK_DECOMP_RCB (0, the default) or FK_DECOMP_SLABS (dist_link.h) */
 } foflink_opts;
 
 /* Links the streams named input and std->output, "%r" expanded to each

@@ -52,6 +52,8 @@ static void help(void)
            "  -j, --threads=N        CPU threads (default: all)\n"
            "      --piece-size=N     distributed runs: link at most N of a rank's particles at\n"
            "                         a time (default: all, or what fits the GPU)\n"
+           "      --decomp=D         distributed runs: each rank's domain, rcb (default: boxes\n"
+           "                         of equal counts, recursive bisection) or slabs\n"
            "  -o, --output=FILE      write to FILE (default stdout)\n"
            "  -z, --compress[=N]     zlib-compress every chunk (level N, default 6)\n"
            "  -f, --force            read or write binary data on a terminal\n"
@@ -115,12 +117,13 @@ int main(int argc, char **argv)
     int nb = 1, nl = 0, npsi = 0, psi_rel = 0;
     int have_l = 0, have_b = 0, no_periodic = 0, brute = 0, devchoice = device_default();
     long long threads = 0, piece = 0;
+    int decomp = 0, have_decomp = 0;
     fk_spacing_spec spacing = {FK_SPACING_LIGHTEST, 0, 0};
     int have_spacing = 0;
     fk_error err = {0};
     unsigned link_types = 0, attach_types = 0;
     int have_link_types = 0, have_attach_types = 0;
-    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL, OPT_PIECE, OPT_SPACING, OPT_LINKT, OPT_ATTACHT };
+    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL, OPT_PIECE, OPT_SPACING, OPT_LINKT, OPT_ATTACHT, OPT_DECOMP };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"b", required_argument, 0, 'b'},
                                              {"link-length", required_argument, 0, 'l'},
@@ -134,6 +137,7 @@ int main(int argc, char **argv)
                                              {"spacing", required_argument, 0, OPT_SPACING},
                                              {"link-types", required_argument, 0, OPT_LINKT},
                                              {"attach-types", required_argument, 0, OPT_ATTACHT},
+                                             {"decomp", required_argument, 0, OPT_DECOMP},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -166,6 +170,15 @@ int main(int argc, char **argv)
         case 'j': threads = prog_parse_int("--threads", optarg, 1, 4096); break;
         case OPT_DEVICE: devchoice = device_parse(optarg); break;
         case OPT_PIECE: piece = prog_parse_int("--piece-size", optarg, 1, INT64_MAX); break;
+        case OPT_DECOMP:
+            if (!strcmp(optarg, "rcb"))
+                decomp = 0;
+            else if (!strcmp(optarg, "slabs"))
+                decomp = 1;
+            else
+                prog_usage("option --decomp takes rcb or slabs, not '%s'", optarg);
+            have_decomp = 1;
+            break;
         case OPT_SPACING:
             if (fk_spacing_parse(optarg, &spacing, &err)) prog_usage("%s", err.msg);
             have_spacing = 1;
@@ -194,10 +207,11 @@ int main(int argc, char **argv)
     if (fk_dist_wanted(names, 2)) { /* under mpirun, or a %r in a name: DISTRIBUTED RUNS in foflink(1) */
         foflink_opts fo = {b,     l,         psiv,     nlev,  have_l,  npsi,         psi_rel,
                            no_periodic, brute, devchoice, threads, piece, spacing, have_spacing,
-                           link_types, attach_types, have_link_types, have_attach_types};
+                           link_types, attach_types, have_link_types, have_attach_types, decomp};
         foflink_dist(input, &std, &fo);
     }
     if (piece) prog_usage("option --piece-size is for distributed runs (under mpirun, or %%r in a name)");
+    if (have_decomp) prog_usage("option --decomp is for distributed runs (under mpirun, or %%r in a name)");
     /* The device taken before the input comes: in a pipe, the GPU is ready
      * (its context made, 0.2 s) while the stages before build the tree. */
     fk_gpuinfo gi;
