@@ -124,7 +124,7 @@ else
 Q := @
 endif
 
-.PHONY: all lib help deps config test check-c check-bats demo bench gpucheck install uninstall clean fuzz check-asan
+.PHONY: all lib help deps config test test-full check-c check-bats demo bench gpucheck install uninstall clean fuzz check-asan
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(B)/bin/fofgroups $(CTESTS) $(CHELP) $(BENCHES) lib $(EXAMPLES) ## build every program, the library (and the test and benchmark programs)
@@ -269,6 +269,9 @@ test: all ## build, then run every test (C tests, then the programs' bats tests)
 	$(Q)CC="$(CC)" scripts/deps test
 	$(Q)tests/run-c-tests $(CTESTS)
 	$(Q)PATH="$(CURDIR)/$(B)/bin:$(CURDIR)/$(B)/tests:$(CURDIR)/$(B)/examples:$$PATH" FOFKIT_BUILD="$(CURDIR)/$(B)" bats tests
+
+test-full: ## make test with every rank count the MPI tests name (1 to 64: tests/mpi_helpers.bash's rank_counts)
+	$(Q)FOFKIT_TEST_RANKS=all $(MAKE) test
 
 DEMO_TOOLS := mkuniverse tipsy2bin kdbuild foflink groups halostats fofmap halomf
 

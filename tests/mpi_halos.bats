@@ -169,7 +169,7 @@ whole_same() {
     whole_ref grp.fof "--omega-m=0.3"
     [ "$(fofdump -c HALO -l 1 ref.fof | grep -cv nan)" -gt 20 ] # SO radii reached at level 1: not an empty comparison
     grep -q ' n_bound ' ref.txt
-    for R in 1 2 5 8; do whole_same "$R" "" snap.fof 2 20 "-b 0.2,0.1 --spacing=all" "--omega-m=0.3" $((R == 8)); done
+    for R in $(rank_counts 1 2 5 8); do whole_same "$R" "" snap.fof 2 20 "-b 0.2,0.1 --spacing=all" "--omega-m=0.3" $((R == 8)); done
     whole_same 3 "--weights=0,1,3" snap.fof 2 20 "-b 0.2,0.1 --spacing=all" "--omega-m=0.3" 1 # an empty rank
 }
 

@@ -24,3 +24,21 @@ need_mpi() {
     ldd "$(command -v "${1:-foflink}")" | grep -q libmpi || skip "this build has no MPI (libopenmpi-dev)"
     [ -f "$BATS_FILE_TMPDIR/mpirun.ok" ] || skip "mpirun -n 1 true fails here: $(head -n 1 "$BATS_FILE_TMPDIR/mpirun.err")"
 }
+
+# The rank counts a test sweeps: with FOFKIT_TEST_RANKS=all (make test-full) every one given,
+# else, of more than two, the first, the one in the middle and the last (make test's time on 2
+# cores). Usage: for r in $(rank_counts 1 3 5 7 8 27 64); do ...
+rank_counts() {
+    if [ "${FOFKIT_TEST_RANKS:-}" = all ] || [ $# -le 2 ]; then
+        echo "$@"
+        return
+    fi
+    local a=("$@")
+    if [ $# -eq 3 ]; then echo "${a[0]} ${a[2]}"; else echo "${a[0]} ${a[$# / 2]} ${a[$# - 1]}"; fi
+}
+
+# ARGS with FOFKIT_TEST_RANKS=all (make test-full), else nothing: the rank counts only the full
+# suite adds (make test keeps one 64-rank run, tests/dist_link.bats' tiled box).
+full_only() {
+    [ "${FOFKIT_TEST_RANKS:-}" != all ] || echo "$@"
+}
