@@ -26,20 +26,11 @@ int fk_dist_mtree_match(const fk_treecat *a, const uint8_t *only, const fk_treec
 
 #define COMM fk_dist_comm() /* this thread's communicator (dist.h) */
 
-/* SplitMix64's finalizer (Steele, Lea & Flood 2014): consecutive IDs spread over the ranks. */
-static inline uint64_t mix(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 /* The rank that joins an ID, and the one that owns halo h of n. */
 static inline int id_rank(uint64_t id, int R)
 {
-    return (int)(mix(id) % (uint64_t)R);
+    return (int)(fk_mtree_mix64(id) % (uint64_t)R);
 }
 
 static inline int owner_of(uint64_t h, uint64_t n, int R)

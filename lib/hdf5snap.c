@@ -392,31 +392,11 @@ typedef struct source {
     int nimages;
 } source;
 
-/* The end of file an HDF5 superblock at the start of head (got bytes) gives,
- * base address included; 0 when head holds no superblock it can read. The
- * layouts of versions 0 and 1, and of 2 and 3: the HDF5 File Format
- * Specification, section II.A "Disk Format: Level 0A - Format Signature and
- * Superblock". */
-static uint64_t superblock_eof(const unsigned char *head, size_t got)
-{
-    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    if (got < 14 || memcmp(head, sig, 8)) return 0;
-    const unsigned v = head[8];
-    const size_t o = v < 2 ? head[13] : head[9], base = v == 0 ? 24 : v == 1 ? 28 : 12;
-    if (v > 3 || (o != 2 && o != 4 && o != 8) || base + 3 * o > got) return 0;
-    uint64_t b = 0, e = 0;
-    for (size_t i = 0; i < o; i++) {
-        b |= (uint64_t)head[base + i] << (8 * i);
-        e |= (uint64_t)head[base + 2 * o + i] << (8 * i);
-    }
-    return b + e;
-}
-
 /* A file that HDF5 cannot open: cut short when it holds fewer bytes than its
  * superblock says it has, else a file HDF5 refuses. */
 static int open_failed(const unsigned char *head, size_t got, uint64_t size, const char *name, fk_error *err)
 {
-    const uint64_t eof = superblock_eof(head, got);
+    const uint64_t eof = fk_hdf5_superblock_eof(head, got);
     if (eof > size)
         return fk_fail(err, FK_EFORMAT, "%s: truncated: the file holds %" PRIu64 " of the %" PRIu64
                        " bytes its HDF5 superblock gives", name, size, eof);

@@ -65,3 +65,18 @@ const char *fk_sniff_advice(int k)
     }
     return "";
 }
+
+uint64_t fk_hdf5_superblock_eof(const unsigned char *head, size_t got)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    if (got < 14 || memcmp(head, sig, 8)) return 0;
+    const unsigned v = head[8];
+    const size_t o = v < 2 ? head[13] : head[9], base = v == 0 ? 24 : v == 1 ? 28 : 12;
+    if (v > 3 || (o != 2 && o != 4 && o != 8) || base + 3 * o > got) return 0;
+    uint64_t b = 0, e = 0;
+    for (size_t i = 0; i < o; i++) {
+        b |= (uint64_t)head[base + i] << (8 * i);
+        e |= (uint64_t)head[base + 2 * o + i] << (8 * i);
+    }
+    return b + e;
+}

@@ -3,6 +3,7 @@
 #define FK_SNIFF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,6 +36,13 @@ int fk_sniff(const void *head, size_t n);
  * hdf52bin)". Empty strings for FK_FILE_UNKNOWN. */
 const char *fk_sniff_what(int k);
 const char *fk_sniff_advice(int k);
+
+/* The end of file the HDF5 superblock at the start of head (got bytes)
+ * gives, base address included; 0 when head holds no superblock it can
+ * read: a file shorter than this was cut short ("truncated"). The layouts of
+ * versions 0 and 1, and of 2 and 3: the HDF5 File Format Specification,
+ * section II.A "Disk Format: Level 0A - Format Signature and Superblock". */
+uint64_t fk_hdf5_superblock_eof(const unsigned char *head, size_t got);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sniff.h"
 #include "snapunits.h"
 
 void fk_treecat_free(fk_treecat *c)
@@ -418,25 +419,6 @@ static int read_subhalos(const src *f, const char *name, fk_treecat *c, const un
     return st;
 }
 
-/* The end of file an HDF5 superblock gives, base address included (0 when
- * the first bytes hold none it can read): versions 0 and 1, and 2 and 3,
- * as the HDF5 File Format Specification lays them out (section II.A,
- * "Level 0A - Format Signature and Superblock"), as hdf5snap.c reads it. */
-static uint64_t superblock_eof(const unsigned char *head, size_t got)
-{
-    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    if (got < 14 || memcmp(head, sig, 8)) return 0;
-    const unsigned v = head[8];
-    const size_t o = v < 2 ? head[13] : head[9], base = v == 0 ? 24 : v == 1 ? 28 : 12;
-    if (v > 3 || (o != 2 && o != 4 && o != 8) || base + 3 * o > got) return 0;
-    uint64_t b = 0, e = 0;
-    for (size_t i = 0; i < o; i++) {
-        b |= (uint64_t)head[base + i] << (8 * i);
-        e |= (uint64_t)head[base + 2 * o + i] << (8 * i);
-    }
-    return b + e;
-}
-
 /* A file that HDF5 cannot open: cut short when it holds fewer bytes than its
  * superblock says it has ("FILE: truncated: ..."), else what (the message). */
 static int open_failed(const char *file, const char *what, int code, fk_error *err)
@@ -453,7 +435,7 @@ static int open_failed(const char *file, const char *what, int code, fk_error *e
         }
         fclose(fp);
     }
-    const uint64_t eof = superblock_eof(head, got);
+    const uint64_t eof = fk_hdf5_superblock_eof(head, got);
     if (eof > size)
         return fk_fail(err, FK_EFORMAT, "%s: truncated: the file holds %" PRIu64 " of the %" PRIu64
                        " bytes its HDF5 superblock gives", file, size, eof);

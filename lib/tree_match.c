@@ -461,18 +461,9 @@ static int match_dense(const fk_treecat *a, const uint64_t *at_a, const fk_treec
  * member of A. */
 #define PART_SIZE 16384
 
-/* SplitMix64's finalizer (Steele, Lea & Flood 2014): the partitions' and the tables' hash. */
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 /* c's members (only's halos) scattered into np = 2^bits partitions by the top bits of
- * mix64(ID): out (their records, partition after partition; by_place as member_recs) and
+ * fk_mtree_mix64(ID): out (their records, partition after partition; by_place as member_recs) and
  * start (np + 1 entries). Each thread a run of halos of about equal members. */
 static int partition(const fk_treecat *c, const uint8_t *only, const uint64_t *at, int by_place, int bits,
                      fk_treerec *out, uint64_t *start)
@@ -481,7 +472,7 @@ static int partition(const fk_treecat *c, const uint8_t *only, const uint64_t *a
     const int nt = n < PARALLEL_MIN ? 1 : omp_get_max_threads();
     uint64_t *cnt = calloc((size_t)nt * np, sizeof *cnt);
     if (!cnt) return 1;
-#define PART_OF(id) (bits ? mix64(id) >> (64 - bits) : 0)
+#define PART_OF(id) (bits ? fk_mtree_mix64(id) >> (64 - bits) : 0)
 #pragma omp parallel num_threads(nt)
     {
         const int t = omp_get_thread_num();
@@ -563,13 +554,13 @@ static int join_hash(const fk_treecat *a, const uint8_t *only, const uint64_t *a
             while (c < 2 * m) c *= 2;
             memset(tb, 0, c * sizeof *tb);
             for (uint64_t i = sb[q]; i < sb[q + 1] && !twice; i++) {
-                uint64_t k = mix64(pb[i].key) & (c - 1);
+                uint64_t k = fk_mtree_mix64(pb[i].key) & (c - 1);
                 while (tb[k].used && tb[k].id != pb[i].key) k = (k + 1) & (c - 1);
                 if (tb[k].used) twice = 1;
                 tb[k] = (slot){pb[i].key, pb[i].a, 1};
             }
             for (uint64_t i = sa[q]; i < sa[q + 1] && !twice; i++) {
-                uint64_t k = mix64(pa[i].key) & (c - 1);
+                uint64_t k = fk_mtree_mix64(pa[i].key) & (c - 1);
                 while (tb[k].used && tb[k].id != pa[i].key) k = (k + 1) & (c - 1);
                 if (tb[k].used == 2) twice = 1;
                 if (!tb[k].used) tb[k] = (slot){pa[i].key, NONE, 2};

@@ -11,6 +11,17 @@
 extern "C" {
 #endif
 
+/* SplitMix64's finalizer (Steele, Lea & Flood 2014): the hash of a particle ID that spreads
+ * consecutive IDs over the join's partitions and tables, and over the ranks under mpirun. */
+static inline uint64_t fk_mtree_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 /*
  * The matching is three data-parallel steps, each of which a GPU path
  * replaces one for one (CUB's radix sort, a merge or a scatter and gather,
