@@ -3,7 +3,7 @@
 # Usage: make -f trees.mk SNAPS=DIR [OUT=DIR] [B=0.2] [MINN=20] [TYPES=dark] [HALOSTATS=...] [HALOTREE=...] -j N
 #   SNAPS      the snapshots, single-file Gadget-4 HDF5 named snapshot_NNN.hdf5 (default snapshots)
 #   OUT        where cat_NNN.hdf5 (one catalogue a snapshot) and tree_0_0_0.dat go (default trees)
-#   B, MINN    foflink's -b and groups' -m (defaults 0.2 and 20)
+#   B, MINN    foflink's -b and the groups' least members, halostats -m (defaults 0.2 and 20)
 #   TYPES      the particle types linked (hdf52bin -t; default dark)
 #   HALOSTATS  more halostats options (e.g. --so, or --unbind and HALOTREE=--subhalos)
 #   HALOTREE   halotree's options (e.g. --skip=2)
@@ -41,7 +41,7 @@ $(OUT):
 	mkdir -p $@
 
 $(OUT)/cat_%.hdf5: $(SNAPS)/snapshot_%.hdf5 | $(OUT)
-	$(BIN)hdf52bin -t $(TYPES) $< | $(BIN)kdbuild | $(BIN)foflink -b $(B) | $(BIN)groups -m $(MINN) | $(BIN)halostats $(HALOSTATS) --format=hdf5 -o $@
+	$(BIN)hdf52bin -t $(TYPES) $< | $(BIN)kdbuild | $(BIN)foflink -b $(B) | $(BIN)halostats -m $(MINN) $(HALOSTATS) --format=hdf5 -o $@
 
 $(OUT)/tree_0_0_0.dat: $(catalogues)
 	$(BIN)halotree $(HALOTREE) -o $@ $^

@@ -235,7 +235,8 @@ int fofkit_halos(const fofkit_particles *p, const uint32_t *group, uint64_t ngro
  * message. comm may be any intracommunicator (MPI_COMM_WORLD, a split of
  * it): only its ranks take part, and runs over different communicators may
  * go on at once. MPI is called from the calling thread only (the threads of
- * MPI_THREAD_FUNNELED suffice). FOFKIT_EUNSUP in a build without MPI.
+ * MPI_THREAD_FUNNELED suffice). FOFKIT_EUNSUP in a build without MPI, or
+ * when libfofkit.so cannot load libfofkit_mpi.so (the message names it).
  * minsize, group and sizes are not used (no numbering across ranks);
  * ngroups[k] gets the number of groups of any size, nfound too.
  */
