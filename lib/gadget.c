@@ -456,29 +456,30 @@ static int touched(const fk_gsnap *s, const uint64_t *before, const uint32_t *np
     return held > 0;
 }
 
-/* The particles of each type over every file, from the headers alone, so
- * that the header's totals are checked, and the size of each file whose
- * particles s holds, before anything is allocated. r0 is file 0, read up to
- * the end of its header g0 (format). *vouched is cleared when such a file
- * is not regular (its size unknown). */
-static int count_files(const char *path, const rd *r0, const g2hdr *g0, int format, const fk_gsnap *s, uint64_t *sum,
-                       int *vouched, fk_error *err)
+/* The particles of each type over the files [k0, k1), from the headers
+ * alone, so that the header's totals are checked, and the size of each file
+ * whose particles s holds, before anything is allocated. r0 is file k0, read
+ * up to the end of its header g0 (format); first[t] counts the particles of
+ * type t in the files before k0. *vouched is cleared when such a file is
+ * not regular (its size unknown). */
+static int count_files(const char *path, const rd *r0, const g2hdr *g0, int format, const fk_gsnap *s, int k0, int k1,
+                       const uint64_t *first, uint64_t *sum, int *vouched, fk_error *err)
 {
-    const int nfiles = s->hdr.nfiles;
-    uint64_t before[6] = {0};
+    uint64_t before[6];
+    for (int t = 0; t < 6; t++) before[t] = first[t];
     int st = FK_OK;
     if (touched(s, before, g0->npart)) {
         if ((st = claims_fit(r0, g0, format, err))) return st;
         if (r0->size < 0) *vouched = 0;
     }
-    for (int t = 0; t < 6; t++) sum[t] = before[t] = g0->npart[t];
+    for (int t = 0; t < 6; t++) sum[t] = g0->npart[t], before[t] += g0->npart[t];
     size_t size = strlen(path) + 16;
     char *name = malloc(size);
     if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
-    for (int k = 1; k < nfiles && !st; k++) {
+    for (int k = k0 + 1; k < k1 && !st; k++) {
         if (!file_name(path, k, name, size)) {
             st = fk_fail(err, FK_EINVAL, "%s: the snapshot is split over %d files (num_files): name its first file, NAME.0",
-                         r0->name, nfiles);
+                         r0->name, s->hdr.nfiles);
             break;
         }
         FILE *f;
@@ -567,9 +568,11 @@ static int read_blocks(rd *r, int format, fk_gsnap *s, const g2hdr *g, const uin
     return FK_OK;
 }
 
-/* Reads file k: header, then every block. File 0 starts s and leaves its
- * header in *file0; the others are checked against it. path is the name
- * given (to find the other files). */
+/* Reads file k: header, then every block. The first file read (file 0, or
+ * o->file_lo with whole files) starts s and leaves its header in *file0; the
+ * others are checked against it. path is the name given (to find the other
+ * files). With o->headers_only, the first file's header and the others'
+ * counts (s->nfile) are all that is read. */
 static int read_file(rd *r, int k, const char *path, const fk_gsnap_opts *o, fk_gsnap *s, g2hdr *file0, uint64_t *seen,
                      fk_gadget_info *info, fk_error *err)
 {
@@ -578,20 +581,26 @@ static int read_file(rd *r, int k, const char *path, const fk_gsnap_opts *o, fk_
     if ((st = read_head(r, &g, &format, err))) return st;
     const int big = r->big;
 
-    if (k == 0) {
+    const int whole = o->file_hi > 0;
+    if (k == (whole ? o->file_lo : 0)) {
         *file0 = g;
         fk_gsnap_header h;
         snapshot_header(&g, &h);
         if ((st = fk_gsnap_begin(s, &h, o, r->name, err))) return st;
         uint64_t sum[6];
         int vouched = 1;
-        if ((st = count_files(path, r, &g, format, s, sum, &vouched, err))) return st;
+        if ((st = count_files(path, r, &g, format, s, k, whole ? o->file_hi : h.nfiles, seen, sum, &vouched, err)))
+            return st;
+        if (o->headers_only) {
+            for (int t = 0; t < 6; t++) s->nfile[t] = sum[t];
+            return FK_OK;
+        }
         for (int t = 0; t < 6; t++)
-            if (sum[t] != h.ntotal[t])
+            if (sum[t] != (whole ? o->file_count[t] : h.ntotal[t]))
                 return fk_fail(err, FK_EFORMAT,
                                "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, the header's "
                                "total says %" PRIu64,
-                               r->name, sum[t], t, h.ntotal[t]);
+                               r->name, sum[t], t, whole ? o->file_count[t] : h.ntotal[t]);
         /* counts read from a pipe are believed as the particles arrive */
         if ((st = fk_gsnap_reserve(s, vouched ? s->n : PIECE, r->name, err))) return st;
         if (info) info->format = format, info->big_endian = big;
@@ -653,30 +662,43 @@ int fk_gadget_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_gad
     if (info) memset(info, 0, sizeof *info);
     const int use_stdin = !strcmp(path, "-");
     const char *name0 = use_stdin ? "stdin" : path;
-    uint64_t seen[6] = {0};
+    /* whole files: only [file_lo, file_hi), their particles numbered from file_first on */
+    const int whole = o->file_hi > 0, k0 = whole ? o->file_lo : 0;
+    uint64_t seen[6] = {0}, want[6];
+    for (int t = 0; t < 6; t++) seen[t] = whole ? o->file_first[t] : 0;
     g2hdr h0 = {0};
     size_t plen = strlen(path);
     char *name = malloc(plen + 16);
     if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
     int st = FK_OK;
-    for (int k = 0; st == FK_OK && (k == 0 || k < s->hdr.nfiles); k++) {
+    if (whole && (k0 < 0 || o->file_hi <= k0 || (use_stdin && o->file_hi > 1)))
+        st = fk_fail(err, FK_EINVAL, "%s: files %d to %d do not exist", name0, k0, o->file_hi - 1);
+    for (int k = k0; st == FK_OK && (k == k0 || k < (whole ? o->file_hi : s->hdr.nfiles)); k++) {
         if (k == 0) {
             snprintf(name, plen + 16, "%s", name0);
-        } else {
-            file_name(path, k, name, plen + 16); /* count_files made sure that path names a first file */
+        } else if (!file_name(path, k, name, plen + 16)) {
+            /* count_files made sure that path names a first file, unless file k is the first read */
+            st = fk_fail(err, FK_EINVAL, "%s: the snapshot is split over files: name its first file, NAME.0", path);
+            break;
         }
         FILE *f = stdin; /* "-": the program opened it */
         if (!use_stdin && (st = fk_input_open(&f, name, 0, 1, err))) break;
         rd r = rd_open(f, name);
         st = read_file(&r, k, path, o, s, &h0, seen, info, err);
         fk_input_close(f);
+        if (o->headers_only) break;
     }
+    if (o->headers_only) {
+        free(name);
+        return st;
+    }
+    for (int t = 0; t < 6; t++) want[t] = whole ? o->file_first[t] + o->file_count[t] : s->hdr.ntotal[t];
     for (int t = 0; st == FK_OK && t < 6; t++)
-        if (seen[t] != s->hdr.ntotal[t])
+        if (seen[t] != want[t])
             st = fk_fail(err, FK_EFORMAT,
                          "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, the header's total "
                          "says %" PRIu64,
-                         name0, seen[t], t, s->hdr.ntotal[t]);
+                         name0, seen[t] - (whole ? o->file_first[t] : 0), t, want[t] - (whole ? o->file_first[t] : 0));
     free(name);
     if (st == FK_OK) st = fk_gsnap_finish(s, name0, err);
     return st;

@@ -123,7 +123,24 @@ int fk_gsnap_begin(fk_gsnap *s, const fk_gsnap_header *h, const fk_gsnap_opts *o
         s->nsource += h->ntotal[t];
         if (fk_gsnap_keeps(s, t)) keep |= 1u << t;
     }
-    fk_gslice_make(&s->slice, h->ntotal, h->ntypes, keep, o->slice, o->nslices);
+    if (o->file_hi > 0) {
+        /* whole files: the kept particles of those files */
+        for (int t = 0; t < h->ntypes; t++) {
+            if (o->file_first[t] > h->ntotal[t] || o->file_count[t] > h->ntotal[t] - o->file_first[t])
+                return fk_fail(err, FK_EFORMAT,
+                               "%s: inconsistent counts: files %d to %d hold particles %" PRIu64 " to %" PRIu64
+                               " of type %d, past the header's total %" PRIu64,
+                               name, o->file_lo, o->file_hi - 1, o->file_first[t], o->file_first[t] + o->file_count[t], t,
+                               h->ntotal[t]);
+            if (keep >> t & 1u) {
+                s->slice.first[t] = o->file_first[t];
+                s->slice.count[t] = o->file_count[t];
+                s->slice.n += o->file_count[t];
+            }
+        }
+    } else {
+        fk_gslice_make(&s->slice, h->ntotal, h->ntypes, keep, o->slice, o->nslices);
+    }
     for (int t = 0; t < h->ntypes; t++) s->nkept[t] = s->slice.count[t];
     s->n = s->slice.n;
     return FK_OK;

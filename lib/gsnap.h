@@ -32,6 +32,13 @@ extern "C" {
  * the slice needs is read (files it does not touch are opened for their
  * header alone). The slices, one after the other, are the whole conversion.
  *
+ * Whole files. With file_hi > 0 the readers open only the files [file_lo,
+ * file_hi) and keep every kept particle of them, in the order above within
+ * them; ID still counts over the whole snapshot (file_first gives where the
+ * files' particles of each type start). Ranks that take consecutive runs of
+ * files hold, together, the whole conversion, in another order than slices
+ * when several types are kept.
+ *
  * Box. Gadget boxes are [0, L): the origin defaults to 0. With periodic set,
  * positions are wrapped into [origin, origin + box) as tipsy2bin does
  * (fk_tipsy_wrap: one box length at most; farther is an error).
@@ -68,6 +75,14 @@ typedef struct fk_gsnap_opts {
     int periodic;    /* -1: the header's (periodic when it does not say); 0 or 1: forced */
     double origin;   /* lower corner of the box on every axis (default 0) */
     uint32_t slice, nslices; /* nslices > 0: only slice "slice" (0 <= slice < nslices) of the kept */
+    /* Whole files (gsnap_dist.h): file_hi > 0 reads only the files [file_lo,
+     * file_hi) of the snapshot, which hold file_count[t] particles of type t,
+     * numbers [file_first[t], file_first[t] + file_count[t]) of their type
+     * (their totals over the snapshot are the caller's to check); with
+     * headers_only, only their headers are read: s->hdr is file_lo's, and
+     * s->nfile[t] the particles of type t in the files (nothing allocated). */
+    int file_lo, file_hi, headers_only;
+    uint64_t file_first[FK_GSNAP_NTYPES], file_count[FK_GSNAP_NTYPES];
     /* What SNAP says of units and cosmology, over what the reader found
      * (fk_gsnap_begin puts them in the header s->hdr, so that every path
      * that writes s, under mpirun too, writes the same SNAP): */
@@ -93,6 +108,7 @@ typedef struct fk_gsnap {
     uint64_t nsource;   /* particles in the snapshot */
     uint64_t nkept[FK_GSNAP_NTYPES]; /* of each type (in the slice) */
     fk_gslice slice;    /* the particles of each type held: every kept one without a slice */
+    uint64_t nfile[FK_GSNAP_NTYPES]; /* with headers_only: the particles of each type in the files */
     uint64_t nwrapped;  /* kept particles moved into the box by wrapping */
     float *pos;         /* n x 3 */
     float *vel;         /* n x 3 */

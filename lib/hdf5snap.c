@@ -443,21 +443,23 @@ static int open_file(const source *src, int k, const char *name, hid_t *f, fk_er
     return FK_OK;
 }
 
-/* The particles of each type over every file, from the headers alone, so
- * that NumPart_Total is checked, and the datasets of every file whose
- * particles s holds (check_claims), before anything is allocated. f0 is
- * file 0 (its counts npart0). */
-static int count_files(const source *src, const char *path, hid_t f0, const char *name0, const fk_gsnap *s,
-                       const uint64_t *npart0, uint64_t *sum, fk_error *err)
+/* The particles of each type over the files [k0, k1), from the headers
+ * alone, so that NumPart_Total is checked, and the datasets of every file
+ * whose particles s holds (check_claims), before anything is allocated. f0
+ * is file k0 (its counts npart0); first[t] counts the particles of type t in
+ * the files before it. */
+static int count_files(const source *src, const char *path, hid_t f0, const char *name0, const fk_gsnap *s, int k0,
+                       int k1, const uint64_t *first, const uint64_t *npart0, uint64_t *sum, fk_error *err)
 {
-    uint64_t before[FK_GSNAP_NTYPES] = {0};
+    uint64_t before[FK_GSNAP_NTYPES];
+    for (int t = 0; t < FK_GSNAP_NTYPES; t++) before[t] = first[t];
     int st = check_claims(f0, name0, s, before, npart0, err);
     if (st) return st;
-    for (int t = 0; t < FK_GSNAP_NTYPES; t++) sum[t] = before[t] = npart0[t];
+    for (int t = 0; t < FK_GSNAP_NTYPES; t++) sum[t] = npart0[t], before[t] += npart0[t];
     size_t size = strlen(path) + 32;
     char *name = malloc(size);
     if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
-    for (int k = 1; k < s->hdr.nfiles && !st; k++) {
+    for (int k = k0 + 1; k < k1 && !st; k++) {
         if (!file_name(path, k, name, size)) {
             st = fk_fail(err, FK_EINVAL,
                          "%s: the snapshot is split over %d files (NumFilesPerSnapshot): name its first file, NAME.0.hdf5",
@@ -491,17 +493,26 @@ static int read_snapshot(const source *src, const char *path, const fk_gsnap_opt
     size_t size = strlen(path) + 32;
     char *name = malloc(size);
     if (!name) return fk_fail(err, FK_ENOMEM, "out of memory");
-    uint64_t seen[FK_GSNAP_NTYPES] = {0};
+    /* whole files: only [file_lo, file_hi), their particles numbered from file_first on */
+    const int whole = o->file_hi > 0, k0 = whole ? o->file_lo : 0;
+    uint64_t seen[FK_GSNAP_NTYPES] = {0}, want[FK_GSNAP_NTYPES];
+    for (int t = 0; t < FK_GSNAP_NTYPES; t++) seen[t] = whole ? o->file_first[t] : 0;
     fk_gsnap_header h0 = {0};
     int st = FK_OK;
-    for (int k = 0; st == FK_OK && (k == 0 || k < s->hdr.nfiles); k++) {
+    if (whole && (k0 < 0 || o->file_hi <= k0))
+        st = fk_fail(err, FK_EINVAL, "%s: files %d to %d do not exist", path, k0, o->file_hi - 1);
+    for (int k = k0; st == FK_OK && (k == k0 || k < (whole ? o->file_hi : s->hdr.nfiles)); k++) {
         if (k == 0)
             snprintf(name, size, "%s", path);
         else if (!file_name(path, k, name, size)) {
-            st = fk_fail(err, FK_EINVAL,
-                         "%s: the snapshot is split over %d files (NumFilesPerSnapshot): name its first file, "
-                         "NAME.0.hdf5",
-                         path, s->hdr.nfiles);
+            if (k == k0) /* whole files from k0 on: no header read yet */
+                st = fk_fail(err, FK_EINVAL, "%s: the snapshot is split over files: name its first file, NAME.0.hdf5",
+                             path);
+            else
+                st = fk_fail(err, FK_EINVAL,
+                             "%s: the snapshot is split over %d files (NumFilesPerSnapshot): name its first file, "
+                             "NAME.0.hdf5",
+                             path, s->hdr.nfiles);
             break;
         }
         hid_t f;
@@ -509,20 +520,25 @@ static int read_snapshot(const source *src, const char *path, const fk_gsnap_opt
         fk_gsnap_header h;
         uint64_t npart[FK_GSNAP_NTYPES] = {0};
         st = read_header(f, name, &h, npart, info, err);
-        if (!st && k == 0) {
+        if (!st && k == k0) {
             h0 = h;
             if (h.box < 0 && !(o->box > 0))
                 st = fk_fail(err, FK_EINVAL, "%s: the box (BoxSize) is not cubic: give --box", name);
             if (h.box < 0) h.box = 0;
             uint64_t sum[FK_GSNAP_NTYPES];
             if (!st) st = fk_gsnap_begin(s, &h, o, name, err);
-            if (!st) st = count_files(src, path, f, name, s, npart, sum, err);
+            if (!st) st = count_files(src, path, f, name, s, k, whole ? o->file_hi : h.nfiles, seen, npart, sum, err);
+            if (!st && o->headers_only) {
+                for (int t = 0; t < FK_GSNAP_NTYPES; t++) s->nfile[t] = sum[t];
+                H5Fclose(f);
+                break;
+            }
             for (int t = 0; t < h.ntypes && !st; t++)
-                if (sum[t] != h.ntotal[t])
+                if (sum[t] != (whole ? o->file_count[t] : h.ntotal[t]))
                     st = fk_fail(err, FK_EFORMAT,
                                  "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, NumPart_Total "
                                  "says %" PRIu64,
-                                 path, sum[t], t, h.ntotal[t]);
+                                 path, sum[t], t, whole ? o->file_count[t] : h.ntotal[t]);
             /* the datasets vouch for the counts */
             if (!st) st = fk_gsnap_reserve(s, s->n, name, err);
         } else if (!st) {
@@ -537,12 +553,17 @@ static int read_snapshot(const source *src, const char *path, const fk_gsnap_opt
         if (!st) st = read_particles(f, name, s, npart, seen, err);
         H5Fclose(f);
     }
+    if (o->headers_only) {
+        free(name);
+        return st;
+    }
+    for (int t = 0; t < FK_GSNAP_NTYPES; t++) want[t] = whole ? o->file_first[t] + o->file_count[t] : s->hdr.ntotal[t];
     for (int t = 0; st == FK_OK && t < s->hdr.ntypes; t++)
-        if (seen[t] != s->hdr.ntotal[t])
+        if (seen[t] != want[t])
             st = fk_fail(err, FK_EFORMAT,
                          "%s: inconsistent counts: the files hold %" PRIu64 " particles of type %d, NumPart_Total says "
                          "%" PRIu64,
-                         path, seen[t], t, s->hdr.ntotal[t]);
+                         path, seen[t] - (whole ? o->file_first[t] : 0), t, want[t] - (whole ? o->file_first[t] : 0));
     free(name);
     if (info) info->double_pos = s->wide_pos;
     if (st == FK_OK) st = fk_gsnap_finish(s, path, err);
