@@ -692,6 +692,7 @@ int fk_gadget_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_gad
         free(name);
         return st;
     }
+    if (info) s->bytes = info->bytes;
     for (int t = 0; t < 6; t++) want[t] = whole ? o->file_first[t] + o->file_count[t] : s->hdr.ntotal[t];
     for (int t = 0; st == FK_OK && t < 6; t++)
         if (seen[t] != want[t])

@@ -109,6 +109,7 @@ typedef struct fk_gsnap {
     uint64_t nkept[FK_GSNAP_NTYPES]; /* of each type (in the slice) */
     fk_gslice slice;    /* the particles of each type held: every kept one without a slice */
     uint64_t nfile[FK_GSNAP_NTYPES]; /* with headers_only: the particles of each type in the files */
+    uint64_t bytes;     /* bytes read (Gadget-2), or the sizes of the files read (HDF5) */
     uint64_t nwrapped;  /* kept particles moved into the box by wrapping */
     float *pos;         /* n x 3 */
     float *vel;         /* n x 3 */
