@@ -401,7 +401,8 @@ static int reduce(const fk_treecat *a, const uint64_t *at_a, source src, int wei
     fk_treelink *out = failed ? NULL : malloc((nl ? nl : 1) * sizeof *out);
     if (out) {
         uint64_t at = 0;
-        for (int t = 0; t < nt; t++) memcpy(out + at, pt[t].l, pt[t].n * sizeof *out), at += pt[t].n;
+        for (int t = 0; t < nt; t++)
+            if (pt[t].n) memcpy(out + at, pt[t].l, pt[t].n * sizeof *out), at += pt[t].n;
     }
     for (int t = 0; t < nt; t++) free(pt[t].l);
     free(pt);
