@@ -627,6 +627,7 @@ static int read_file(rd *r, int k, const char *path, const fk_gsnap_opts *o, fk_
     for (int t = 0; t < 6; t++) held += fk_gsnap_part(s, t, seen[t], g.npart[t], &skip);
     if (o->nslices && !held) {
         for (int t = 0; t < 6; t++) seen[t] += g.npart[t];
+        s->bytes += r->off;
         if (info) info->bytes += r->off;
         return FK_OK;
     }
@@ -652,6 +653,7 @@ static int read_file(rd *r, int k, const char *path, const fk_gsnap_opts *o, fk_
         }
         seen[t] += g.npart[t];
     }
+    s->bytes += r->off;
     if (info) info->bytes += r->off, info->double_pos |= s->wide_pos;
     return FK_OK;
 }
@@ -692,7 +694,6 @@ int fk_gadget_read(const char *path, const fk_gsnap_opts *o, fk_gsnap *s, fk_gad
         free(name);
         return st;
     }
-    if (info) s->bytes = info->bytes;
     for (int t = 0; t < 6; t++) want[t] = whole ? o->file_first[t] + o->file_count[t] : s->hdr.ntotal[t];
     for (int t = 0; st == FK_OK && t < 6; t++)
         if (seen[t] != want[t])

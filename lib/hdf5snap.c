@@ -517,6 +517,8 @@ static int read_snapshot(const source *src, const char *path, const fk_gsnap_opt
         }
         hid_t f;
         if ((st = open_file(src, k, name, &f, err))) break;
+        hsize_t fsize = 0;
+        if (H5Fget_filesize(f, &fsize) < 0) fsize = 0;
         fk_gsnap_header h;
         uint64_t npart[FK_GSNAP_NTYPES] = {0};
         st = read_header(f, name, &h, npart, info, err);
@@ -551,6 +553,7 @@ static int read_snapshot(const source *src, const char *path, const fk_gsnap_opt
                              name);
         }
         if (!st) st = read_particles(f, name, s, npart, seen, err);
+        s->bytes += (uint64_t)fsize; /* after fk_gsnap_begin zeroed s */
         H5Fclose(f);
     }
     if (o->headers_only) {

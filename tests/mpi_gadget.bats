@@ -98,7 +98,7 @@ with h5py.File("split.1.hdf5", "r+") as f: f["PartType1/Coordinates"][5, 1] = nu
     usage_fails "option --slice: 0 is out of range [1, 4294967295]" hdf52bin --slice=0/0 x.0.hdf5
 }
 
-@test "hdf52bin and gadget2bin under mpirun: rank r writes slice r of R, a stream per rank" {
+@test "hdf52bin and gadget2bin under mpirun with fewer files than ranks: rank r writes slice r of R, a stream per rank" {
     need_mpi gadget2bin
     need_ics
     snapcopy --files=2 "$ICS" ics
@@ -109,11 +109,11 @@ with h5py.File("split.1.hdf5", "r+") as f: f["PartType1/Coordinates"][5, 1] = nu
         cmp part.$k.fof s.$k.fof
     done
     # the unit and cosmology options travel to every rank: the slices' SNAP records
-    mpirun -n 2 gadget2bin --box=50000 --unit-length-cm=3.085678e24 --unit-mass-g=1.989e43 --unit-velocity-cm-s=1e5 \
+    mpirun -n 3 gadget2bin --box=50000 --unit-length-cm=3.085678e24 --unit-mass-g=1.989e43 --unit-velocity-cm-s=1e5 \
         --omega-baryon=0.04 ics.0 -o u.%r.fof
-    for k in 0 1; do
+    for k in 0 1 2; do
         gadget2bin --box=50000 --unit-length-cm=3.085678e24 --unit-mass-g=1.989e43 --unit-velocity-cm-s=1e5 \
-            --omega-baryon=0.04 --slice=$k/2 ics.0 -o s.$k.fof
+            --omega-baryon=0.04 --slice=$k/3 ics.0 -o s.$k.fof
         cmp u.$k.fof s.$k.fof
         grep -qx 'unit_length_cm 3.085678e+24' <(fofdump -c SNAP u.$k.fof)
         grep -qx 'omega_baryon 0.040000000000000001' <(fofdump -c SNAP u.$k.fof)
@@ -129,6 +129,76 @@ with h5py.File("split.1.hdf5", "r+") as f: f["PartType1/Coordinates"][5, 1] = nu
         run ! grep -q '^comoving' <(fofdump -c SNAP n.$k.fof)
         grep -qx 'omega_baryon 0.050000000000000003' <(fofdump -c SNAP n.$k.fof)
     done
+}
+
+# Every particle row of STREAMS... (ID, POS, VEL, MASS, TYPE, PID), sorted by ID: the ranks'
+# streams together are the single process's when their rows are the same. Usage: rows STREAM...
+rows() {
+    local f
+    for f in "$@"; do
+        paste <(chunk "$f" ID) <(chunk "$f" POS) <(chunk "$f" VEL) <(chunk "$f" MASS) <(chunk "$f" TYPE) <(chunk "$f" PID)
+    done | sort -n -k1,1
+}
+
+# Under `mpirun -n R CONVERTER -v ARGS... FIRST` on a snapshot of F >= R files FIRST, FILES...
+# (file k at index k), rank r says it read the files [F r / R, F (r + 1) / R) alone (-v), and the
+# bytes it read are theirs (the Gadget-2 reader reads each whole file; an HDF5 rank counts the
+# sizes of the files it opened: every file, had it read a slice); the ranks' rows are the single
+# process's. Usage: whole_files R "CONVERTER ARGS..." FILE...
+whole_files() {
+    local R=$1 cmd=$2 r k
+    shift 2
+    local F=$# files=("$@")
+    # shellcheck disable=SC2086 # a command line
+    $cmd "${files[0]}" -o one.fof
+    # shellcheck disable=SC2086
+    mpirun -n "$R" $cmd -v "${files[0]}" -o "w$R.%r.fof" 2>"w$R.err"
+    cat "w$R.err"
+    local streams=()
+    for ((r = 0; r < R; r++)); do
+        local lo=$((F * r / R)) hi=$((F * (r + 1) / R - 1)) sum=0
+        for ((k = lo; k <= hi; k++)); do sum=$((sum + $(stat -c %s "${files[k]}"))); done
+        local n
+        n=$(fofdump -c SNAP "w$R.$r.fof" | sed -n 's/^n //p')
+        # (the ranks' lines may interleave on stderr: each is looked for as a piece of text)
+        grep -qF "${files[0]}: rank $r: files $lo-$hi of $F, $n particles, $sum bytes read" "w$R.err"
+        streams+=("w$R.$r.fof")
+    done
+    [ "$(grep -o ': rank [0-9]*: files ' "w$R.err" | wc -l)" -eq "$R" ]
+    cmp <(rows one.fof) <(rows "${streams[@]}")
+    [ "$(rows one.fof | wc -l)" -gt 1000 ]
+}
+
+@test "under mpirun with at least as many files as ranks, each rank reads its whole files alone: the rows are the single process's (gas and dark, 2 to 4 ranks)" {
+    need_mpi gadget2bin
+    need_ics
+    snapcopy --files=4 "$ICS" ics
+    local R
+    for R in 2 3 4; do whole_files "$R" "gadget2bin --box=50000" ics.0 ics.1 ics.2 ics.3; done
+    # a rank's streams holds both types of its files, type by type
+    [ "$(chunk w2.1.fof TYPE | uniq | tr '\n' ' ')" = "0 1 " ]
+    [ "$(chunk w2.1.fof ID | head -1)" = 16384 ] # after file 0 and 1's gas
+    # a file that is rank 1's, damaged past its header: rank 0 never reads it, rank 1 says so
+    head -c 1000 ics.3 >cut && mv cut ics.3
+    run mpirun -n 2 gadget2bin --box=50000 ics.0 -o out.%r.fof
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"gadget2bin: ics.3: the header claims 16384 particles in this file"* ]]
+    # file 2's header alone overstates a total: only its rank (2 of 4) sees it, and names the file
+    snapcopy --files=4 "$ICS" tot
+    python3 -c 'import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<I", b, 104, struct.unpack_from("<I", b, 104)[0] + 1) # npartTotal[1]
+open(sys.argv[1], "wb").write(b)' tot.2
+    run mpirun -n 4 gadget2bin --box=50000 tot.0 -o out.%r.fof
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [ "$(grep -c '^gadget2bin: ' <<<"$output")" -eq 1 ]
+    [[ "$output" == *"gadget2bin: tot.0: inconsistent counts: the 4 files hold 32768 particles of type 1, the header of file 2 says 32769"* ]]
+    [ -z "$(ls out.* 2>/dev/null)" ]
+    need_hdf5
+    snapcopy --to=hdf5 --files=3 "$G4" split
+    for R in 2 3; do whole_files "$R" hdf52bin split.0.hdf5 split.1.hdf5 split.2.hdf5; done
 }
 
 # The distributed pipeline (CONVERTER, foflink, groups under mpirun on each R given) writes the
@@ -154,6 +224,23 @@ pipeline_agrees() {
     pipeline_agrees "1 2 3 4" "hdf52bin --types=dark split.0.hdf5" "-b 0.2" 20
     # groups were found: 106 of 20 or more (hdf52bin.bats), numbered in the .grp
     [ "$(sort -u ref.grp | wc -l)" -gt 100 ]
+}
+
+@test "gas and dark from 3 files on 2 and 3 ranks (whole files, the ranks' order not the snapshot's): the single-process .grp and catalogue" {
+    need_mpi gadget2bin
+    need_hdf5
+    snapcopy --to=hdf5 --files=3 "$G4" split
+    pipeline_agrees "2 3" "hdf52bin split.0.hdf5" "-b 0.2" 20
+    [ "$(sort -u ref.grp | wc -l)" -gt 100 ]
+    # halostats sums each halo over its members by ID: the order of the ranks' particles is no matter
+    hdf52bin split.0.hdf5 | kdbuild | foflink -b 0.2 | groups -m 20 | halostats >ref.txt
+    local R
+    for R in 2 3; do
+        mpirun -n "$R" groups -m 20 --format=stream "l$R.%r.fof" -o "g$R.%r.fof"
+        mpirun -n "$R" halostats "g$R.%r.fof" -o "c$R.txt"
+        cmp <(sed 2d ref.txt) <(sed 2d "c$R.txt")
+    done
+    [ "$(grep -cv '^#' ref.txt)" -gt 100 ]
 }
 
 @test "the distributed pipeline from a Gadget-2 snapshot in 3 files, 6D, writes the single-process .grp (3 ranks)" {
@@ -184,7 +271,7 @@ mpi_fails() {
     mv ics.2 gone
     mpi_fails 3 "ics.2: cannot open: No such file or directory" gadget2bin --box=50000 ics.0 -o out.%r.fof
     mv gone ics.2
-    # ranks 1 and 2 meet the damage; rank 0 wrote its stream, and removed it
+    # rank 2 (whole files: ics.2 alone) meets the damage; ranks 0 and 1 wrote their streams, and removed them
     head -c 300 ics.2 >cut && mv cut ics.2
     mpi_fails 3 "ics.2: the header claims 21846 particles in this file" gadget2bin --box=50000 ics.0 -o out.%r.fof
     mpi_fails 2 "option --slice: K must be below R in K/R, not '3/2'" gadget2bin --slice=3/2 ics.0 -o out.%r.fof

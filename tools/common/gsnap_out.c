@@ -146,6 +146,10 @@ int gsnapout_run_ranks(const char *in, const prog_std *std, const fk_gsnap_opts 
     if (run.rank == 0)
         prog_info("%s: %d ranks: %" PRIu64 " particles kept of %" PRIu64 "; rank 0 read %" PRIu64 " in %.3f s, wrote %.3f s",
                   name, run.size, run.n_all, s.nsource, s.n, run.read_s, run.write_s);
+    /* whole files: each rank says which it read (and nothing else) */
+    if (run.file_hi > 0)
+        prog_info("%s: rank %d: files %d-%d of %d, %" PRIu64 " particles, %" PRIu64 " bytes read", name, run.rank,
+                  run.file_lo, run.file_hi - 1, run.nfiles, s.n, run.bytes);
     fk_gsnap_free(&s);
     return EXIT_OK;
 }

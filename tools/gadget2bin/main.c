@@ -31,8 +31,10 @@ static void help(void)
            "  -V, --version         version\n"
            "\n"
            "\n"
-           "Under mpirun -n R with -o NAME holding %%r, rank r writes slice r of R into NAME\n"
-           "with %%r the rank; every stream is kept only when every rank succeeded.\n"
+           "Under mpirun -n R with -o NAME holding %%r, rank r writes its share into NAME\n"
+           "with %%r the rank: whole files [F r/R, F (r+1)/R) of a snapshot of F >= R files\n"
+           "(no other file opened), else slice r of R; every stream is kept only when every\n"
+           "rank succeeded.\n"
            "\n"
            "Exit status: 0 success, 1 bad input or I/O error, 2 usage error, 3 out of memory.\n"
            "See gadget2bin(1) and fofstream(5).\n");
