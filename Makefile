@@ -109,11 +109,12 @@ LIBDIR  ?= $(PREFIX)/lib
 # loads none of them. Nor MPI: its fofkit_fof_mpi (lib/shlib/mpi_load.c) opens libfofkit_mpi.so
 # (dist_api.c and what it reaches, linked with libmpi; exporting fofkit_fof_mpi alone) at its first
 # call, from libfofkit.so's directory.
-SHLIB_OBJ  = $(patsubst %.c,$(B)/%.o,$(wildcard lib/api*.c)) $(B)/lib/shlib/mpi_load.o
+SHLIB_OBJ  = $(patsubst %.c,$(B)/%.o,$(wildcard lib/api*.c)) \
+  $(if $(filter 1,$(MPI)),$(B)/lib/shlib/mpi_load.o,$(B)/lib/dist_api.o)
 SHLIB_LIBS = $(LDLIBS) -ldl
 MPI_SONAME := libfofkit_mpi.so.$(SOMAJOR)
 MPILIB  := $(if $(filter 1,$(MPI)),$(B)/libfofkit_mpi.so.$(VERSION))
-$(B)/lib/shlib/mpi_load.o: ALL_CFLAGS += -fPIC -DFK_MPI_LIBRARY='"$(MPI_SONAME)"' $(if $(filter 1,$(MPI)),$(MPI_CFLAGS) -DFK_HAVE_MPI=1)
+$(B)/lib/shlib/mpi_load.o: ALL_CFLAGS += -fPIC -DFK_MPI_LIBRARY='"$(MPI_SONAME)"' $(MPI_CFLAGS) -DFK_HAVE_MPI=1
 # What a program linking libfofkit.a may need (pkg-config --static): every optional library.
 STATIC_LIBS = $(LDLIBS) $(if $(filter 1,$(MPI)),$(MPI_LIBS))
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))

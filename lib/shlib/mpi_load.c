@@ -1,8 +1,7 @@
 /* mpi_load.c - fofkit_fof_mpi of libfofkit.so: libfofkit_mpi.so (dist_api.c, linked with libmpi) opened at the first call, so that loading libfofkit loads no MPI. */
 #define _GNU_SOURCE /* dladdr */
-#ifdef FK_HAVE_MPI
+/* Built with MPI only: without it libfofkit.so takes dist_api.c's stub (the Makefile's SHLIB_OBJ). */
 #include <mpi.h>
-#endif
 
 #include "api.h"
 
@@ -10,7 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifdef FK_HAVE_MPI
+#ifndef FK_HAVE_MPI
+#error "mpi_load.c is built with MPI only (FK_HAVE_MPI)"
+#endif
 
 /* FK_MPI_LIBRARY: the library's name, libfofkit_mpi.so.MAJOR, as the Makefile builds and installs it
  * beside libfofkit.so.MAJOR (it defines the name). */
@@ -59,19 +60,3 @@ int fofkit_fof_mpi(MPI_Comm comm, const fofkit_particles *p, const fofkit_fof_op
     fof_mpi_fn *f = fof_mpi_load(&err);
     return f ? f(comm, p, o, sink, r, e) : fk_api_give(&err, "fofkit_fof_mpi", e);
 }
-
-#else
-
-/* Without MPI the call exists (its communicator unread) and says so, as lib/dist_api.c's stub. */
-int fofkit_fof_mpi(void *comm, const fofkit_particles *p, const fofkit_fof_options *o, uint64_t *const *sink,
-                   fofkit_fof_result *r, fofkit_error *e);
-int fofkit_fof_mpi(void *comm, const fofkit_particles *p, const fofkit_fof_options *o, uint64_t *const *sink,
-                   fofkit_fof_result *r, fofkit_error *e)
-{
-    (void)comm, (void)p, (void)o, (void)sink, (void)r;
-    fk_error err = {0};
-    fk_fail(&err, FK_EUNSUP, "this build of fofkit has no MPI");
-    return fk_api_give(&err, "fofkit_fof_mpi", e);
-}
-
-#endif

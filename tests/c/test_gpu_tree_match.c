@@ -22,15 +22,8 @@ static int same(const fk_treelink *x, const fk_treelink *y, uint64_t n)
 
 static void check_pair(uint64_t na, uint64_t nb, uint64_t maxlen, uint64_t npool, int dense, int weight, int restrict_a)
 {
-    int64_t *pool = tree_fixture_pool(npool, dense);
     fk_treecat a, b;
-    tree_fixture_cat(&a, na, maxlen, pool, npool);
-    tree_fixture_cat(&b, nb, maxlen, pool, npool);
-    uint8_t *only = NULL;
-    if (restrict_a) {
-        only = malloc(na);
-        for (uint64_t h = 0; h < na; h++) only[h] = urand() < 0.5;
-    }
+    uint8_t *only = tree_fixture_pair(&a, &b, na, nb, maxlen, npool, dense, restrict_a);
     fk_treelink *lc = NULL, *lg = NULL;
     uint64_t nc = 0, ng = 0, sc = 0, sg = 0;
     fk_error err = {0};
@@ -41,7 +34,7 @@ static void check_pair(uint64_t na, uint64_t nb, uint64_t maxlen, uint64_t npool
               "GPU: %" PRIu64 " links, %" PRIu64 " shared; CPU: %" PRIu64 ", %" PRIu64 " (dense %d, weight %d, only %d)",
               ng, sg, nc, sc, dense, weight, restrict_a);
     CHECK(nc > 0 || na == 0);
-    free(lc), free(lg), free(only), free(pool);
+    free(lc), free(lg), free(only);
     fk_treecat_free(&a), fk_treecat_free(&b);
 }
 

@@ -37,15 +37,8 @@ static void check_sort(uint64_t n, uint64_t range)
 static void check_match(uint64_t na, uint64_t nb, uint64_t maxlen, uint64_t npool, int weight, int restrict_a, int dense)
 {
     /* sparse IDs take the radix sorts, dense ones (a span within 4 times the members) the table */
-    int64_t *pool = tree_fixture_pool(npool, dense);
     fk_treecat a, b;
-    tree_fixture_cat(&a, na, maxlen, pool, npool);
-    tree_fixture_cat(&b, nb, maxlen, pool, npool);
-    uint8_t *only = NULL;
-    if (restrict_a) {
-        only = malloc(na);
-        for (uint64_t h = 0; h < na; h++) only[h] = urand() < 0.5;
-    }
+    uint8_t *only = tree_fixture_pair(&a, &b, na, nb, maxlen, npool, dense, restrict_a);
     uint64_t *cnt = calloc(na * nb, sizeof *cnt);
     double *score = calloc(na * nb, sizeof *score);
     uint64_t shared_ref = 0;
@@ -84,7 +77,7 @@ static void check_match(uint64_t na, uint64_t nb, uint64_t maxlen, uint64_t npoo
     }
     CHECK_MSG(bad == 0, "%" PRIu64 " links differ from the reference or come out of order (%" PRIu64 " halos, weight %d, only %d)",
               bad, na, weight, restrict_a);
-    free(l), free(ta), free(cnt), free(score), free(only), free(pool);
+    free(l), free(ta), free(cnt), free(score), free(only);
     fk_treecat_free(&a), fk_treecat_free(&b);
 }
 

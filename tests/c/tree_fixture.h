@@ -47,4 +47,22 @@ static inline void tree_fixture_cat(fk_treecat *c, uint64_t nh, uint64_t maxlen,
     c->ids = sh;
 }
 
+/* Two catalogues of na and nb halos over one pool of npool IDs (dense or
+ * not); with restrict_a, the A halos to match (about half: malloc'd),
+ * else NULL. */
+static inline uint8_t *tree_fixture_pair(fk_treecat *a, fk_treecat *b, uint64_t na, uint64_t nb, uint64_t maxlen,
+                                         uint64_t npool, int dense, int restrict_a)
+{
+    int64_t *pool = tree_fixture_pool(npool, dense);
+    tree_fixture_cat(a, na, maxlen, pool, npool);
+    tree_fixture_cat(b, nb, maxlen, pool, npool);
+    free(pool);
+    uint8_t *only = NULL;
+    if (restrict_a) {
+        only = malloc(na ? na : 1);
+        for (uint64_t h = 0; h < na; h++) only[h] = urand() < 0.5;
+    }
+    return only;
+}
+
 #endif

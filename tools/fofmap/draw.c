@@ -6,6 +6,17 @@
 
 #ifdef FK_HAVE_CAIRO
 
+
+/* The current path stroked white, over a black stroke of width outer: a line seen on any density. */
+static void haloed_stroke(cairo_t *cr, double outer, double inner)
+{
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_line_width(cr, outer);
+    cairo_stroke_preserve(cr);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_set_line_width(cr, inner);
+    cairo_stroke(cr);
+}
 /* The map as a cairo image (RGB24: one 32-bit word a pixel, 0x00RRGGBB), painted at 1:1. */
 static void paint_map(cairo_t *cr, const map_picture *m)
 {
@@ -83,12 +94,7 @@ void map_draw(pic *p, const map_picture *m, int *unlabelled)
         const fk_map_ring *r = &m->rings[i];
         cairo_new_sub_path(cr);
         cairo_arc(cr, r->x, r->y, r->r, 0, 2 * M_PI);
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        cairo_set_line_width(cr, 3.0 * k);
-        cairo_stroke_preserve(cr);
-        cairo_set_source_rgb(cr, 1, 1, 1);
-        cairo_set_line_width(cr, 1.5 * k);
-        cairo_stroke(cr);
+        haloed_stroke(cr, 3.0 * k, 1.5 * k);
     }
 
     /* The title and the scale bar, each in the darkest corner it may take; no label covers them. */
@@ -149,12 +155,7 @@ void map_draw(pic *p, const map_picture *m, int *unlabelled)
     cairo_set_line_cap(cr, CAIRO_LINE_CAP_BUTT);
     cairo_move_to(cr, x0, y0);
     cairo_line_to(cr, x0 + m->bar_px, y0);
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    cairo_set_line_width(cr, 5.0 * k);
-    cairo_stroke_preserve(cr);
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_set_line_width(cr, 3.0 * k);
-    cairo_stroke(cr);
+    haloed_stroke(cr, 5.0 * k, 3.0 * k);
     if (!text) return;
     pic_text(p, x0, bb.y + pad + cap, m->bar_text, &st);
     if (!has_title) return;
