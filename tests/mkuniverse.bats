@@ -14,7 +14,7 @@ halos() {
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "Usage: mkuniverse [OPTION]..." ]
     for o in --particles=N --seed=S --halo-fraction=F --min-halo=N --max-halo=N --big-halo=N --big-halo-c=C \
-        --big-halo-radius=R --big-halo-centre=X,Y,Z --gas[=F] --native --catalog=FILE \
+        --big-halo-radius=R --big-halo-centre=X,Y,Z --gas[=F] --tile=K --native --catalog=FILE \
         --output=FILE --force --verbose --help --version; do
         [[ "$output" == *"$o"* ]] || { echo "missing $o"; return 1; }
     done
@@ -57,6 +57,15 @@ halos() {
     [ "${lines[0]}" = "mkuniverse: option --catalog needs a file name, not ''" ]
     run -2 mkuniverse out.std
     [ "${lines[0]}" = "mkuniverse: unexpected argument 'out.std' (mkuniverse reads no input)" ]
+    run -2 mkuniverse -n 1Mi --tile=3
+    [ "${lines[0]}" = "mkuniverse: option --tile=3: the 1048576 particles are not a multiple of 27 copies" ]
+    run -2 mkuniverse -n 64 --tile=17
+    [ "${lines[0]}" = "mkuniverse: option --tile: 17 is out of range [1, 16]" ]
+    run -2 mkuniverse -n 64 --tile=0
+    [ "${lines[0]}" = "mkuniverse: option --tile: 0 is out of range [1, 16]" ]
+    run -2 mkuniverse -n 64 --tile=2 --catalog=c.txt
+    [ "${lines[0]}" = "mkuniverse: options --tile and --catalog: the catalogue of a tiled box is not written" ]
+    [ ! -e c.txt ]
 }
 
 @test "refuses to write binary data to a terminal" {
@@ -269,4 +278,59 @@ tipsy_particles() {
     [ "${lines[0]}" = "mkuniverse: option --gas: the gas's share F must be above 0 and below 1, not 1" ]
     run -2 mkuniverse --gas=x
     [[ "${lines[0]}" == "mkuniverse: option --gas"*"'x'"* ]]
+}
+
+# A tiled .grp against the tile's: every group of the tiled box is one group of the tile, of the
+# same size (its members that group's particles, in whichever copies), and each group of the
+# tile is found K^3 times; the ungrouped the same particles in every copy.
+same_copies() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import sys
+import numpy as np
+tile = np.loadtxt(sys.argv[1], dtype=np.int64)[1:]
+tiled = np.loadtxt(sys.argv[2], dtype=np.int64)[1:]
+k = int(sys.argv[3])
+m = len(tile)
+assert len(tiled) == k * m, (len(tiled), k, m)
+mine = np.tile(tile, k)
+assert np.array_equal(mine == 0, tiled == 0), "grouped differently"
+g = tiled[tiled > 0]
+t = mine[tiled > 0]
+order = np.argsort(g, kind="stable")
+g, t = g[order], t[order]
+starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+sizes = np.diff(np.r_[starts, len(g)])
+first = t[starts]
+assert all((t[s:s + n] == f).all() for s, n, f in zip(starts, sizes, first)), "a group of two of the tile's"
+tsize = np.bincount(tile)
+assert (sizes == tsize[first]).all(), "a group of another size"
+assert (np.bincount(first, minlength=len(tsize))[1:] == k).all(), "a group of the tile not found K^3 times"
+PY
+}
+
+@test "--tile=K: K^3 exact copies; linking at l/K finds each group of --tile=1 at l in every copy" {
+    mkuniverse -n 4000 -s 7 --tile=1 -o one.std
+    mkuniverse -n 32000 -s 7 --tile=2 -o two.std
+    mkuniverse -n 108000 -s 7 --tile=3 -v -o three.std 2>err
+    grep -q "27 copies of a box of 4000 particles, 3 a side" err
+    [ "$(tipsy_header two.std)" = "1 32000 3 0 32000 0 0" ]
+    tipsy2bin one.std | kdbuild | foflink -l 0.03 | groups -v -m 8 --format=grp -o one.grp 2>e1
+    tipsy2bin two.std | kdbuild | foflink -l 0.015 | groups -v -m 8 --format=grp -o two.grp 2>e2
+    tipsy2bin three.std | kdbuild | foflink -l 0.01 | groups -v -m 8 --format=grp -o three.grp 2>e3
+    g=$(sed -n 's/.* \([0-9]*\) groups found, \([0-9]*\) kept.*/\1 \2/p' e1)
+    [ "$(sed -n 's/.* \([0-9]*\) groups found, \([0-9]*\) kept.*/\1 \2/p' e2)" = "$((${g% *} * 8)) $((${g#* } * 8))" ]
+    [ "$(sed -n 's/.* \([0-9]*\) groups found, \([0-9]*\) kept.*/\1 \2/p' e3)" = "$((${g% *} * 27)) $((${g#* } * 27))" ]
+    [ "${g#* }" -gt 5 ]
+    same_copies one.grp two.grp 8
+    same_copies one.grp three.grp 27
+    # copy 1 of two.std is (x + 1.5) / 2 - 0.5, (y + 0.5) / 2 - 0.5, (z + 0.5) / 2 - 0.5 of one.std's, exactly
+    python3 - <<'PY'
+import numpy as np
+rec = np.dtype([("m", ">f4"), ("p", ">f4", 3), ("v", ">f4", 3), ("eps", ">f4"), ("phi", ">f4")])
+one = np.fromfile("one.std", dtype=rec, offset=32)["p"].astype(np.float64)
+two = np.fromfile("two.std", dtype=rec, offset=32)["p"]
+want = ((one + 0.5 + np.array([1, 0, 0])) / 2 - 0.5).astype(np.float32)
+assert np.array_equal(two[4000:8000], want), "copy 1 is not the tile moved"
+assert np.array_equal(two[:4000], ((one + 0.5) / 2 - 0.5).astype(np.float32)), "copy 0 is not the tile"
+PY
 }

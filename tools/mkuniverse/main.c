@@ -1,6 +1,7 @@
 /* mkuniverse - writes a tipsy snapshot of a clustered mock universe (NFW halos in a uniform background). */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,9 @@ static void help(void)
            "      --gas[=F]         also one gas particle per dark matter particle, of mass F/N (the\n"
            "                        dark's (1-F)/N), offset from it by 0.05 N^(-1/3) per component\n"
            "                        (Gaussian), F in (0, 1) (default 0.04/0.3 = Omega_b/Omega_m)\n"
+           "      --tile=K          the box as K^3 copies (K from 1 to 16) of one mock of N/K^3 particles,\n"
+           "                        on a grid of 2^-20 of the copy's side, exact: linking at l/K finds\n"
+           "                        each group of --tile=1 at l K^3 times (N a multiple of K^3)\n"
            "      --native          write native (little-endian) tipsy instead of standard\n"
            "      --catalog=FILE    write the halo catalogue (text, one halo a line) to FILE\n"
            "  -o, --output=FILE     write to FILE (default stdout)\n"
@@ -75,6 +79,25 @@ static uint64_t parse_count(const char *opt, const char *arg, uint64_t lo, uint6
     prog_usage("option %s needs a count (digits, then k, M, G, Ki, Mi or Gi), not '%s'", opt, arg);
 }
 
+/* Particles of the tile (box [-0.5, 0.5)) moved to copy (cx, cy, cz) of
+ * K^3 in the same box: each coordinate put on a grid of 2^-20 of the
+ * tile's side, then (p + 0.5 + c) / K - 0.5, every step exact in binary32
+ * for K <= 16 (p + 0.5 + c < 16 on a 2^-20 grid needs 24 bits; dividing by a
+ * power of two is exact, and the results lie on a grid of 2^-24 within
+ * [-0.5, 0.5)), K not a power of two rounding once. So the differences of two
+ * particles' coordinates in the tiled box are the tile's divided by K, and
+ * linking at l / K finds every group of the tile at l in each copy (unless a
+ * group of the tile wraps its whole period). */
+static void tile_copy(float *pos, uint64_t count, int K, const int c[3])
+{
+    for (uint64_t i = 0; i < count; i++)
+        for (int d = 0; d < 3; d++) {
+            double q = nearbyint((double)pos[3 * i + d] * 1048576.0) / 1048576.0;
+            if (q >= 0.5) q -= 1.0;
+            pos[3 * i + d] = (float)((q + 0.5 + c[d]) / K - 0.5);
+        }
+}
+
 static void write_catalog(const fk_mock *m, const char *path, double gas)
 {
     prog_std cs = {.output = path};
@@ -103,8 +126,9 @@ int main(int argc, char **argv)
     int format = FK_TIPSY_STANDARD;
     const char *catalog = NULL;
     double gas = 0; /* the gas's share of the mass; 0: no gas */
+    int tile = 0;   /* --tile: copies a side; 0: none, coordinates as generated */
     enum { OPT_HALO_FRACTION = 256, OPT_MIN_HALO, OPT_MAX_HALO, OPT_BIG_HALO, OPT_BIG_C, OPT_BIG_R, OPT_BIG_AT, OPT_NATIVE,
-           OPT_CATALOG, OPT_GAS };
+           OPT_CATALOG, OPT_GAS, OPT_TILE };
     static const struct option longopts[] = {{"help", no_argument, 0, 'h'},
                                              {"output", required_argument, 0, 'o'},
                                              {"force", no_argument, 0, 'f'},
@@ -122,6 +146,7 @@ int main(int argc, char **argv)
                                              {"native", no_argument, 0, OPT_NATIVE},
                                              {"gas", optional_argument, 0, OPT_GAS},
                                              {"catalog", required_argument, 0, OPT_CATALOG},
+                                             {"tile", required_argument, 0, OPT_TILE},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -149,6 +174,7 @@ int main(int argc, char **argv)
             gas = optarg ? prog_parse_double("--gas", optarg, 0, 1) : GAS_FRACTION;
             if (!(gas > 0 && gas < 1)) prog_usage("option --gas: the gas's share F must be above 0 and below 1, not %s", optarg);
             break;
+        case OPT_TILE: tile = (int)parse_count("--tile", optarg, 1, 16); break;
         case OPT_CATALOG:
             if (optarg[0] == '\0' || (optarg[0] == '-' && optarg[1] != '\0'))
                 prog_usage("option --catalog needs a file name, not '%s'", optarg);
@@ -157,6 +183,14 @@ int main(int argc, char **argv)
         }
     }
     if (optind < argc) prog_usage("unexpected argument '%s' (mkuniverse reads no input)", argv[optind]);
+    const uint64_t ntotal = p.n, copies = tile ? (uint64_t)tile * tile * tile : 1;
+    if (tile) {
+        if (p.n % copies)
+            prog_usage("option --tile=%d: the %" PRIu64 " particles are not a multiple of %" PRIu64 " copies", tile, p.n,
+                       copies);
+        if (catalog) prog_usage("options --tile and --catalog: the catalogue of a tiled box is not written");
+        p.n /= copies; /* the tile's; --max-halo and --big-halo apply to it */
+    }
     if (p.big_halo > p.n) prog_usage("option --big-halo: %" PRIu64 " is more than the %" PRIu64 " particles", p.big_halo, p.n);
     if (!p.big_halo && (p.big_c > 0 || p.big_r200 > 0 || p.big_placed))
         prog_usage("options --big-halo-c, --big-halo-radius and --big-halo-centre shape the halo of --big-halo, which is not given");
@@ -176,22 +210,26 @@ int main(int argc, char **argv)
     FILE *f = fk_output_file(out);
     const char *name = fk_output_name(out);
     /* with gas, n gas particles first (tipsy's order), then the n dark ones: 2n <= 2^32 - 2 fits */
-    uint32_t ngas = gas > 0 ? (uint32_t)p.n : 0;
-    fk_tipsy_header h = {.time = 1.0, .nbodies = (uint32_t)p.n + ngas, .ndim = 3, .ntype = {ngas, (uint32_t)p.n, 0},
+    uint32_t ngas = gas > 0 ? (uint32_t)ntotal : 0;
+    fk_tipsy_header h = {.time = 1.0, .nbodies = (uint32_t)ntotal + ngas, .ndim = 3, .ntype = {ngas, (uint32_t)ntotal, 0},
                          .format = format, .header_size = 32};
     if (fk_tipsy_write_header(f, name, &h, &err)) prog_fail(&err);
     double tgen = 0;
     for (int type = gas > 0 ? FK_GAS : FK_DARK; type <= FK_DARK; type++) {
-        float mass = (float)((type == FK_GAS ? gas : 1 - gas) / (double)p.n);
-        for (uint64_t at = 0; at < p.n; at += block) {
-            uint64_t count = p.n - at < block ? p.n - at : block;
-            double t = prog_now();
-            if (type == FK_GAS)
-                fk_mock_generate_gas(&m, at, count, pos, vel);
-            else
-                fk_mock_generate(&m, at, count, pos, vel);
-            tgen += prog_now() - t;
-            if (fk_tipsy_write_particles(f, name, format, type, count, pos, vel, NULL, mass, &err)) prog_fail(&err);
+        float mass = (float)((type == FK_GAS ? gas : 1 - gas) / (double)ntotal);
+        for (uint64_t k = 0; k < copies; k++) { /* copy k at (k % K, k / K % K, k / K^2) */
+            const int cell[3] = {tile ? (int)(k % tile) : 0, tile ? (int)(k / tile % tile) : 0, tile ? (int)(k / tile / tile) : 0};
+            for (uint64_t at = 0; at < p.n; at += block) {
+                uint64_t count = p.n - at < block ? p.n - at : block;
+                double t = prog_now();
+                if (type == FK_GAS)
+                    fk_mock_generate_gas(&m, at, count, pos, vel);
+                else
+                    fk_mock_generate(&m, at, count, pos, vel);
+                if (tile) tile_copy(pos, count, tile, cell);
+                tgen += prog_now() - t;
+                if (fk_tipsy_write_particles(f, name, format, type, count, pos, vel, NULL, mass, &err)) prog_fail(&err);
+            }
         }
     }
     prog_commit(out);
@@ -199,13 +237,14 @@ int main(int argc, char **argv)
     uint64_t nbig = p.big_halo ? 1 : 0, nh = m.nhalo - nbig;
     char gasinfo[96] = "";
     if (gas > 0)
-        snprintf(gasinfo, sizeof gasinfo, "; and %" PRIu64 " gas particles, %.6g of the mass", p.n, gas);
+        snprintf(gasinfo, sizeof gasinfo, "; and %" PRIu64 " gas particles, %.6g of the mass", ntotal, gas);
+    if (tile) prog_info("%" PRIu64 " copies of a box of %" PRIu64 " particles, %d a side", copies, p.n, tile);
     prog_info("%" PRIu64 " particles (%s tipsy, seed %" PRIu64 "): %" PRIu64 " halos of %" PRIu64 " to %" PRIu64
               " particles, %" PRIu64 " in all; big halo %" PRIu64 "; background %" PRIu64 "%s; generated in %.3f s, "
               "%.3f s in all (%.3g particles/s)",
-              p.n, fk_tipsy_format_name(format), p.seed, nh, nh ? m.halo[m.nhalo - 1].npart : 0,
+              ntotal, fk_tipsy_format_name(format), p.seed, nh, nh ? m.halo[m.nhalo - 1].npart : 0,
               nh ? m.halo[nbig].npart : 0, m.nhalo_particles - p.big_halo, p.big_halo, m.nbackground, gasinfo, tgen,
-              t1 - t0, (double)(p.n + ngas) / (t1 - t0 + 1e-12));
+              t1 - t0, (double)(ntotal + ngas) / (t1 - t0 + 1e-12));
     free(pos);
     free(vel);
     fk_mock_free(&m);
