@@ -1,9 +1,6 @@
 /* link.cu - FoF linking on the GPU: per-leaf tree walks list the leaf pairs to test, then one warp a pair links on the sink array. */
+#include <stdlib.h>
 #include <string.h>
-
-#include <vector>
-
-#include <cub/device/device_scan.cuh>
 
 #include "boxes.cuh"
 #include "common.cuh"
@@ -14,11 +11,13 @@
 #define FULL 0xffffffffu
 #define NO_TOP 0xffffffffu
 #define WARPS_PER_BLOCK 4
-/* Leaf pairs listed per batch at most (8 bytes each): bounds the list's memory. */
+/* The leaf-pair list's least size (8 bytes a pair), which the linker's
+ * byte count reserves; it grows into free memory when there is room. */
 #define LIST_CAP (UINT64_C(1) << 27)
-/* Leaf pairs a leaf may list on average for the one-walk path (13 to 15 at
- * b = 0.2 on clustered boxes); more, and the counted passes run. */
-#define APPEND_PER_LEAF 48
+/* Leaf pairs a leaf lists on average, a guess for sizing the list and the
+ * first batch (13 to 15 at b = 0.2 on clustered boxes); the batches after
+ * the first take their leaves from the rate the ones before listed. */
+#define GUESS_PER_LEAF 24
 
 /*
  * The GPU linker does the CPU linker's work (link_cpu.c) in these kernels:
@@ -31,14 +30,15 @@
  *   k_walk             one thread a leaf A: the CPU's walk over the subtrees
  *                      after A (or after its clique), merging wholesale the
  *                      nodes whose boxes prove every pair linked and listing
- *                      the leaves that need particle tests. One pass appends
- *                      to the list (the threads of a warp that list together
- *                      take their slots with one atomic); a clique of several
+ *                      the leaves that need particle tests, appended to the
+ *                      list (the threads of a warp that list together take
+ *                      their slots with one atomic); a clique of several
  *                      leaves walks once, with its own box, from its first
- *                      leaf, and appends from the list's end. When the list
- *                      would outgrow its cap, it runs twice instead: to count
- *                      (then a CUB scan gives each leaf its slots) and to
- *                      write, every leaf walking for itself.
+ *                      leaf, and appends from the list's end. The walks go in
+ *                      batches of consecutive leaves whose pairs fit the
+ *                      list (one batch when memory allows), each batch's
+ *                      pairs tested before the next walks; a batch that
+ *                      overflows walks again in smaller pieces.
  *   k_cliquepairs      one warp a listed pair (clique T, leaf X): the leaves
  *                      of T near X tested as leaf pairs whose T side is one
  *                      group, until a whole X has joined T's group. Dense
@@ -182,31 +182,28 @@ __device__ __noinline__ void merge_nodes(uint32_t *sink, const uint8_t *clique, 
 }
 
 /* One thread a leaf that holds particles (work_leaf(w), w in [W0, W1)): the
- * walk of link_leaf() in link_cpu.c. MODE 0 (count): counts[w - W0] = the
- * leaf pairs it lists. MODE 1 (write): writes them at
- * list[slot[w - W0] - base ...] as (leaf number, node) and merges the wholesale-linked nodes. Both passes take the
- * same path, which depends only on the tree. MODE 2 (append): one pass that
- * merges and appends its pairs at list[*fill ...] (the threads that reach
- * an append together take their slots with one atomic), writing only those
- * below cap; the caller checks *fill against cap. A clique of several
- * leaves appends its pairs (first leaf, X) from the list's end, counted in
- * fill[1]: the list overflowed when fill[0] + fill[1] > cap. */
-template <bool SIXD, int MODE>
-__global__ void k_walk(lctx c, uint64_t W0, uint64_t W1, uint32_t *counts, const uint64_t *slot, uint64_t base,
-                       uint2 *list, unsigned long long *nodes, unsigned long long *fill, uint64_t cap)
+ * walk of link_leaf() in link_cpu.c. It merges the wholesale-linked nodes
+ * and appends its leaf pairs, (leaf number, node), at list[*fill ...] (the
+ * threads that reach an append together take their slots with one atomic),
+ * writing only those below cap; the caller checks *fill against cap. A
+ * clique of several leaves walks once, from its first leaf, and appends its
+ * pairs (first leaf, X) from the list's end, counted in fill[1]: the list
+ * overflowed when fill[0] + fill[1] > cap. */
+template <bool SIXD>
+__global__ void k_walk(lctx c, uint64_t W0, uint64_t W1, uint2 *list, unsigned long long *nodes,
+                       unsigned long long *fill, uint64_t cap)
 {
-    constexpr bool WRITE = MODE != 0;
     unsigned long long visited = 0;
     for (uint64_t w = W0 + blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; w < W1;
          w += (uint64_t)gridDim.x * blockDim.x) {
         const uint64_t L = work_leaf(c, w), A = c.first_leaf + L;
         const uint32_t T = c.top[L];
         const bool connA = T != NO_TOP;
-        uint64_t as, ae, k = 0, at = MODE == 1 ? slot[w - W0] - base : 0, W = A;
+        uint64_t as, ae, W = A;
         fk_tree_range(c.l, A, &as, &ae);
-        /* appending, a clique of several leaves walks once, from its first
-         * leaf, and lists its pairs from the list's end */
-        const bool cw = MODE == 2 && connA && T < c.first_leaf;
+        /* a clique of several leaves walks once, from its first leaf, and
+         * lists its pairs from the list's end */
+        const bool cw = connA && T < c.first_leaf;
         if (cw) {
             uint64_t ts, te;
             fk_tree_range(c.l, T, &ts, &te);
@@ -231,7 +228,7 @@ __global__ void k_walk(lctx c, uint64_t W0, uint64_t W1, uint32_t *counts, const
                 continue;
             }
             if (b == FK_NODES_LINKED) { /* A and X become one group */
-                if (WRITE) merge_nodes(c.sink, c.clique, c.l, as, ae, connA, X);
+                merge_nodes(c.sink, c.clique, c.l, as, ae, connA, X);
                 X = fk_tree_next(X);
                 continue;
             }
@@ -239,8 +236,7 @@ __global__ void k_walk(lctx c, uint64_t W0, uint64_t W1, uint32_t *counts, const
                 X = 2 * X + 1;
                 continue;
             }
-            if (MODE == 1) __stcs(list + at + k, make_uint2((uint32_t)L, (uint32_t)X));
-            if (MODE == 2) {
+            {
                 const unsigned m = __activemask(), mc = __ballot_sync(m, cw), grp = cw ? mc : m & ~mc;
                 const int lane = threadIdx.x & 31, lead = __ffs(grp) - 1;
                 unsigned long long b0 = 0;
@@ -248,15 +244,11 @@ __global__ void k_walk(lctx c, uint64_t W0, uint64_t W1, uint32_t *counts, const
                 b0 = __shfl_sync(m, b0, lead) + __popc(grp & ((1u << lane) - 1));
                 if (b0 < cap) __stcs(list + (cw ? cap - 1 - b0 : b0), make_uint2((uint32_t)L, (uint32_t)X));
             }
-            k++;
             X = fk_tree_next(X);
         }
-        if (MODE == 0) counts[w - W0] = (uint32_t)k;
     }
-    if (MODE != 1) {
-        for (int o = 16; o > 0; o >>= 1) visited += __shfl_down_sync(FULL, visited, o);
-        if ((threadIdx.x & 31) == 0) atomicAdd(nodes, visited);
-    }
+    for (int o = 16; o > 0; o >>= 1) visited += __shfl_down_sync(FULL, visited, o);
+    if ((threadIdx.x & 31) == 0) atomicAdd(nodes, visited);
 }
 
 __device__ __forceinline__ void shfl3(const float *a, float *out, int j)
@@ -650,17 +642,27 @@ uint64_t fk_gpu_link_scratch(uint64_t n, uint64_t nnodes, int sixd)
 {
     (void)n;
     uint64_t leaves = (nnodes + 1) / 2;
-    size_t scan = 0;
-    cub::DeviceScan::ExclusiveSum(nullptr, scan, (const uint32_t *)nullptr, (uint64_t *)nullptr, (int)(leaves + 1));
-    return nnodes + leaves * (4 + 4 + 8 + 1) + scan + 8 * LIST_CAP + (sixd ? nnodes * 24 : 0) + 64;
+    return nnodes + leaves * (4 + 1) + 8 * LIST_CAP + (sixd ? nnodes * 24 : 0) + 64;
 }
 
-/* Widens counts to 64 bits for the scan, with a zero past the end so the
- * scan's last element is the total. */
-__global__ void k_widen(const uint32_t *in, uint64_t n, uint64_t *out)
+/* The leaf pairs the list holds: room for twice GUESS_PER_LEAF a leaf, within
+ * a quarter of the device's free memory, at least LIST_CAP (which the
+ * linker's byte count reserves); FOFKIT_GPU_LIST_CAP (pairs) lowers it, to
+ * try the batches out on small inputs. */
+static int list_cap(uint64_t nw, uint64_t *cap, fk_error *err)
 {
-    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i <= n; i += (uint64_t)gridDim.x * blockDim.x)
-        out[i] = i < n ? in[i] : 0;
+    size_t fr = 0, tot = 0;
+    int st = fk_gpu_free_bytes(&fr, &tot, err);
+    if (st) return st;
+    const uint64_t want = nw * 2 * GUESS_PER_LEAF + 4096, room = fr / 4 / sizeof(uint2);
+    *cap = want < LIST_CAP ? want : want < room ? want : room > LIST_CAP ? room : LIST_CAP;
+    const char *e = getenv("FOFKIT_GPU_LIST_CAP");
+    if (e && *e) {
+        char *end;
+        const unsigned long long v = strtoull(e, &end, 10);
+        if (*end == '\0' && v >= 1 && v < *cap) *cap = v;
+    }
+    return FK_OK;
 }
 
 template <bool SIXD>
@@ -676,94 +678,63 @@ static int link_dev(const fk_tree *t, lctx &c, uint64_t nleaves, uint32_t *d_top
     FK_LAUNCHED("k_tops", err);
     if ((st = tm.mark(err))) return st;
     /* Every leaf's own pairs first, so that leaves they connect count as
-     * connected below; then one walk that appends its leaf pairs (in the
+     * connected below; then walks that append their leaf pairs (in the
      * order the walks reach them: near pairs of every leaf before far ones,
      * which links much of each group before the far pairs are tested), and
-     * the pairs. Only when the list would outgrow its cap do the counted
-     * passes below run instead (the merges made are kept: uniting is
-     * idempotent; the node tests are counted twice then). */
+     * the pairs, in batches of consecutive leaves (neighbours in the tree's
+     * Hilbert order) whose pairs fit the list. */
     const uint64_t nw = c.nfull; /* the leaves that hold particles */
     k_self<SIXD><<<min(fk_grid_all(nw, WARPS_PER_BLOCK), 32768u), 32 * WARPS_PER_BLOCK>>>(c, d_count);
     FK_LAUNCHED("k_self", err);
-    {
-        const uint64_t cap = nw * APPEND_PER_LEAF + 4096 < LIST_CAP ? nw * APPEND_PER_LEAF + 4096 : LIST_CAP;
-        dbuf<uint2> d_list;
-        dbuf<unsigned long long> d_fill;
-        if ((st = d_list.alloc(cap, err)) || (st = d_fill.alloc(2, err))) return st;
+    if ((st = tm.mark(err))) return st;
+    uint64_t cap;
+    if ((st = list_cap(nw, &cap, err))) return st;
+    dbuf<uint2> d_list;
+    dbuf<unsigned long long> d_fill;
+    if ((st = d_list.alloc(cap, err)) || (st = d_fill.alloc(2, err))) return st;
+    double walks = 0, pairs = 0;
+    uint64_t total = 0, span = (uint64_t)((double)nw * cap / (nw * GUESS_PER_LEAF + 4096.0));
+    for (uint64_t W0 = 0; W0 < nw;) {
+        const uint64_t W1 = nw - W0 < span ? nw : W0 + (span ? span : 1);
+        timer bt; /* the batch's walk, then its pairs */
         FK_CU(cudaMemset(d_fill.p, 0, 2 * sizeof(unsigned long long)), err);
-        k_walk<SIXD, 2><<<fk_grid_all(nw, 128), 128>>>(c, 0, nw, nullptr, nullptr, 0, d_list.p, d_count + 1,
-                                                        d_fill.p, cap);
+        if ((st = bt.mark(err))) return st;
+        k_walk<SIXD><<<fk_grid_all(W1 - W0, 128), 128>>>(c, W0, W1, d_list.p, d_count + 1, d_fill.p, cap);
         FK_LAUNCHED("k_walk", err);
+        if ((st = bt.mark(err))) return st;
         unsigned long long fill[2] = {0, 0};
         FK_CU(cudaMemcpy(fill, d_fill.p, sizeof fill, cudaMemcpyDeviceToHost), err);
-        if (fill[0] + fill[1] <= cap) {
-            if ((st = tm.mark(err))) return st;
-            if (fill[1]) {
-                k_cliquepairs<SIXD><<<fk_grid_all(fill[1], WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(
-                    c, d_list.p + cap - fill[1], fill[1], d_count);
-                FK_LAUNCHED("k_cliquepairs", err);
-            }
-            if (fill[0]) {
-                k_leafpairs<SIXD><<<fk_grid_all((fill[0] + 31) / 32, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(
-                    c, d_list.p, fill[0], d_count);
-                FK_LAUNCHED("k_leafpairs", err);
-            }
-            if ((st = tm.mark(err))) return st;
-            for (int i = 0; i < 3; i++) phase[i] = tm.secs(i, i + 1);
-            *listed = fill[0] + fill[1];
-            return FK_OK;
+        walks += bt.secs(0, 1);
+        const uint64_t listed = fill[0] + fill[1];
+        /* the next batch's leaves: three quarters of the list at this one's rate */
+        const uint64_t fit = listed ? (uint64_t)((double)(W1 - W0) * 0.75 * cap / listed) : 4 * (W1 - W0);
+        if (listed > cap) { /* overflowed: the merges made stand (uniting is idempotent; the node tests are counted again), the walk goes again in pieces */
+            if (W1 - W0 == 1)
+                return fk_fail(err, FK_EUNSUP, "one leaf lists %llu leaf pairs, more than the %llu the list holds",
+                               (unsigned long long)listed, (unsigned long long)cap);
+            span = fit ? fit : 1;
+            continue;
         }
-    }
-    /* count the leaf pairs of every walk, and give each leaf its slots */
-    dbuf<uint32_t> d_counts;
-    dbuf<uint64_t> d_wide, d_slot;
-    dbuf<unsigned char> d_temp;
-    size_t scan = 0;
-    FK_CU(cub::DeviceScan::ExclusiveSum(nullptr, scan, d_wide.p, d_slot.p, (int)(nw + 1)), err);
-    if ((st = d_counts.alloc(nw, err)) || (st = d_wide.alloc(nw + 1, err)) ||
-        (st = d_slot.alloc(nw + 1, err)) || (st = d_temp.alloc(scan, err)))
-        return st;
-    k_walk<SIXD, 0><<<fk_grid_all(nw, 128), 128>>>(c, 0, nw, d_counts.p, nullptr, 0, nullptr, d_count + 1,
-                                                    nullptr, 0);
-    FK_LAUNCHED("k_walk", err);
-    k_widen<<<fk_grid_all(nw + 1, 256), 256>>>(d_counts.p, nw, d_wide.p);
-    FK_LAUNCHED("k_widen", err);
-    FK_CU(cub::DeviceScan::ExclusiveSum(d_temp.p, scan, d_wide.p, d_slot.p, (int)(nw + 1)), err);
-    uint64_t total = 0;
-    FK_CU(cudaMemcpy(&total, d_slot.p + nw, sizeof total, cudaMemcpyDeviceToHost), err);
-    if ((st = tm.mark(err))) return st;
-    /* write and process the list in batches of whole leaves, LIST_CAP pairs at most */
-    std::vector<uint64_t> slot;
-    uint64_t cap = total < LIST_CAP ? total : LIST_CAP;
-    if (total > cap) {
-        slot.resize(nw + 1);
-        FK_CU(cudaMemcpy(slot.data(), d_slot.p, (nw + 1) * sizeof(uint64_t), cudaMemcpyDeviceToHost), err);
-    }
-    dbuf<uint2> d_list;
-    if ((st = d_list.alloc(cap, err))) return st;
-    for (uint64_t W0 = 0; W0 < nw;) {
-        uint64_t W1 = nw, base = 0;
-        if (total > cap) { /* the longest run of leaves whose pairs fit */
-            base = slot[W0];
-            W1 = W0 + 1;
-            while (W1 < nw && slot[W1 + 1] - base <= cap) W1++;
-            if (slot[W1] - base > cap)
-                return fk_fail(err, FK_EUNSUP, "one leaf lists %llu leaf pairs, more than the %llu a batch holds",
-                               (unsigned long long)(slot[W1] - base), (unsigned long long)cap);
+        if ((st = bt.mark(err))) return st;
+        if (fill[1]) {
+            k_cliquepairs<SIXD><<<fk_grid_all(fill[1], WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(
+                c, d_list.p + cap - fill[1], fill[1], d_count);
+            FK_LAUNCHED("k_cliquepairs", err);
         }
-        uint64_t count = total > cap ? slot[W1] - base : total;
-        k_walk<SIXD, 1><<<fk_grid_all(W1 - W0, 128), 128>>>(c, W0, W1, nullptr, d_slot.p + W0, base, d_list.p, nullptr,
-                                                         nullptr, 0);
-        FK_LAUNCHED("k_walk", err);
-        if (count) {
-            k_leafpairs<SIXD><<<fk_grid_all((count + 31) / 32, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(
-                c, d_list.p, count, d_count);
+        if (fill[0]) {
+            k_leafpairs<SIXD><<<fk_grid_all((fill[0] + 31) / 32, WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK>>>(
+                c, d_list.p, fill[0], d_count);
             FK_LAUNCHED("k_leafpairs", err);
         }
+        if ((st = bt.mark(err))) return st;
+        pairs += bt.secs(2, 3);
+        total += listed;
+        span = fit > 4 * (W1 - W0) ? 4 * (W1 - W0) : fit ? fit : 1;
         W0 = W1;
     }
-    if ((st = tm.mark(err))) return st;
-    for (int i = 0; i < 3; i++) phase[i] = tm.secs(i, i + 1);
+    phase[0] = tm.secs(0, 1);
+    phase[1] = tm.secs(1, 2) + walks;
+    phase[2] = pairs;
     *listed = total;
     return FK_OK;
 }

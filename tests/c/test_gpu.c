@@ -131,8 +131,28 @@ int main(void)
     CHECK_MSG(memcmp(a, c, 200000 * 4) == 0, "200k clustered, leaf 80: GPU differs from CPU");
     fk_tree_free(&big);
     free(bperm);
-    /* more leaf pairs than the one-walk list holds (6D with a long l on leaves
-     * of 2: the boxes prove few pairs linked): the counted passes, the same sinks */
+    /* a list too small for the walks' pairs (FOFKIT_GPU_LIST_CAP): the walks go in
+     * batches of leaves, an overflowing batch again in pieces: the same sinks */
+    CHECK(fk_link_cpu(&t, pos, NULL, &o, a, NULL, &err) == FK_OK);
+    const char *caps[] = {"20000", "2000", "300"};
+    for (int k = 0; k < 3; k++) {
+        fk_gputimes gl;
+        setenv("FOFKIT_GPU_LIST_CAP", caps[k], 1);
+        CHECK_MSG(fk_gpu_link(&t, pos, NULL, &o, b, NULL, &gl, &err) == FK_OK, "list of %s: %s", caps[k], err.msg);
+        CHECK_MSG(memcmp(a, b, 200000 * 4) == 0, "200k clustered, a list of %s pairs: GPU differs from CPU", caps[k]);
+        CHECK_MSG(gl.leaf_pairs > strtoull(caps[k], NULL, 10), "a list of %s pairs: only %llu listed (one batch)", caps[k],
+                  (unsigned long long)gl.leaf_pairs);
+    }
+    /* one leaf with more pairs than the list holds: refused, with the counts */
+    {
+        fk_error e = {0};
+        setenv("FOFKIT_GPU_LIST_CAP", "1", 1);
+        CHECK(fk_gpu_link(&t, pos, NULL, &o, b, NULL, NULL, &e) == FK_EUNSUP);
+        CHECK_MSG(strstr(e.msg, "one leaf lists") && strstr(e.msg, "more than the 1 the list holds"), "%s", e.msg);
+        unsetenv("FOFKIT_GPU_LIST_CAP");
+    }
+    /* more leaf pairs than the list's first guess (6D with a long l on leaves
+     * of 2: the boxes prove few pairs linked): batches, the same sinks */
     {
         const uint64_t m = 4096;
         float *p6 = malloc(m * 12), *v6 = malloc(m * 12);
