@@ -104,7 +104,7 @@ int fk_rcb_build(const float *pos, uint64_t n, const double gmn[3], const double
         if (!na) break;
         for (int pass = 0; pass < FK_RCB_PASSES; pass++) {
             for (int a = 0; a < na; a++) edges(&c[a], e + (size_t)a * (NB + 1));
-            const size_t nh = (size_t)na * NB;
+            const size_t nh = (size_t)(unsigned)na * NB;
             memset(h, 0, nh * 8);
             #pragma omp parallel for schedule(static) reduction(+ : h[:nh])
             for (uint64_t i = 0; i < n; i++) {

@@ -291,6 +291,13 @@ static void kick_writeback(fk_io *io, int force)
  * which says how). */
 typedef int (*fill_fn)(void *ctx, char *dst, uint64_t off, uint64_t len);
 
+/* Cuts a failed parallel write back to where it began: best effort, the
+ * caller reports the first error. */
+static void truncate_back(int fd, off_t at)
+{
+    if (ftruncate(fd, at) != 0) return;
+}
+
 /* n bytes appended to a regular output on every core (see fdio.h): the
  * file extended, each thread's slices mapped alone, faulted in with
  * MADV_POPULATE_WRITE and filled. Returns 0, -1 with errno (the file cut
@@ -308,7 +315,7 @@ static int par_fill(fk_io *out, uint64_t n, fill_fn fill, void *ctx)
     const uint64_t at = (uint64_t)at0, end = at + n, pg = (uint64_t)sysconf(_SC_PAGESIZE);
     if (ftruncate(out->fd, (off_t)end) != 0) {
         int e = errno;
-        (void)ftruncate(out->fd, at0);
+        truncate_back(out->fd, at0);
         errno = e;
         return e == EINVAL || e == EPERM ? -2 : -1;
     }
@@ -349,7 +356,7 @@ static int par_fill(fk_io *out, uint64_t n, fill_fn fill, void *ctx)
         }
     }
     if (err || plain) {
-        (void)ftruncate(out->fd, at0);
+        truncate_back(out->fd, at0);
         if (!err) return -2;
         errno = err;
         return -1;

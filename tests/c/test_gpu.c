@@ -134,7 +134,7 @@ int main(void)
     /* a list too small for the walks' pairs (FOFKIT_GPU_LIST_CAP): the walks go in
      * batches of leaves, an overflowing batch again in pieces: the same sinks */
     CHECK(fk_link_cpu(&t, pos, NULL, &o, a, NULL, &err) == FK_OK);
-    const char *caps[] = {"20000", "2000", "300"};
+    const char *caps[] = {"20000", "3000", "1000"};
     for (int k = 0; k < 3; k++) {
         fk_gputimes gl;
         setenv("FOFKIT_GPU_LIST_CAP", caps[k], 1);
@@ -143,7 +143,7 @@ int main(void)
         CHECK_MSG(gl.leaf_pairs > strtoull(caps[k], NULL, 10), "a list of %s pairs: only %llu listed (one batch)", caps[k],
                   (unsigned long long)gl.leaf_pairs);
     }
-    /* one leaf with more pairs than the list holds: refused, with the counts */
+    /* one leaf with more pairs than the list holds (the most a leaf lists here is 485): refused, with the counts */
     {
         fk_error e = {0};
         setenv("FOFKIT_GPU_LIST_CAP", "1", 1);
