@@ -598,11 +598,22 @@ static int match(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, 
     }
     places(a, only, at_a);
     places(b, NULL, at_b);
+    if (gpu) { /* the whole match on the device; an ID twice (or no members): on here */
+        int cpu = 0;
+        st = fk_gpu_mtree_match(a, at_a, b, at_b, weight, links, nlinks, &cpu, err);
+        if (st) goto done;
+        if (!cpu) {
+            uint64_t s = 0;
+            for (uint64_t k = 0; k < *nlinks; k++) s += (*links)[k].count;
+            *shared = s;
+            goto done;
+        }
+    }
     const uint64_t na = at_a[a->nhalo], nb = at_b[b->nhalo], most = (na > nb ? na : nb) + 1;
     uint64_t lo, hi;
     id_range(a, only, b, &lo, &hi);
     const int dense = na + nb > 0 && hi - lo < DENSE * (na + nb);
-    if (!gpu && dense) { /* the join gathered by step 3 itself */
+    if (dense) { /* the join gathered by step 3 itself */
         int dup = 0;
         st = match_dense(a, at_a, b, at_b, lo, hi, weight, links, nlinks, shared, &dup, err);
         if (st || !dup) goto done;
@@ -612,18 +623,12 @@ static int match(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, 
         st = fk_fail(err, FK_ENOMEM, "out of memory to match %" PRIu64 " and %" PRIu64 " members", na, nb);
         goto done;
     }
-    if (gpu && na + nb > 0) { /* a duplicate ID: the CPU's join below finds and names it */
-        int dup = 0;
-        st = fk_gpu_mtree_join(a, only, at_a, b, at_b, lo, hi, dense, dest, shared, &dup, err);
-        if (st) goto done;
-        if (!dup) goto reduce;
-    }
     if (dense) {
         st = join_dense_checked(a, only, at_a, b, at_b, lo, hi, dest, shared, aname, bname, err);
         if (st) goto done;
         goto reduce;
     }
-    if (!gpu) { /* the hash join; on a duplicate the sorts below name it */
+    { /* the hash join; on a duplicate the sorts below name it */
         int dup = 0;
         st = join_hash(a, only, at_a, b, at_b, dest, shared, &dup, err);
         if (st) goto done;

@@ -54,8 +54,10 @@ static inline uint64_t fk_mtree_mix64(uint64_t x)
  * a bit an ID, and 4 a member of A).
  * Step 2's sort: nothing when the shares come in order, an insertion sort
  * of a few, a stable distribution among up to 16 descendants, else qsort.
- * On the GPU (fk_mtree_match_gpu) step 1 runs on the device and steps 2 and
- * 3 here, on the same list: the same links, byte for byte.
+ * On the GPU (fk_mtree_match_gpu) all three run on the device
+ * (gpu/tree_match.cu: a table indexed by ID or CUB's radix sorts, then
+ * CUB's segmented sort and a reduce a link, summed term by term in rank
+ * order), and only the links come back: the same links, byte for byte.
  */
 
 enum { FK_TREE_WEIGHT_RANK = 0, FK_TREE_WEIGHT_COUNT = 1 };
@@ -86,8 +88,8 @@ void fk_mtree_sort(fk_treerec *r, fk_treerec *tmp, uint64_t n);
 int fk_mtree_match(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *aname,
                   const char *bname, fk_treelink **links, uint64_t *nlinks, uint64_t *shared, fk_error *err);
 
-/* fk_mtree_match with the join (step 1) on the GPU selected by
- * fk_gpu_select (lib/gpu/tree_match.cu): the same links, counts and scores,
+/* fk_mtree_match on the GPU selected by fk_gpu_select (lib/gpu/tree_match.cu:
+ * the join, sort and reduce there): the same links, counts and scores,
  * bit for bit, and the same errors; FK_EDEVICE when the GPU cannot be used
  * (or in a build without CUDA). */
 int fk_mtree_match_gpu(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *aname,
@@ -99,17 +101,38 @@ typedef int (*fk_mtree_matcher)(const fk_treecat *a, const uint8_t *only, const 
                                 const char *aname, const char *bname, fk_treelink **links, uint64_t *nlinks,
                                 uint64_t *shared, fk_error *err);
 
-/* The GPU's step 1 (tree_match.cu; tree_match_none.c without CUDA): dest
- * gets each member of A (at_a's places) the B halo holding its ID, or
- * UINT32_MAX; the table indexed by ID - lo when dense, else radix sorts.
- * *dup set (and nothing else) when an ID lies twice in one catalogue. */
-int fk_gpu_mtree_join(const fk_treecat *a, const uint8_t *only, const uint64_t *at_a, const fk_treecat *b,
-                      const uint64_t *at_b, uint64_t lo, uint64_t hi, int dense, uint32_t *dest, uint64_t *shared,
-                      int *dup, fk_error *err);
+/* The GPU's match (tree_match.cu; tree_match_none.c without CUDA): the
+ * members of A and B at their places (at_a, at_b: places(), A's halos
+ * outside only holding none) joined, sorted and reduced on the device; the
+ * links come back (*links malloc'd, sorted by prog then desc: the CPU's,
+ * bit for bit). *cpu set (and no links) when an ID lies twice in one
+ * catalogue, or when A or B has no members: the CPU's path then matches
+ * (and names the ID). */
+int fk_gpu_mtree_match(const fk_treecat *a, const uint64_t *at_a, const fk_treecat *b, const uint64_t *at_b,
+                       int weight, fk_treelink **links, uint64_t *nlinks, int *cpu, fk_error *err);
+
+/* What the last fk_gpu_mtree_match of the calling thread did (bench/treebench). */
+typedef struct fk_mtree_gpu_stats {
+    int path;                    /* 1 the table indexed by ID, 2 the sorts; 0 none (the CPU's) */
+    int segsort;                 /* 1 when the segmented sort ran (some halo's shares out of
+                                    order), 0 when every halo's came sorted                 */
+    uint64_t members;            /* na + nb                                                 */
+    uint64_t up, down;           /* bytes host to device (IDs, halos' places), back (links) */
+    uint64_t moved;              /* device memory bytes its kernels read and wrote, by
+                                    construction (CUB's sorts a read and a write of their
+                                    keys a pass; the segmented sort one)                    */
+    uint64_t peak;               /* device bytes held at once, by construction (its buffers) */
+    double t_join, t_sort, t_links; /* seconds: the uploads and the join, the segmented sort,
+                                    the heads, links and their download                     */
+} fk_mtree_gpu_stats;
+void fk_gpu_mtree_stats(fk_mtree_gpu_stats *s);
 
 /* The GPU's floors for the matching of a and b (bench/treebench): their ID
- * arrays uploaded to the device, and copied there device to device. */
-int fk_gpu_mtree_floors(const fk_treecat *a, const fk_treecat *b, double *put_s, double *copy_s, fk_error *err);
+ * arrays uploaded to the device (*put_s, as fk_gpu_put moves them), and
+ * device-to-device copies that read and write moved bytes in all (*copy_s:
+ * the device memory's rate over the bytes the match moves). */
+int fk_gpu_mtree_floors(const fk_treecat *a, const fk_treecat *b, uint64_t moved, double *put_s, double *copy_s,
+                        fk_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* test_gpu_tree_match.c - the merger trees' ID matching on the GPU (fk_mtree_match_gpu) gives the CPU's links byte for byte: the table and the sorts, halos restricted, members between halos, duplicate IDs. */
+/* test_gpu_tree_match.c - the merger trees' ID matching on the GPU (fk_mtree_match_gpu) gives the CPU's links byte for byte: the table and the sorts, halos restricted, members between halos, halos out of order or in order, long runs, IDs past 2^40, small windows, duplicate IDs. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,29 +20,119 @@ static int same(const fk_treelink *x, const fk_treelink *y, uint64_t n)
     return 1;
 }
 
+/* The GPU's links for a and b (only: NULL or A's halos to match) against the CPU's, byte for
+ * byte; returns the path the GPU took (fk_mtree_gpu_stats: 1 the table, 2 the sorts), and in
+ * *segsort whether its segmented sort ran. */
+static int compare(const fk_treecat *a, const uint8_t *only, const fk_treecat *b, int weight, const char *what,
+                   int *segsort)
+{
+    fk_treelink *lc = NULL, *lg = NULL;
+    uint64_t nc = 0, ng = 0, sc = 0, sg = 0;
+    fk_error err = {0};
+    CHECK(fk_mtree_match(a, only, b, weight, "a", "b", &lc, &nc, &sc, &err) == FK_OK);
+    int st = fk_mtree_match_gpu(a, only, b, weight, "a", "b", &lg, &ng, &sg, &err);
+    CHECK_MSG(st == FK_OK, "%s: %s", what, err.msg);
+    CHECK_MSG(st || (nc == ng && sc == sg && same(lc, lg, nc)),
+              "%s: GPU %" PRIu64 " links, %" PRIu64 " shared; CPU %" PRIu64 ", %" PRIu64 " (weight %d, only %d)", what,
+              ng, sg, nc, sc, weight, only != NULL);
+    fk_mtree_gpu_stats gs;
+    fk_gpu_mtree_stats(&gs);
+    free(lc), free(lg);
+    if (segsort) *segsort = gs.segsort;
+    return gs.path;
+}
+
 static void check_pair(uint64_t na, uint64_t nb, uint64_t maxlen, uint64_t npool, int dense, int weight, int restrict_a)
 {
     fk_treecat a, b;
     uint8_t *only = tree_fixture_pair(&a, &b, na, nb, maxlen, npool, dense, restrict_a);
-    fk_treelink *lc = NULL, *lg = NULL;
-    uint64_t nc = 0, ng = 0, sc = 0, sg = 0;
-    fk_error err = {0};
-    CHECK(fk_mtree_match(&a, only, &b, weight, "a", "b", &lc, &nc, &sc, &err) == FK_OK);
-    int st = fk_mtree_match_gpu(&a, only, &b, weight, "a", "b", &lg, &ng, &sg, &err);
-    CHECK_MSG(st == FK_OK, "%s", err.msg);
-    CHECK_MSG(st || (nc == ng && sc == sg && same(lc, lg, nc)),
-              "GPU: %" PRIu64 " links, %" PRIu64 " shared; CPU: %" PRIu64 ", %" PRIu64 " (dense %d, weight %d, only %d)",
-              ng, sg, nc, sc, dense, weight, restrict_a);
-    CHECK(nc > 0 || na == 0);
-    free(lc), free(lg), free(only);
+    int path = compare(&a, only, &b, weight, dense ? "dense IDs" : "sparse IDs", NULL);
+    /* the sorts whenever A's IDs span more than twice the members; nothing matched: the CPU */
+    CHECK_MSG(na == 0 ? path == 0 : dense || path == 2, "%s IDs, %" PRIu64 " halos: path %d", dense ? "dense" : "sparse",
+              na, path);
+    free(only);
     fk_treecat_free(&a), fk_treecat_free(&b);
 }
 
-/* An ID in two halos of one catalogue: the CPU's message, word for word. */
-static void check_duplicate(int64_t scale)
+/* A catalogue of nh halos, halo 0 of giant members and the others of 1..200 (a few empty),
+ * over IDs offset + 1.. in order: Gadget's, a table's join. */
+static void moved_cat(fk_treecat *c, uint64_t nh, uint64_t giant, int64_t offset)
 {
-    int64_t ok[4] = {5, 6, 7, 8}, dup[4] = {5, 6, 6, 9};
-    for (int k = 0; k < 4; k++) ok[k] *= scale, dup[k] *= scale;
+    memset(c, 0, sizeof *c);
+    c->nhalo = nh;
+    c->len = malloc(nh * sizeof *c->len), c->first = malloc(nh * sizeof *c->first);
+    uint64_t at = 0;
+    for (uint64_t h = 0; h < nh; h++) {
+        c->len[h] = h == 0 ? giant : urand() < 0.03 ? 0 : 1 + (uint64_t)(urand() * 200);
+        c->first[h] = at, at += c->len[h];
+    }
+    c->nids = at;
+    c->ids = malloc((at ? at : 1) * sizeof *c->ids);
+    for (uint64_t k = 0; k < at; k++) c->ids[k] = offset + (int64_t)k + 1;
+}
+
+/* The later snapshot of a moved_cat: the same halos, a fraction swap of each halo's members
+ * traded with the same member of the next halo (its shares then out of order), a fraction
+ * gone of them replaced by new IDs beyond the earlier ones (members that joined). */
+static void moved_later(const fk_treecat *a, fk_treecat *b, double swap, double gone)
+{
+    memset(b, 0, sizeof *b);
+    b->nhalo = a->nhalo, b->nids = a->nids;
+    b->len = malloc(a->nhalo * sizeof *b->len), b->first = malloc(a->nhalo * sizeof *b->first);
+    b->ids = malloc((a->nids ? a->nids : 1) * sizeof *b->ids);
+    memcpy(b->len, a->len, a->nhalo * sizeof *b->len), memcpy(b->first, a->first, a->nhalo * sizeof *b->first);
+    memcpy(b->ids, a->ids, a->nids * sizeof *b->ids);
+    for (uint64_t h = 0; h + 1 < b->nhalo; h++)
+        for (uint64_t j = 0; j < b->len[h] && j < b->len[h + 1]; j++)
+            if (urand() < swap) {
+                int64_t *x = &b->ids[b->first[h] + j], *y = &b->ids[b->first[h + 1] + j], t = *x;
+                *x = *y, *y = t;
+            }
+    int64_t next = a->nids ? a->ids[a->nids - 1] : 0;
+    for (uint64_t k = 0; k < b->nids; k++)
+        if (urand() < gone) b->ids[k] = ++next;
+}
+
+/* Halos of 1..200 members and a giant, IDs in order from offset: the table's path; the
+ * segmented sort skipped when nothing moved, long runs in the giant, shares out of order. */
+static void check_moved(uint64_t nh, uint64_t giant, int64_t offset, double swap, double gone, int weight,
+                        int restrict_a)
+{
+    fk_treecat a, b;
+    moved_cat(&a, nh, giant, offset);
+    moved_later(&a, &b, swap, gone);
+    uint8_t *only = NULL;
+    if (restrict_a) {
+        only = malloc(nh);
+        for (uint64_t h = 0; h < nh; h++) only[h] = h == 0 || urand() < 0.7;
+    }
+    int segsort = -1;
+    int path = compare(&a, only, &b, weight, "IDs in order", &segsort);
+    CHECK_MSG(path == 1, "IDs in order from %" PRId64 ": path %d, not the table", offset, path);
+    CHECK_MSG(segsort == (swap > 0), "swap %g: the segmented sort %s", swap, segsort ? "ran" : "skipped");
+    free(only);
+    fk_treecat_free(&a), fk_treecat_free(&b);
+}
+
+/* A's IDs a narrow part of B's (B's beyond A's range more than the table's check holds): the
+ * table given up for the sorts, the same links. */
+static void check_narrow(void)
+{
+    int64_t *pa = tree_fixture_pool(2000, 1), *pb = tree_fixture_pool(200000, 1);
+    fk_treecat a, b;
+    tree_fixture_cat(&a, 100, 40, pa, 2000);
+    tree_fixture_cat(&b, 2000, 150, pb, 200000);
+    int path = compare(&a, NULL, &b, FK_TREE_WEIGHT_RANK, "A's IDs narrow", NULL);
+    CHECK_MSG(path == 2, "A's IDs narrow: path %d, not the sorts", path);
+    free(pa), free(pb);
+    fk_treecat_free(&a), fk_treecat_free(&b);
+}
+
+/* An ID in two halos of one catalogue: the CPU's message, word for word; each way round. */
+static void check_dup_ids(const int64_t *early, const int64_t *late)
+{
+    int64_t ok[4], dup[4];
+    memcpy(ok, early, sizeof ok), memcpy(dup, late, sizeof dup);
     uint64_t len[2] = {2, 2}, first[2] = {0, 2};
     fk_treecat a = {.nhalo = 2, .len = len, .first = first, .nids = 4, .ids = ok};
     fk_treecat b = {.nhalo = 2, .len = len, .first = first, .nids = 4, .ids = dup};
@@ -55,6 +145,13 @@ static void check_duplicate(int64_t scale)
         CHECK(fk_mtree_match_gpu(x, NULL, y, FK_TREE_WEIGHT_RANK, "early", "late", &l, &nl, &shared, &eg) == FK_EFORMAT);
         CHECK_MSG(!strcmp(ec.msg, eg.msg), "GPU: %s; CPU: %s", eg.msg, ec.msg);
     }
+}
+
+static void check_duplicate(int64_t scale)
+{
+    int64_t ok[4] = {5, 6, 7, 8}, dup[4] = {5, 6, 6, 9};
+    for (int k = 0; k < 4; k++) ok[k] *= scale, dup[k] *= scale;
+    check_dup_ids(ok, dup);
 }
 
 int main(void)
@@ -86,5 +183,21 @@ int main(void)
     check_pair(0, 10, 20, 100, 1, FK_TREE_WEIGHT_RANK, 0); /* nothing to match */
     check_duplicate(1);
     check_duplicate(1000000000000);
+    /* twice in the later catalogue beyond the earlier's range (the table's gathered check) */
+    check_dup_ids((const int64_t[]){5, 6, 7, 8}, (const int64_t[]){5, 20, 20, 9});
+    check_dup_ids((const int64_t[]){5, 6, 7, 8}, (const int64_t[]){2, 6, 2, 9});
+    /* IDs in order: nothing moved (no sort), shares out of order, members gone, IDs past 2^40,
+     * a giant halo's long runs (rank weights summed over thousands of terms), A restricted */
+    check_moved(3000, 20000, 0, 0, 0, FK_TREE_WEIGHT_RANK, 0);
+    check_moved(3000, 20000, 0, 0.1, 0.05, FK_TREE_WEIGHT_RANK, 0);
+    check_moved(3000, 100000, (int64_t)1 << 40, 0.3, 0.01, FK_TREE_WEIGHT_RANK, 1);
+    check_moved(2000, 5000, 0, 0.1, 0.04, FK_TREE_WEIGHT_COUNT, 0);
+    check_narrow();
+    /* B through the bus in windows of 777 places, the pinned chunks as small */
+    setenv("FOFKIT_GPU_TREE_CHUNK", "777", 1);
+    check_moved(3000, 20000, 5, 0.1, 0.05, FK_TREE_WEIGHT_RANK, 1);
+    check_pair(3000, 2000, 400, 1000000, 1, FK_TREE_WEIGHT_RANK, 1);
+    check_pair(3000, 2000, 400, 1000000, 0, FK_TREE_WEIGHT_RANK, 0);
+    unsetenv("FOFKIT_GPU_TREE_CHUNK");
     CHECK_DONE();
 }

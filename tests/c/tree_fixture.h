@@ -59,7 +59,7 @@ static inline uint8_t *tree_fixture_pair(fk_treecat *a, fk_treecat *b, uint64_t 
     free(pool);
     uint8_t *only = NULL;
     if (restrict_a) {
-        only = malloc(na ? na : 1);
+        only = calloc(na ? na : 1, 1);
         for (uint64_t h = 0; h < na; h++) only[h] = urand() < 0.5;
     }
     return only;
