@@ -21,6 +21,7 @@
 #include "fileio.h"
 #include "grpfile.h"
 #include "kv.h"
+#include "overlay.h"
 #include "snap.h"
 #include "stream.h"
 
@@ -136,26 +137,33 @@ static int check_link(const ctx *c, const char *text, const char *name, fk_error
     return FK_OK;
 }
 
-/* Opens and reads this rank's stream (writing it on for the stream format):
+/* Opens and reads this rank's stream, an overlay with its base (writing it
+ * on for the stream format, or with overlay starting an overlay of it):
  * SNAP, ID and every GMIN level; checks what one rank can check. */
 static int read_input(const ctx *c, const fk_dgroups_opts *o, input *d, fk_error *err)
 {
     int st = fk_dist_expand(o->input, c->rank, &d->name, err);
     if (!st) st = fk_input_open(&d->in, d->name, 1, o->force, err);
     if (!st) st = fk_reader_open(&d->r, d->in, d->name, err);
+    if (!st) st = fk_reader_follow(d->r, strcmp(d->name, "-") ? d->name : NULL, err);
     fk_chunk ch;
     char *text = NULL;
     if (!st) st = fk_snap_read(d->r, &ch, &d->snap, &text, d->name, err);
     if (!st && o->format == FK_DGROUPS_STREAM) {
         st = fk_dist_expand(o->output ? o->output : "-", c->rank, &d->oname, err);
         if (!st) st = fk_output_open(&d->out, d->oname, 1, o->force, err);
-        if (!st) st = fk_writer_open(&d->w, fk_output_file(d->out), o->zlevel, err);
-        /* what passes on is written while the ranks number the groups */
-        if (!st) fk_writer_later(d->w, d->r);
-        if (!st) st = fk_writer_text(d->w, "SNAP", ch.level, text, err);
+        if (!st && o->overlay) {
+            st = fk_overlay_start(&d->w, fk_output_file(d->out), d->name, d->oname, "groups", o->zlevel, err);
+        } else if (!st) {
+            st = fk_writer_open(&d->w, fk_output_file(d->out), o->zlevel, err);
+            /* what passes on is written while the ranks number the groups */
+            if (!st) fk_writer_later(d->w, d->r);
+            if (!st) st = fk_writer_text(d->w, "SNAP", ch.level, text, err);
+        }
     }
     free(text);
     if (st) return st;
+    fk_writer *pass = o->overlay ? NULL : d->w; /* an overlay passes nothing on */
     const char *name = d->name;
     if (d->snap.n > UINT32_MAX)
         return fk_fail(err, FK_EUNSUP, "%s: %" PRIu64 " particles on one rank do not fit 32-bit indices", name,
@@ -164,7 +172,7 @@ static int read_input(const ctx *c, const fk_dgroups_opts *o, input *d, fk_error
         if (strcmp(ch.tag, "ID") == 0) {
             if (d->ids) return fk_fail(err, FK_EFORMAT, "%s: stream has two ID chunks", name);
             if ((st = fk_snap_check_chunk(&d->snap, &ch, NULL, 1, name, err)) ||
-                (st = load_u64(d->r, &ch, d->w, &d->ids, err)))
+                (st = load_u64(d->r, &ch, pass, &d->ids, err)))
                 return st;
         } else if (strcmp(ch.tag, "GMIN") == 0) {
             if (ch.level >= FK_LEVELS_MAX)
@@ -173,22 +181,25 @@ static int read_input(const ctx *c, const fk_dgroups_opts *o, input *d, fk_error
             if (d->gmin[ch.level])
                 return fk_fail(err, FK_EFORMAT, "%s: stream has two GMIN chunks of level %" PRIu32, name, ch.level);
             if ((st = fk_snap_check_chunk(&d->snap, &ch, "<u8", 1, name, err)) ||
-                (st = load_u64(d->r, &ch, d->w, &d->gmin[ch.level], err)))
+                (st = load_u64(d->r, &ch, pass, &d->gmin[ch.level], err)))
                 return st;
             if ((int)ch.level >= d->nlev) d->nlev = (int)ch.level + 1;
         } else if (strcmp(ch.tag, "LINK") == 0) {
             char *lt;
             if ((st = fk_reader_load_text(d->r, &lt, err))) return st;
             st = check_link(c, lt, name, err);
-            if (!st && d->w) st = fk_writer_text(d->w, "LINK", ch.level, lt, err);
+            if (!st && pass) st = fk_writer_text(pass, "LINK", ch.level, lt, err);
             free(lt);
             if (st) return st;
         } else if (strcmp(ch.tag, "GID") == 0 || strcmp(ch.tag, "GRPS") == 0 || strcmp(ch.tag, "GPAR") == 0 ||
                    strcmp(ch.tag, "GIDL") == 0) {
+            if (o->overlay && d->w) /* an overlay adds chunks: it cannot replace its base's */
+                return fk_fail(err, FK_EFORMAT, "%s: stream has a %s chunk already (an overlay adds chunks: give "
+                               "--overlay the stream foflink wrote)", name, ch.tag);
             continue; /* replaced by this run's */
         } else {
             if (strcmp(ch.tag, "SINK") == 0) d->has_sink = 1;
-            if (d->w && (st = fk_writer_copy(d->w, d->r, &ch, err))) return st;
+            if (pass && (st = fk_writer_copy(pass, d->r, &ch, err))) return st;
         }
     }
     if (st < 0) return st;

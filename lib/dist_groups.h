@@ -57,7 +57,10 @@
  *             GIDL  <u4, n rows, 1 column, per particle (stream order),
  *                   level k: the particle's group number (0: none)
  *           and from level 1 on GPAR as groups writes it (the whole table on
- *           every rank). GID (nsource rows) is not written.
+ *           every rank). GID (nsource rows) is not written. With overlay,
+ *           those chunks alone after a BASE naming the input (overlay.h):
+ *           4 bytes a particle a level instead of the whole stream again.
+ * An input that is an overlay is read with its base (fk_reader_follow).
  * Limits: a rank's particles fit 32 bits, the group numbers 32 bits
  * (FK_EUNSUP otherwise).
  */
@@ -71,6 +74,7 @@ typedef struct fk_dgroups_opts {
     uint32_t level;     /* grp: the level written                       */
     uint64_t minsize;
     int zlevel, force;
+    int overlay;        /* stream: write an overlay of the input (overlay.h), BASE then the chunks above alone */
 } fk_dgroups_opts;
 
 typedef struct fk_dgroups_info {

@@ -5,18 +5,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-int fk_filter_start(fk_filter *f, FILE *in, const char *name, FILE *out, int zlevel, fk_error *err)
+/* fk_filter_start, following an overlay's base when follow is set. */
+static int start(fk_filter *f, FILE *in, const char *name, int follow, const char *path, FILE *out, int zlevel,
+                 fk_error *err)
 {
     memset(f, 0, sizeof *f);
     f->name = name;
     fk_chunk c;
     char *text = NULL;
     int st = fk_reader_open(&f->r, in, name, err);
+    if (!st && follow) st = fk_reader_follow(f->r, path, err);
     if (!st && out) st = fk_writer_open(&f->w, out, zlevel, err);
     if (!st) st = fk_snap_read(f->r, &c, &f->snap, &text, name, err);
     if (!st && f->w) st = fk_writer_put_read(f->w, &c, text, err);
     free(text);
     return st;
+}
+
+int fk_filter_start(fk_filter *f, FILE *in, const char *name, FILE *out, int zlevel, fk_error *err)
+{
+    return start(f, in, name, 0, NULL, out, zlevel, err);
+}
+
+int fk_filter_start_follow(fk_filter *f, FILE *in, const char *name, const char *path, FILE *out, int zlevel,
+                           fk_error *err)
+{
+    return start(f, in, name, 1, path, out, zlevel, err);
 }
 
 void fk_filter_later(fk_filter *f)

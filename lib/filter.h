@@ -76,6 +76,11 @@ typedef struct fk_filter {
  * on. */
 int fk_filter_start(fk_filter *f, FILE *in, const char *name, FILE *out, int zlevel, fk_error *err);
 
+/* As fk_filter_start, reading an overlay with its base (fk_reader_follow:
+ * path the input's file name, NULL for stdin): the distributed stages. */
+int fk_filter_start_follow(fk_filter *f, FILE *in, const char *name, const char *path, FILE *out, int zlevel,
+                           fk_error *err);
+
 /* The chunks written on from now on go by a thread of the writer's own
  * while the stage works (fk_writer_later): for a stage whose work can go
  * on meanwhile. The payloads of FK_W_PASS chunks must then stay as they

@@ -213,6 +213,9 @@ int fk_snap_read(fk_reader *r, fk_chunk *c, fk_snap *s, char **text, const char 
     *text = NULL;
     int st = fk_reader_next(r, c, err);
     if (st < 0) return st;
+    if (st == 1 && strcmp(c->tag, "BASE") == 0) /* a reader that does not follow overlays (fk_reader_follow) */
+        return fk_fail(err, FK_EFORMAT, "%s: an overlay, the chunks a distributed stage added to another stream "
+                       "(its BASE): the stages under mpirun read it with its base", name);
     if (st == 0 || strcmp(c->tag, "SNAP") != 0)
         return fk_fail(err, FK_EMISSING, "%s: stream does not start with a SNAP chunk", name);
     st = fk_reader_load_text(r, text, err);

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "bigmem.h"
@@ -12,6 +13,7 @@
 #include "sniff.h"
 #include "fdio.h"
 #include "fileio.h"
+#include "overlay.h"
 
 static const unsigned char fk_magic[8] = {0x89, 'F', 'O', 'F', '\r', '\n', 0x1a, '\n'};
 
@@ -29,6 +31,13 @@ struct fk_reader {
     fk_chunk cur;
     unsigned char *blk; /* scratch, blkcap bytes (up to BLOCK) */
     size_t blkcap;
+    /* an overlay followed (fk_reader_follow): its base read first */
+    int follow, depth;  /* follow BASE; how many overlays lie above this one */
+    char *path;         /* the file's name, for a base's relative name (NULL: stdin) */
+    uint64_t nchunks;   /* chunks read from this file so far */
+    fk_reader *base;    /* the base's reader (kept open to the end: copies listed read it) */
+    FILE *basef;
+    int in_base;        /* the base's chunks are being read */
 };
 
 struct fk_writer {
@@ -353,8 +362,56 @@ static int skip(fk_reader *r, fk_error *err)
     return FK_OK;
 }
 
+/* The reader whose file the current chunk comes from: an overlay's base
+ * (or the base's base) while the base's chunks are read. */
+static fk_reader *act(fk_reader *r)
+{
+    while (r->in_base) r = r->base;
+    return r;
+}
+
+/* At an overlay's BASE chunk (its first): the base opened and checked
+ * (overlay.h), a reader of its own that follows it in turn. */
+static int open_base(fk_reader *r, fk_error *err)
+{
+    if (r->depth >= FK_OVERLAY_DEPTH)
+        return fk_fail(err, FK_EFORMAT, "%s: overlays nested more than %d deep (does one name itself as its base?)",
+                       r->name, FK_OVERLAY_DEPTH);
+    char *text = NULL, *path = NULL;
+    FILE *f = NULL;
+    int st = fk_reader_load_text(r, &text, err);
+    if (!st) st = fk_overlay_open_base(text, r->path, r->name, &f, &path, err);
+    free(text);
+    if (!st) st = fk_reader_open(&r->base, f, path, err);
+    if (st) {
+        if (f) fclose(f);
+        free(path);
+        return st;
+    }
+    r->basef = f;
+    r->base->follow = 1;
+    r->base->depth = r->depth + 1;
+    r->base->path = path;
+    r->in_base = 1;
+    return FK_OK;
+}
+
+int fk_reader_follow(fk_reader *r, const char *path, fk_error *err)
+{
+    free(r->path);
+    r->path = NULL;
+    if (path && !(r->path = strdup(path))) return fk_fail(err, FK_ENOMEM, "out of memory");
+    r->follow = 1;
+    return FK_OK;
+}
+
 int fk_reader_next(fk_reader *r, fk_chunk *c, fk_error *err)
 {
+    if (r->in_base) {
+        int st = fk_reader_next(r->base, c, err);
+        if (st != 0) return st;
+        r->in_base = 0; /* the base's END, checked: the overlay's own chunks follow */
+    }
     if (r->ended) return 0;
     if (r->pending) {
         int st = skip(r, err);
@@ -379,6 +436,14 @@ int fk_reader_next(fk_reader *r, fk_chunk *c, fk_error *err)
                        (unsigned long long)left);
     r->cur = *c;
     r->pending = 1;
+    r->nchunks++;
+    if (r->follow && r->nchunks == 1 && strcmp(c->tag, "BASE") == 0) {
+        st = open_base(r, err);
+        return st ? st : fk_reader_next(r, c, err);
+    }
+    if (r->base && strcmp(c->tag, "SNAP") == 0)
+        return fk_fail(err, FK_EFORMAT, "%s: an overlay with a SNAP chunk of its own (its base's is the stream's)",
+                       r->name);
     if (strcmp(c->tag, "END") == 0) {
         if (c->stored != 0)
             return fk_fail(err, FK_EFORMAT, "%s: END chunk carries a payload", r->name);
@@ -462,6 +527,7 @@ static int no_payload(fk_reader *r, fk_error *err)
 
 int fk_reader_read(fk_reader *r, void *buf, uint64_t bufsize, fk_error *err)
 {
+    r = act(r);
     if (!r->pending) return no_payload(r, err);
     uint64_t raw = fk_chunk_rawsize(&r->cur);
     if (bufsize != raw)
@@ -487,6 +553,7 @@ static int discard_block(void *ctx, const void *p, size_t n, fk_error *err)
 
 int fk_reader_verify(fk_reader *r, fk_error *err)
 {
+    r = act(r);
     if (!r->pending) return no_payload(r, err);
     if (r->cur.flags & FK_CF_ZLIB) return read_zlib(r, NULL, fk_chunk_rawsize(&r->cur), err);
     return drain(r, discard_block, NULL, err);
@@ -495,6 +562,7 @@ int fk_reader_verify(fk_reader *r, fk_error *err)
 int fk_reader_load(fk_reader *r, void **buf, fk_error *err)
 {
     *buf = NULL;
+    r = act(r);
     uint64_t raw = fk_chunk_rawsize(&r->cur);
     /* Faulted in on every core only when the input can hold it: a raw
      * chunk no larger than what is left of a regular file. A size from a
@@ -518,6 +586,7 @@ int fk_reader_load(fk_reader *r, void **buf, fk_error *err)
 int fk_reader_load_text(fk_reader *r, char **text, fk_error *err)
 {
     *text = NULL;
+    r = act(r);
     if (!(r->cur.flags & FK_CF_TEXT))
         return fk_fail(err, FK_EFORMAT, "%s: chunk %s is not text", r->name, r->cur.tag);
     uint64_t raw = fk_chunk_rawsize(&r->cur);
@@ -555,8 +624,52 @@ uint64_t fk_reader_size(const fk_reader *r)
 void fk_reader_close(fk_reader *r)
 {
     if (!r) return;
+    fk_reader_close(r->base);
+    if (r->basef) fclose(r->basef);
+    free(r->path);
     free(r->blk);
     free(r);
+}
+
+int fk_stream_identity(int fd, const char *name, uint64_t *bytes, uint32_t *crc, fk_error *err)
+{
+    fk_reader r; /* for decode's messages */
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "%s", name);
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) return read_error(&r, err);
+    if (!S_ISREG(sb.st_mode)) return fk_fail(err, FK_EFORMAT, "%s: not a regular file", name);
+    const uint64_t size = (uint64_t)sb.st_size;
+    unsigned char h[HDR];
+    int64_t got = fk_pread(fd, h, HDR, 0);
+    if (got < 0) return read_error(&r, err);
+    if (got != HDR || memcmp(h, fk_magic, 8) != 0 || !fk_crc_ok(get32(h + 60), crc_of(h, 60)))
+        return fk_fail(err, FK_EFORMAT, "%s: not a fofkit stream", name);
+    /* bytes 0 to 59 of each header: a header's own CRC (60 to 63) left out,
+     * for a CRC run over a block and its CRC lands on one constant whatever
+     * the block (the CRC's residue), and so would the whole sum */
+    uint32_t sum = crc_of(h, 60);
+    uint64_t at = HDR;
+    for (;;) {
+        if ((got = fk_pread(fd, h, HDR, at)) < 0) return read_error(&r, err);
+        if (got != HDR) return fk_fail(err, FK_EFORMAT, "%s: truncated stream (no END chunk)", name);
+        at += HDR;
+        r.off = at;
+        fk_chunk c;
+        int st = decode(&r, h, &c, err);
+        if (st) return st;
+        sum = (uint32_t)crc32_z(sum, h, 60);
+        if (strcmp(c.tag, "END") == 0) break;
+        const uint64_t n = c.stored + pad_of(c.stored);
+        if (n > size - at)
+            return fk_fail(err, FK_EFORMAT, "%s: truncated stream (chunk %s at byte %llu claims %llu bytes)", name,
+                           c.tag, (unsigned long long)(at - HDR), (unsigned long long)c.stored);
+        at += n;
+    }
+    if (at != size) return fk_fail(err, FK_EFORMAT, "%s: data after the END chunk", name);
+    *bytes = size;
+    *crc = sum;
+    return FK_OK;
 }
 
 /* ---- writer ---- */
@@ -859,10 +972,11 @@ int fk_writer_text(fk_writer *w, const char *tag, uint32_t level, const char *te
     return fk_writer_put(w, &c, text, err);
 }
 
-int fk_writer_copy(fk_writer *w, fk_reader *r, const fk_chunk *c, fk_error *err)
+int fk_writer_copy(fk_writer *w, fk_reader *outer, const fk_chunk *c, fk_error *err)
 {
+    fk_reader *r = act(outer); /* an overlay's base while its chunks come */
     if (!r->pending) return no_payload(r, err);
-    if (w->later && r == w->later_r) { /* listed; the reader skips the payload */
+    if (w->later && outer == w->later_r) { /* listed; the reader skips the payload */
         struct later_job j = {*c, NULL, NULL, r->io.fd, r->io.base + r->off, c->stored + pad_of(c->stored), 0, 0};
         return list_later(w, &j, err);
     }

@@ -91,6 +91,28 @@ int fk_reader_open(fk_reader **r, FILE *f, const char *name, fk_error *err);
  * payload or block of one), for progress reports. */
 void fk_reader_set_progress(fk_reader *r, void (*fn)(void *ctx, uint64_t offset), void *ctx);
 
+/* Makes r follow an overlay (fofstream(5), OVERLAYS; overlay.h): a stream
+ * whose first chunk is BASE holds only the chunks a stage added to another
+ * stream file, its base, which BASE names, sizes and identifies. r then
+ * reads the base's chunks (its own base's first, when it is an overlay too)
+ * and after the base's END the overlay's own: one stream, as if they had
+ * been appended to the base. The base is opened and checked at the BASE
+ * chunk: one that cannot be opened, or is not the stream the overlay was
+ * written on, fails there ("NAME: its base BASE ..."). path is the file r
+ * reads (a relative base is found beside it), NULL for stdin (the working
+ * directory). Call before the first fk_reader_next; without this call BASE
+ * is a chunk as any other (a program does not open files a stream names
+ * unless asked to). */
+int fk_reader_follow(fk_reader *r, const char *path, fk_error *err);
+
+/* The identity of the stream file on descriptor fd (a regular file; name
+ * in messages): its size, and the CRC-32 of bytes 0 to 59 of its stream
+ * header and of every chunk header in order, END's included (each holds its
+ * payload's size and CRC), read with pread (fd's offset untouched), no
+ * payload read: what an overlay's BASE records of its base. FK_EFORMAT for
+ * a file that is not a whole stream. */
+int fk_stream_identity(int fd, const char *name, uint64_t *bytes, uint32_t *crc, fk_error *err);
+
 /* Advances to the next chunk, first skipping the payload of the current one
  * if it was neither read nor copied: a payload nobody reads is not
  * checksummed (fk_reader_verify checks one without keeping it). Every

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -11,6 +13,7 @@
 #include "check.h"
 #include "fdio.h"
 #include "kv.h"
+#include "overlay.h"
 #include "stream.h"
 
 /* Through a real descriptor (a temporary file): chunks put and handed over
@@ -239,6 +242,120 @@ static void later_round_trip(void)
     free(a);
 }
 
+/* Writes the stream file path: chunk tag (n floats of a from a[0]) and,
+ * when tag2, a second of n / 2; or, with base, an overlay of base holding
+ * them (fk_overlay_start). */
+static void write_file(const char *path, const char *base, const char *tag, const char *tag2, const float *a,
+                       uint64_t n)
+{
+    FILE *f = fopen(path, "wb");
+    fk_writer *w = NULL;
+    fk_error err = {0};
+    fk_chunk c;
+    int st = base ? fk_overlay_start(&w, f, base, path, "test_stream", 0, &err) : fk_writer_open(&w, f, 0, &err);
+    fk_chunk_init(&c, tag, "<f4", 0, n, 1);
+    if (!st) st = fk_writer_put(w, &c, a, &err);
+    fk_chunk_init(&c, tag2 ? tag2 : "X", "<f4", 0, n / 2, 1);
+    if (!st && tag2) st = fk_writer_put(w, &c, a + 1, &err);
+    if (!st) st = fk_writer_finish(w, &err);
+    CHECK_MSG(st == FK_OK, "%s: %s", path, err.msg);
+    fk_writer_free(w);
+    fclose(f);
+}
+
+/* Overlays (overlay.h): a base, an overlay of it in another directory and
+ * an overlay of that read with follow as one stream (tags, payloads), and
+ * written on (a file through fk_writer_later, the copies by offset from
+ * each file) as the whole stream; without follow BASE is a chunk; a base
+ * rewritten with the same sizes (other payloads: the headers' CRC differs,
+ * though each header ends with its own CRC) is refused. */
+static void overlay_chain(void)
+{
+    char dir[] = "/tmp/fk-overlay-XXXXXX", cwd[4096];
+    CHECK(mkdtemp(dir) != NULL && getcwd(cwd, sizeof cwd) && chdir(dir) == 0);
+    /* names relative to the working directory, as the programs are given them */
+    const char *sub = "ov", *base = "b.fof", *o1 = "ov/o1.fof", *o2 = "o2.fof", *whole = "w.fof";
+    mkdir(sub, 0700);
+    const uint64_t n = 3u << 20; /* 12 MiB: read and checked on several cores */
+    float *a = malloc((n + 8) * 4);
+    for (uint64_t i = 0; i < n + 8; i++) a[i] = (float)(i % 7919) * 0.125f;
+    write_file(base, NULL, "A", "B", a, n);
+    write_file(o1, base, "C", NULL, a + 2, 1000);
+    write_file(o2, o1, "D", "E", a + 3, 5000);
+    fk_error err = {0};
+    fk_chunk c;
+    char *text = NULL;
+    /* the names: relative to the overlay's directory */
+    FILE *f = fopen(o1, "rb");
+    fk_reader *r;
+    CHECK(fk_reader_open(&r, f, o1, &err) == FK_OK);
+    CHECK(fk_reader_next(r, &c, &err) == 1 && !strcmp(c.tag, "BASE")); /* not followed: a chunk */
+    CHECK(fk_reader_load_text(r, &text, &err) == FK_OK && strstr(text, "base ../b.fof\n") == text);
+    free(text);
+    fk_reader_close(r);
+    fclose(f);
+    for (int pass = 0; pass < 2; pass++) { /* read, then written on and read back */
+        const char *name = pass ? whole : o2;
+        f = fopen(name, "rb");
+        CHECK(fk_reader_open(&r, f, name, &err) == FK_OK);
+        if (!pass) CHECK(fk_reader_follow(r, name, &err) == FK_OK);
+        FILE *out = pass ? NULL : fopen(whole, "wb");
+        fk_writer *w = NULL;
+        if (out) {
+            CHECK(fk_writer_open(&w, out, 0, &err) == FK_OK);
+            fk_writer_later(w, r);
+        }
+        const char *want[] = {"A", "B", "C", "D", "E"};
+        const uint64_t rows[] = {n, n / 2, 1000, 5000, 2500}, from[] = {0, 1, 2, 3, 4};
+        int k = 0, st;
+        while ((st = fk_reader_next(r, &c, &err)) == 1) {
+            CHECK_MSG(k < 5 && !strcmp(c.tag, want[k]) && c.nrows == rows[k], "%d %s", k, c.tag);
+            if (k == 1 && w) { /* one loaded and written on, the others copied */
+                void *d;
+                CHECK(fk_reader_load(r, &d, &err) == FK_OK && memcmp(d, a + from[k], rows[k] * 4) == 0);
+                CHECK(fk_writer_give_read(w, &c, d, &err) == FK_OK);
+            } else if (w) {
+                CHECK_MSG(fk_writer_copy(w, r, &c, &err) == FK_OK, "%s", err.msg);
+            } else {
+                void *d;
+                CHECK(fk_reader_load(r, &d, &err) == FK_OK && memcmp(d, a + from[k], rows[k] * 4) == 0);
+                free(d);
+            }
+            k++;
+        }
+        CHECK_MSG(st == 0 && k == 5, "%d %d %s", st, k, err.msg);
+        if (w) {
+            CHECK(fk_writer_finish(w, &err) == FK_OK);
+            fk_writer_free(w);
+            fclose(out);
+        }
+        fk_reader_close(r);
+        fclose(f);
+    }
+    /* the base rewritten: the same sizes, other payloads */
+    uint64_t b1, b2;
+    uint32_t c1, c2;
+    int fd = open(base, O_RDONLY);
+    CHECK(fk_stream_identity(fd, base, &b1, &c1, &err) == FK_OK);
+    close(fd);
+    write_file(base, NULL, "A", "B", a + 5, n);
+    fd = open(base, O_RDONLY);
+    CHECK(fk_stream_identity(fd, base, &b2, &c2, &err) == FK_OK);
+    close(fd);
+    CHECK(b1 == b2 && c1 != c2);
+    f = fopen(o2, "rb");
+    CHECK(fk_reader_open(&r, f, o2, &err) == FK_OK && fk_reader_follow(r, o2, &err) == FK_OK);
+    CHECK(fk_reader_next(r, &c, &err) == FK_EFORMAT);
+    CHECK_MSG(strstr(err.msg, "ov/o1.fof: its base ov/../b.fof is not the stream it was written on (") == err.msg,
+              "%s", err.msg);
+    fk_reader_close(r);
+    fclose(f);
+    unlink(base), unlink(o1), unlink(o2), unlink(whole);
+    rmdir(sub);
+    CHECK(chdir(cwd) == 0 && rmdir(dir) == 0);
+    free(a);
+}
+
 /* Writes a stream of a text chunk and a float array to a memory file. */
 static char *make_stream(int zlevel, size_t *len, const float *arr, uint64_t n)
 {
@@ -340,5 +457,6 @@ int main(void)
     free(arr);
     descriptor_round_trip();
     later_round_trip();
+    overlay_chain();
     CHECK_DONE();
 }

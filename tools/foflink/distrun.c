@@ -17,6 +17,7 @@
 #include "kv.h"
 #include "linkrun.h"
 #include "linkspec.h"
+#include "overlay.h"
 #include "phase.h"
 #include "spacing.h"
 #include "spacingopt.h"
@@ -80,6 +81,8 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     char *inname = NULL, *outname = NULL;
     if (fk_dist_expand(input, rank, &inname, &err) || fk_dist_expand(out, rank, &outname, &err))
         all_die(EXIT_USAGE, "%s", err.msg);
+    if (o->overlay && !strcmp(inname, "-"))
+        all_die(EXIT_USAGE, "option --overlay needs the input in a file (the overlay names it as its base), not stdin");
 
     /* Each rank's stream: opened, read and checked; the chunks foflink does
      * not read pass on to its output as they come. */
@@ -87,6 +90,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     const char *name = strcmp(inname, "-") ? inname : "stdin";
     FILE *in = NULL;
     fk_output *fo = NULL;
+    fk_writer *ow = NULL; /* --overlay: BASE, then LINK and GMIN alone (overlay.h) */
     fk_filter f;
     memset(&f, 0, sizeof f);
     enum { W_SINK, W_LINK, W_GMIN, W_POS, W_ID, W_MASS, W_TYPE, W_VEL, NW }; /* VEL last: read for 6D only */
@@ -106,7 +110,11 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
     const int sixd = o->npsi > 0, nw = sixd ? NW : NW - 1;
     int st = fk_input_open(&in, inname, 1, std->force, &err);
     if (!st) st = fk_output_open(&fo, outname, 1, std->force, &err);
-    if (!st) st = fk_filter_start(&f, in, name, fk_output_file(fo), std->zlevel, &err);
+    if (!st && o->overlay) st = fk_overlay_start(&ow, fk_output_file(fo), inname, outname, "foflink", std->zlevel, &err);
+    /* an overlay read with its base (overlay.h); with --overlay nothing read is written on */
+    if (!st)
+        st = fk_filter_start_follow(&f, in, name, strcmp(inname, "-") ? inname : NULL,
+                                    o->overlay ? NULL : fk_output_file(fo), std->zlevel, &err);
     /* the chunks passed on are written while the ranks link (one core's write is as long as the link) */
     if (!st) fk_filter_later(&f);
     if (!st) st = fk_filter_read(&f, want, nw, &err);
@@ -322,14 +330,15 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
         else
             snprintf(full, len, "%sranks %d\nrank %d\n", linktext, size, rank);
     }
-    if (!st) st = fk_writer_text(f.w, "LINK", 0, full, &err);
+    fk_writer *w = ow ? ow : f.w;
+    if (!st) st = fk_writer_text(w, "LINK", 0, full, &err);
     for (int k = 0; k < o->nlevels && !st; k++) {
         fk_chunk ch;
         fk_chunk_init(&ch, "GMIN", "<u8", FK_CF_PARTICLE, snap.n, 1);
         ch.level = (uint32_t)k;
-        st = fk_writer_put(f.w, &ch, gmin[k], &err);
+        st = fk_writer_put(w, &ch, gmin[k], &err);
     }
-    if (!st) st = fk_filter_finish(&f, &err);
+    if (!st) st = ow ? fk_writer_finish(ow, &err) : fk_filter_finish(&f, &err);
     check(st, &err);
     if (fk_output_commit(fo, &err)) prog_fail(&err);
     if (rank == 0)
@@ -337,6 +346,7 @@ void foflink_dist(const char *input, const prog_std *std, const foflink_opts *o)
                   rep.t_decomp + rep.t_link + rep.t_merge + rep.t_return, prog_now() - t1);
     free(linktext);
     free(full);
+    fk_writer_free(ow);
     fk_filter_free(&f);
     fk_input_close(in);
     fk_want_free(want, NW);

@@ -54,6 +54,8 @@ static void help(void)
            "                         a time (default: all, or what fits the GPU)\n"
            "      --decomp=D         distributed runs: each rank's domain, rcb (default: boxes\n"
            "                         of equal counts, recursive bisection) or slabs\n"
+           "      --overlay          distributed runs: write only LINK and GMIN, after a BASE\n"
+           "                         chunk naming the input, not the input's chunks again\n"
            "  -o, --output=FILE      write to FILE (default stdout)\n"
            "  -z, --compress[=N]     zlib-compress every chunk (level N, default 6)\n"
            "  -f, --force            read or write binary data on a terminal\n"
@@ -117,13 +119,13 @@ int main(int argc, char **argv)
     int nb = 1, nl = 0, npsi = 0, psi_rel = 0;
     int have_l = 0, have_b = 0, no_periodic = 0, brute = 0, devchoice = device_default();
     long long threads = 0, piece = 0;
-    int decomp = 0, have_decomp = 0;
+    int decomp = 0, have_decomp = 0, overlay = 0;
     fk_spacing_spec spacing = {FK_SPACING_LIGHTEST, 0, 0};
     int have_spacing = 0;
     fk_error err = {0};
     unsigned link_types = 0, attach_types = 0;
     int have_link_types = 0, have_attach_types = 0;
-    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL, OPT_PIECE, OPT_SPACING, OPT_LINKT, OPT_ATTACHT, OPT_DECOMP };
+    enum { OPT_NOPER = 256, OPT_METHOD, OPT_DEVICE, OPT_PSI, OPT_PSIREL, OPT_PIECE, OPT_SPACING, OPT_LINKT, OPT_ATTACHT, OPT_DECOMP, OPT_OVERLAY };
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"b", required_argument, 0, 'b'},
                                              {"link-length", required_argument, 0, 'l'},
@@ -138,6 +140,7 @@ int main(int argc, char **argv)
                                              {"link-types", required_argument, 0, OPT_LINKT},
                                              {"attach-types", required_argument, 0, OPT_ATTACHT},
                                              {"decomp", required_argument, 0, OPT_DECOMP},
+                                             {"overlay", no_argument, 0, OPT_OVERLAY},
                                              {0, 0, 0, 0}};
     opterr = 0;
     int c;
@@ -159,6 +162,7 @@ int main(int argc, char **argv)
             npsi = parse_psis(psi_rel ? "--psi-rel" : "--psi", optarg, psiv);
             break;
         case OPT_NOPER: no_periodic = 1; break;
+        case OPT_OVERLAY: overlay = 1; break;
         case OPT_METHOD:
             if (!strcmp(optarg, "tree"))
                 brute = 0;
@@ -207,11 +211,12 @@ int main(int argc, char **argv)
     if (fk_dist_wanted(names, 2)) { /* under mpirun, or a %r in a name: DISTRIBUTED RUNS in foflink(1) */
         foflink_opts fo = {b,     l,         psiv,     nlev,  have_l,  npsi,         psi_rel,
                            no_periodic, brute, devchoice, threads, piece, spacing, have_spacing,
-                           link_types, attach_types, have_link_types, have_attach_types, decomp};
+                           link_types, attach_types, have_link_types, have_attach_types, decomp, overlay};
         foflink_dist(input, &std, &fo);
     }
     if (piece) prog_usage("option --piece-size is for distributed runs (under mpirun, or %%r in a name)");
     if (have_decomp) prog_usage("option --decomp is for distributed runs (under mpirun, or %%r in a name)");
+    if (overlay) prog_usage("option --overlay is for distributed runs (under mpirun, or %%r in a name)");
     /* The device taken before the input comes: in a pipe, the GPU is ready
      * (its context made, 0.2 s) while the stages before build the tree. */
     fk_gpuinfo gi;

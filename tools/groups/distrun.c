@@ -8,13 +8,14 @@
 #include "dist_groups.h"
 #include "dist.h"
 
-int groups_dist(const char *input, const prog_std *std, int grp, uint32_t level, uint64_t minsize)
+int groups_dist(const char *input, const prog_std *std, int grp, uint32_t level, uint64_t minsize, int overlay)
 {
     fk_error err = {0};
     int rank, size;
     if (fk_dist_init(&rank, &size, &err)) prog_fail(&err);
     fk_dgroups_opts o = {.input = input, .output = std->output, .format = grp ? FK_DGROUPS_GRP : FK_DGROUPS_STREAM,
-                         .level = level, .minsize = minsize, .zlevel = std->zlevel, .force = std->force};
+                         .level = level, .minsize = minsize, .zlevel = std->zlevel, .force = std->force,
+                         .overlay = overlay};
     fk_dgroups_info info;
     if (fk_dgroups_run(&o, &info, &err)) {
         /* every rank has the same status and message: rank 0 says it */

@@ -40,6 +40,8 @@ static void help(void)
            "      --format=FORMAT   'stream' (default) or 'grp': first line the number of particles\n"
            "                        in the source, then one group id a line in its original order\n"
            "      --level=K         with --format=grp, the groups of level K (default 0)\n"
+           "      --overlay         under mpirun, --format=stream: write only GRPS, GIDL and GPAR,\n"
+           "                        after a BASE chunk naming the input, not its chunks again\n"
            "  -o, --output=FILE     write FILE (atomically) instead of stdout\n"
            "  -f, --force           read or write binary data on a terminal\n"
            "  -z, --compress[=N]    zlib-compress every chunk written (level N, default 6)\n"
@@ -59,12 +61,13 @@ int main(int argc, char **argv)
     prog_init(strcmp(base ? base + 1 : argv[0], "fofgroups") ? "groups" : "fofgroups"); /* its messages say how it ran */
     prog_std std = {0};
     uint64_t minsize = DEFAULT_MINSIZE;
-    int grp = 0, have_level = 0;
+    int grp = 0, have_level = 0, overlay = 0;
     uint32_t level = 0;
     static const struct option longopts[] = {PROG_STD_LONG,
                                              {"min-size", required_argument, 0, 'm'},
                                              {"format", required_argument, 0, 'F'},
                                              {"level", required_argument, 0, 'L'},
+                                             {"overlay", no_argument, 0, 'O'},
                                              {0, 0, 0, 0}};
     opterr = 0;
     prog_rank_quiet(1);
@@ -80,6 +83,8 @@ int main(int argc, char **argv)
                 grp = 1;
             else
                 prog_usage("option --format needs 'stream' or 'grp', not '%s'", optarg);
+        } else if (opt == 'O') {
+            overlay = 1;
         } else if (opt == 'L') {
             level = (uint32_t)prog_parse_int("--level", optarg, 0, FK_LEVELS_MAX - 1);
             have_level = 1;
@@ -87,9 +92,12 @@ int main(int argc, char **argv)
     }
     if (grp && std.zlevel) prog_usage("option -z applies to --format=stream only");
     if (have_level && !grp) prog_usage("option --level applies to --format=grp only");
+    if (overlay && grp) prog_usage("option --overlay applies to --format=stream only");
     const char *path = prog_one_input(argc, argv, optind);
     prog_rank_quiet(0);
-    if (fk_dist_wanted((const char *const[]){path, std.output}, 2)) return groups_dist(path, &std, grp, level, minsize);
+    if (fk_dist_wanted((const char *const[]){path, std.output}, 2))
+        return groups_dist(path, &std, grp, level, minsize, overlay);
+    if (overlay) prog_usage("option --overlay is for distributed runs (under mpirun, or %%r in a name)");
     const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
     double t0 = prog_now();
 
