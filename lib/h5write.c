@@ -4,6 +4,7 @@
 #ifdef FK_HAVE_HDF5
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "snapunits.h"
 
@@ -93,6 +94,15 @@ void fk_h5_attr_i32(fk_h5w *w, hid_t loc, const char *name, int32_t v)
 void fk_h5_attr_f64(fk_h5w *w, hid_t loc, const char *name, double v)
 {
     fk_h5_attr(w, loc, name, H5T_NATIVE_DOUBLE, &v);
+}
+
+void fk_h5_attr_str(fk_h5w *w, hid_t loc, const char *name, const char *v)
+{
+    if (w->st) return;
+    hid_t t = H5Tcopy(H5T_C_S1);
+    fk_h5_check(w, t < 0 ? -1 : H5Tset_size(t, strlen(v) + 1), name);
+    fk_h5_attr(w, loc, name, t, v);
+    if (t >= 0) H5Tclose(t);
 }
 
 /* Gadget-4's unit attributes of a dataset of dimension dim (a_scaling as

@@ -59,6 +59,7 @@ void fk_h5_attr_array(fk_h5w *w, hid_t loc, const char *name, hid_t type, uint64
 void fk_h5_attr_i64(fk_h5w *w, hid_t loc, const char *name, int64_t v);
 void fk_h5_attr_i32(fk_h5w *w, hid_t loc, const char *name, int32_t v);
 void fk_h5_attr_f64(fk_h5w *w, hid_t loc, const char *name, double v);
+void fk_h5_attr_str(fk_h5w *w, hid_t loc, const char *name, const char *v); /* NUL-terminated, fixed length */
 
 /* The Parameters group where Gadget-4 keeps its parameter file's values:
  * UnitLength_in_cm, UnitMass_in_g, UnitVelocity_in_cm_per_s, HubbleParam,

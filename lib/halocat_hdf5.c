@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memberorder.h"
 #include "snapunits.h"
 
 #define NTYPES 6 /* Gadget's particle types */
@@ -209,6 +210,40 @@ static int layout_build(const fk_halocat *cat, layout *l, fk_error *err)
     return FK_OK;
 }
 
+/* Each run of rows (a Subhalo's members, a group's rest) sorted by the
+ * members' keys, ties by ID (memberorder.h), the runs on every core. */
+static int order_runs(const fk_halocat *cat, const layout *l, uint64_t *rows)
+{
+    const uint64_t nruns = l->ng + l->ns;
+    uint64_t(*run)[2] = malloc((nruns ? nruns : 1) * sizeof *run);
+    if (!run) return FK_ENOMEM;
+    uint64_t at = 0, r = 0;
+    for (uint64_t g = 0; g < l->ng; g++) {
+        const uint64_t end = at + (uint64_t)l->gt.len[g];
+        for (int64_t k = l->firstsub[g]; k >= 0 && k < l->firstsub[g] + l->nsubs[g]; k++) {
+            run[r][0] = at, run[r++][1] = (uint64_t)l->st.len[k];
+            at += (uint64_t)l->st.len[k];
+        }
+        run[r][0] = at, run[r++][1] = end - at;
+        at = end;
+    }
+    int failed = 0;
+#pragma omp parallel
+    {
+        void *scratch = NULL;
+        uint64_t cap = 0;
+#pragma omp for schedule(dynamic, 64)
+        for (uint64_t q = 0; q < r; q++)
+            if (fk_morder_sort(rows + run[q][0], run[q][1], cat->key, cat->ids, &scratch, &cap) != FK_OK) {
+#pragma omp atomic write
+                failed = 1;
+            }
+        free(scratch);
+    }
+    free(run);
+    return failed ? FK_ENOMEM : FK_OK;
+}
+
 /* The stream rows in the group-ordered snapshot's order (layout's). */
 static uint64_t *member_rows(const fk_halocat *cat, const layout *l)
 {
@@ -243,6 +278,7 @@ static uint64_t *member_rows(const fk_halocat *cat, const layout *l)
             rows[rest++] = i;
     }
     free(gat), free(sat);
+    if (cat->key && order_runs(cat, l, rows) != FK_OK) free(rows), rows = NULL;
     return rows;
 }
 
@@ -490,6 +526,8 @@ int fk_halocat_hdf5(const fk_halocat *cat, void **image, size_t *size, fk_error 
         hid_t ig = fk_h5_group(&w, file, "IDs");
         for (uint64_t k = 0; k < l.nids; k++) iscr[k] = file_id(cat, &l, cat->ids[rows[k]]);
         if (ig >= 0 && l.nids) fk_h5_data(&w, ig, "ID", H5T_NATIVE_INT64, l.nids, 1, iscr, FK_DIM_1);
+        /* fofkit's: how each Subhalo's and group's run of IDs is ordered (halotree weighs by rank) */
+        if (ig >= 0) fk_h5_attr_str(&w, ig, "MemberOrder", fk_morder_name(cat->key ? cat->order : FK_MORDER_ID));
         if (ig >= 0) H5Gclose(ig);
         fk_h5_image(&w, file, image, size);
     }

@@ -73,8 +73,11 @@ extern "C" {
  *   Subhalo/SubhaloIDMostbound   int64       ns       the most bound member's ID (with potential
  *                                                     centres only)
  *   IDs/ID                       int64       Nids     the members' IDs, group by group; in a group,
- *                                                     Subhalo by Subhalo, then the rest; each run by
- *                                                     original index
+ *                                                     Subhalo by Subhalo, then the rest; each run
+ *                                                     most bound first by key (memberorder.h), ties
+ *                                                     by original index, or by original index
+ *   IDs/MemberOrder (attribute)  string               how each run is ordered: "binding_energy",
+ *                                                     "radius" or "id" (fk_morder_name)
  * IDs are the snapshot's own particle IDs (the PID chunk: Gadget's
  * ParticleIDs) when the stream has them, else the original indices (the ID
  * chunk). The group-ordered snapshot is the stream's particles of each type
@@ -143,6 +146,10 @@ typedef struct fk_halocat {
     int have_bound;         /* n_bound and mass_bound of groups are filled (--unbind) */
     const fk_halo_units *units; /* factors into the file's units (NULL: 1)          */
     const fk_gadget_meta *meta; /* what the file states (fk_gadget_meta_init)       */
+    const double *key;      /* n, stream order: each member's key in its Subhalo or group
+                               (memberorder.h: fk_morder_keys); NULL: by original index */
+    int order;              /* what key holds: FK_MORDER_ENERGY, _RADIUS (FK_MORDER_ID
+                               with key NULL), recorded as IDs/MemberOrder */
 } fk_halocat;
 
 /* The original indices of the stream's particles in the group-ordered

@@ -593,13 +593,14 @@ static int batch_alloc(batch *b, uint64_t cap, uint64_t ng, int phi, fk_error *e
 
 /* The most members of a batch: the largest group's, an eighth of all or
  * 2^20, whichever is most (an eighth: the doubles of one batch cost 4
- * bytes a member of the whole level, held beside 4-byte indices). */
-static uint64_t batch_cap(const fk_halo_order *o, const fk_halo *h)
+ * bytes a member of the whole level, held beside 4-byte indices). The
+ * groups' sizes from the members (fk_halostats_compute_members' n). */
+static uint64_t batch_cap(const fk_halo_order *o)
 {
     const uint64_t total = o->first[o->ng];
     uint64_t cap = total / 8 > (UINT64_C(1) << 20) ? total / 8 : UINT64_C(1) << 20;
     for (uint64_t g = 0; g < o->ng; g++)
-        if (h[g].n > cap) cap = h[g].n;
+        if (o->first[g + 1] - o->first[g] > cap) cap = o->first[g + 1] - o->first[g];
     return cap < total ? cap : total;
 }
 
@@ -612,8 +613,10 @@ static uint64_t batch_end(const fk_halo_order *o, uint64_t g0, uint64_t cap)
     return g1;
 }
 
-/* Batch b's members: groups [g0, g1), a slice of the members a thread.
- * Adds the seconds taken to *secs. */
+/* Batch b's members: groups [g0, g1), a slice of the members a thread,
+ * about each group's reference member (h NULL: its first member, the one
+ * fk_halostats_compute_members takes: the lowest ID, the first in member
+ * order among equals). Adds the seconds taken to *secs. */
 static void batch_make(const fk_halo_input *in, const fk_halo_order *o, const fk_halo *h, uint64_t g0, uint64_t g1,
                        batch *b, double *secs)
 {
@@ -641,7 +644,7 @@ static void batch_make(const fk_halo_input *in, const fk_halo_order *o, const fk
         }
         for (uint64_t k = lo; k < hi; k++) {
             while (k >= o->first[g + 1]) g++;
-            const uint64_t i = fk_halo_order_at(o, k), ref = h[g].ref;
+            const uint64_t i = fk_halo_order_at(o, k), ref = h ? h[g].ref : fk_halo_order_at(o, o->first[g]);
             b->x[k - base] = offset(fr, i, ref, 0);
             b->y[k - base] = offset(fr, i, ref, 1);
             b->z[k - base] = offset(fr, i, ref, 2);
@@ -885,12 +888,12 @@ static int batch_profiles(const fk_halo_input *in, const fk_halo_order *o, const
 /* The potential minima with the CPU's fk_pot_minima, every thread on one
  * batch after another, then the profiles of every group. */
 static int centres_cpu(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot, fk_halo *halos,
-                       double *phi, fk_pot_min *min, fk_halo_timing *tm, fk_error *err)
+                       double *phi, fk_pot_min *min, uint64_t g_start, fk_halo_timing *tm, fk_error *err)
 {
     batch b;
-    int st = batch_alloc(&b, batch_cap(o, halos), o->ng, phi != NULL, err);
-    for (uint64_t g0 = 0; g0 < o->ng && st == FK_OK; g0 = b.g1) {
-        batch_make(in, o, halos, g0, batch_end(o, g0, batch_cap(o, halos)), &b, &tm->gather);
+    int st = batch_alloc(&b, batch_cap(o), o->ng, phi != NULL, err);
+    for (uint64_t g0 = g_start; g0 < o->ng && st == FK_OK; g0 = b.g1) {
+        batch_make(in, o, halos, g0, batch_end(o, g0, batch_cap(o)), &b, &tm->gather);
         minima_call c = {fk_pot_minima, pot, min, &b, phi != NULL, 0, 0, {0}};
         call_minima(&c);
         tm->potential += c.secs;
@@ -910,18 +913,21 @@ static int centres_cpu(const fk_halo_input *in, const fk_halo_order *o, const fk
 /* The potential minima through a device's minima, on a thread of its own,
  * one batch after another: while it works on batch k, the other threads
  * make the profiles of batch k - 1 (their radii in its idle room), then
- * batch k + 1's doubles there. */
+ * batch k + 1's doubles there. The minima of groups [0, g_start) are in
+ * min already: their profiles go beside the first batch's minima. */
 static int centres_device(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot,
-                          fk_pot_minima_fn minima, fk_halo *halos, double *phi, fk_pot_min *min, fk_halo_timing *tm,
-                          fk_error *err)
+                          fk_pot_minima_fn minima, fk_halo *halos, double *phi, fk_pot_min *min, uint64_t g_start,
+                          fk_halo_timing *tm, fk_error *err)
 {
-    const uint64_t cap = batch_cap(o, halos);
+    const uint64_t cap = batch_cap(o);
     batch buf[2] = {{0}, {0}};
     int st = batch_alloc(&buf[0], cap, o->ng, phi != NULL, err);
-    if (st == FK_OK && batch_end(o, 0, cap) < o->ng) st = batch_alloc(&buf[1], cap, o->ng, phi != NULL, err);
-    if (st == FK_OK && o->ng) batch_make(in, o, halos, 0, batch_end(o, 0, cap), &buf[0], &tm->gather);
-    batch done = {0}; /* the groups whose profiles are due (g0 = g1: none) */
-    for (int k = 0; st == FK_OK && o->ng; k++) {
+    if (st == FK_OK && g_start < o->ng && (g_start > 0 || batch_end(o, g_start, cap) < o->ng))
+        st = batch_alloc(&buf[1], cap, o->ng, phi != NULL, err);
+    if (st == FK_OK && g_start < o->ng)
+        batch_make(in, o, halos, g_start, batch_end(o, g_start, cap), &buf[0], &tm->gather);
+    batch done = {.g0 = 0, .g1 = g_start}; /* the groups whose profiles are due (g0 = g1: none) */
+    for (int k = 0; st == FK_OK && g_start < o->ng; k++) {
         batch *b = &buf[k % 2], *next = &buf[(k + 1) % 2];
         minima_call c = {minima, pot, min, b, phi != NULL, 0, 0, {0}};
         pthread_t th;
@@ -993,9 +999,137 @@ int fk_halostats_centres_members(const fk_halo_input *in, const fk_halo_order *o
     } else {
         fk_pot_min *min = malloc((ng ? ng : 1) * sizeof *min);
         if (!min) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
-        st = minima ? centres_device(in, o, pot, minima, halos, phi, min, &tm, err)
-                    : centres_cpu(in, o, pot, halos, phi, min, &tm, err);
+        st = minima ? centres_device(in, o, pot, minima, halos, phi, min, 0, &tm, err)
+                    : centres_cpu(in, o, pot, halos, phi, min, 0, &tm, err);
         free(min);
+    }
+    if (st == FK_OK && timing) *timing = tm;
+    return st;
+}
+
+/* Whether every member of o's groups has a finite position and a finite
+ * mass of at least 0 (what the potentials take; fk_halostats_compute_members
+ * names a member that has not). */
+static int members_sound(const fk_halo_input *in, const fk_halo_order *o)
+{
+    if (o->bad < o->n) return 0;
+    const uint64_t total = o->first[o->ng];
+    int sound = 1;
+#pragma omp parallel for schedule(static) reduction(&& : sound)
+    for (uint64_t k = 0; k < total; k++) {
+        const uint64_t i = fk_halo_order_at(o, k);
+        const float m = in->mass[i];
+        sound = sound && m >= 0 && isfinite(m) && isfinite(in->pos[3 * i]) && isfinite(in->pos[3 * i + 1]) &&
+                isfinite(in->pos[3 * i + 2]);
+    }
+    return sound;
+}
+
+int fk_halostats_minima(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot,
+                        fk_pot_minima_fn minima, int (*stop)(void *), void *stop_ctx, fk_pot_min *min, double *phi,
+                        uint64_t *found, fk_halo_timing *timing, fk_error *err)
+{
+    *found = 0;
+    int st = fk_pot_check(pot, err);
+    if (st) return st;
+    if (o->n != in->n)
+        return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
+    if (in->periodic && !(in->box > 0)) return fk_fail(err, FK_EINVAL, "a periodic box needs a positive side");
+    if (o->ng > UINT32_MAX) return fk_fail(err, FK_EINVAL, "%" PRIu64 " groups do not fit 32-bit group ids", o->ng);
+    fk_halo_timing tm = {0, 0, 0};
+    double t0 = seconds();
+    const int sound = members_sound(in, o);
+    tm.gather += seconds() - t0;
+    if (!sound)
+        return fk_fail(err, FK_EFORMAT, "a member's position or mass is not finite, or its mass below 0, or its "
+                       "group beyond the groups");
+    /* as centres_device, without the profiles: another minima than the CPU's
+     * on a thread of its own while the next batch's doubles are made */
+    const int apart = minima != NULL && minima != fk_pot_minima;
+    if (!minima) minima = fk_pot_minima;
+    const uint64_t cap = batch_cap(o);
+    batch buf[2] = {{0}, {0}};
+    uint64_t g0 = 0; /* the next batch's first group */
+    st = batch_alloc(&buf[0], cap, o->ng, phi != NULL, err);
+    if (st == FK_OK && apart && batch_end(o, 0, cap) < o->ng) st = batch_alloc(&buf[1], cap, o->ng, phi != NULL, err);
+    for (int k = 0; st == FK_OK && g0 < o->ng && !(stop && stop(stop_ctx)); k++) {
+        batch *b = &buf[apart ? k % 2 : 0], *next = &buf[apart ? (k + 1) % 2 : 0];
+        if (b->g1 != batch_end(o, g0, cap) || b->g0 != g0 || k == 0)
+            batch_make(in, o, NULL, g0, batch_end(o, g0, cap), b, &tm.gather);
+        minima_call c = {minima, pot, min, b, phi != NULL, 0, 0, {0}};
+        pthread_t th;
+        const int own = apart && pthread_create(&th, NULL, call_minima, &c) == 0;
+        if (!own) call_minima(&c);
+        const int more = b->g1 < o->ng;
+        /* the next batch's doubles beside the minima (made for nothing if told to stop) */
+        if (own && more) batch_make(in, o, NULL, b->g1, batch_end(o, b->g1, cap), next, &tm.gather);
+        if (own) pthread_join(th, NULL);
+        tm.potential += c.secs;
+        if (c.st != FK_OK) st = c.st, *err = c.err;
+        else if (phi) batch_phi(o, b, phi);
+        if (st == FK_OK) *found = g0 = b->g1;
+    }
+    batch_free(&buf[0]), batch_free(&buf[1]);
+    if (st == FK_OK && timing) *timing = tm;
+    return st;
+}
+
+int fk_halostats_centres_found(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot,
+                               fk_pot_minima_fn minima, const fk_pot_min *found_min, uint64_t found, fk_halo *halos,
+                               fk_halo_timing *timing, double *phi, fk_error *err)
+{
+    int st = fk_pot_check(pot, err);
+    if (st) return st;
+    const uint64_t ng = o->ng;
+    if (o->n != in->n)
+        return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
+    if (found > ng) return fk_fail(err, FK_EINVAL, "minima of %" PRIu64 " groups found, of %" PRIu64, found, ng);
+    for (uint64_t g = 0; g < found; g++)
+        if (halos[g].ref != fk_halo_order_at(o, o->first[g]) || halos[g].n != o->first[g + 1] - o->first[g])
+            return fk_fail(err, FK_EINVAL, "group %" PRIu64 "'s potentials were found about another member", g + 1);
+    fk_pot_min *min = malloc((ng ? ng : 1) * sizeof *min);
+    if (!min) return fk_fail(err, FK_ENOMEM, "out of memory for %" PRIu64 " groups", ng);
+    if (found) memcpy(min, found_min, found * sizeof *min);
+    fk_halo_timing tm = {0, 0, 0};
+    st = minima ? centres_device(in, o, pot, minima, halos, phi, min, found, &tm, err)
+                : centres_cpu(in, o, pot, halos, phi, min, found, &tm, err);
+    free(min);
+    if (st == FK_OK && timing) *timing = tm;
+    return st;
+}
+
+int fk_halostats_centres_await(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot,
+                               fk_pot_minima_fn minima, const fk_pot_min *min, fk_halo_found_fn wait, void *wait_ctx,
+                               fk_halo *halos, fk_halo_timing *timing, double *phi, fk_error *err)
+{
+    int st = fk_pot_check(pot, err);
+    if (st) return st;
+    if (o->n != in->n)
+        return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
+    for (uint64_t g = 0; g < o->ng; g++)
+        if (halos[g].ref != fk_halo_order_at(o, o->first[g]) || halos[g].n != o->first[g + 1] - o->first[g])
+            return fk_fail(err, FK_EINVAL, "group %" PRIu64 "'s potentials were found about another member", g + 1);
+    fk_halo_timing tm = {0, 0, 0};
+    uint64_t have = 0;
+    int over = 0;
+    /* the profiles of each run of groups as its minima come (their radii in
+     * memory of their own: the batches' rooms are the finder's) */
+    while (st == FK_OK && !over) {
+        const double tw = seconds();
+        const uint64_t found = wait(wait_ctx, have, &over);
+        tm.potential += seconds() - tw; /* waited for */
+        if (found > have && found <= o->ng) {
+            const double t0 = seconds();
+            const batch b = {.g0 = have, .g1 = found};
+            st = batch_profiles(in, o, &b, FK_CENTRE_MBP, min, pot->G, halos, NULL, err);
+            tm.profile += seconds() - t0;
+            have = found;
+        }
+    }
+    if (st == FK_OK && have < o->ng) { /* the finder stopped short: the rest as fk_halostats_centres_found does */
+        fk_halo_timing rest = {0, 0, 0};
+        st = fk_halostats_centres_found(in, o, pot, minima, min, have, halos, &rest, phi, err);
+        tm.gather += rest.gather, tm.potential += rest.potential, tm.profile += rest.profile;
     }
     if (st == FK_OK && timing) *timing = tm;
     return st;

@@ -284,4 +284,52 @@ int fk_halostats_centres_members(const fk_halo_input *in, const fk_halo_order *o
                                  const fk_pot_params *pot, fk_pot_minima_fn minima, fk_halo *halos,
                                  fk_halo_timing *timing, double *phi, fk_error *err);
 
+/* The potentials' minima alone, for a stage that has the positions and
+ * masses before the velocities (halostats -m while its input still comes):
+ * min[g - 1] and, when phi is not NULL, phi of every member, exactly as
+ * fk_halostats_centres_members finds them, each group's doubles about its
+ * first member (the lowest ID: the reference member
+ * fk_halostats_compute_members picks), batch after batch (the same batches)
+ * until stop(stop_ctx) says so (asked before each; stop NULL: never):
+ * *found gets the groups done, [0, *found), a whole number of batches.
+ * in->vel, in->type and in->grp are not read. Through minima as there
+ * (NULL: the CPU's; another on a thread of its own while the next batch's
+ * doubles are made). timing (may be NULL): the doubles in gather, the
+ * minima in potential. FK_EFORMAT when a member's position or mass is not
+ * finite, a mass below 0 or a particle's group beyond o->ng (then
+ * fk_halostats_compute_members names it: the caller goes that way),
+ * FK_EINVAL, FK_ENOMEM, or what minima fails with. */
+int fk_halostats_minima(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot,
+                        fk_pot_minima_fn minima, int (*stop)(void *), void *stop_ctx, fk_pot_min *min, double *phi,
+                        uint64_t *found, fk_halo_timing *timing, fk_error *err);
+
+/* fk_halostats_centres_members with FK_CENTRE_MBP, after
+ * fk_halostats_compute_members filled halos from the same members, the
+ * minima of groups [0, found) given (found_min, as fk_halostats_minima
+ * found them, its phi kept): the other groups' minima found through minima
+ * as there, the given groups' profiles beside the first of their batches
+ * on a device, and every profile. The same bytes as
+ * fk_halostats_centres_members. FK_EINVAL when a given group's reference
+ * member or size is not the one its minimum took, FK_ENOMEM, or what
+ * minima fails with. */
+int fk_halostats_centres_found(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot,
+                               fk_pot_minima_fn minima, const fk_pot_min *found_min, uint64_t found, fk_halo *halos,
+                               fk_halo_timing *timing, double *phi, fk_error *err);
+
+/* Waits until more than have groups' minima have been found (the groups
+ * [0, found) of a finder running fk_halostats_minima elsewhere), or the
+ * finder is over (*over = 1: all found, or it stopped); returns found. */
+typedef uint64_t (*fk_halo_found_fn)(void *ctx, uint64_t have, int *over);
+
+/* fk_halostats_centres_found while another thread still finds the minima
+ * (fk_halostats_minima into min): the profiles of each run of groups as
+ * wait says its minima have come, and when the finder stops short, the
+ * other groups' minima through minima, with phi, as there. The same bytes
+ * as fk_halostats_centres_members. timing's potential: the time waited.
+ * FK_EINVAL when a group's reference member or size is not the one the
+ * minima took, FK_ENOMEM, or what minima fails with. */
+int fk_halostats_centres_await(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot,
+                               fk_pot_minima_fn minima, const fk_pot_min *min, fk_halo_found_fn wait, void *wait_ctx,
+                               fk_halo *halos, fk_halo_timing *timing, double *phi, fk_error *err);
+
 #endif

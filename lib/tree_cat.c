@@ -130,6 +130,31 @@ static int attr_dbl(hid_t obj, const char *attr, double *v)
     return ok;
 }
 
+/* An optional string attribute of the object at path into buf (size
+ * bytes, NUL-terminated); returns 1 when read. */
+static int attr_str(hid_t f, const char *path, const char *attr, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (!link_exists(f, path)) return 0;
+    hid_t o = H5Oopen(f, path, H5P_DEFAULT);
+    if (o < 0) return 0;
+    int ok = 0;
+    if (H5Aexists(o, attr) > 0) {
+        hid_t a = H5Aopen(o, attr, H5P_DEFAULT), t = a < 0 ? -1 : H5Aget_type(a);
+        if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) && H5Tget_size(t) < size) {
+            hid_t m = H5Tcopy(t);
+            ok = m >= 0 && H5Tset_size(m, size) >= 0 && H5Tset_strpad(m, H5T_STR_NULLTERM) >= 0 &&
+                 H5Aread(a, m, buf) >= 0;
+            if (m >= 0) H5Tclose(m);
+        }
+        if (t >= 0) H5Tclose(t);
+        if (a >= 0) H5Aclose(a);
+    }
+    H5Oclose(o);
+    buf[size - 1] = 0;
+    return ok;
+}
+
 static int attr_of(hid_t f, const char *grp, const char *attr, double *v)
 {
     if (!link_exists(f, grp)) return 0;
@@ -522,6 +547,10 @@ int fk_treecat_read_part(fk_treecat *c, const char *name, int kind, int part, in
     if (!st) st = open_files(name, f, &S, err);
     /* SUBFIND's subhalos, not halostats' (which writes SubhaloFofLevel): only subhalos tell */
     if (!st) c->subfind = ns > 0 && !src_exists(&S, "/Subhalo/SubhaloFofLevel");
+    /* halostats' members most bound first (IDs/MemberOrder, memberorder.h) */
+    char order[32];
+    if (!st && attr_str(f, "/IDs", "MemberOrder", order, sizeof order))
+        c->ordered = !strcmp(order, "binding_energy") || !strcmp(order, "radius");
     uint64_t nids = 0;
     if (!st) st = read_members(&S, name, c, ng, part, nparts, &nids, err);
     if (!st) st = read_data(&S, name, "/Group/GroupLen", H5T_NATIVE_INT64, ng, 1, ng == 0, (void **)&glen, NULL, err);

@@ -30,7 +30,9 @@ extern "C" {
  * The halos are the Groups, or with FK_TREE_SUBHALOS the Subhalos. Halo h's
  * members are ids[first[h] .. first[h] + len[h] - 1], in the file's order:
  * in a SUBFIND catalogue most bound first (the binding rank the descendant
- * score weights), in fofkit's by snapshot index. Values are converted with
+ * score weights), in halostats' as its attribute IDs/MemberOrder says
+ * ("binding_energy", "radius": most bound first, memberorder.h; "id" or
+ * none, older files: by snapshot index). Values are converted with
  * each dataset's unit attributes (to_cgs, a_scaling, h_scaling; Gadget-4's
  * defaults when absent) into Consistent-Trees' units: masses Msun/h,
  * positions Mpc/h comoving, radii kpc/h comoving, velocities km/s physical
@@ -54,6 +56,9 @@ typedef struct fk_treecat {
     double *pos, *vel;                    /* nhalo x 3                                */
     double pos_unit;                      /* Mpc/h (pos's unit) per unit of the file's positions */
     int ranked;                           /* members reordered by distance (tree_rank.h) */
+    int ordered;                          /* halostats listed each halo's members most bound first:
+                                             IDs/MemberOrder "binding_energy" or "radius"
+                                             (memberorder.h); 0 "id" or absent */
     double *vmax;                         /* nhalo (groups: their main subhalo's, else 0) */
     double *mvir, *rvir, *m200c, *m200m, *m500c; /* nhalo; mvir = mass without SO     */
     uint64_t nids;

@@ -360,11 +360,15 @@ halo_rows() {
 @test "--format=stream: the input passed through, a HALO chunk per level and an HCOL record" {
     nine_levels -o lv.fof
     halostats --format=stream --softening=0.125 --G=1 -o out.fof lv.fof
-    # every chunk of the input, in order, then HCOL and the HALO levels
+    # every chunk of the input, in order, then HCOL and the HALO levels, and each level's members
+    # most bound first (MORDER, MRANK: member_order.bats checks them)
     [ "$(chunks out.fof | awk '{ print $2, $6 }')" = "$(chunks lv.fof | awk '$2 != "END" { print $2, $6 }')
 HCOL 0
 HALO 0
 HALO 1
+MORDER 0
+MRANK 0
+MRANK 1
 END 0" ]
     cmp <(u32_payload lv.fof GID) <(u32_payload out.fof GID)
     chunks out.fof | awk '$2 == "HALO" { if ($3 != "<f8") exit 1 }'

@@ -128,7 +128,7 @@ need_series() {
     [[ "$output" == "built: 18 halos, 7 trees,"* ]]
 }
 
-@test "--weight=auto: 1/rank for SUBFIND's catalogues, counts for halostats' (SubhaloFofLevel)" {
+@test "--weight=auto: 1/rank for SUBFIND's catalogues, counts for halostats' (SubhaloFofLevel) without IDs/MemberOrder" {
     need_built
     run -0 halotree -v --links subfind_001.hdf5 subfind_002.hdf5
     [[ "$output" == *$'\n1 5 2 5 15 3.31823 1 1\n1 5 2 6 5 0.279511 0 0'* ]]

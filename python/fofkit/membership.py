@@ -138,7 +138,8 @@ def members(catalogue, ids, group=None, subhalos=False, level=0, missing="raise"
     missing: 'raise' (default) when a member's ID is not among ids (ValueError, saying how many), or
     'drop' to leave such members out (ids of some particle types only).
     order: 'catalogue' (default), the rows in the order the catalogue lists its members (an HDF5
-    catalogue's IDs/ID: a group's Subhalos first; a stream's by original index); 'snapshot', increasing
+    catalogue's IDs/ID: a group's Subhalos first, each run most bound first as its attribute
+    IDs/MemberOrder says; a stream's by original index); 'snapshot', increasing
     (pynbody's sim[rows] needs its families in order).
     Returns int64 arrays of rows of ids."""
     if missing not in _MISSING:

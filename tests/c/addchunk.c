@@ -8,9 +8,12 @@
 #include "stream.h"
 
 /*
- * Usage: addchunk [--drop=TAG[@K]]... [-o FILE] STREAM [SPEC]...
+ * Usage: addchunk [--drop=TAG[@K]]... [--last=TAG[@K]]... [-o FILE] STREAM [SPEC]...
  * Copies STREAM ("-": stdin) chunk by chunk, leaving out the chunks named
- * by --drop (every level, or level K), then appends one chunk per SPEC:
+ * by --drop (every level, or level K) and holding back those named by
+ * --last, written after all the others in their order (a stream in another
+ * chunk order: foflink's LINK and SINK after the particles, as an older
+ * foflink wrote them), then appends one chunk per SPEC:
  *   TAG[@K]:u4:V V ...       <u4, one column, a row per value (flags 0)
  *   TAG[@K]:f8:V V ...       <f8, the same
  *   TAG[@K]:text:LINE;LINE   a text chunk, lines separated by ';'
@@ -27,14 +30,23 @@ static void help(void)
            "  TAG[@K]:u4:V V ...   TAG[@K]:f8:V V ...   TAG[@K]:text:LINE;LINE...\n"
            "\n"
            "      --drop=TAG[@K]   leave out the chunks TAG (of level K only, with @K); repeatable\n"
+           "      --last=TAG[@K]   write the chunks TAG (of level K only) after all the others; repeatable\n"
            "  -o FILE, -f, -z[N], -v, -h, -V   as in every fofkit program\n");
 }
 
-static struct {
+typedef struct named {
     char tag[FK_TAG_MAX + 1];
     long level; /* -1: any */
-} drops[16];
-static int ndrops;
+} named;
+static named drops[16], lasts[16];
+static int ndrops, nlasts;
+
+/* The chunks held back by --last, in their order. */
+static struct {
+    fk_chunk c;
+    void *data;
+} held[64];
+static int nheld;
 
 /* Splits "TAG[@K]" at s (up to end) into tag and level (-1 when absent). */
 static void tag_level(const char *s, size_t len, char *tag, long *level, const char *what)
@@ -55,11 +67,16 @@ static void tag_level(const char *s, size_t len, char *tag, long *level, const c
     }
 }
 
+static int named_in(const named *list, int n, const fk_chunk *c)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i].tag, c->tag) == 0 && (list[i].level < 0 || list[i].level == (long)c->level)) return 1;
+    return 0;
+}
+
 static int dropped(const fk_chunk *c)
 {
-    for (int i = 0; i < ndrops; i++)
-        if (strcmp(drops[i].tag, c->tag) == 0 && (drops[i].level < 0 || drops[i].level == (long)c->level)) return 1;
-    return 0;
+    return named_in(drops, ndrops, c);
 }
 
 /* Appends the chunk of one SPEC. */
@@ -122,7 +139,8 @@ int main(int argc, char **argv)
 {
     prog_init("addchunk");
     prog_std std = {0};
-    static const struct option longopts[] = {PROG_STD_LONG, {"drop", required_argument, 0, 'D'}, {0, 0, 0, 0}};
+    static const struct option longopts[] = {PROG_STD_LONG, {"drop", required_argument, 0, 'D'},
+                                             {"last", required_argument, 0, 'L'}, {0, 0, 0, 0}};
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":" PROG_STD_SHORT, longopts, NULL)) != -1) {
@@ -131,6 +149,10 @@ int main(int argc, char **argv)
             if (ndrops == 16) prog_usage("--drop: at most 16");
             tag_level(optarg, strlen(optarg), drops[ndrops].tag, &drops[ndrops].level, "--drop");
             ndrops++;
+        } else if (opt == 'L') {
+            if (nlasts == 16) prog_usage("--last: at most 16");
+            tag_level(optarg, strlen(optarg), lasts[nlasts].tag, &lasts[nlasts].level, "--last");
+            nlasts++;
         }
     }
     if (optind >= argc) prog_usage("a stream is needed ('-' for stdin)");
@@ -144,12 +166,24 @@ int main(int argc, char **argv)
     fk_output *out = prog_open_output(&std, 1);
     if (fk_writer_open(&w, fk_output_file(out), std.zlevel, &err)) prog_fail(&err);
     int st;
-    while ((st = fk_reader_next(r, &c, &err)) == 1)
-        if (!dropped(&c) && fk_writer_copy(w, r, &c, &err)) prog_fail(&err);
+    while ((st = fk_reader_next(r, &c, &err)) == 1) {
+        if (dropped(&c)) continue;
+        if (named_in(lasts, nlasts, &c)) {
+            if (nheld == 64) prog_die(EXIT_DATA, "--last: at most 64 chunks are held back");
+            held[nheld].c = c;
+            if (fk_reader_load(r, &held[nheld].data, &err)) prog_fail(&err);
+            nheld++;
+        } else if (fk_writer_copy(w, r, &c, &err)) {
+            prog_fail(&err);
+        }
+    }
     if (st < 0) prog_fail(&err);
+    for (int k = 0; k < nheld; k++)
+        if (fk_writer_put_read(w, &held[k].c, held[k].data, &err)) prog_fail(&err);
     for (int k = optind + 1; k < argc; k++) append(w, argv[k]);
     if (fk_writer_finish(w, &err)) prog_fail(&err);
     fk_writer_free(w);
+    for (int k = 0; k < nheld; k++) free(held[k].data);
     fk_reader_close(r);
     fk_input_close(in);
     prog_commit(out);

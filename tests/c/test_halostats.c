@@ -715,6 +715,93 @@ static void measure_all(const stream *s, uint64_t ng, fk_pot_minima_fn minima, i
     (void)threads;
 }
 
+/* fk_halostats_minima's stop: after *ctx batches (0: before the first). */
+static int stop_after(void *ctx)
+{
+    int *left = ctx;
+    return (*left)-- <= 0;
+}
+
+/* measure_all as halostats -m does it when the positions and masses come
+ * before the velocities: the minima of the first batches first
+ * (fk_halostats_minima, over the members alone, stopped after `batches`),
+ * then the halos, the other minima and the profiles. */
+static void measure_found(const stream *s, uint64_t ng, fk_pot_minima_fn minima, int threads, int batches, fk_halo *h,
+                          double *phi)
+{
+#ifdef _OPENMP
+    const int nt = omp_get_max_threads();
+    omp_set_num_threads(threads);
+#endif
+    fk_halo_input in = {s->n, s->pos, NULL, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin, 0, 0, 0, NULL, 0};
+    fk_error err = {0};
+    fk_pot_params p = pot(1, 1e-4);
+    fk_halo_order o;
+    fk_pot_min *min = malloc(ng * sizeof *min);
+    for (uint64_t i = 0; i < s->n; i++) phi[i] = 0;
+    CHECK_MSG(fk_halo_order_build(s->n, s->grp, s->ids, ng, &o, &err) == FK_OK, "%s", err.msg);
+    uint64_t found;
+    const int want = batches;
+    CHECK_MSG(fk_halostats_minima(&in, &o, &p, minima, stop_after, &batches, min, phi, &found, NULL, &err) == FK_OK,
+              "%s", err.msg);
+    CHECK(want == 0 ? found == 0 : found > 0 && found < ng); /* told to stop inside the level */
+    in.vel = s->vel; /* the velocities come */
+    CHECK_MSG(fk_halostats_compute_members(&in, &o, h, "t", &err) == FK_OK, "%s", err.msg);
+    /* minima found about other reference members are refused */
+    h[0].ref ^= 1;
+    CHECK(found == 0 || fk_halostats_centres_found(&in, &o, &p, minima, min, found, h, NULL, phi, &err) == FK_EINVAL);
+    h[0].ref ^= 1;
+    CHECK_MSG(fk_halostats_centres_found(&in, &o, &p, minima, min, found, h, NULL, phi, &err) == FK_OK, "%s", err.msg);
+    fk_halo_order_free(&o);
+    free(min);
+#ifdef _OPENMP
+    omp_set_num_threads(nt);
+#endif
+    (void)threads;
+}
+
+/* A finder seen from fk_halostats_centres_await: the first batch's groups,
+ * then all of them, or (short) the first batch's and over. */
+typedef struct steps {
+    uint64_t first, all;
+    int calls, short_of;
+} steps;
+
+static uint64_t step_found(void *ctx, uint64_t have, int *over)
+{
+    steps *s = ctx;
+    s->calls++;
+    *over = s->short_of || have >= s->first;
+    return have < s->first || s->short_of ? s->first : s->all;
+}
+
+/* measure_all with the minima of every group, or of the first batch only
+ * (short_of), found first, and the profiles made as fk_halostats_centres_await
+ * is told they have come (the rest of the minima through minima). */
+static void measure_await(const stream *s, uint64_t ng, fk_pot_minima_fn minima, int short_of, fk_halo *h, double *phi)
+{
+    fk_halo_input in = {s->n, s->pos, NULL, s->mass, s->ids, s->grp, s->periodic, s->box, s->origin, 0, 0, 0, NULL, 0};
+    fk_error err = {0};
+    fk_pot_params p = pot(1, 1e-4);
+    fk_halo_order o;
+    fk_pot_min *min = malloc(ng * sizeof *min);
+    int batches = 1;
+    uint64_t first, found;
+    for (uint64_t i = 0; i < s->n; i++) phi[i] = 0;
+    CHECK_MSG(fk_halo_order_build(s->n, s->grp, s->ids, ng, &o, &err) == FK_OK, "%s", err.msg);
+    CHECK(fk_halostats_minima(&in, &o, &p, minima, stop_after, &batches, min, phi, &first, NULL, &err) == FK_OK);
+    if (!short_of) CHECK(fk_halostats_minima(&in, &o, &p, minima, NULL, NULL, min, phi, &found, NULL, &err) == FK_OK);
+    CHECK(first > 0 && first < ng && (short_of || found == ng));
+    in.vel = s->vel;
+    CHECK_MSG(fk_halostats_compute_members(&in, &o, h, "t", &err) == FK_OK, "%s", err.msg);
+    steps st = {first, ng, 0, short_of};
+    CHECK_MSG(fk_halostats_centres_await(&in, &o, &p, minima, min, step_found, &st, h, NULL, phi, &err) == FK_OK, "%s",
+              err.msg);
+    CHECK(st.calls == (short_of ? 1 : 2));
+    fk_halo_order_free(&o);
+    free(min);
+}
+
 /* Over 2^20 members, so that the potentials take more than one batch: 12000
  * groups of 100 and one of 70000 (a tree for its potentials, every thread
  * on its radii) numbered in the middle, members interleaved in the stream,
@@ -743,20 +830,25 @@ static void test_batches(void)
         }
     for (uint64_t i = 0; i < s.n; i++) s.ids[i] = s.n - 1 - i;
     const uint64_t ng = SMALLG + 1;
-    fk_halo *h[4];
-    double *phi[4];
-    for (int k = 0; k < 4; k++) h[k] = malloc(ng * sizeof *h[k]), phi[k] = malloc(s.n * sizeof *phi[k]);
+    fk_halo *h[9];
+    double *phi[9];
+    for (int k = 0; k < 9; k++) h[k] = malloc(ng * sizeof *h[k]), phi[k] = malloc(s.n * sizeof *phi[k]);
     measure_all(&s, ng, NULL, 1, h[0], phi[0]);
     measure_all(&s, ng, NULL, 3, h[1], phi[1]);
     measure_all(&s, ng, cpu_as_device, 1, h[2], phi[2]);
     measure_all(&s, ng, cpu_as_device, 3, h[3], phi[3]);
+    measure_found(&s, ng, NULL, 3, 1, h[4], phi[4]);
+    measure_found(&s, ng, cpu_as_device, 2, 1, h[5], phi[5]);
+    measure_found(&s, ng, cpu_as_device, 1, 0, h[6], phi[6]);
+    measure_await(&s, ng, cpu_as_device, 0, h[7], phi[7]);
+    measure_await(&s, ng, cpu_as_device, 1, h[8], phi[8]);
     CHECK(h[0][BIGID - 1].n == BIG && h[0][0].n == PER && s.n > (1u << 20));
     CHECK(h[0][BIGID - 1].method == FK_POT_BY_TREE && h[0][0].method == FK_POT_BY_EXACT);
-    for (int k = 1; k < 4; k++) {
+    for (int k = 1; k < 9; k++) {
         CHECK_MSG(memcmp(h[0], h[k], ng * sizeof *h[0]) == 0, "run %d's halos", k);
         CHECK_MSG(memcmp(phi[0], phi[k], s.n * sizeof *phi[0]) == 0, "run %d's potentials", k);
     }
-    for (int k = 0; k < 4; k++) free(h[k]), free(phi[k]);
+    for (int k = 0; k < 9; k++) free(h[k]), free(phi[k]);
     free(centre);
     free_stream(&s);
 }

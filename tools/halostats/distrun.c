@@ -168,18 +168,20 @@ typedef struct hmember {
     uint64_t id, pid; /* its original index; its snapshot ID (PID), or id without PID chunks */
     float mass;
     uint32_t g0, g1; /* its groups of levels 0 and 1 */
+    float pos[3];    /* its position: its place in its group's order (memberorder.h) */
 } hmember;
 
 /* --format=hdf5: the particles in a group of level 0 or 1 gathered on rank
- * 0 (32 bytes each), in the order of the ranks' streams concatenated, as
+ * 0 (48 bytes each), in the order of the ranks' streams concatenated, as
  * gid arrays of the source's particles (gid1 NULL without level 1) and the
- * members' masses, IDs and snapshot IDs (pids NULL: none; then *mpids is
- * NULL): what the catalogue reads of one process's stream. Every rank
- * must have PID chunks or none. Collective; on rank 0 *gid0, *gid1, *mass,
- * *ids, *mpids are malloc'd and *n set. */
+ * members' masses, positions, IDs and snapshot IDs (pids NULL: none; then
+ * *mpids is NULL): what the catalogue reads of one process's stream. Every
+ * rank must have PID chunks or none. Collective; on rank 0 *gid0, *gid1,
+ * *mass, *mpos, *ids, *mpids are malloc'd and *n set. */
 static int gather_members(const fk_snap *snap, const uint64_t *ids, const uint64_t *pids, const float *mass,
-                          const uint32_t *gidl0, const uint32_t *gidl1, uint32_t **gid0, uint32_t **gid1,
-                          float **mmass, uint64_t **mids, uint64_t **mpids, uint64_t *n, fk_error *err)
+                          const float *pos, const uint32_t *gidl0, const uint32_t *gidl1, uint32_t **gid0,
+                          uint32_t **gid1, float **mmass, float **mpos, uint64_t **mids, uint64_t **mpids, uint64_t *n,
+                          fk_error *err)
 {
     uint64_t k = 0, ngot = 0;
     for (uint64_t i = 0; i < snap->n; i++) k += gidl0[i] || (gidl1 && gidl1[i]);
@@ -198,24 +200,27 @@ static int gather_members(const fk_snap *snap, const uint64_t *ids, const uint64
         k = 0;
         for (uint64_t i = 0; i < snap->n; i++)
             if (gidl0[i] || (gidl1 && gidl1[i]))
-                send[k++] = (hmember){ids[i], pids ? pids[i] : ids[i], mass[i], gidl0[i], gidl1 ? gidl1[i] : 0};
+                send[k++] = (hmember){ids[i], pids ? pids[i] : ids[i], mass[i], gidl0[i], gidl1 ? gidl1[i] : 0,
+                                      {pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]}};
         count[0] = k;
         st = fk_dist_alltoall(send, count, sizeof *send, (void **)&got, rcount, &ngot, err);
     }
-    *gid0 = *gid1 = NULL, *mmass = NULL, *mids = NULL, *mpids = NULL, *n = ngot;
+    *gid0 = *gid1 = NULL, *mmass = *mpos = NULL, *mids = NULL, *mpids = NULL, *n = ngot;
     if (!st && rank == 0) {
         const uint64_t ns = snap->nsource ? snap->nsource : 1;
         *gid0 = calloc(ns, sizeof **gid0);
         if (gidl1) *gid1 = calloc(ns, sizeof **gid1);
         *mmass = malloc((ngot ? ngot : 1) * sizeof **mmass), *mids = malloc((ngot ? ngot : 1) * sizeof **mids);
+        *mpos = malloc((ngot ? ngot : 1) * 3 * sizeof **mpos);
         if (pids) *mpids = malloc((ngot ? ngot : 1) * sizeof **mpids);
-        if (!*gid0 || (gidl1 && !*gid1) || !*mmass || !*mids || (pids && !*mpids))
+        if (!*gid0 || (gidl1 && !*gid1) || !*mmass || !*mpos || !*mids || (pids && !*mpids))
             st = fk_fail(err, FK_ENOMEM, "out of memory for the HDF5 catalogue's %" PRIu64 " members", ngot);
         for (uint64_t i = 0; i < ngot && !st; i++) {
             const hmember *m = &got[i];
             (*gid0)[m->id] = m->g0;
             if (*gid1) (*gid1)[m->id] = m->g1;
             (*mmass)[i] = m->mass, (*mids)[i] = m->id;
+            for (int a = 0; a < 3; a++) (*mpos)[3 * i + a] = m->pos[a];
             if (*mpids) (*mpids)[i] = m->pid;
         }
     }
@@ -226,14 +231,14 @@ static int gather_members(const fk_snap *snap, const uint64_t *ids, const uint64
 /* Rank 0: the HDF5 catalogue (levels 0 and 1) to f. */
 static int write_hdf5(FILE *f, const char *fname, const options *o, const fk_snap *snap, fk_halo *const *rows,
                       const uint64_t *ng, const uint32_t *gid0, const uint32_t *gid1, const float *mass,
-                      const uint64_t *ids, const uint64_t *pids, uint64_t n, fk_error *err)
+                      const float *pos, const uint64_t *ids, const uint64_t *pids, uint64_t n, fk_error *err)
 {
     fk_snap s = *snap; /* the members alone */
     s.n = n;
     void *image = NULL;
     size_t bytes = 0;
     int st =
-        hdf5_image(&s, mass, ids, pids, gid0, gid1, rows, ng, o, &image, &bytes, err);
+        hdf5_image(&s, pos, mass, ids, pids, gid0, gid1, rows, ng, o, &image, &bytes, err);
     if (!st && fwrite(image, 1, bytes, f) != bytes) st = fk_fail(err, FK_EIO, "%s: write error", fname);
     free(image);
     return st;
@@ -322,7 +327,10 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     if (!st && !stream && rank == 0) st = fk_output_open(&out, std->output, o->format == 3, std->force, &err);
     check(st, &err);
     st = fk_input_open(&f, inname, 1, std->force, &err);
-    if (!st) st = fk_filter_start(&flt, f, name, sout ? fk_output_file(sout) : NULL, std->zlevel, &err);
+    /* an overlay (groups --overlay) read with its base (overlay.h) */
+    if (!st)
+        st = fk_filter_start_follow(&flt, f, name, strcmp(inname, "-") ? inname : NULL,
+                                    sout ? fk_output_file(sout) : NULL, std->zlevel, &err);
     if (!st) st = fk_filter_read(&flt, want, o->format == 3 ? NW : W_PID, &err);
     if (!st) st = read_levels(want, &in, name, &err);
     if (!st && want[W_LINK].data[0]) st = hs_parse_link(&in, want[W_LINK].data[0], name, &err);
@@ -427,13 +435,13 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
      * succeeded, and every rank exits with rank 0's status. */
     double t1 = prog_now();
     uint32_t *gid0 = NULL, *gid1 = NULL;
-    float *mmass = NULL;
+    float *mmass = NULL, *mpos = NULL;
     uint64_t *mids = NULL, *mpids = NULL, nmem = 0;
     st = FK_OK;
     if (o->format == 3)
-        st = gather_members(&snap, ids, want[W_PID].data[0], want[W_MASS].data[0], want[W_GIDL].data[0],
-                            in.nlevels > 1 ? want[W_GIDL].data[1] : NULL, &gid0, &gid1, &mmass, &mids, &mpids, &nmem,
-                            &err);
+        st = gather_members(&snap, ids, want[W_PID].data[0], want[W_MASS].data[0], want[W_POS].data[0],
+                            want[W_GIDL].data[0], in.nlevels > 1 ? want[W_GIDL].data[1] : NULL, &gid0, &gid1, &mmass,
+                            &mpos, &mids, &mpids, &nmem, &err);
     if (stream) { /* rank 0's stream also gets the catalogue */
         if (rank == 0) st = write_hcol(flt.w, &in, o, &err);
         for (int k = 0; k < in.nlevels && !st && rank == 0; k++) st = write_halo(flt.w, o, k, rows[k], ng[k], &err);
@@ -444,7 +452,8 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
         {
             FILE *fo = fk_output_file(out);
             if (o->format == 3)
-                st = write_hdf5(fo, fk_output_name(out), o, &snap, rows, ng, gid0, gid1, mmass, mids, mpids, nmem, &err);
+                st = write_hdf5(fo, fk_output_name(out), o, &snap, rows, ng, gid0, gid1, mmass, mpos, mids, mpids, nmem,
+                                &err);
             else if (o->format == 1)
                 write_csv_header(fo, o);
             else
@@ -457,7 +466,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
                 fk_output_abort(out);
         }
     }
-    free(gid0), free(gid1), free(mmass), free(mids), free(mpids);
+    free(gid0), free(gid1), free(mmass), free(mpos), free(mids), free(mpids);
     check(st, &err);
     if (rank == 0) {
         for (int k = 0; k < in.nlevels; k++) {

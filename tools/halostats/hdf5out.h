@@ -26,9 +26,11 @@ void hdf5_write(fk_output *out, fk_output *snap, const input *in, const options 
  * from the snap->n particles of mass, ids and pids (the snapshot's IDs of
  * the PID chunks, or NULL: the catalogue names the members by ids; the
  * grouped ones are enough), in the units and with the SO and bound
- * columns of o; fk_halocat_hdf5's errors. */
-int hdf5_image(const fk_snap *snap, const float *mass, const uint64_t *ids, const uint64_t *pids, const uint32_t *gid0,
-               const uint32_t *gid1, fk_halo *const *halos, const uint64_t *ng, const options *o, void **image,
-               size_t *size, fk_error *err);
+ * columns of o, each run of members nearest its centre first when pos
+ * (their positions) is given and the centres are potential minima
+ * (memberorder.h), else by ID; fk_halocat_hdf5's errors. */
+int hdf5_image(const fk_snap *snap, const float *pos, const float *mass, const uint64_t *ids, const uint64_t *pids,
+               const uint32_t *gid0, const uint32_t *gid1, fk_halo *const *halos, const uint64_t *ng, const options *o,
+               void **image, size_t *size, fk_error *err);
 
 #endif

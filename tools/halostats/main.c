@@ -10,6 +10,7 @@
 #include "gpu.h"
 #include "groups.h"
 #include "groupsrun.h"
+#include "haloearly.h"
 #include "dist.h"
 #include "distrun.h"
 #include "halostats.h"
@@ -19,10 +20,12 @@
 #include "masses.h"
 #include "potential.h"
 #include "prog.h"
+#include "ranks.h"
 #include "rankquiet.h"
 #include "snapunits.h"
 #include "snap.h"
 #include "stream.h"
+#include "streamfeed.h"
 #include "version.h"
 
 
@@ -41,7 +44,9 @@ static void help(void)
            "\n"
            "  -m, --min-size=N      take foflink's stream and do groups' work here: groups of at least\n"
            "                        N members, the catalogue of groups -m N | halostats byte for byte,\n"
-           "                        without the particles written and read once more between them\n"
+           "                        without the particles written and read once more between them;\n"
+           "                        the groups, members and potentials start once LINK, SINK, ID,\n"
+           "                        POS and MASS have come, while the rest is read\n"
            "      --centre=mbp|com  centre on the most bound member (least softened potential,\n"
            "                        default) or on the centre of mass (no potentials)\n"
            "      --softening=EPS   Plummer softening, in the stream's length unit (default %g times\n"
@@ -69,9 +74,11 @@ static void help(void)
            "centre added to sigma_v and the unbinding's energies, potentials and vmax with physical r.\n"
            "      --format=FORMAT   'text' (default), 'csv' (one header row of column names with their\n"
            "                        units, mass[Msun/h]), or\n"
-           "                        'stream': the input stream with HALO and HCOL chunks appended,\n"
+           "                        'stream': the input stream with HALO and HCOL chunks appended\n"
+           "                        (and MRANK: each particle's place in its group, most bound first),\n"
            "                        'hdf5': a Gadget-4 style fof_subhalo_tab HDF5 file (levels 0, 1;\n"
-           "                        the snapshot's units, Gadget's kpc/h, 1e10 Msun/h, km/s without),\n"
+           "                        the snapshot's units, Gadget's kpc/h, 1e10 Msun/h, km/s without;\n"
+           "                        each halo's members most bound first, as IDs/MemberOrder says),\n"
            "                        or 'grp' (with --unbind): a .grp file of the bound members\n"
            "      --snapshot=FILE   with --format=hdf5, also the stream's particles as a Gadget-4\n"
            "                        snapshot in the catalogue's group order (pynbody's halos() read it)\n"
@@ -106,27 +113,46 @@ static int gpu_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min
     return st;
 }
 
-static void check_level(const input *in, const fk_chunk *c)
+/* The CPU's minima behind the hook a device's takes (FOFKIT_POT_HOOK=cpu,
+ * for tests without a GPU: the device's paths, the CPU's bytes). */
+static int cpu_hook(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_error *err)
+{
+    return fk_pot_minima(g, p, min, err);
+}
+
+/* The potentials' minima other than the CPU's own path: the GPU's, or the
+ * CPU's behind the device's hook; NULL: the CPU's. */
+static fk_pot_minima_fn minima_of(const options *o)
+{
+    if (o->device == DEV_GPU) return gpu_minima;
+    const char *e = getenv("FOFKIT_POT_HOOK");
+    return e && !strcmp(e, "cpu") ? cpu_hook : NULL;
+}
+
+static int check_level(const input *in, const fk_chunk *c, fk_error *err)
 {
     if (c->level >= MAX_LEVELS)
-        prog_die(EXIT_DATA, "%s: chunk %s has level %" PRIu32 ": at most %d levels (0 to %d) are read", in->name,
-                 c->tag, c->level, MAX_LEVELS, MAX_LEVELS - 1);
+        return fk_fail(err, FK_EFORMAT, "%s: chunk %s has level %" PRIu32 ": at most %d levels (0 to %d) are read",
+                       in->name, c->tag, c->level, MAX_LEVELS, MAX_LEVELS - 1);
+    return FK_OK;
 }
 
 /* Loads a chunk of <u4 x 1 into *dest (refusing a second one of its level)
  * after checking its rows (0: any). */
-static void load_u32(fk_reader *r, const input *in, const fk_chunk *c, uint64_t rows, uint32_t **dest, void **raw)
+static int load_u32(fk_reader *r, const input *in, const fk_chunk *c, uint64_t rows, uint32_t **dest, void **raw,
+                    fk_error *err)
 {
-    fk_error err = {0};
-    if (*dest) prog_die(EXIT_DATA, "%s: stream has two %s chunks of level %" PRIu32, in->name, c->tag, c->level);
+    if (*dest)
+        return fk_fail(err, FK_EFORMAT, "%s: stream has two %s chunks of level %" PRIu32, in->name, c->tag, c->level);
     if (strcmp(c->dtype, "<u4") != 0 || c->ncols != 1)
-        prog_die(EXIT_DATA, "%s: chunk %s holds %s x %" PRIu32 ", expected <u4 x 1", in->name, c->tag, c->dtype,
-                 c->ncols);
+        return fk_fail(err, FK_EFORMAT, "%s: chunk %s holds %s x %" PRIu32 ", expected <u4 x 1", in->name, c->tag,
+                       c->dtype, c->ncols);
     if (rows && c->nrows != rows)
-        prog_die(EXIT_DATA, "%s: chunk %s has %" PRIu64 " rows for the %" PRIu64 " particles of the source", in->name,
-                 c->tag, c->nrows, rows);
-    if (fk_reader_load(r, raw, &err)) prog_fail(&err);
-    *dest = *raw;
+        return fk_fail(err, FK_EFORMAT, "%s: chunk %s has %" PRIu64 " rows for the %" PRIu64 " particles of the source",
+                       in->name, c->tag, c->nrows, rows);
+    int st = fk_reader_load(r, raw, err);
+    if (!st) *dest = *raw;
+    return st;
 }
 
 int hs_parse_link(input *in, const char *text, const char *name, fk_error *err)
@@ -155,93 +181,231 @@ int hs_parse_link(input *in, const char *text, const char *name, fk_error *err)
     return FK_OK;
 }
 
+/* The input as the feed reads it (streamfeed.h): what halostats keeps, and
+ * with -m what the work before its end needs. */
+typedef struct reading {
+    input *in;
+    fk_writer *w;     /* --format=stream: every chunk but HALO and HCOL written on */
+    uint64_t minsize; /* -m */
+    int link_levels;  /* -m: the levels LINK names (its levels key; 0: none) */
+    input seen;       /* -m: the input as it was when the early work could start */
+    int seen_levels;  /* and link_levels then */
+} reading;
+
+/* One chunk of the input (the feed's take): checked, loaded or passed on. */
+static int take_chunk(void *ctx, fk_reader *r, const fk_chunk *cp, fk_error *err)
+{
+    reading *rd = ctx;
+    input *in = rd->in;
+    fk_writer *w = rd->w;
+    const uint64_t minsize = rd->minsize;
+    fk_chunk c = *cp;
+    void *raw = NULL;
+    int is = 1; /* a chunk halostats reads */
+    int st = FK_OK;
+    if (strcmp(c.tag, "POS") == 0 || strcmp(c.tag, "VEL") == 0 || strcmp(c.tag, "MASS") == 0) {
+        float **dest = c.tag[0] == 'P' ? &in->pos : c.tag[0] == 'V' ? &in->vel : &in->mass;
+        if (*dest) return fk_fail(err, FK_EFORMAT, "%s: stream has two %s chunks", in->name, c.tag);
+        if ((st = fk_snap_check_chunk(&in->snap, &c, "<f4", c.tag[0] == 'M' ? 1 : 3, in->name, err)) ||
+            (st = fk_reader_load(r, &raw, err)))
+            return st;
+        *dest = raw;
+    } else if (strcmp(c.tag, "ID") == 0) {
+        if (in->ids) return fk_fail(err, FK_EFORMAT, "%s: stream has two ID chunks", in->name);
+        if ((st = fk_snap_check_chunk(&in->snap, &c, NULL, 1, in->name, err)) || (st = fk_reader_load(r, &raw, err)))
+            return st;
+    } else if (strcmp(c.tag, "PID") == 0) {
+        if (in->pids) return fk_fail(err, FK_EFORMAT, "%s: stream has two PID chunks", in->name);
+        if ((st = fk_snap_check_chunk(&in->snap, &c, "<u8", 1, in->name, err)) || (st = fk_reader_load(r, &raw, err)))
+            return st;
+        in->pids = raw;
+    } else if (strcmp(c.tag, "TYPE") == 0) {
+        if (in->type) return fk_fail(err, FK_EFORMAT, "%s: stream has two TYPE chunks", in->name);
+        if ((st = fk_snap_check_chunk(&in->snap, &c, "|u1", 1, in->name, err)) || (st = fk_reader_load(r, &raw, err)))
+            return st;
+        in->type = raw;
+    } else if (minsize && strcmp(c.tag, "SINK") == 0) {
+        if ((st = check_level(in, &c, err)) || (st = load_u32(r, in, &c, in->snap.n, &in->sinks[c.level], &raw, err)))
+            return st;
+        if ((int)c.level >= in->nsinks) in->nsinks = (int)c.level + 1;
+    } else if (minsize && (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "GPAR") == 0)) {
+        return fk_fail(err, FK_EFORMAT,
+                       "%s: the stream has groups already (a %s chunk): -m takes foflink's stream; drop -m", in->name,
+                       c.tag);
+    } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GPAR") == 0) {
+        if ((st = check_level(in, &c, err))) return st;
+        level *L = &in->lv[c.level];
+        if (c.tag[1] == 'I') {
+            st = load_u32(r, in, &c, in->snap.nsource, &L->gid, &raw, err);
+        } else {
+            if (c.level == 0)
+                return fk_fail(err, FK_EFORMAT, "%s: chunk GPAR has level 0 (parents start at level 1)", in->name);
+            st = load_u32(r, in, &c, 0, &L->gpar, &raw, err);
+            L->ngpar = c.nrows;
+        }
+        if (st) return st;
+        if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
+    } else if ((strcmp(c.tag, "GRPS") == 0 || (strcmp(c.tag, "LINK") == 0 && c.level == 0))) {
+        if ((st = check_level(in, &c, err)) || (st = fk_reader_load(r, &raw, err))) return st;
+        uint64_t size = fk_chunk_rawsize(&c);
+        char *text = malloc(size + 1);
+        if (!text) {
+            free(raw);
+            return fk_fail(err, FK_ENOMEM, "out of memory for chunk %s", c.tag);
+        }
+        memcpy(text, raw, size);
+        text[size] = '\0';
+        if (c.tag[0] == 'G') {
+            level *L = &in->lv[c.level];
+            if (L->have_grps)
+                st = fk_fail(err, FK_EFORMAT, "%s: stream has two GRPS chunks of level %" PRIu32, in->name, c.level);
+            else
+                st = fk_groups_parse(text, &L->grps, in->name, err);
+            L->have_grps = 1;
+            if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
+        } else {
+            st = hs_parse_link(in, text, in->name, err);
+            /* the levels whose SINK chunks the early work waits for, as groups reads them */
+            uint64_t k;
+            fk_error e = {0};
+            rd->link_levels = fk_kv_has(text, "levels") && !fk_kv_get_u64(text, "levels", &k, "LINK", &e) && k >= 1 &&
+                                      k <= FK_LEVELS_MAX ? (int)k : 0;
+        }
+        free(text);
+        if (st) {
+            free(raw);
+            return st;
+        }
+    } else if (strcmp(c.tag, "HALO") == 0 || strcmp(c.tag, "HCOL") == 0 || strcmp(c.tag, "MORDER") == 0 ||
+               strcmp(c.tag, "MRANK") == 0) {
+        in->replaced = 1;
+        return FK_OK;
+    } else {
+        is = 0;
+    }
+    if (w && (st = is ? fk_writer_put_read(w, &c, raw, err) : fk_writer_copy(w, r, &c, err))) return st;
+    /* kept: POS VEL MASS PID GID GPAR, and ID widened on every core; the rest was copied or parsed */
+    if (strcmp(c.tag, "ID") == 0 && (st = fk_snap_widen_ids(raw, &c, &in->ids, err))) return st;
+    if (strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "LINK") == 0) free(raw);
+    return FK_OK;
+}
+
+/* -m (the feed's ready, on its thread): whether the IDs, every SINK level
+ * LINK names, the positions and the masses have come; then the input as it
+ * is is copied, for the early work. */
+static int early_ready(void *ctx)
+{
+    reading *rd = ctx;
+    const input *in = rd->in;
+    if (!in->ids || !in->pos || !in->mass || rd->link_levels == 0) return 0;
+    for (int k = 0; k < rd->link_levels; k++)
+        if (!in->sinks[k]) return 0;
+    rd->seen = *in;
+    rd->seen_levels = rd->link_levels;
+    return 1;
+}
+
+/* What -m did before its input ended (haloearly.h), and what it assumed. */
+typedef struct early {
+    fk_halo_early e;
+    int ran;            /* the groups were numbered: st their status */
+    int st;
+    fk_error err;
+    int levels;         /* the SINK levels numbered */
+    const uint64_t *ids;
+    const float *pos, *mass;
+    fk_pot_params pot;  /* the potentials' parameters and box taken */
+    int periodic;
+    double box, origin;
+    double t_ready, t_done, t_end; /* seconds from the start: the work began, ended; the input ended */
+    int finder;         /* the minima went on on the finder's thread */
+} early;
+
+/* -m: the work done before the input ended (file scope: stopped at exit) */
+static early ea;
+
+/* At exit (a failure while the finder runs): the finder stopped after its
+ * batch before the GPU's runtime is torn down (registered after it). */
+static void stop_finder(void)
+{
+    fk_halo_early_finder_stop(&ea.e);
+}
+
+/* Whether the input has ended (the early minima's stop). */
+static int input_ended(void *feed)
+{
+    return fk_feed_done(feed);
+}
+
+/* -m, once the IDs, the SINK levels, the positions and the masses have
+ * come and while the rest is read: the groups numbered (a failure is
+ * reported once the input has been read, as before), each level's members
+ * gathered and, for potential centres, their minima found batch after
+ * batch until the input has ended (the rest then beside the profiles, as
+ * before; level 0 only when --unbind keeps the potentials of one level at a
+ * time), with the G, softening and box that hs_setup will give (made here
+ * on copies). */
+static void early_work(const reading *rd, fk_feed *feed, options *o, early *ea, double t0)
+{
+    input s = rd->seen;
+    ea->t_ready = prog_now() - t0;
+    ea->ran = 1;
+    ea->levels = rd->seen_levels;
+    ea->ids = s.ids, ea->pos = s.pos, ea->mass = s.mass;
+    ea->st = fk_halo_early_groups(&ea->e, &s.snap, s.ids, s.sinks, ea->levels, o->minsize, s.name, &ea->err);
+    if (ea->st) return;
+    options t = *o;
+    hs_setup(&s, &t);
+    ea->pot = t.pot, ea->periodic = s.snap.periodic, ea->box = s.snap.box, ea->origin = s.snap.origin;
+    const int mbp = o->centre == FK_CENTRE_MBP;
+    const uint64_t n = s.snap.n;
+    fk_halo_input hin = {.n = n, .pos = s.pos, .mass = s.mass, .ids = s.ids, .periodic = s.snap.periodic,
+                         .box = s.snap.box, .origin = s.snap.origin};
+    /* a device's minima go on to the last batch on a thread of their own (the finder) while
+     * the rest is read and measured; the CPU's stop when the input has ended */
+    const fk_pot_minima_fn minima = minima_of(o);
+    int gathered = 0, pots = 0;
+    for (int k = 0; k < ea->levels; k++) {
+        double *phi = k == 0 ? hs_masses_phi(&o->m, n, mbp) : NULL;
+        const int pot_k = mbp && (k == 0 || !hs_masses_phi(&o->m, n, mbp));
+        fk_error err = {0};
+        if (fk_halo_early_level_work(&ea->e, k, &hin, pot_k && !minima ? &t.pot : NULL, NULL, input_ended, feed, phi,
+                                     &err))
+            break; /* the rest gathered after the input, as before */
+        gathered = k + 1;
+        if (pot_k && pots == k) pots = k + 1;
+    }
+    fk_error err = {0};
+    if (minima && pots)
+        ea->finder = fk_halo_early_finder_start(&ea->e, pots < gathered ? pots : gathered, &hin, &t.pot, minima,
+                                                hs_masses_phi(&o->m, n, mbp), &err) == FK_OK;
+    ea->t_done = prog_now() - t0;
+}
+
 /* Reads the stream; with w, writes it on as it goes (every chunk but the
- * HALO and HCOL this run replaces). */
-static void read_stream(const char *path, int force, input *in, fk_writer *w, uint64_t minsize)
+ * HALO and HCOL this run replaces). With -m (o->minsize), the early work
+ * runs as soon as what it needs has come, while the feed reads on. */
+static void read_stream(const char *path, int force, input *in, fk_writer *w, options *o, early *ea, double t0)
 {
     fk_error err = {0};
     FILE *f = prog_open_input(path, 1, force);
     fk_reader *r;
     fk_chunk c;
     char *snaptext;
+    const uint64_t minsize = o->minsize;
     if (fk_reader_open(&r, f, in->name, &err) || fk_snap_read(r, &c, &in->snap, &snaptext, in->name, &err) ||
         (w && fk_writer_text(w, "SNAP", c.level, snaptext, &err)))
         prog_fail(&err);
     fk_reader_set_progress(r, prog_progress_reader, r);
     in->snaptext = snaptext;
-    int st;
-    while ((st = fk_reader_next(r, &c, &err)) == 1) {
-        void *raw = NULL;
-        int is = 1; /* a chunk halostats reads */
-        if (strcmp(c.tag, "POS") == 0 || strcmp(c.tag, "VEL") == 0 || strcmp(c.tag, "MASS") == 0) {
-            float **dest = c.tag[0] == 'P' ? &in->pos : c.tag[0] == 'V' ? &in->vel : &in->mass;
-            if (*dest) prog_die(EXIT_DATA, "%s: stream has two %s chunks", in->name, c.tag);
-            if (fk_snap_check_chunk(&in->snap, &c, "<f4", c.tag[0] == 'M' ? 1 : 3, in->name, &err) ||
-                fk_reader_load(r, &raw, &err))
-                prog_fail(&err);
-            *dest = raw;
-        } else if (strcmp(c.tag, "ID") == 0) {
-            if (in->ids) prog_die(EXIT_DATA, "%s: stream has two ID chunks", in->name);
-            if (fk_snap_check_chunk(&in->snap, &c, NULL, 1, in->name, &err) || fk_reader_load(r, &raw, &err))
-                prog_fail(&err);
-        } else if (strcmp(c.tag, "PID") == 0) {
-            if (in->pids) prog_die(EXIT_DATA, "%s: stream has two PID chunks", in->name);
-            if (fk_snap_check_chunk(&in->snap, &c, "<u8", 1, in->name, &err) || fk_reader_load(r, &raw, &err))
-                prog_fail(&err);
-            in->pids = raw;
-        } else if (strcmp(c.tag, "TYPE") == 0) {
-            if (in->type) prog_die(EXIT_DATA, "%s: stream has two TYPE chunks", in->name);
-            if (fk_snap_check_chunk(&in->snap, &c, "|u1", 1, in->name, &err) || fk_reader_load(r, &raw, &err))
-                prog_fail(&err);
-            in->type = raw;
-        } else if (minsize && strcmp(c.tag, "SINK") == 0) {
-            check_level(in, &c);
-            load_u32(r, in, &c, in->snap.n, &in->sinks[c.level], &raw);
-            if ((int)c.level >= in->nsinks) in->nsinks = (int)c.level + 1;
-        } else if (minsize && (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "GPAR") == 0)) {
-            prog_die(EXIT_DATA, "%s: the stream has groups already (a %s chunk): -m takes foflink's stream; drop -m",
-                     in->name, c.tag);
-        } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GPAR") == 0) {
-            check_level(in, &c);
-            level *L = &in->lv[c.level];
-            if (c.tag[1] == 'I') {
-                load_u32(r, in, &c, in->snap.nsource, &L->gid, &raw);
-            } else {
-                if (c.level == 0) prog_die(EXIT_DATA, "%s: chunk GPAR has level 0 (parents start at level 1)", in->name);
-                load_u32(r, in, &c, 0, &L->gpar, &raw);
-                L->ngpar = c.nrows;
-            }
-            if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
-        } else if ((strcmp(c.tag, "GRPS") == 0 || (strcmp(c.tag, "LINK") == 0 && c.level == 0))) {
-            check_level(in, &c);
-            if (fk_reader_load(r, &raw, &err)) prog_fail(&err);
-            uint64_t size = fk_chunk_rawsize(&c);
-            char *text = malloc(size + 1);
-            if (!text) prog_die(EXIT_RESOURCE, "out of memory for chunk %s", c.tag);
-            memcpy(text, raw, size);
-            text[size] = '\0';
-            if (c.tag[0] == 'G') {
-                level *L = &in->lv[c.level];
-                if (L->have_grps) prog_die(EXIT_DATA, "%s: stream has two GRPS chunks of level %" PRIu32, in->name, c.level);
-                if (fk_groups_parse(text, &L->grps, in->name, &err)) prog_fail(&err);
-                L->have_grps = 1;
-                if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
-            } else {
-                if (hs_parse_link(in, text, in->name, &err)) prog_fail(&err);
-            }
-            free(text);
-        } else if (strcmp(c.tag, "HALO") == 0 || strcmp(c.tag, "HCOL") == 0) {
-            in->replaced = 1;
-            continue;
-        } else {
-            is = 0;
-        }
-        if (w && (is ? fk_writer_put_read(w, &c, raw, &err) : fk_writer_copy(w, r, &c, &err))) prog_fail(&err);
-        /* kept: POS VEL MASS PID GID GPAR, and ID widened on every core; the rest was copied or parsed */
-        if (strcmp(c.tag, "ID") == 0 && fk_snap_widen_ids(raw, &c, &in->ids, &err)) prog_fail(&err);
-        if (strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "LINK") == 0) free(raw);
-    }
-    if (st < 0) prog_fail(&err);
+    static reading rd; /* large (a copy of the input): not on the stack */
+    rd = (reading){.in = in, .w = w, .minsize = minsize};
+    fk_feed *feed;
+    if (fk_feed_start(&feed, r, take_chunk, minsize ? early_ready : NULL, &rd, &err)) prog_fail(&err);
+    if (minsize && fk_feed_wait(feed)) early_work(&rd, feed, o, ea, t0);
+    double ended;
+    if (fk_feed_join(feed, &ended, &err)) prog_fail(&err);
+    ea->t_end = ended - t0; /* prog_now's clock is fk_now's */
     in->waited = fk_reader_waited(r);
     fk_reader_close(r);
     fk_input_close(f);
@@ -263,13 +427,35 @@ static void read_stream(const char *path, int force, input *in, fk_writer *w, ui
         if (!have[k]) prog_die(EXIT_DATA, "stream has no %s chunk (run tipsy2bin first)", tags[k]);
 }
 
+/* Whether the early work's groups are those of the whole input: every SINK
+ * level numbered, from the IDs that stayed (a second chunk is an error). */
+static int early_groups_hold(const early *ea, const input *in)
+{
+    return ea->ran && !ea->st && ea->levels == in->nsinks && ea->ids == in->ids;
+}
+
 /* -m: groups' work on foflink's stream, in process: every SINK level
  * resolved and numbered (groups of at least minsize members) into the GID
  * GRPS and GPAR that groups -m minsize would have written, so that the
- * particles are not written and read once more between the two. */
-static void resolve_levels(input *in, uint64_t minsize)
+ * particles are not written and read once more between the two; the early
+ * work's, when it numbered them all. */
+static void resolve_levels(input *in, uint64_t minsize, early *ea)
 {
     fk_error err = {0};
+    if (early_groups_hold(ea, in)) {
+        for (int k = 0; k < in->nsinks; k++) {
+            level *L = &in->lv[k];
+            fk_halo_early_level *E = &ea->e.lv[k];
+            L->gid = E->gid, L->grps = E->grps, L->have_grps = 1;
+            L->gpar = E->gpar, L->ngpar = k ? E->grps.ngroups + 1 : 0;
+            E->gid = E->gpar = NULL;
+            free(in->sinks[k]);
+            in->sinks[k] = NULL;
+        }
+        in->nlevels = in->nsinks;
+        return;
+    }
+    fk_halo_early_free(&ea->e); /* its sinks resolved in place: resolved again, unchanged */
     fk_groups_in gin = {.ids = in->ids, .nlevels = in->nsinks};
     for (int k = 0; k < in->nsinks; k++) gin.sinks[k] = in->sinks[k];
     for (int k = 0; k < in->nsinks; k++) {
@@ -755,10 +941,13 @@ int main(int argc, char **argv)
     if (o.snapshot && fk_output_open(&snapout, o.snapshot, 1, 1, &err)) prog_fail(&err);
     if (o.format == 2 && fk_writer_open(&w, fk_output_file(out), std.zlevel, &err)) prog_fail(&err);
     hs_device(&o);
-    read_stream(path, std.force, &in, w, o.minsize);
+    if (o.minsize) atexit(stop_finder);
+    read_stream(path, std.force, &in, w, &o, &ea, t0);
     const uint64_t n = in.snap.n;
-    if (fk_groups_check_ids(in.ids, n, in.snap.nsource, in.name, &err)) prog_fail(&err);
-    if (o.minsize) resolve_levels(&in, o.minsize);
+    if (ea.ran && ea.st && ea.ids == in.ids) prog_fail(&ea.err); /* the IDs' checks or a level's numbering */
+    if (!early_groups_hold(&ea, &in) && fk_groups_check_ids(in.ids, n, in.snap.nsource, in.name, &err))
+        prog_fail(&err);
+    if (o.minsize) resolve_levels(&in, o.minsize, &ea);
     uint8_t *types; /* n_gas ... n_contam */
     if (hs_types(&in.snap, n, in.ids, in.type, &types, in.name, &err)) prog_fail(&err);
     uint8_t *type_chunk = in.type; /* freed with the rest: the writer may still be writing it on */
@@ -767,6 +956,19 @@ int main(int argc, char **argv)
     double t_read = prog_now() - t0 - in.waited; /* -v: the work, not the wait for the stage before */
 
     hs_setup(&in, &o);
+    /* the minima found early hold when they took this G, softening, box and these particles */
+    const fk_pot_params *p = &ea.pot;
+    const int early_minima = o.minsize && o.centre == FK_CENTRE_MBP && early_groups_hold(&ea, &in) &&
+                             ea.pos == in.pos && ea.mass == in.mass && p->G == o.pot.G && p->eps == o.pot.eps &&
+                             p->theta == o.pot.theta && p->nexact == o.pot.nexact && p->tol == o.pot.tol &&
+                             p->ncand == o.pot.ncand && ea.periodic == in.snap.periodic && ea.box == in.snap.box &&
+                             ea.origin == in.snap.origin;
+    if (!early_minima) fk_halo_early_finder_stop(&ea.e); /* its minima are not this run's: not to be waited for */
+    if (o.minsize && early_groups_hold(&ea, &in))
+        prog_info("-m: groups numbered (%.3f s), members gathered%s from %.2f s to %.2f s; the input ended at %.2f s",
+                  ea.e.secs_groups,
+                  !early_minima ? "" : ea.finder ? " and the potentials' thread started" : " and potentials found",
+                  ea.t_ready, ea.t_done, ea.t_end);
     const fk_halo_units *u = &o.units;
     hs_masses_setup(&o.m, &in.snap, in.snaptext, in.pos, in.mass, in.ids, u, o.G_out);
 
@@ -777,24 +979,50 @@ int main(int argc, char **argv)
     uint64_t ng[MAX_LEVELS] = {0};
     for (int k = 0; k < in.nlevels; k++) {
         double tk = prog_now(), tg = tk;
-        if (!grp && !(grp = fk_big_alloc(n ? n * sizeof *grp : 1)))
-            prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
-        ng[k] = level_groups(&in, &in.lv[k], grp);
+        /* -m: the members gathered and the minima found before the input ended, when they were */
+        fk_halo_early_level *E = k < ea.e.nlevels && early_groups_hold(&ea, &in) ? &ea.e.lv[k] : NULL;
+        const int gathered = E && E->members.first, found = gathered && early_minima && E->min,
+                  await = found && E->bg;
+        if (gathered && !hs_masses_flags(&o.m)) {
+            ng[k] = in.lv[k].grps.ngroups;
+        } else {
+            if (!grp && !(grp = fk_big_alloc(n ? n * sizeof *grp : 1)))
+                prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
+            ng[k] = level_groups(&in, &in.lv[k], grp);
+        }
         if (!(halos[k] = malloc(ng[k] ? ng[k] * sizeof *halos[k] : 1)))
             prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " groups", ng[k]);
         fk_halo_input hin = {n,           in.pos,     in.vel,     in.mass,       in.ids,   grp, in.snap.periodic,
                              in.snap.box, in.snap.origin, o.comoving, o.vscale, o.hflow, in.type, in.m_hires};
-        fk_halo_order members;
+        fk_halo_order own = {0}, *mo = &own; /* the members: the early work's stay its own (the finder reads them) */
         fk_halo_timing tm;
-        if (fk_halo_order_build(n, grp, in.ids, ng[k], &members, &err)) prog_fail(&err);
+        if (gathered)
+            mo = &E->members;
+        else if (fk_halo_order_build(n, grp, in.ids, ng[k], &own, &err))
+            prog_fail(&err);
+        fk_halo_early_wait waiter = {&ea.e, k};
         if (!hs_masses_flags(&o.m)) free(grp), grp = NULL, hin.grp = NULL; /* the rest reads the members */
         tg = prog_now() - tg;
-        if (fk_halostats_compute_members(&hin, &members, halos[k], in.name, &err) ||
-            fk_halostats_centres_members(&hin, &members, o.centre, &o.pot, o.device == DEV_GPU ? gpu_minima : NULL,
-                                         halos[k], &tm, hs_masses_phi(&o.m, n, o.centre == FK_CENTRE_MBP), &err))
+        double *phi = hs_masses_phi(&o.m, n, o.centre == FK_CENTRE_MBP);
+        if (fk_halostats_compute_members(&hin, mo, halos[k], in.name, &err) ||
+            (await   ? fk_halostats_centres_await(&hin, mo, &o.pot, minima_of(&o), E->min, fk_halo_early_found, &waiter,
+                                                  halos[k], &tm, phi, &err)
+             : found ? fk_halostats_centres_found(&hin, mo, &o.pot, minima_of(&o), E->min, E->found, halos[k], &tm, phi,
+                                                  &err)
+                     : fk_halostats_centres_members(&hin, mo, o.centre, &o.pot, minima_of(&o), halos[k], &tm, phi, &err)))
             prog_fail(&err);
-        fk_halo_order_free(&members);
+        fk_halo_order_free(mo); /* the finder is done with this level */
         tm.gather += tg;
+        if (gathered)
+            prog_info("level %d: before the input ended: members gathered in %.3f s%s", k, E->secs_gather,
+                      found || o.centre != FK_CENTRE_MBP ? "" : "; potentials after it");
+        if (found && !await)
+            prog_info("level %d: before the input ended: potentials of %" PRIu64 " of %" PRIu64 " groups in %.3f s", k,
+                      E->found, ng[k], E->secs_potential);
+        if (await)
+            prog_info("level %d: potentials on a thread of their own since the members were gathered: %" PRIu64
+                      " of %" PRIu64 " groups in %.3f s; %.3f s waited for them here", k, E->found, ng[k],
+                      E->secs_potential, tm.potential);
         set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0);
         hs_blank_G(&o, halos[k], ng[k]);
         hs_masses_level(&o.m, &hin, k, halos[k], ng[k], &o.pot, in.snap.nsource, o.device == DEV_GPU);
@@ -819,6 +1047,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < in.nlevels; k++)
             if (write_halo(w, &o, k, halos[k], ng[k], &err)) prog_fail(&err);
         hs_masses_chunks(&o.m, w, in.nlevels, in.snap.nsource);
+        hs_rank_chunks(w, &in, &o, halos, ng); /* each group's members most bound first */
         if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);
     } else if (o.format == 3) {
@@ -842,5 +1071,6 @@ int main(int argc, char **argv)
     for (int k = 0; k < in.nlevels; k++) free(halos[k]), free(in.lv[k].gid), free(in.lv[k].gpar);
     free(in.pos), free(in.vel), free(in.mass), free(in.ids), free(in.pids), free(in.type), free(type_chunk), free(in.snaptext);
     hs_masses_free(&o.m, in.nlevels);
+    fk_halo_early_free(&ea.e);
     return EXIT_OK;
 }

@@ -31,8 +31,9 @@ static void help(void)
            "                        N after it (default 1, as SubLink; 0: never)\n"
            "      --weight=W        each shared member counts 1/rank, rank its place in the earlier\n"
            "                        halo's list of members ('rank'), or 1 ('count'); default 'auto':\n"
-           "                        rank for SUBFIND catalogues (members most bound first) and with\n"
-           "                        --positions, else count (fofkit's list members by snapshot index)\n"
+           "                        rank for catalogues whose members come most bound first (SUBFIND's;\n"
+           "                        halostats' with IDs/MemberOrder binding_energy or radius) and with\n"
+           "                        --positions, else count (members by snapshot index)\n"
            "      --positions=PATTERN  rank each halo's members by distance from its centre (nearest:\n"
            "                        rank 1), with the positions of each catalogue's HDF5 snapshot,\n"
            "                        PATTERN with %%n its number as in the catalogue's name\n"
@@ -278,7 +279,8 @@ int main(int argc, char **argv)
             if (dist) fk_treecat_keep_part(&cat, rank, size);
         }
         /* auto: decided by the first catalogue with halos (the links before it have no members) */
-        if (weight < 0 && cat.nhalo > 0) weight = cat.subfind || cat.ranked ? FK_TREE_WEIGHT_RANK : FK_TREE_WEIGHT_COUNT;
+        if (weight < 0 && cat.nhalo > 0)
+            weight = cat.subfind || cat.ranked || cat.ordered ? FK_TREE_WEIGHT_RANK : FK_TREE_WEIGHT_COUNT;
         const uint64_t nh = cat.nhalo, nids = members(&cat);
         st = fk_mtree_add(&t, s, num[s], &cat, names[s], s ? names[s - 1] : "", &err);
         fk_treecat_free(&cat);
