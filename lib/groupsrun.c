@@ -2,10 +2,12 @@
 #include "groupsrun.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bigmem.h"
+#include "clock.h"
 #include "grpfile.h"
 #include "kv.h"
 
@@ -219,4 +221,54 @@ int fk_groups_grp_ids(fk_groups_in *in, const fk_snap *snap, int k, uint64_t min
     else
         *gid = g;
     return st;
+}
+
+/* The reading half of fk_groups_grp_write, on a thread of its own. */
+typedef struct rest_job {
+    fk_reader *r;
+    const fk_snap *snap;
+    const char *name;
+    fk_groups_in *in;
+    int st, stop; /* stop: set on failure, for the writing half to stop at */
+    fk_error err;
+    double secs;
+} rest_job;
+
+static void *read_rest(void *arg)
+{
+    rest_job *j = arg;
+    double t = fk_now();
+    j->st = fk_groups_read_rest(j->r, NULL, j->snap, j->name, j->in, &j->err);
+    if (j->st) __atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
+    j->secs = fk_now() - t;
+    return NULL;
+}
+
+int fk_groups_grp_write(fk_reader *r, const fk_snap *snap, const char *name, fk_groups_in *in, FILE *f,
+                        const uint32_t *gid, const char *oname, fk_groups_grp_times *times, fk_error *err)
+{
+    rest_job j = {.r = r, .snap = snap, .name = name, .in = in};
+    pthread_t th;
+    const double w0 = fk_reader_waited(r);
+    int started = in->more && pthread_create(&th, NULL, read_rest, &j) == 0;
+    if (in->more && !started) read_rest(&j); /* no thread to be had: one after the other, as before */
+    double t = fk_now();
+    fk_error werr = {0};
+    /* a failed read has already stopped it when there was no thread */
+    int wst = j.st ? FK_ECUT : fk_grp_write_stop(f, gid, snap->nsource, oname, &j.stop, &werr);
+    const double wsecs = fk_now() - t;
+    if (started) pthread_join(th, NULL);
+    if (times) {
+        times->rest = j.secs;
+        times->rest_waited = fk_reader_waited(r) - w0;
+        times->grp = wsecs;
+    }
+    /* the input's failure first: the .grp of a stream that fails is never
+     * wanted, and its writing may have been stopped by it */
+    if (j.st) {
+        *err = j.err;
+        return j.st;
+    }
+    if (wst) *err = werr;
+    return wst;
 }

@@ -48,6 +48,25 @@ int fk_groups_read_rest(fk_reader *r, fk_writer *w, const fk_snap *snap, const c
 
 void fk_groups_in_free(fk_groups_in *in);
 
+/* How fk_groups_grp_write spent its time, in seconds: reading the rest of
+ * the input (rest, of which rest_waited waiting for its writer) and the .grp
+ * text (grp), the two side by side. */
+typedef struct fk_groups_grp_times {
+    double rest, rest_waited, grp;
+} fk_groups_grp_times;
+
+/* The .grp text of gid (fk_grp_write, named oname in messages) written to f
+ * on the calling thread (and its OpenMP team) while the rest of r after
+ * fk_groups_read_until (in->more: the velocities, say, and END) is read and
+ * checked on a thread of its own (fk_groups_read_rest, nothing written on).
+ * A failure of the input stops the writing and is the one returned (then f
+ * holds part of the text: the caller discards it), else the writing's. For
+ * an output committed only once this returns OK, so that a stream cut or
+ * damaged after its IDs leaves no .grp. times (NULL: not wanted) gets the
+ * timings. */
+int fk_groups_grp_write(fk_reader *r, const fk_snap *snap, const char *name, fk_groups_in *in, FILE *f,
+                        const uint32_t *gid, const char *oname, fk_groups_grp_times *times, fk_error *err);
+
 /* Every level of in resolved and numbered (groups of at least minsize
  * members) and written to w: GRPS, GID (snap->nsource entries, the source's
  * order) and, from level 1 on, GPAR. info gets each level's numbers. The

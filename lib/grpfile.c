@@ -42,13 +42,19 @@ static size_t format_rows(const uint32_t *gid, uint64_t lo, uint64_t hi, char *o
 
 int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *name, fk_error *err)
 {
+    return fk_grp_write_stop(f, gid, nsource, name, NULL, err);
+}
+
+int fk_grp_write_stop(FILE *f, const uint32_t *gid, uint64_t nsource, const char *name, const int *stop,
+                      fk_error *err)
+{
     if (fprintf(f, "%" PRIu64 "\n", nsource) < 0)
         return fk_write_failed(err, name, f, errno);
     /* Pieces of rows taken by the threads as they come free, each written
      * in turn as soon as it and those before it are formatted: the writing
      * goes on beside the formatting of the next pieces. */
     const uint64_t pieces = (nsource + ROWS_PER_THREAD - 1) / ROWS_PER_THREAD;
-    int nomem = 0, failed = 0, e = 0;
+    int nomem = 0, failed = 0, stopped = 0, e = 0;
 #pragma omp parallel
     {
         char *buf = malloc((size_t)ROWS_PER_THREAD * MAX_ROW);
@@ -56,9 +62,12 @@ int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *nam
 #pragma omp for ordered schedule(dynamic, 1)
         for (uint64_t j = 0; j < pieces; j++) {
             uint64_t a = j * ROWS_PER_THREAD, b = a + ROWS_PER_THREAD < nsource ? a + ROWS_PER_THREAD : nsource;
-            size_t len = buf && !__atomic_load_n(&failed, __ATOMIC_RELAXED) ? format_rows(gid, a, b, buf) : 0;
+            if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) __atomic_store_n(&stopped, 1, __ATOMIC_RELAXED);
+            const int go =
+                buf && !__atomic_load_n(&failed, __ATOMIC_RELAXED) && !__atomic_load_n(&stopped, __ATOMIC_RELAXED);
+            size_t len = go ? format_rows(gid, a, b, buf) : 0;
 #pragma omp ordered
-            if (buf && !failed && fwrite(buf, 1, len, f) != len) {
+            if (buf && !failed && !__atomic_load_n(&stopped, __ATOMIC_RELAXED) && fwrite(buf, 1, len, f) != len) {
                 e = errno;
                 __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
             }
@@ -67,6 +76,7 @@ int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *nam
     }
     if (nomem) return fk_fail(err, FK_ENOMEM, "%s: out of memory formatting the .grp text", name);
     if (failed) return fk_write_failed(err, name, f, e);
+    if (stopped) return FK_ECUT; /* the caller's own error says why */
     return FK_OK;
 }
 

@@ -15,6 +15,12 @@
  * message), FK_ENOMEM. */
 int fk_grp_write(FILE *f, const uint32_t *gid, uint64_t nsource, const char *name, fk_error *err);
 
+/* As fk_grp_write, but stops between blocks of rows once *stop (read
+ * atomically; NULL: never) is set by another thread, returning FK_ECUT with
+ * no message: that thread's error is the one to report. */
+int fk_grp_write_stop(FILE *f, const uint32_t *gid, uint64_t nsource, const char *name, const int *stop,
+                      fk_error *err);
+
 /* Formats rows lo..hi-1 of gid as .grp lines (no count line) into out, which
  * holds at least FK_GRP_ROW_MAX bytes a row, on the calling thread; returns
  * the bytes written. Can't fail. */

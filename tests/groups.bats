@@ -119,6 +119,49 @@ nine_with_sink() {
     [ ! -e cut.grp ]
 }
 
+@test "--format=grp -o: the .grp written while the rest is read, the same bytes; none when the rest fails" {
+    mkuniverse -n 3000 -s 5 | tipsy2bin | kdbuild | foflink -b 0.2,0.1 >l.fof
+    addchunk --last=LINK --last=SINK l.fof -o last.fof
+    [ "$(chunks last.fof | awk '{ printf "%s ", $2 }')" = "SNAP POS TREE TBOX MASS TYPE ID VEL LINK SINK SINK END " ]
+    # stdout: written after the whole input (the order before), the reference
+    for l in 0 1; do
+        groups -m 8 --format=grp --level=$l l.fof >want$l.grp
+        for t in 1 2 16; do
+            OMP_NUM_THREADS=$t groups -m 8 --format=grp --level=$l -o got.grp l.fof
+            cmp got.grp want$l.grp
+            OMP_NUM_THREADS=$t groups -m 8 --format=grp --level=$l -o got.grp last.fof
+            cmp got.grp want$l.grp
+        done
+    done
+    # through a slow pipe, the velocities coming after the .grp is written: -v says both times
+    run -0 --separate-stderr bash -c \
+        "python3 '$BATS_TEST_DIRNAME/py/trickle.py' 4096 0.002 <l.fof | groups -v -m 8 --format=grp -o slow.grp"
+    cmp slow.grp want0.grp
+    [[ "$stderr" =~ \ \(waited\ [0-9.]+\ s\)\)$ ]]
+    [[ "$stderr" =~ the\ .grp\ written\ in\ [0-9.]+\ s\ beside\ the\ rest\ read\ in ]]
+    # cut in the velocities, damaged after the IDs: the message and status of stdout's order, no .grp
+    vel=$(chunks l.fof | awk '$2 == "VEL" { print $1 }')
+    end=$(chunks l.fof | awk '$2 == "END" { print $1 }')
+    head -c $((vel + 64 + 1000)) l.fof >cut.fof
+    cp l.fof hdr.fof
+    flip_byte hdr.fof $((vel + 20))
+    cp l.fof endcrc.fof
+    flip_byte endcrc.fof $((end + 20))
+    for f in cut hdr endcrc; do
+        run -1 --separate-stderr groups --format=grp $f.fof
+        want=$stderr
+        [ -n "$want" ]
+        fails groups "$want" --format=grp -o $f.grp $f.fof
+        [ ! -e $f.grp ]
+    done
+    [ "$want" = "groups: endcrc.fof: damaged chunk header at byte $end (CRC mismatch)" ]
+    run -1 --separate-stderr bash -c "head -c $((vel + 64 + 1000)) l.fof | groups --format=grp -o pipe.grp"
+    [ "$stderr" = "groups: stdin: the stream stops inside a chunk payload at byte $((vel + 64 + 1000)) (the program writing the pipe stopped)" ]
+    [ ! -e pipe.grp ]
+    # nothing else left behind: no temporary
+    [ "$(ls -A | grep -v -e '\.fof$' -e '^separate-stderr-' | sort | tr '\n' ' ')" = "got.grp slow.grp want0.grp want1.grp " ]
+}
+
 @test "groups on its own output replaces GID and GRPS" {
     nine | mkstream | groups -m 2 | groups -m 1 >twice.fof
     [ "$(chunks twice.fof | awk '$2 == "GID" || $2 == "GRPS"' | wc -l)" -eq 2 ]

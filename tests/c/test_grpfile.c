@@ -1,4 +1,4 @@
-/* test_grpfile.c - the .grp rows: fk_grp_format writes printf's "%u\n" for every number of digits, and fk_grp_bytes counts what it writes. */
+/* test_grpfile.c - the .grp rows: fk_grp_format writes printf's "%u\n" for every number of digits, fk_grp_bytes counts what it writes, fk_grp_write_stop stops. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +41,25 @@ int main(void)
     CHECK(sub == sl && memcmp(got, want, sl) == 0);
     CHECK(fk_grp_bytes(gid, 5, 17) == sl);
     CHECK(fk_grp_bytes(gid, 7, 7) == 0);
+    /* fk_grp_write_stop: every row while stop is clear; stopped, FK_ECUT and no row */
+    wl = 0;
+    for (size_t i = 0; i < N; i++) wl += (size_t)sprintf(want + wl, "%" PRIu32 "\n", gid[i]);
+    int stop = 0;
+    fk_error err = {0};
+    char *mem = NULL;
+    size_t ml = 0;
+    FILE *f = open_memstream(&mem, &ml);
+    CHECK(f && fk_grp_write_stop(f, gid, N, "m", &stop, &err) == FK_OK && fflush(f) == 0);
+    int head = sprintf(got, "%d\n", N);
+    CHECK(ml == (size_t)head + wl && memcmp(mem, got, (size_t)head) == 0 && memcmp(mem + head, want, wl) == 0);
+    if (f) fclose(f);
+    free(mem);
+    mem = NULL;
+    f = open_memstream(&mem, &ml);
+    stop = 1;
+    CHECK(f && fk_grp_write_stop(f, gid, N, "m", &stop, &err) == FK_ECUT && fflush(f) == 0 && ml == (size_t)head);
+    if (f) fclose(f);
+    free(mem);
     free(got);
     free(want);
     CHECK_DONE();

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "coreutils.h"
 #include "dist.h"
@@ -25,6 +26,8 @@ static void help(void)
            "(ties: lowest original index first); 0 means no group. Writes the stream on with a GRPS\n"
            "chunk and a GID chunk (one group id per particle of the source snapshot, in its original\n"
            "order), or with --format=grp the classic tipsy .grp text file. Reads STREAM, or stdin.\n"
+           "With -o FILE the .grp is written while the rest of the input (VEL, END) is still read,\n"
+           "and FILE renamed into place only once all of it has been read and checked.\n"
            "A hierarchical linking (foflink -b B0,B1,...) has a SINK chunk per level: each level k\n"
            "gets its own GRPS and GID, and from level 1 on a GPAR chunk: row g is the group of\n"
            "level k-1 that holds group g of level k. The same minimum size applies to every level.\n"
@@ -135,15 +138,25 @@ int main(int argc, char **argv)
     } else if (fk_groups_write_levels(w, &gin, &snap, minsize, name, info, &err)) {
         prog_fail(&err);
     }
-    if (fk_groups_read_rest(r, w, &snap, name, &gin, &err)) prog_fail(&err);
+    /* A .grp into a temporary file (-o FILE: committed below, once the whole
+     * input has been read and checked, removed on failure) is written while
+     * the rest of the input still comes; to stdout, or to a FIFO written in
+     * place, only after it, so that a failed run writes nothing there. */
+    const char *oname = std.output && strcmp(std.output, "-") ? std.output : "stdout";
+    struct stat ost;
+    const int beside = grp && std.output && strcmp(std.output, "-") &&
+                       fstat(fileno(fk_output_file(out)), &ost) == 0 && S_ISREG(ost.st_mode);
+    fk_groups_grp_times gt = {0};
+    if (beside) {
+        if (fk_groups_grp_write(r, &snap, name, &gin, fk_output_file(out), gid, oname, &gt, &err)) prog_fail(&err);
+    } else if (fk_groups_read_rest(r, w, &snap, name, &gin, &err)) {
+        prog_fail(&err);
+    }
     const double waited = fk_reader_waited(r); /* -v: the wait for the stage before is not the work */
     fk_reader_close(r);
     fk_input_close(in);
-    if (grp) {
-        const char *oname = std.output && strcmp(std.output, "-") ? std.output : "stdout";
-        if (fk_grp_write(fk_output_file(out), gid, snap.nsource, oname, &err)) prog_fail(&err);
-        free(gid);
-    }
+    if (grp && !beside && fk_grp_write(fk_output_file(out), gid, snap.nsource, oname, &err)) prog_fail(&err);
+    free(gid);
     if (w) {
         if (fk_writer_finish(w, &err)) prog_fail(&err);
         fk_writer_free(w);
@@ -154,10 +167,15 @@ int main(int argc, char **argv)
         if (grp && k != (int)level) continue;
         char lev[32] = "";
         if (nlev > 1) snprintf(lev, sizeof lev, "level %d: ", k);
-        char end[128] = ""; /* the last line ends with the replacement note and the time */
-        char wait[48] = "";
+        char end[256] = ""; /* the last line ends with the replacement note and the time */
+        char wait[48] = "", beside_t[96] = "";
         if (waited > 0) snprintf(wait, sizeof wait, "; waited %.2f s for the input", waited);
-        if (grp || k == nlev - 1) snprintf(end, sizeof end, "%s (%.2f s%s)", repl, prog_now() - t0 - waited, wait);
+        if (beside) /* after the IDs: the rest read (waiting for it) beside the .grp's writing */
+            snprintf(beside_t, sizeof beside_t,
+                     "; the .grp written in %.2f s beside the rest read in %.2f s (waited %.2f s)", gt.grp, gt.rest,
+                     gt.rest_waited);
+        if (grp || k == nlev - 1)
+            snprintf(end, sizeof end, "%s (%.2f s%s%s)", repl, prog_now() - t0 - waited, wait, beside_t);
         prog_info("%s%" PRIu64 " groups found, %" PRIu64 " kept (at least %" PRIu64 " members), largest %" PRIu64
                   ", %.1f%% of %" PRIu64 " particles grouped%s",
                   lev, info[k].nfound, info[k].ngroups, info[k].minsize, info[k].largest,
