@@ -123,20 +123,6 @@ static int read_levels(fk_want *want, input *in, const char *name, fk_error *err
     return FK_OK;
 }
 
-/* The hosts of level k's rows from GPAR, checked against the level above. */
-static int set_hosts(const input *in, int k, fk_halo *h, uint64_t ng, uint64_t ng_up, fk_error *err)
-{
-    for (uint64_t g = 0; g < ng; g++) {
-        h[g].level = (uint64_t)k;
-        if (k == 0) continue;
-        h[g].host = in->lv[k].gpar[g + 1];
-        if (h[g].host > ng_up)
-            return fk_fail(err, FK_EFORMAT, "%s: chunk GPAR of level %d gives group %" PRIu64 " the host %" PRIu64
-                           ", beyond the %" PRIu64 " groups of level %d", in->name, k, g + 1, h[g].host, ng_up, k - 1);
-    }
-    return FK_OK;
-}
-
 static void end_mpi(void)
 {
     fk_dist_finalize();
@@ -333,7 +319,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
                                     sout ? fk_output_file(sout) : NULL, std->zlevel, &err);
     if (!st) st = fk_filter_read(&flt, want, o->format == 3 ? NW : W_PID, &err);
     if (!st) st = read_levels(want, &in, name, &err);
-    if (!st && want[W_LINK].data[0]) st = hs_parse_link(&in, want[W_LINK].data[0], name, &err);
+    if (!st && want[W_LINK].data[0]) st = fk_hsin_parse_link(&in, want[W_LINK].data[0], name, &err);
     const fk_snap snap = flt.snap;
     if (!st && !(ids = fk_big_alloc((snap.n ? snap.n : 1) * sizeof *ids)))
         st = fk_fail(&err, FK_ENOMEM, "out of memory for the IDs of %" PRIu64 " particles", snap.n);
@@ -414,7 +400,7 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     for (int k = 0; k < in.nlevels; k++) ng[k] = in.lv[k].grps.ngroups;
     st = FK_OK;
     for (int k = 0; k < in.nlevels && !st && rank == 0; k++)
-        st = set_hosts(&in, k, rows[k], ng[k], k ? ng[k - 1] : 0, &err);
+        st = fk_hsin_set_hosts(&in, k, rows[k], ng[k], k ? ng[k - 1] : 0, &err);
     for (int k = 0; k < in.nlevels && !st && rank == 0; k++) hs_blank_G(o, rows[k], ng[k]);
     check(st, &err);
 
@@ -434,6 +420,8 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
     /* Rank 0 writes the catalogue; it is renamed into place only when that
      * succeeded, and every rank exits with rank 0's status. */
     double t1 = prog_now();
+    fk_catw cw;
+    hs_catw(o, &cw);
     uint32_t *gid0 = NULL, *gid1 = NULL;
     float *mmass = NULL, *mpos = NULL;
     uint64_t *mids = NULL, *mpids = NULL, nmem = 0;
@@ -443,8 +431,8 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
                             want[W_GIDL].data[0], in.nlevels > 1 ? want[W_GIDL].data[1] : NULL, &gid0, &gid1, &mmass,
                             &mpos, &mids, &mpids, &nmem, &err);
     if (stream) { /* rank 0's stream also gets the catalogue */
-        if (rank == 0) st = write_hcol(flt.w, &in, o, &err);
-        for (int k = 0; k < in.nlevels && !st && rank == 0; k++) st = write_halo(flt.w, o, k, rows[k], ng[k], &err);
+        if (rank == 0) st = fk_catw_hcol(flt.w, &cw, in.nlevels, &err);
+        for (int k = 0; k < in.nlevels && !st && rank == 0; k++) st = fk_catw_halo(flt.w, &cw, k, rows[k], ng[k], &err);
         if (!st) st = fk_filter_finish(&flt, &err);
         check(st, &err);
         st = fk_output_commit(sout, &err);
@@ -455,11 +443,11 @@ int halostats_dist(const char *path, const prog_std *std, options *o)
                 st = write_hdf5(fo, fk_output_name(out), o, &snap, rows, ng, gid0, gid1, mmass, mpos, mids, mpids, nmem,
                                 &err);
             else if (o->format == 1)
-                write_csv_header(fo, o);
+                fk_catw_csv_header(fo, &cw);
             else
-                write_header(fo, &in, o, ng);
+                fk_catw_header(fo, &cw, &in, ng);
             for (int k = 0; k < in.nlevels && o->format != 3; k++)
-                write_rows(fo, o, rows[k], ng[k], o->format == 1 ? ',' : ' ');
+                fk_catw_rows(fo, &cw, rows[k], ng[k], o->format == 1 ? ',' : ' ');
             if (!st)
                 st = fk_output_commit(out, &err);
             else

@@ -5,45 +5,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "catalog_write.h"
 #include "groups.h"
 #include "halostats.h"
+#include "halostats_input.h"
 #include "masses.h"
 #include "potential.h"
 #include "snap.h"
 #include "stream.h"
 
 #define SOFTENING_FRACTION 0.05 /* default softening: this times the mean interparticle spacing */
-#define MAX_LEVELS 64
+#define MAX_LEVELS FK_HSIN_MAX_LEVELS
 
-/* What halostats reads of one level. */
-typedef struct level {
-    uint32_t *gid;   /* nsource rows, original order */
-    uint32_t *gpar;  /* ngroups + 1 rows, or NULL   */
-    uint64_t ngpar;  /* its rows                    */
-    fk_groups grps;
-    int have_grps;
-    double l, b, psi; /* from LINK, when known      */
-    int have_l, have_b;
-} level;
-
-/* What halostats reads from the stream. */
-typedef struct input {
-    const char *name;
-    fk_snap snap;
-    float *pos, *vel, *mass;
-    uint64_t *ids;
-    uint64_t *pids;  /* the snapshot's own IDs (PID chunk), or NULL */
-    uint8_t *type;   /* the TYPE chunk, or without it each original index's type (hs_types) */
-    double m_hires;  /* the least dark mass: zoom-in contamination (fk_halo_input's) */
-    level lv[MAX_LEVELS];
-    int nlevels;     /* 1 + the highest level of a GID, GRPS or GPAR */
-    int have_link, replaced;
-    int link_isolated; /* LINK says periodic 0 in a periodic box: foflink --no-periodic */
-    uint32_t *sinks[MAX_LEVELS]; /* with -m: foflink's SINK levels, resolved here as groups would */
-    int nsinks;      /* 1 + the highest SINK level read */
-    char *snaptext;  /* the SNAP record, for the cosmology of --so */
-    double waited;   /* seconds spent waiting for the input's writer (-v) */
-} input;
+/* What halostats reads (halostats_input.h). */
+typedef fk_hsin_level level;
+typedef fk_hsin input;
 
 /* The options that shape the output. */
 typedef struct options {
@@ -67,39 +43,17 @@ typedef struct options {
     uint64_t minsize;    /* -m N: groups' work done here, on foflink's stream (0: GID from groups) */
 } options;
 
-/* "comoving: " for a length column of a comoving stream, "physical: " for
- * another column with a unit, "" for a pure number: the word that opens
- * its definition in the text header. */
-const char *hs_frame_word(const options *o, const fk_halo_column *c);
-
 /* Without G (o->no_G: a stream without units, no --G): phi_mbp, vmax and
  * lambda of h[0..ng) set to NaN. */
 void hs_blank_G(const options *o, fk_halo *h, uint64_t ng);
-
-/* Whether column c is written. */
-int shown(const options *o, const fk_halo_column *c);
 
 /* Whether the HDF5 catalogue's subhalos are the bound ones of --unbind
  * (subhalos.h) rather than the level 1 groups. */
 int bound_subhalos_asked(const options *o);
 
-/* The text catalogue's '#' header and its rows of one level (sep ' '), or
- * CSV's (sep ','); write_csv_header the CSV's row of column names. */
-void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng);
-void write_csv_header(FILE *f, const options *o);
-void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char sep);
-
-/* --format=stream: the HCOL record (the columns of the HALO chunks, their
- * units and definitions, the run's parameters) and the HALO chunk of level
- * k (<f8, a row per group, a column per column shown) on w. */
-int write_hcol(fk_writer *w, const input *in, const options *o, fk_error *err);
-int write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng, fk_error *err);
-
-/* The LINK record's linking lengths of every level into in->lv (foflink
- * writes l, b, psi for level 0 and l_K, b_K, psi_K for the levels after),
- * and whether it linked with isolated boundaries (periodic 0); name for
- * messages. */
-int hs_parse_link(input *in, const char *text, const char *name, fk_error *err);
+/* What the catalogue says of the run of o (catalog_write.h): the output
+ * units, the columns shown, G, the centres' potentials, the frame. */
+void hs_catw(const options *o, fk_catw *w);
 
 /* After the stream is read (in->snap.n the particles of the whole run): the
  * box as linked (isolated after foflink --no-periodic), the output units and

@@ -5,15 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bigmem.h"
 #include "device.h"
 #include "gpu.h"
-#include "groups.h"
-#include "groupsrun.h"
 #include "haloearly.h"
 #include "dist.h"
 #include "distrun.h"
 #include "halostats.h"
+#include "halostats_level.h"
 #include "hdf5out.h"
 #include "hs.h"
 #include "kv.h"
@@ -24,9 +22,6 @@
 #include "rankquiet.h"
 #include "snapunits.h"
 #include "snap.h"
-#include "stream.h"
-#include "streamfeed.h"
-#include "version.h"
 
 
 static void help(void)
@@ -129,200 +124,21 @@ static fk_pot_minima_fn minima_of(const options *o)
     return e && !strcmp(e, "cpu") ? cpu_hook : NULL;
 }
 
-static int check_level(const input *in, const fk_chunk *c, fk_error *err)
+/* -m: what the early work takes (halostats_input.h), made as hs_setup will
+ * make it once the input has ended, on copies. */
+static void early_setup(void *ctx, input *seen, fk_hsin_how *how)
 {
-    if (c->level >= MAX_LEVELS)
-        return fk_fail(err, FK_EFORMAT, "%s: chunk %s has level %" PRIu32 ": at most %d levels (0 to %d) are read",
-                       in->name, c->tag, c->level, MAX_LEVELS, MAX_LEVELS - 1);
-    return FK_OK;
+    options *o = ctx;
+    options t = *o;
+    hs_setup(seen, &t);
+    how->pot = t.pot;
+    how->mbp = o->centre == FK_CENTRE_MBP;
+    how->minima = minima_of(o);
+    how->phi = hs_masses_phi(&o->m, seen->snap.n, how->mbp);
 }
-
-/* Loads a chunk of <u4 x 1 into *dest (refusing a second one of its level)
- * after checking its rows (0: any). */
-static int load_u32(fk_reader *r, const input *in, const fk_chunk *c, uint64_t rows, uint32_t **dest, void **raw,
-                    fk_error *err)
-{
-    if (*dest)
-        return fk_fail(err, FK_EFORMAT, "%s: stream has two %s chunks of level %" PRIu32, in->name, c->tag, c->level);
-    if (strcmp(c->dtype, "<u4") != 0 || c->ncols != 1)
-        return fk_fail(err, FK_EFORMAT, "%s: chunk %s holds %s x %" PRIu32 ", expected <u4 x 1", in->name, c->tag,
-                       c->dtype, c->ncols);
-    if (rows && c->nrows != rows)
-        return fk_fail(err, FK_EFORMAT, "%s: chunk %s has %" PRIu64 " rows for the %" PRIu64 " particles of the source",
-                       in->name, c->tag, c->nrows, rows);
-    int st = fk_reader_load(r, raw, err);
-    if (!st) *dest = *raw;
-    return st;
-}
-
-int hs_parse_link(input *in, const char *text, const char *name, fk_error *err)
-{
-    char what[300], key[32];
-    snprintf(what, sizeof what, "%s: LINK chunk", name);
-    for (int k = 0; k < MAX_LEVELS; k++) {
-        level *L = &in->lv[k];
-        const char *names[3] = {"l", "b", "psi"};
-        double *vals[3] = {&L->l, &L->b, &L->psi};
-        int *have[3] = {&L->have_l, &L->have_b, NULL};
-        for (int q = 0; q < 3; q++) {
-            if (k == 0)
-                snprintf(key, sizeof key, "%s", names[q]);
-            else
-                snprintf(key, sizeof key, "%s_%d", names[q], k);
-            if (!fk_kv_has(text, key)) continue;
-            if (fk_kv_get_dbl(text, key, vals[q], what, err)) return err->code;
-            if (have[q]) *have[q] = 1;
-        }
-    }
-    uint64_t periodic = 1;
-    if (fk_kv_has(text, "periodic") && fk_kv_get_u64(text, "periodic", &periodic, what, err)) return err->code;
-    in->link_isolated = periodic == 0;
-    in->have_link = 1;
-    return FK_OK;
-}
-
-/* The input as the feed reads it (streamfeed.h): what halostats keeps, and
- * with -m what the work before its end needs. */
-typedef struct reading {
-    input *in;
-    fk_writer *w;     /* --format=stream: every chunk but HALO and HCOL written on */
-    uint64_t minsize; /* -m */
-    int link_levels;  /* -m: the levels LINK names (its levels key; 0: none) */
-    input seen;       /* -m: the input as it was when the early work could start */
-    int seen_levels;  /* and link_levels then */
-} reading;
-
-/* One chunk of the input (the feed's take): checked, loaded or passed on. */
-static int take_chunk(void *ctx, fk_reader *r, const fk_chunk *cp, fk_error *err)
-{
-    reading *rd = ctx;
-    input *in = rd->in;
-    fk_writer *w = rd->w;
-    const uint64_t minsize = rd->minsize;
-    fk_chunk c = *cp;
-    void *raw = NULL;
-    int is = 1; /* a chunk halostats reads */
-    int st = FK_OK;
-    if (strcmp(c.tag, "POS") == 0 || strcmp(c.tag, "VEL") == 0 || strcmp(c.tag, "MASS") == 0) {
-        float **dest = c.tag[0] == 'P' ? &in->pos : c.tag[0] == 'V' ? &in->vel : &in->mass;
-        if (*dest) return fk_fail(err, FK_EFORMAT, "%s: stream has two %s chunks", in->name, c.tag);
-        if ((st = fk_snap_check_chunk(&in->snap, &c, "<f4", c.tag[0] == 'M' ? 1 : 3, in->name, err)) ||
-            (st = fk_reader_load(r, &raw, err)))
-            return st;
-        *dest = raw;
-    } else if (strcmp(c.tag, "ID") == 0) {
-        if (in->ids) return fk_fail(err, FK_EFORMAT, "%s: stream has two ID chunks", in->name);
-        if ((st = fk_snap_check_chunk(&in->snap, &c, NULL, 1, in->name, err)) || (st = fk_reader_load(r, &raw, err)))
-            return st;
-    } else if (strcmp(c.tag, "PID") == 0) {
-        if (in->pids) return fk_fail(err, FK_EFORMAT, "%s: stream has two PID chunks", in->name);
-        if ((st = fk_snap_check_chunk(&in->snap, &c, "<u8", 1, in->name, err)) || (st = fk_reader_load(r, &raw, err)))
-            return st;
-        in->pids = raw;
-    } else if (strcmp(c.tag, "TYPE") == 0) {
-        if (in->type) return fk_fail(err, FK_EFORMAT, "%s: stream has two TYPE chunks", in->name);
-        if ((st = fk_snap_check_chunk(&in->snap, &c, "|u1", 1, in->name, err)) || (st = fk_reader_load(r, &raw, err)))
-            return st;
-        in->type = raw;
-    } else if (minsize && strcmp(c.tag, "SINK") == 0) {
-        if ((st = check_level(in, &c, err)) || (st = load_u32(r, in, &c, in->snap.n, &in->sinks[c.level], &raw, err)))
-            return st;
-        if ((int)c.level >= in->nsinks) in->nsinks = (int)c.level + 1;
-    } else if (minsize && (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "GPAR") == 0)) {
-        return fk_fail(err, FK_EFORMAT,
-                       "%s: the stream has groups already (a %s chunk): -m takes foflink's stream; drop -m", in->name,
-                       c.tag);
-    } else if (strcmp(c.tag, "GID") == 0 || strcmp(c.tag, "GPAR") == 0) {
-        if ((st = check_level(in, &c, err))) return st;
-        level *L = &in->lv[c.level];
-        if (c.tag[1] == 'I') {
-            st = load_u32(r, in, &c, in->snap.nsource, &L->gid, &raw, err);
-        } else {
-            if (c.level == 0)
-                return fk_fail(err, FK_EFORMAT, "%s: chunk GPAR has level 0 (parents start at level 1)", in->name);
-            st = load_u32(r, in, &c, 0, &L->gpar, &raw, err);
-            L->ngpar = c.nrows;
-        }
-        if (st) return st;
-        if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
-    } else if ((strcmp(c.tag, "GRPS") == 0 || (strcmp(c.tag, "LINK") == 0 && c.level == 0))) {
-        if ((st = check_level(in, &c, err)) || (st = fk_reader_load(r, &raw, err))) return st;
-        uint64_t size = fk_chunk_rawsize(&c);
-        char *text = malloc(size + 1);
-        if (!text) {
-            free(raw);
-            return fk_fail(err, FK_ENOMEM, "out of memory for chunk %s", c.tag);
-        }
-        memcpy(text, raw, size);
-        text[size] = '\0';
-        if (c.tag[0] == 'G') {
-            level *L = &in->lv[c.level];
-            if (L->have_grps)
-                st = fk_fail(err, FK_EFORMAT, "%s: stream has two GRPS chunks of level %" PRIu32, in->name, c.level);
-            else
-                st = fk_groups_parse(text, &L->grps, in->name, err);
-            L->have_grps = 1;
-            if ((int)c.level >= in->nlevels) in->nlevels = (int)c.level + 1;
-        } else {
-            st = hs_parse_link(in, text, in->name, err);
-            /* the levels whose SINK chunks the early work waits for, as groups reads them */
-            uint64_t k;
-            fk_error e = {0};
-            rd->link_levels = fk_kv_has(text, "levels") && !fk_kv_get_u64(text, "levels", &k, "LINK", &e) && k >= 1 &&
-                                      k <= FK_LEVELS_MAX ? (int)k : 0;
-        }
-        free(text);
-        if (st) {
-            free(raw);
-            return st;
-        }
-    } else if (strcmp(c.tag, "HALO") == 0 || strcmp(c.tag, "HCOL") == 0 || strcmp(c.tag, "MORDER") == 0 ||
-               strcmp(c.tag, "MRANK") == 0) {
-        in->replaced = 1;
-        return FK_OK;
-    } else {
-        is = 0;
-    }
-    if (w && (st = is ? fk_writer_put_read(w, &c, raw, err) : fk_writer_copy(w, r, &c, err))) return st;
-    /* kept: POS VEL MASS PID GID GPAR, and ID widened on every core; the rest was copied or parsed */
-    if (strcmp(c.tag, "ID") == 0 && (st = fk_snap_widen_ids(raw, &c, &in->ids, err))) return st;
-    if (strcmp(c.tag, "GRPS") == 0 || strcmp(c.tag, "LINK") == 0) free(raw);
-    return FK_OK;
-}
-
-/* -m (the feed's ready, on its thread): whether the IDs, every SINK level
- * LINK names, the positions and the masses have come; then the input as it
- * is is copied, for the early work. */
-static int early_ready(void *ctx)
-{
-    reading *rd = ctx;
-    const input *in = rd->in;
-    if (!in->ids || !in->pos || !in->mass || rd->link_levels == 0) return 0;
-    for (int k = 0; k < rd->link_levels; k++)
-        if (!in->sinks[k]) return 0;
-    rd->seen = *in;
-    rd->seen_levels = rd->link_levels;
-    return 1;
-}
-
-/* What -m did before its input ended (haloearly.h), and what it assumed. */
-typedef struct early {
-    fk_halo_early e;
-    int ran;            /* the groups were numbered: st their status */
-    int st;
-    fk_error err;
-    int levels;         /* the SINK levels numbered */
-    const uint64_t *ids;
-    const float *pos, *mass;
-    fk_pot_params pot;  /* the potentials' parameters and box taken */
-    int periodic;
-    double box, origin;
-    double t_ready, t_done, t_end; /* seconds from the start: the work began, ended; the input ended */
-    int finder;         /* the minima went on on the finder's thread */
-} early;
 
 /* -m: the work done before the input ended (file scope: stopped at exit) */
-static early ea;
+static fk_hsin_early ea;
 
 /* At exit (a failure while the finder runs): the finder stopped after its
  * batch before the GPU's runtime is torn down (registered after it). */
@@ -331,191 +147,21 @@ static void stop_finder(void)
     fk_halo_early_finder_stop(&ea.e);
 }
 
-/* Whether the input has ended (the early minima's stop). */
-static int input_ended(void *feed)
-{
-    return fk_feed_done(feed);
-}
-
-/* -m, once the IDs, the SINK levels, the positions and the masses have
- * come and while the rest is read: the groups numbered (a failure is
- * reported once the input has been read, as before), each level's members
- * gathered and, for potential centres, their minima found batch after
- * batch until the input has ended (the rest then beside the profiles, as
- * before; level 0 only when --unbind keeps the potentials of one level at a
- * time), with the G, softening and box that hs_setup will give (made here
- * on copies). */
-static void early_work(const reading *rd, fk_feed *feed, options *o, early *ea, double t0)
-{
-    input s = rd->seen;
-    ea->t_ready = prog_now() - t0;
-    ea->ran = 1;
-    ea->levels = rd->seen_levels;
-    ea->ids = s.ids, ea->pos = s.pos, ea->mass = s.mass;
-    ea->st = fk_halo_early_groups(&ea->e, &s.snap, s.ids, s.sinks, ea->levels, o->minsize, s.name, &ea->err);
-    if (ea->st) return;
-    options t = *o;
-    hs_setup(&s, &t);
-    ea->pot = t.pot, ea->periodic = s.snap.periodic, ea->box = s.snap.box, ea->origin = s.snap.origin;
-    const int mbp = o->centre == FK_CENTRE_MBP;
-    const uint64_t n = s.snap.n;
-    fk_halo_input hin = {.n = n, .pos = s.pos, .mass = s.mass, .ids = s.ids, .periodic = s.snap.periodic,
-                         .box = s.snap.box, .origin = s.snap.origin};
-    /* a device's minima go on to the last batch on a thread of their own (the finder) while
-     * the rest is read and measured; the CPU's stop when the input has ended */
-    const fk_pot_minima_fn minima = minima_of(o);
-    int gathered = 0, pots = 0;
-    for (int k = 0; k < ea->levels; k++) {
-        double *phi = k == 0 ? hs_masses_phi(&o->m, n, mbp) : NULL;
-        const int pot_k = mbp && (k == 0 || !hs_masses_phi(&o->m, n, mbp));
-        fk_error err = {0};
-        if (fk_halo_early_level_work(&ea->e, k, &hin, pot_k && !minima ? &t.pot : NULL, NULL, input_ended, feed, phi,
-                                     &err))
-            break; /* the rest gathered after the input, as before */
-        gathered = k + 1;
-        if (pot_k && pots == k) pots = k + 1;
-    }
-    fk_error err = {0};
-    if (minima && pots)
-        ea->finder = fk_halo_early_finder_start(&ea->e, pots < gathered ? pots : gathered, &hin, &t.pot, minima,
-                                                hs_masses_phi(&o->m, n, mbp), &err) == FK_OK;
-    ea->t_done = prog_now() - t0;
-}
-
 /* Reads the stream; with w, writes it on as it goes (every chunk but the
  * HALO and HCOL this run replaces). With -m (o->minsize), the early work
  * runs as soon as what it needs has come, while the feed reads on. */
-static void read_stream(const char *path, int force, input *in, fk_writer *w, options *o, early *ea, double t0)
+static void read_stream(const char *path, int force, input *in, fk_writer *w, options *o, double t0)
 {
     fk_error err = {0};
     FILE *f = prog_open_input(path, 1, force);
-    fk_reader *r;
-    fk_chunk c;
-    char *snaptext;
-    const uint64_t minsize = o->minsize;
-    if (fk_reader_open(&r, f, in->name, &err) || fk_snap_read(r, &c, &in->snap, &snaptext, in->name, &err) ||
-        (w && fk_writer_text(w, "SNAP", c.level, snaptext, &err)))
-        prog_fail(&err);
-    fk_reader_set_progress(r, prog_progress_reader, r);
-    in->snaptext = snaptext;
-    static reading rd; /* large (a copy of the input): not on the stack */
-    rd = (reading){.in = in, .w = w, .minsize = minsize};
-    fk_feed *feed;
-    if (fk_feed_start(&feed, r, take_chunk, minsize ? early_ready : NULL, &rd, &err)) prog_fail(&err);
-    if (minsize && fk_feed_wait(feed)) early_work(&rd, feed, o, ea, t0);
-    double ended;
-    if (fk_feed_join(feed, &ended, &err)) prog_fail(&err);
-    ea->t_end = ended - t0; /* prog_now's clock is fk_now's */
-    in->waited = fk_reader_waited(r);
-    fk_reader_close(r);
+    if (fk_hsin_read(in, f, w, o->minsize, early_setup, o, &ea, t0, prog_progress_reader, &err)) prog_fail(&err);
     fk_input_close(f);
-    if (minsize) {
-        if (in->nsinks == 0)
-            prog_die(EXIT_DATA, "%s: stream has no SINK chunk (halostats -m takes foflink's stream)", in->name);
-        for (int k = 1; k < in->nsinks; k++)
-            if (!in->sinks[k])
-                prog_die(EXIT_DATA, "%s: stream has no SINK chunk of level %d (but one of level %d)", in->name, k,
-                         in->nsinks - 1);
-    } else if (in->nlevels == 0 || !in->lv[0].gid) {
-        prog_die(EXIT_DATA, "stream has no GID chunk (run groups first, or halostats -m N on foflink's stream)");
-    }
-    for (int k = 1; k < in->nlevels; k++)
-        if (!in->lv[k].gid) prog_die(EXIT_DATA, "stream has no GID chunk of level %d (but one of level %d)", k, in->nlevels - 1);
-    static const char *tags[] = {"POS", "VEL", "MASS", "ID"};
-    const void *have[] = {in->pos, in->vel, in->mass, in->ids};
-    for (int k = 0; k < 4; k++)
-        if (!have[k]) prog_die(EXIT_DATA, "stream has no %s chunk (run tipsy2bin first)", tags[k]);
-}
-
-/* Whether the early work's groups are those of the whole input: every SINK
- * level numbered, from the IDs that stayed (a second chunk is an error). */
-static int early_groups_hold(const early *ea, const input *in)
-{
-    return ea->ran && !ea->st && ea->levels == in->nsinks && ea->ids == in->ids;
-}
-
-/* -m: groups' work on foflink's stream, in process: every SINK level
- * resolved and numbered (groups of at least minsize members) into the GID
- * GRPS and GPAR that groups -m minsize would have written, so that the
- * particles are not written and read once more between the two; the early
- * work's, when it numbered them all. */
-static void resolve_levels(input *in, uint64_t minsize, early *ea)
-{
-    fk_error err = {0};
-    if (early_groups_hold(ea, in)) {
-        for (int k = 0; k < in->nsinks; k++) {
-            level *L = &in->lv[k];
-            fk_halo_early_level *E = &ea->e.lv[k];
-            L->gid = E->gid, L->grps = E->grps, L->have_grps = 1;
-            L->gpar = E->gpar, L->ngpar = k ? E->grps.ngroups + 1 : 0;
-            E->gid = E->gpar = NULL;
-            free(in->sinks[k]);
-            in->sinks[k] = NULL;
-        }
-        in->nlevels = in->nsinks;
-        return;
-    }
-    fk_halo_early_free(&ea->e); /* its sinks resolved in place: resolved again, unchanged */
-    fk_groups_in gin = {.ids = in->ids, .nlevels = in->nsinks};
-    for (int k = 0; k < in->nsinks; k++) gin.sinks[k] = in->sinks[k];
-    for (int k = 0; k < in->nsinks; k++) {
-        level *L = &in->lv[k];
-        if (fk_groups_grp_ids(&gin, &in->snap, k, minsize, in->name, &L->gid, &L->grps, &err)) prog_fail(&err);
-        L->have_grps = 1;
-        free(in->sinks[k]);
-        in->sinks[k] = gin.sinks[k] = NULL;
-        if (k == 0) continue;
-        L->ngpar = L->grps.ngroups + 1;
-        if (!(L->gpar = malloc(L->ngpar * sizeof *L->gpar)))
-            prog_die(EXIT_RESOURCE, "out of memory for the parents of %" PRIu64 " groups", L->grps.ngroups);
-        if (fk_groups_parents(in->lv[k - 1].gid, L->gid, in->snap.nsource, L->grps.ngroups, L->gpar, (uint32_t)k,
-                              in->name, &err))
-            prog_fail(&err);
-    }
-    in->nlevels = in->nsinks;
-}
-
-/* The groups of every stream particle at level L; the number of groups
- * (GRPS's, or without it the largest id). */
-static uint64_t level_groups(const input *in, const level *L, uint32_t *grp)
-{
-    uint64_t top = 0;
-#pragma omp parallel for schedule(static) reduction(max : top)
-    for (uint64_t i = 0; i < in->snap.n; i++) {
-        grp[i] = L->gid[in->ids[i]];
-        if (grp[i] > top) top = grp[i];
-    }
-    return L->have_grps ? L->grps.ngroups : top;
-}
-
-/* The hosts of level k's groups: GPAR's rows, checked against the level
- * above, or without GPAR the level above's group of each group's reference
- * member. */
-static void set_hosts(const input *in, int k, fk_halo *h, uint64_t ng, uint64_t ng_up)
-{
-    const level *L = &in->lv[k];
-    if (L->gpar && L->ngpar != ng + 1)
-        prog_die(EXIT_DATA, "%s: chunk GPAR of level %d has %" PRIu64 " rows for %" PRIu64 " groups (expected %" PRIu64
-                 ")", in->name, k, L->ngpar, ng, ng + 1);
-    for (uint64_t g = 0; g < ng; g++) {
-        h[g].level = (uint64_t)k;
-        if (k == 0) continue;
-        h[g].host = L->gpar ? L->gpar[g + 1] : in->lv[k - 1].gid[h[g].minid];
-        if (h[g].host > ng_up)
-            prog_die(EXIT_DATA, "%s: chunk GPAR of level %d gives group %" PRIu64 " the host %" PRIu64
-                     ", beyond the %" PRIu64 " groups of level %d", in->name, k, g + 1, h[g].host, ng_up, k - 1);
-    }
+    if (fk_hsin_check(in, o->minsize, &err)) prog_fail(&err);
 }
 
 int bound_subhalos_asked(const options *o)
 {
     return o->subhalos == 2 || (o->subhalos == 0 && o->m.unbind);
-}
-
-const char *hs_frame_word(const options *o, const fk_halo_column *c)
-{
-    if (c->dim == FK_DIM_1) return "";
-    return c->dim == FK_DIM_LENGTH && o->comoving ? "comoving: " : "physical: ";
 }
 
 void hs_blank_G(const options *o, fk_halo *h, uint64_t ng)
@@ -524,222 +170,23 @@ void hs_blank_G(const options *o, fk_halo *h, uint64_t ng)
     for (uint64_t g = 0; g < ng; g++) h[g].phi_mbp = h[g].vmax = h[g].lambda = NAN;
 }
 
-/* Whether column c is written: every column but those of --so and --unbind
- * when not asked for (the mbp columns stay with --centre=com, -1 and nan,
- * so that a column's number does not depend on the centre). */
-int shown(const options *o, const fk_halo_column *c)
+static void masses_header(FILE *f, const void *ctx)
 {
-    return !(c->flags & (FK_HCOL_SO | FK_HCOL_UNBIND)) || (c->flags & hs_masses_flags(&o->m));
+    const options *o = ctx;
+    hs_masses_header(f, &o->m, &o->units);
 }
 
-void write_header(FILE *f, const input *in, const options *o, const uint64_t *ng)
+static void masses_kv(fk_kvbuf *kv, const void *ctx)
 {
-    const fk_snap *s = &in->snap;
-    const fk_halo_units *u = &o->units;
-    char un[3][64];
-    fprintf(f, "# halostats (fofkit %s): one line per friends-of-friends group, level by level, by group id\n",
-            FK_VERSION);
-    fprintf(f, "# input %s: source '%s', %" PRIu64 " particles of %" PRIu64 ", time %.10g\n", in->name, s->source, s->n,
-            s->nsource, s->time);
-    fprintf(f, "# box %.10g origin %.10g periodic %d (the stream's length unit)%s\n", s->box, s->origin, s->periodic,
-            in->link_isolated ? ": the snapshot's box is periodic, but foflink --no-periodic linked it with isolated "
-                                "boundaries, and so are the groups measured" : "");
-    fprintf(f, "# levels %d%s\n", in->nlevels, in->nlevels > 1 ? ": a group of level k lies inside group host of level k-1" : "");
-    for (int k = 0; k < in->nlevels; k++) {
-        const level *L = &in->lv[k];
-        fprintf(f, "# level %d: ", k);
-        if (L->have_l)
-            fprintf(f, "linking length l %.10g (b %.10g, psi %.10g; psi 0 is 3D linking)", L->l, L->have_b ? L->b : 0,
-                    L->psi);
-        else
-            fprintf(f, "linking length unknown (no LINK chunk)");
-        fprintf(f, ", %" PRIu64 " groups, min size ", ng[k]);
-        if (L->have_grps)
-            fprintf(f, "%" PRIu64, L->grps.minsize);
-        else
-            fprintf(f, "unknown (no GRPS chunk)");
-        if (k > 0 && !L->gpar) fprintf(f, ", hosts from the members (no GPAR chunk)");
-        fputc('\n', f);
-    }
-    fprintf(f, "# units: length %s, mass %s, velocity %s; one stream unit is %.10g, %.10g, %.10g of them\n",
-            u->length_name, u->mass_name, u->velocity_name, u->length, u->mass, u->velocity);
-    fk_halo_units_name(u, FK_DIM_LENGTH, un[0], sizeof un[0]); /* the softening's line below names it too */
-    if (o->no_G)
-        fprintf(f, "# G: none, the stream has no units: phi_mbp, vmax and lambda are nan (give --G=VALUE)\n");
-    else
-        fprintf(f, "# G = %.10g %s %s / %s (%s)\n", o->G_out, fk_halo_units_name(u, FK_DIM_LENGTH, un[0], sizeof un[0]),
-                fk_halo_units_name(u, FK_DIM_VELOCITY2, un[1], sizeof un[1]),
-                fk_halo_units_name(u, FK_DIM_MASS, un[2], sizeof un[2]),
-                o->have_G == 1 ? "given" : o->have_G == 2 ? "from the stream's units" : "1 in the stream's units");
-    if (o->comoving)
-        fprintf(f, "# comoving stream at a = %.10g (z = %.10g), H(a) = %.10g %s per %s physical: lengths comoving,\n"
-                   "#   velocities peculiar (VEL a^%g), the rest physical, as Gadget-4's SUBFIND: the Hubble\n"
-                   "#   flow H(a) a dx about the centre of mass added to sigma_v and the unbinding's energies,\n"
-                   "#   potentials and vmax with physical r = a dx (G / a over comoving lengths), the softening\n"
-                   "#   comoving (physical eps a)\n",
-                o->a, 1 / o->a - 1, o->hflow / o->a * u->velocity / u->length, u->velocity_name, u->length_name,
-                in->snap.vel_a_scaling);
-    else
-        fprintf(f, "# physical stream (no comoving key): lengths and velocities as stored, no Hubble flow\n");
-    if (o->centre == FK_CENTRE_MBP) {
-        fprintf(f, "# centre: the most bound member, least phi_i = -G sum_(j != i) m_j / sqrt(r_ij^2 + eps^2),\n"
-                   "#   eps %.10g %s (%s%s); exact sums for groups of up to %" PRIu64 " members, else a\n"
-                   "#   Barnes-Hut tree (theta %.3g, quadrupoles), then exact sums for its candidates (tree phi\n"
-                   "#   within %.3g |phi| of its least); on the %s\n",
-                o->pot.eps * u->length, un[0], o->have_eps ? "given" : "0.05 box / n^(1/3)",
-                o->eps_capped ? "; capped: --softening-max-phys / a" : "", o->pot.nexact, o->pot.theta,
-                fk_pot_tolerance(&o->pot), o->device == DEV_GPU ? "GPU" : "CPU");
-    } else {
-        fprintf(f, "# centre: the centre of mass (no potentials: --centre=com)\n");
-    }
-    fprintf(f, "# groups are unwrapped about the member with the lowest ID, assuming a group spans less than\n"
-               "# half the box; a group of total mass 0 gets unweighted means; M(<=r): mass of the members\n"
-               "# within r of the centre\n");
-    hs_masses_header(f, &o->m, u);
-    fprintf(f, "# column name unit: definition\n");
-    size_t col = 0;
-    for (size_t k = 0; k < fk_halo_ncolumns; k++) {
-        const fk_halo_column *c = &fk_halo_columns[k];
-        if (!shown(o, c)) continue;
-        fprintf(f, "# %2zu %-8s %-10s %s%s\n", ++col, c->name, fk_halo_units_name(u, c->dim, un[0], sizeof un[0]),
-                hs_frame_word(o, c), c->desc);
-    }
-    fputc('#', f);
-    for (size_t k = 0; k < fk_halo_ncolumns; k++)
-        if (shown(o, &fk_halo_columns[k])) fprintf(f, " %s", fk_halo_columns[k].name);
-    fputc('\n', f);
+    hs_masses_kv(kv, &((const options *)ctx)->m);
 }
 
-/* Rows [g0, g1) into f. */
-static void format_rows(FILE *f, const options *o, const fk_halo *h, uint64_t g0, uint64_t g1, char sep)
+void hs_catw(const options *o, fk_catw *w)
 {
-    char buf[64];
-    for (uint64_t g = g0; g < g1; g++) {
-        int first = 1;
-        for (size_t k = 0; k < fk_halo_ncolumns; k++) {
-            if (!shown(o, &fk_halo_columns[k])) continue;
-            fk_halo_format(&h[g], &fk_halo_columns[k], &o->units, buf, sizeof buf);
-            if (!first) fputc(sep, f);
-            fputs(buf, f);
-            first = 0;
-        }
-        fputc('\n', f);
-    }
-}
-
-/* The rows formatted on every core, a block at a time, and written in order
- * (a block that finds no memory is formatted in its turn). */
-void write_rows(FILE *f, const options *o, const fk_halo *h, uint64_t ng, char sep)
-{
-    enum { BLOCK = 1024 };
-#pragma omp parallel for ordered schedule(static, 1)
-    for (uint64_t g0 = 0; g0 < ng; g0 += BLOCK) {
-        const uint64_t g1 = g0 + BLOCK < ng ? g0 + BLOCK : ng;
-        char *text = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&text, &len);
-        if (m) format_rows(m, o, h, g0, g1, sep);
-        if (m && fclose(m) != 0) m = NULL, free(text), text = NULL;
-#pragma omp ordered
-        {
-            if (m)
-                fwrite(text, 1, len, f);
-            else
-                format_rows(f, o, h, g0, g1, sep);
-        }
-        free(text);
-    }
-}
-
-void write_csv_header(FILE *f, const options *o)
-{
-    int first = 1;
-    char un[64];
-    for (size_t k = 0; k < fk_halo_ncolumns; k++) {
-        const fk_halo_column *c = &fk_halo_columns[k];
-        if (!shown(o, c)) continue;
-        /* name[unit], the unit as the text header names it; a pure number bare */
-        fprintf(f, "%s%s", first ? "" : ",", c->name);
-        if (c->dim != FK_DIM_1) fprintf(f, "[%s]", fk_halo_units_name(&o->units, c->dim, un, sizeof un));
-        first = 0;
-    }
-    fputc('\n', f);
-}
-
-int write_hcol(fk_writer *w, const input *in, const options *o, fk_error *err)
-{
-    fk_kvbuf kv;
-    char key[32], val[512], un[64];
-    fk_kv_init(&kv);
-    size_t ncol = 0;
-    for (size_t k = 0; k < fk_halo_ncolumns; k++) ncol += shown(o, &fk_halo_columns[k]);
-    fk_kv_u64(&kv, "columns", ncol);
-    fk_kv_u64(&kv, "levels", (uint64_t)in->nlevels);
-    fk_kv_str(&kv, "centre", o->centre == FK_CENTRE_MBP ? "mbp" : "com");
-    fk_kv_dbl(&kv, "G", o->G_out);
-    if (o->centre == FK_CENTRE_MBP) {
-        fk_kv_dbl(&kv, "softening", o->pot.eps * o->units.length);
-        fk_kv_dbl(&kv, "theta", o->pot.theta);
-        fk_kv_u64(&kv, "exact_max", o->pot.nexact);
-        fk_kv_dbl(&kv, "tolerance", fk_pot_tolerance(&o->pot));
-        fk_kv_str(&kv, "device", o->device == DEV_GPU ? "gpu" : "cpu");
-    }
-    fk_kv_dbl(&kv, "length_unit", o->units.length);
-    fk_kv_dbl(&kv, "mass_unit", o->units.mass);
-    fk_kv_dbl(&kv, "velocity_unit", o->units.velocity);
-    fk_kv_str(&kv, "length_name", o->units.length_name);
-    fk_kv_str(&kv, "mass_name", o->units.mass_name);
-    fk_kv_str(&kv, "velocity_name", o->units.velocity_name);
-    hs_masses_kv(&kv, &o->m);
-    /* the columns that hold whole numbers (ids, counts; -1 for none), for readers' types */
-    char ints[256] = "";
-    for (size_t k = 0; k < fk_halo_ncolumns; k++)
-        if (shown(o, &fk_halo_columns[k]) && fk_halo_columns[k].type == FK_HCOL_U64)
-            snprintf(ints + strlen(ints), sizeof ints - strlen(ints), "%s%s", ints[0] ? " " : "", fk_halo_columns[k].name);
-    fk_kv_str(&kv, "integer_columns", ints);
-    /* a comoving stream: which columns are comoving lengths (the others with a unit physical) */
-    fk_kv_u64(&kv, "comoving", (uint64_t)o->comoving);
-    if (o->comoving) {
-        char com[512] = "";
-        for (size_t k = 0; k < fk_halo_ncolumns; k++)
-            if (shown(o, &fk_halo_columns[k]) && !strcmp(hs_frame_word(o, &fk_halo_columns[k]), "comoving: "))
-                snprintf(com + strlen(com), sizeof com - strlen(com), "%s%s", com[0] ? " " : "", fk_halo_columns[k].name);
-        fk_kv_dbl(&kv, "scale_factor", o->a);
-        fk_kv_dbl(&kv, "hubble_of_a", o->hflow / o->a * o->units.velocity / o->units.length);
-        fk_kv_str(&kv, "comoving_columns", com);
-    }
-    size_t col = 0;
-    for (size_t k = 0; k < fk_halo_ncolumns; k++) {
-        const fk_halo_column *c = &fk_halo_columns[k];
-        if (!shown(o, c)) continue;
-        snprintf(key, sizeof key, "column_%zu", ++col);
-        snprintf(val, sizeof val, "%s %s %s", c->name, fk_halo_units_name(&o->units, c->dim, un, sizeof un), c->desc);
-        fk_kv_str(&kv, key, val);
-    }
-    char *text = NULL;
-    int st = fk_kv_finish(&kv, &text, err);
-    if (!st) st = fk_writer_text(w, "HCOL", 0, text, err);
-    free(text);
-    return st;
-}
-
-int write_halo(fk_writer *w, const options *o, int k, const fk_halo *h, uint64_t ng, fk_error *err)
-{
-    size_t ncol = 0;
-    for (size_t c = 0; c < fk_halo_ncolumns; c++) ncol += shown(o, &fk_halo_columns[c]);
-    double *rows = malloc(ng && ncol ? ng * ncol * sizeof *rows : 1);
-    if (!rows) return fk_fail(err, FK_ENOMEM, "out of memory for the HALO chunk of %" PRIu64 " groups", ng);
-    for (uint64_t g = 0; g < ng; g++) {
-        size_t j = 0;
-        for (size_t c = 0; c < fk_halo_ncolumns; c++)
-            if (shown(o, &fk_halo_columns[c])) rows[g * ncol + j++] = fk_halo_value(&h[g], &fk_halo_columns[c], &o->units);
-    }
-    fk_chunk c;
-    fk_chunk_init(&c, "HALO", "<f8", 0, ng, (uint32_t)ncol);
-    c.level = (uint32_t)k;
-    int st = fk_writer_put(w, &c, rows, err);
-    free(rows);
-    return st;
+    *w = (fk_catw){.units = &o->units, .flags = hs_masses_flags(&o->m), .centre = o->centre, .pot = &o->pot,
+                   .gpu = o->device == DEV_GPU, .G_out = o->G_out, .have_G = o->have_G, .no_G = o->no_G,
+                   .have_eps = o->have_eps, .eps_capped = o->eps_capped, .comoving = o->comoving, .a = o->a,
+                   .hflow = o->hflow, .masses_header = masses_header, .masses_kv = masses_kv, .masses_ctx = o};
 }
 
 /* A unit name: printable, no white space, at most 32 bytes. */
@@ -942,12 +389,9 @@ int main(int argc, char **argv)
     if (o.format == 2 && fk_writer_open(&w, fk_output_file(out), std.zlevel, &err)) prog_fail(&err);
     hs_device(&o);
     if (o.minsize) atexit(stop_finder);
-    read_stream(path, std.force, &in, w, &o, &ea, t0);
+    read_stream(path, std.force, &in, w, &o, t0);
     const uint64_t n = in.snap.n;
-    if (ea.ran && ea.st && ea.ids == in.ids) prog_fail(&ea.err); /* the IDs' checks or a level's numbering */
-    if (!early_groups_hold(&ea, &in) && fk_groups_check_ids(in.ids, n, in.snap.nsource, in.name, &err))
-        prog_fail(&err);
-    if (o.minsize) resolve_levels(&in, o.minsize, &ea);
+    if (fk_hsin_groups(&in, o.minsize, &ea, &err)) prog_fail(&err);
     uint8_t *types; /* n_gas ... n_contam */
     if (hs_types(&in.snap, n, in.ids, in.type, &types, in.name, &err)) prog_fail(&err);
     uint8_t *type_chunk = in.type; /* freed with the rest: the writer may still be writing it on */
@@ -957,14 +401,9 @@ int main(int argc, char **argv)
 
     hs_setup(&in, &o);
     /* the minima found early hold when they took this G, softening, box and these particles */
-    const fk_pot_params *p = &ea.pot;
-    const int early_minima = o.minsize && o.centre == FK_CENTRE_MBP && early_groups_hold(&ea, &in) &&
-                             ea.pos == in.pos && ea.mass == in.mass && p->G == o.pot.G && p->eps == o.pot.eps &&
-                             p->theta == o.pot.theta && p->nexact == o.pot.nexact && p->tol == o.pot.tol &&
-                             p->ncand == o.pot.ncand && ea.periodic == in.snap.periodic && ea.box == in.snap.box &&
-                             ea.origin == in.snap.origin;
+    const int early_minima = fk_hsin_early_minima_hold(&ea, &in, o.minsize, o.centre == FK_CENTRE_MBP, &o.pot);
     if (!early_minima) fk_halo_early_finder_stop(&ea.e); /* its minima are not this run's: not to be waited for */
-    if (o.minsize && early_groups_hold(&ea, &in))
+    if (o.minsize && fk_hsin_early_holds(&ea, &in))
         prog_info("-m: groups numbered (%.3f s), members gathered%s from %.2f s to %.2f s; the input ended at %.2f s",
                   ea.e.secs_groups,
                   !early_minima ? "" : ea.finder ? " and the potentials' thread started" : " and potentials found",
@@ -978,41 +417,16 @@ int main(int argc, char **argv)
     fk_halo *halos[MAX_LEVELS] = {0};
     uint64_t ng[MAX_LEVELS] = {0};
     for (int k = 0; k < in.nlevels; k++) {
-        double tk = prog_now(), tg = tk;
-        /* -m: the members gathered and the minima found before the input ended, when they were */
-        fk_halo_early_level *E = k < ea.e.nlevels && early_groups_hold(&ea, &in) ? &ea.e.lv[k] : NULL;
-        const int gathered = E && E->members.first, found = gathered && early_minima && E->min,
-                  await = found && E->bg;
-        if (gathered && !hs_masses_flags(&o.m)) {
-            ng[k] = in.lv[k].grps.ngroups;
-        } else {
-            if (!grp && !(grp = fk_big_alloc(n ? n * sizeof *grp : 1)))
-                prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " particles", n);
-            ng[k] = level_groups(&in, &in.lv[k], grp);
-        }
-        if (!(halos[k] = malloc(ng[k] ? ng[k] * sizeof *halos[k] : 1)))
-            prog_die(EXIT_RESOURCE, "out of memory for %" PRIu64 " groups", ng[k]);
-        fk_halo_input hin = {n,           in.pos,     in.vel,     in.mass,       in.ids,   grp, in.snap.periodic,
-                             in.snap.box, in.snap.origin, o.comoving, o.vscale, o.hflow, in.type, in.m_hires};
-        fk_halo_order own = {0}, *mo = &own; /* the members: the early work's stay its own (the finder reads them) */
+        double tk = prog_now();
+        const fk_hslevel_early el = fk_hslevel_early_of(&ea, &in, k, early_minima);
+        const fk_halo_early_level *E = el.E;
+        const int gathered = el.gathered, found = el.found, await = el.await;
+        const fk_hslevel_how how = {.centre = o.centre, .pot = &o.pot, .minima = minima_of(&o),
+                                    .phi = hs_masses_phi(&o.m, n, o.centre == FK_CENTRE_MBP), .comoving = o.comoving,
+                                    .vscale = o.vscale, .hflow = o.hflow, .keep_grp = hs_masses_flags(&o.m) != 0};
+        fk_halo_input hin;
         fk_halo_timing tm;
-        if (gathered)
-            mo = &E->members;
-        else if (fk_halo_order_build(n, grp, in.ids, ng[k], &own, &err))
-            prog_fail(&err);
-        fk_halo_early_wait waiter = {&ea.e, k};
-        if (!hs_masses_flags(&o.m)) free(grp), grp = NULL, hin.grp = NULL; /* the rest reads the members */
-        tg = prog_now() - tg;
-        double *phi = hs_masses_phi(&o.m, n, o.centre == FK_CENTRE_MBP);
-        if (fk_halostats_compute_members(&hin, mo, halos[k], in.name, &err) ||
-            (await   ? fk_halostats_centres_await(&hin, mo, &o.pot, minima_of(&o), E->min, fk_halo_early_found, &waiter,
-                                                  halos[k], &tm, phi, &err)
-             : found ? fk_halostats_centres_found(&hin, mo, &o.pot, minima_of(&o), E->min, E->found, halos[k], &tm, phi,
-                                                  &err)
-                     : fk_halostats_centres_members(&hin, mo, o.centre, &o.pot, minima_of(&o), halos[k], &tm, phi, &err)))
-            prog_fail(&err);
-        fk_halo_order_free(mo); /* the finder is done with this level */
-        tm.gather += tg;
+        if (fk_hslevel_measure(&in, k, &ea, &el, &how, &grp, &halos[k], &ng[k], &hin, &tm, &err)) prog_fail(&err);
         if (gathered)
             prog_info("level %d: before the input ended: members gathered in %.3f s%s", k, E->secs_gather,
                       found || o.centre != FK_CENTRE_MBP ? "" : "; potentials after it");
@@ -1023,7 +437,7 @@ int main(int argc, char **argv)
             prog_info("level %d: potentials on a thread of their own since the members were gathered: %" PRIu64
                       " of %" PRIu64 " groups in %.3f s; %.3f s waited for them here", k, E->found, ng[k],
                       E->secs_potential, tm.potential);
-        set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0);
+        if (fk_hsin_set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0, &err)) prog_fail(&err);
         hs_blank_G(&o, halos[k], ng[k]);
         hs_masses_level(&o.m, &hin, k, halos[k], ng[k], &o.pot, in.snap.nsource, o.device == DEV_GPU);
         uint64_t grouped = 0, ntree = 0, cand = 0;
@@ -1042,10 +456,12 @@ int main(int argc, char **argv)
     }
     free(grp);
 
+    fk_catw cw;
+    hs_catw(&o, &cw);
     if (o.format == 2) {
-        if (write_hcol(w, &in, &o, &err)) prog_fail(&err);
+        if (fk_catw_hcol(w, &cw, in.nlevels, &err)) prog_fail(&err);
         for (int k = 0; k < in.nlevels; k++)
-            if (write_halo(w, &o, k, halos[k], ng[k], &err)) prog_fail(&err);
+            if (fk_catw_halo(w, &cw, k, halos[k], ng[k], &err)) prog_fail(&err);
         hs_masses_chunks(&o.m, w, in.nlevels, in.snap.nsource);
         hs_rank_chunks(w, &in, &o, halos, ng); /* each group's members most bound first */
         if (fk_writer_finish(w, &err)) prog_fail(&err);
@@ -1057,11 +473,11 @@ int main(int argc, char **argv)
     } else {
         FILE *f = fk_output_file(out);
         if (o.format == 1) {
-            write_csv_header(f, &o);
+            fk_catw_csv_header(f, &cw);
         } else {
-            write_header(f, &in, &o, ng);
+            fk_catw_header(f, &cw, &in, ng);
         }
-        for (int k = 0; k < in.nlevels; k++) write_rows(f, &o, halos[k], ng[k], o.format == 1 ? ',' : ' ');
+        for (int k = 0; k < in.nlevels; k++) fk_catw_rows(f, &cw, halos[k], ng[k], o.format == 1 ? ',' : ' ');
     }
     prog_commit(out);
     char wait[48] = ""; /* a pipe's writer kept it waiting: not the work */
