@@ -981,15 +981,23 @@ int fk_halostats_centres_phi(const fk_halo_input *in, uint64_t ng, fk_centre cen
     return st;
 }
 
+/* The potentials' parameters, and members gathered from in's particles. */
+static int members_check(const fk_halo_input *in, const fk_halo_order *o, const fk_pot_params *pot, fk_error *err)
+{
+    int st = fk_pot_check(pot, err);
+    if (st) return st;
+    if (o->n != in->n)
+        return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
+    return FK_OK;
+}
+
 int fk_halostats_centres_members(const fk_halo_input *in, const fk_halo_order *o, fk_centre centre,
                                  const fk_pot_params *pot, fk_pot_minima_fn minima, fk_halo *halos,
                                  fk_halo_timing *timing, double *phi, fk_error *err)
 {
-    int st = fk_pot_check(pot, err);
+    int st = members_check(in, o, pot, err);
     if (st) return st;
     const uint64_t ng = o->ng;
-    if (o->n != in->n)
-        return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
     fk_halo_timing tm = {0, 0, 0};
     if (centre == FK_CENTRE_COM) {
         const double t0 = seconds();
@@ -1078,11 +1086,9 @@ int fk_halostats_centres_found(const fk_halo_input *in, const fk_halo_order *o, 
                                fk_pot_minima_fn minima, const fk_pot_min *found_min, uint64_t found, fk_halo *halos,
                                fk_halo_timing *timing, double *phi, fk_error *err)
 {
-    int st = fk_pot_check(pot, err);
+    int st = members_check(in, o, pot, err);
     if (st) return st;
     const uint64_t ng = o->ng;
-    if (o->n != in->n)
-        return fk_fail(err, FK_EINVAL, "members gathered from %" PRIu64 " particles, not %" PRIu64, o->n, in->n);
     if (found > ng) return fk_fail(err, FK_EINVAL, "minima of %" PRIu64 " groups found, of %" PRIu64, found, ng);
     for (uint64_t g = 0; g < found; g++)
         if (halos[g].ref != fk_halo_order_at(o, o->first[g]) || halos[g].n != o->first[g + 1] - o->first[g])

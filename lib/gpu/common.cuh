@@ -153,6 +153,47 @@ struct timer {
     }
 };
 
+/* Staged copies between pageable host memory and the device go through
+ * two pinned chunks of FK_GPU_STAGE bytes (large enough that a DMA runs at
+ * the bus's rate, small enough that pinning them costs nothing against the
+ * copy) and their events: each thread's, made at its first staged copy and
+ * kept for the next ones (pinning 64 MiB costs about as much as copying
+ * it), made again when the thread's device changed, freed when the thread
+ * ends. A user fills chunk k only after cudaEventSynchronize(ev[k]) and
+ * records ev[k] after queueing its DMA (on cudaStreamPerThread), so one
+ * thread's copies (fk_gpu_put, fk_gpu_get, the tree match's uploads) share
+ * them in turn. */
+#define FK_GPU_STAGE ((size_t)32 << 20)
+struct fk_stages {
+    void *buf = nullptr;
+    cudaEvent_t ev[2] = {nullptr, nullptr};
+    int dev = -1;
+    ~fk_stages() { release(); }
+    void release()
+    {
+        if (buf) cudaFreeHost(buf);
+        for (int k = 0; k < 2; k++)
+            if (ev[k]) cudaEventDestroy(ev[k]);
+        buf = nullptr, ev[0] = ev[1] = nullptr, dev = -1;
+        cudaGetLastError();
+    }
+    int init(fk_error *err)
+    {
+        int d = -1;
+        FK_CU(cudaGetDevice(&d), err);
+        if (buf && d == dev) return FK_OK;
+        release();
+        FK_CU(cudaMallocHost(&buf, 2 * FK_GPU_STAGE), err);
+        for (int k = 0; k < 2; k++) FK_CU(cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming), err);
+        dev = d;
+        return FK_OK;
+    }
+    char *at(int k) { return (char *)buf + (size_t)k * FK_GPU_STAGE; }
+};
+
+/* The calling thread's chunks (device.cu). */
+fk_stages &fk_gpu_stages();
+
 /* Checks that the device has need bytes free before a run. */
 int fk_gpu_reserve(uint64_t need, fk_error *err);
 

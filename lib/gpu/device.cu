@@ -198,9 +198,7 @@ int fk_gpu_flatten(uint32_t *d_sink, uint64_t n, uint64_t *groups, fk_error *err
 
 /* ---- staged copies between pageable host memory and the device ---- */
 
-/* Pinned chunks: large enough that a DMA transfer runs at the bus's rate,
- * small enough that pinning them costs nothing against the copy. */
-static const size_t STAGE = (size_t)32 << 20;
+static const size_t STAGE = FK_GPU_STAGE;
 
 /* memcpy on every core of the team, in 1 MiB pieces. */
 static void team_copy(void *dst, const void *src, size_t n)
@@ -214,51 +212,23 @@ static void team_copy(void *dst, const void *src, size_t n)
     }
 }
 
-/* Two pinned chunks and their events: each thread's, made at its first
- * staged copy and kept for the next ones (pinning 64 MiB costs about as
- * much as copying it, which a library call on 16.7M particles paid every
- * time), made again when the thread's device changed; freed when the thread
- * ends. One thread's copies run one after another, so a thread's chunks are
- * never shared. */
-struct stages {
-    void *buf = nullptr;
-    cudaEvent_t ev[2] = {nullptr, nullptr};
-    int dev = -1;
-    ~stages() { release(); }
-    void release()
-    {
-        if (buf) cudaFreeHost(buf);
-        for (int k = 0; k < 2; k++)
-            if (ev[k]) cudaEventDestroy(ev[k]);
-        buf = nullptr, ev[0] = ev[1] = nullptr, dev = -1;
-        cudaGetLastError();
-    }
-    int init(fk_error *err)
-    {
-        int d = -1;
-        FK_CU(cudaGetDevice(&d), err);
-        if (buf && d == dev) return FK_OK;
-        release();
-        FK_CU(cudaMallocHost(&buf, 2 * STAGE), err);
-        for (int k = 0; k < 2; k++) FK_CU(cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming), err);
-        dev = d;
-        return FK_OK;
-    }
-    char *at(int k) { return (char *)buf + (size_t)k * STAGE; }
-};
+static thread_local fk_stages thread_stages;
 
-static thread_local stages thread_stages;
+fk_stages &fk_gpu_stages()
+{
+    return thread_stages;
+}
 
 int fk_gpu_put(void *d_dst, const void *src, size_t bytes, fk_error *err)
 {
     if (bytes == 0) return FK_OK;
-    stages &s = thread_stages;
+    fk_stages &s = thread_stages;
     int st = s.init(err);
     if (st) return st;
     for (size_t off = 0, c = 0; off < bytes; off += STAGE, c++) {
         const int k = (int)(c & 1);
         const size_t len = bytes - off < STAGE ? bytes - off : STAGE;
-        if (c >= 2) FK_CU(cudaEventSynchronize(s.ev[k]), err); /* its last chunk has left */
+        FK_CU(cudaEventSynchronize(s.ev[k]), err); /* its last chunk has left (this call's or another's) */
         team_copy(s.at(k), (const char *)src + off, len);
         FK_CU(cudaMemcpyAsync((char *)d_dst + off, s.at(k), len, cudaMemcpyHostToDevice, cudaStreamPerThread), err);
         FK_CU(cudaEventRecord(s.ev[k], cudaStreamPerThread), err);
@@ -270,7 +240,7 @@ int fk_gpu_put(void *d_dst, const void *src, size_t bytes, fk_error *err)
 int fk_gpu_get(void *dst, const void *d_src, size_t bytes, fk_error *err)
 {
     if (bytes == 0) return FK_OK;
-    stages &s = thread_stages;
+    fk_stages &s = thread_stages;
     int st = s.init(err);
     if (st) return st;
     const size_t chunks = (bytes + STAGE - 1) / STAGE;

@@ -98,38 +98,6 @@ static uint64_t halo_of_host(const uint64_t *at, uint64_t nh, uint64_t q)
 
 /* ---- the members in place order, through the bus ---- */
 
-/* Pinned chunks (as device.cu's fk_gpu_put): each thread's, kept. */
-static const size_t STAGE = (size_t)32 << 20;
-
-struct stages {
-    void *buf = nullptr;
-    cudaEvent_t ev[2] = {nullptr, nullptr};
-    int dev = -1;
-    ~stages() { release(); }
-    void release()
-    {
-        if (buf) cudaFreeHost(buf);
-        for (int k = 0; k < 2; k++)
-            if (ev[k]) cudaEventDestroy(ev[k]);
-        buf = nullptr, ev[0] = ev[1] = nullptr, dev = -1;
-        cudaGetLastError();
-    }
-    int init(fk_error *err)
-    {
-        int d = -1;
-        FK_CU(cudaGetDevice(&d), err);
-        if (buf && d == dev) return FK_OK;
-        release();
-        FK_CU(cudaMallocHost(&buf, 2 * STAGE), err);
-        for (int k = 0; k < 2; k++) FK_CU(cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming), err);
-        dev = d;
-        return FK_OK;
-    }
-    int64_t *at(int k) { return (int64_t *)((char *)buf + (size_t)k * STAGE); }
-};
-
-static thread_local stages tstages;
-
 /* Places a pinned chunk, and B's a device window (2^25): or fewer, N, with
  * FOFKIT_GPU_TREE_CHUNK=N (the tests' small windows and chunks). */
 static uint64_t chunk_ids(uint64_t dflt)
@@ -164,14 +132,14 @@ static void gather(const fk_treecat *c, const uint64_t *at, uint64_t q0, uint64_
  * once the last chunk is queued. */
 static int put_places(const fk_treecat *c, const uint64_t *at, uint64_t q0, uint64_t q1, int64_t *d_dst, fk_error *err)
 {
-    stages &s = tstages;
+    fk_stages &s = fk_gpu_stages();
     int st = s.init(err);
     if (st) return st;
-    const uint64_t per = chunk_ids(STAGE / sizeof(int64_t));
+    const uint64_t per = chunk_ids(FK_GPU_STAGE / sizeof(int64_t));
     for (uint64_t q = q0, k = 0; q < q1; q += per, k ^= 1) {
         const uint64_t len = q1 - q < per ? q1 - q : per;
         FK_CU(cudaEventSynchronize(s.ev[k]), err); /* its last chunk has left */
-        gather(c, at, q, q + len, s.at((int)k));
+        gather(c, at, q, q + len, (int64_t *)s.at((int)k));
         FK_CU(cudaMemcpyAsync(d_dst + (q - q0), s.at((int)k), len * sizeof(int64_t), cudaMemcpyHostToDevice,
                               cudaStreamPerThread), err);
         FK_CU(cudaEventRecord(s.ev[k], cudaStreamPerThread), err);
