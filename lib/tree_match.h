@@ -27,26 +27,32 @@ static inline uint64_t fk_mtree_mix64(uint64_t x)
  * replaces one for one (CUB's radix sort, a merge or a scatter and gather,
  * a segmented sort and reduce):
  *   1. the join on ID: when the IDs span at most 4 times the members
- *      (Gadget's 1..N), B's halos scattered into a table indexed by ID and
- *      gathered by A's members: a counting sort of one-ID buckets, no radix
- *      passes; else every member of the earlier catalogue A as (ID, its
- *      place in A's halo-ordered list) and of the later B as (ID, halo),
- *      scattered by a hash of the ID into partitions of about 16384 members
- *      and joined in a hash table a partition, in the caches (the GPU, and
+ *      (Gadget's 1..N; the span guessed from 2^16 IDs of each catalogue,
+ *      read in full only when an ID lies beyond the guess), B's halos
+ *      scattered into a table indexed by ID and gathered by A's members: a
+ *      counting sort of one-ID buckets, no radix passes; else every member
+ *      of the earlier catalogue A as its ID and of the later B as (ID,
+ *      halo), scattered by a hash of the ID into partitions of about 16384
+ *      members and joined in a hash table a partition, in the caches, each
+ *      A member's answer in partition order, read back in rank order by
+ *      hashing its ID again (the GPU, and
  *      the CPU to name a duplicate ID: both lists radix-sorted by ID and
  *      merged). Each gives each member of A the B halo holding its ID (none:
  *      it left every halo);
  *   2. each A halo's shared members sorted by (B halo, rank), a short sort a
- *      halo (its members come in rank order, mostly to one halo);
+ *      halo (its members come in rank order, mostly to one halo; on the CPU
+ *      a halo with at most two descendants is summed in one pass with no
+ *      sort, a register a descendant);
  *   3. reduced: per (A halo, B halo) the shared count and the score, the sum
  *      of 1/rank (SubLink's, Rodriguez-Gomez et al. 2015, MNRAS 449, 49:
  *      rank 1 the most bound member) or, with FK_TREE_WEIGHT_COUNT, of 1,
  *      summed in rank order (the same sum whichever path joined).
  * The rank is the member's place in its halo's list of IDs (1 first).
- * Memory: the hash join 16 bytes a member of each catalogue (the
- * partitions) and 4 a member of A (the join), the sorts 52 bytes a member
+ * Memory: the hash join 8 bytes a member of A and 16 of B (the
+ * partitions) and 4 a member of A (the answers), the sorts 52 bytes a member
  * of one catalogue (two 16-byte lists, their scratch, the 4-byte join);
- * then each thread's shares of its longest halo (16 bytes a member of it). The table 4 bytes an ID of the span: A's
+ * then each thread's shares of its longest halo (4 bytes a member of it, 16 more for a halo with
+ * more than two descendants). The table 4 bytes an ID of the span (up to a 16th more: the guess): A's
  * halos gather from it as steps 2 and 3 take each halo (no list of the
  * members' B halos is made), with plain loads and stores; an ID twice in
  * one catalogue is found by counting the table's entries, then named by a

@@ -108,6 +108,41 @@ static void check_duplicate(int64_t scale)
     free(l);
 }
 
+/* IDs 1..n in halos of 100, the same in both, but for one ID far beyond the others (n + n / 2,
+ * where the range guessed from a sample of the IDs does not reach) in A, in B or in both: the
+ * table's join meets it, gives up, and the match starts again from the exact range. Every
+ * halo its own descendant, sharing all its members but that one where only one catalogue
+ * has it, its score summed in rank order. */
+static void check_outlier(int where)
+{
+    const uint64_t n = 200000, size = 100, nh = n / size, far = n + n / 2;
+    uint64_t *len = malloc(nh * sizeof *len), *first = malloc(nh * sizeof *first);
+    int64_t *ia = malloc(n * sizeof *ia), *ib = malloc(n * sizeof *ib);
+    for (uint64_t h = 0; h < nh; h++) len[h] = size, first[h] = h * size;
+    for (uint64_t k = 0; k < n; k++) ia[k] = ib[k] = (int64_t)k + 1;
+    /* place 1 of halo 0 (rank 2): the sample takes every 3rd ID of 200000 */
+    if (where & 1) ia[1] = (int64_t)far;
+    if (where & 2) ib[1] = (int64_t)far;
+    fk_treecat a = {.nhalo = nh, .len = len, .first = first, .nids = n, .ids = ia};
+    fk_treecat b = {.nhalo = nh, .len = len, .first = first, .nids = n, .ids = ib};
+    fk_treelink *l;
+    uint64_t nl, shared;
+    fk_error err = {0};
+    CHECK(fk_mtree_match(&a, NULL, &b, FK_TREE_WEIGHT_RANK, "a", "b", &l, &nl, &shared, &err) == FK_OK);
+    const int lost = where != 3; /* the one ID in one catalogue only */
+    CHECK_MSG(nl == nh && shared == n - (uint64_t)lost, "%" PRIu64 " links, %" PRIu64 " shared", nl, shared);
+    uint64_t bad = 0;
+    for (uint64_t h = 0; h < nh && nl == nh; h++) {
+        double s = 0;
+        for (uint64_t r = 1; r <= size; r++)
+            if (!(h == 0 && r == 2 && lost)) s += 1.0 / (double)r;
+        const uint64_t c = size - (h == 0 && lost);
+        if (l[h].prog != h || l[h].desc != h || l[h].count != c || memcmp(&l[h].score, &s, sizeof s)) bad++;
+    }
+    CHECK_MSG(bad == 0, "%" PRIu64 " links differ (outlier in %d)", bad, where);
+    free(l), free(len), free(first), free(ia), free(ib);
+}
+
 int main(void)
 {
     check_sort(1, 0);
@@ -128,5 +163,6 @@ int main(void)
     }
     check_duplicate(1);
     check_duplicate(1000000000000);
+    for (int where = 1; where <= 3; where++) check_outlier(where);
     CHECK_DONE();
 }
