@@ -59,6 +59,7 @@ int fk_hslevel_measure(const fk_hsin *in, int k, fk_hsin_early *ea, const fk_hsl
     tm->gather += tg;
     return FK_OK;
 fail:
+    if (mo == &own) fk_halo_order_free(&own);
     free(*h);
     *h = NULL;
     return st;
