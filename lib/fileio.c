@@ -226,6 +226,11 @@ const char *fk_output_name(const fk_output *o)
     return o->is_stdout ? "stdout" : o->path;
 }
 
+int fk_output_atomic(const fk_output *o)
+{
+    return !o->is_stdout && !o->in_place;
+}
+
 /* Gives the unnamed file of o its temporary name (tmp: the template filled
  * in), registered for removal by fk_output_cleanup_all. 0, or -1 (errno). */
 static int name_it(fk_output *o)

@@ -33,6 +33,12 @@ FILE *fk_output_file(fk_output *o);
 /* The name used in messages ("stdout" or the final path). */
 const char *fk_output_name(const fk_output *o);
 
+/* Whether o is written into a temporary that commit renames into place
+ * (not stdout, not a path written in place): nothing shows under its name
+ * until fk_output_commit, so a writer may fill it before its input has been
+ * checked. */
+int fk_output_atomic(const fk_output *o);
+
 /* The file being written: the temporary that commit renames, or the path
  * itself for an output written in place; NULL for stdout (or when the
  * unnamed file cannot be given a name). For writers that write it through

@@ -2,7 +2,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "coreutils.h"
 #include "dist.h"
@@ -143,9 +142,7 @@ int main(int argc, char **argv)
      * the rest of the input still comes; to stdout, or to a FIFO written in
      * place, only after it, so that a failed run writes nothing there. */
     const char *oname = std.output && strcmp(std.output, "-") ? std.output : "stdout";
-    struct stat ost;
-    const int beside = grp && std.output && strcmp(std.output, "-") &&
-                       fstat(fileno(fk_output_file(out)), &ost) == 0 && S_ISREG(ost.st_mode);
+    const int beside = grp && fk_output_atomic(out);
     fk_groups_grp_times gt = {0};
     if (beside) {
         if (fk_groups_grp_write(r, &snap, name, &gin, fk_output_file(out), gid, oname, &gt, &err)) prog_fail(&err);
