@@ -1,4 +1,4 @@
-/* halomembers.c - the members of every group, group by group in ID order, by a parallel counting sort and a sort by ID. */
+/* halomembers.c - the members of every group, group by group in ID order, by a parallel counting sort in ID order (dense IDs) or followed by a sort by ID. */
 #include "halomembers.h"
 
 #include <inttypes.h>
@@ -232,10 +232,106 @@ static int sort_by_id(const uint64_t *first, uint64_t ng, const uint64_t *ids, u
     return failed ? FK_ENOMEM : FK_OK;
 }
 
+/* The members in ID order without a sort, when the IDs are dense (those
+ * of a stream: the source's indices; Gadget's 1..N): each member's group
+ * and index are scattered into a table indexed by ID - lo (8 bytes an ID,
+ * span at most 1.5 n + 2^16, freed before returning), and the counting
+ * sort runs over the table, its blocks in ascending ID, so that each
+ * group's members come in ascending ID, the order the sort by ID gives,
+ * whatever the number of threads; no group waits on one thread's sort.
+ * *done = 0 when it does not apply (IDs sparse, 2^32 - 1 particles or
+ * more, an ID twice among the members: the sort's way then keeps them in
+ * stream order). FK_ENOMEM. */
+static int build_by_id(uint64_t n, const uint32_t *grp, const uint64_t *ids, uint64_t ng, fk_halo_order *o, int *done)
+{
+    *done = 0;
+    if (n == 0 || n >= UINT32_MAX || ng >= UINT32_MAX) return FK_OK;
+    uint64_t lo = UINT64_MAX, hi = 0;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
+    for (uint64_t i = 0; i < n; i++) {
+        if (ids[i] < lo) lo = ids[i];
+        if (ids[i] > hi) hi = ids[i];
+    }
+    const uint64_t span = hi - lo + 1;
+    if (hi - lo >= n + n / 2 + 65536) return FK_OK;
+    uint64_t *tab = fk_big_zalloc(span * sizeof *tab);
+    if (!tab) return FK_ENOMEM;
+    uint64_t members = 0, bad = n;
+#pragma omp parallel for schedule(static) reduction(+ : members) reduction(min : bad)
+    for (uint64_t i = 0; i < n; i++) {
+        const uint32_t g = grp[i];
+        if (g > ng) {
+            if (i < bad) bad = i;
+        } else if (g) {
+            tab[ids[i] - lo] = (uint64_t)g << 32 | i;
+            members++;
+        }
+    }
+    const uint64_t nb = blocks(span, ng);
+    uint32_t *count = fk_big_reserve((nb * ng > 0 ? nb * ng : 1) * sizeof *count);
+    if (!(o->first = malloc((ng + 1) * sizeof *o->first)) || !count ||
+        !(o->index = fk_big_alloc((members ? members : 1) * sizeof *o->index))) {
+        free(tab), free(count);
+        fk_halo_order_free(o);
+        return FK_ENOMEM;
+    }
+    uint64_t *first = o->first;
+    uint32_t *index = o->index;
+#pragma omp parallel
+    {
+#pragma omp for schedule(static, 1)
+        for (uint64_t b = 0; b < nb; b++) {
+            uint32_t *c = count + b * ng;
+            for (uint64_t g = 0; g < ng; g++) c[g] = 0;
+            const uint64_t end = span * (b + 1) / nb;
+            for (uint64_t j = span * b / nb; j < end; j++)
+                if (tab[j]) c[(tab[j] >> 32) - 1]++;
+        }
+#pragma omp for schedule(static)
+        for (uint64_t g = 0; g < ng; g++) {
+            uint64_t at = 0;
+            for (uint64_t b = 0; b < nb; b++) {
+                const uint32_t c = count[b * ng + g];
+                count[b * ng + g] = (uint32_t)at;
+                at += c;
+            }
+            first[g + 1] = at;
+        }
+#pragma omp single
+        {
+            first[0] = 0;
+            for (uint64_t g = 0; g < ng; g++) first[g + 1] += first[g];
+        }
+#pragma omp for schedule(static, 1)
+        for (uint64_t b = 0; b < nb; b++) {
+            uint32_t *c = count + b * ng;
+            const uint64_t end = span * (b + 1) / nb;
+            for (uint64_t j = span * b / nb; j < end; j++)
+                if (tab[j]) {
+                    const uint32_t g = (uint32_t)(tab[j] >> 32) - 1;
+                    index[first[g] + c[g]++] = (uint32_t)tab[j];
+                }
+        }
+    }
+    free(tab), free(count);
+    if (first[ng] != members) { /* an ID twice: one member hid another */
+        fk_halo_order_free(o);
+        return FK_OK;
+    }
+    o->bad = bad;
+    o->bad_group = bad < n ? grp[bad] : 0;
+    *done = 1;
+    return FK_OK;
+}
+
 int fk_halo_order_build(uint64_t n, const uint32_t *grp, const uint64_t *ids, uint64_t ng, fk_halo_order *o,
                         fk_error *err)
 {
     *o = (fk_halo_order){.n = n, .ng = ng, .bad = n};
+    int done = 0;
+    if (ids && build_by_id(n, grp, ids, ng, o, &done) != FK_OK)
+        return fk_fail(err, FK_ENOMEM, "out of memory for the members of %" PRIu64 " groups", ng);
+    if (done) return FK_OK;
     sorting t = {0};
     if (!(o->first = malloc((ng + 1) * sizeof *o->first)) || count_members(&t, grp, n, ng, o->first) != FK_OK)
         goto nomem;

@@ -1,4 +1,4 @@
-/* halomembers.h - the members of every group, group by group in ID order, by a parallel counting sort and a sort by ID. */
+/* halomembers.h - the members of every group, group by group in ID order, by a parallel counting sort in ID order (dense IDs) or followed by a sort by ID. */
 #ifndef FK_HALOMEMBERS_H
 #define FK_HALOMEMBERS_H
 
@@ -36,12 +36,15 @@ static inline uint64_t fk_halo_order_at(const fk_halo_order *o, uint64_t k)
  * grp[i] (0: none) with ID ids[i] (NULL: i). Counting sort on every core:
  * the particles are cut into blocks, each block's members of group g go
  * after the earlier blocks' ones, so the result does not depend on the
- * number of threads; then each group not yet in ID order is sorted by ID
- * (a radix sort, the groups in parallel; a stream in the source's order
- * needs none). A particle in a group beyond ng is left out and the lowest
- * such one kept in bad (the caller reports it). Counts take at most n / 2
- * x 4 bytes beside the index, the sort 32 bytes a member of the largest
- * group a thread. FK_ENOMEM. */
+ * number of threads. Dense IDs (spanning at most 1.5 n + 2^16, distinct:
+ * a stream's, Gadget's 1..N) are counted in ID order through a table
+ * indexed by ID (8 bytes an ID while it runs), so no group needs sorting;
+ * otherwise each group not yet in ID order is then sorted by ID (a radix
+ * sort, the groups in parallel, each on one thread; a stream in the
+ * source's order needs none). A particle in a group beyond ng is left out
+ * and the lowest such one kept in bad (the caller reports it). Counts take
+ * at most n / 2 x 4 bytes beside the index, the sort 32 bytes a member of
+ * the largest group a thread. FK_ENOMEM. */
 int fk_halo_order_build(uint64_t n, const uint32_t *grp, const uint64_t *ids, uint64_t ng, fk_halo_order *o,
                         fk_error *err);
 

@@ -1005,6 +1005,67 @@ static void test_id_sort(void)
     free(ids), free(i64), free(i32);
 }
 
+/* fk_halo_order_build: dense IDs (the table by ID), sparse ones (the sort
+ * by ID) and dense ones with a tie (the sort's way: the tie in stream
+ * order) give every group's members in ascending ID, the same as a plain
+ * sort, with 1 to 3 threads; a group beyond ng is left out and named. */
+static void test_order_ways(void)
+{
+    enum { N = 20000, NG = 40 };
+    uint64_t *ids = malloc(N * sizeof *ids);
+    uint32_t *grp = malloc(N * sizeof *grp);
+    for (uint64_t i = 0; i < N; i++) ids[i] = i;
+    for (uint64_t i = N - 1; i > 0; i--) {
+        uint64_t j = (uint64_t)(urand() * (double)(i + 1)), t = ids[i];
+        ids[i] = ids[j], ids[j] = t;
+    }
+    for (uint64_t i = 0; i < N; i++) /* runs, as a tree-ordered stream holds them, and strays */
+        grp[i] = i % 997 == 0 ? (uint32_t)(1 + (i * 7) % NG) : (i / 300) % 3 == 0 ? 0 : (uint32_t)(1 + (i / 300) % NG);
+    grp[12345] = NG + 2, grp[15000] = NG + 1; /* beyond ng: the lowest named */
+    for (int way = 0; way < 3; way++) {
+        if (way == 1)
+            for (uint64_t i = 0; i < N; i++) ids[i] = ids[i] * 1000003 + 5; /* sparse: the sort */
+        if (way == 2) {
+            for (uint64_t i = 0; i < N; i++) ids[i] = (ids[i] - 5) / 1000003;
+            ids[40] = ids[41]; /* a tie (both in group 1): the sort's way, the two in stream order */
+            grp[40] = grp[41] = 1;
+        }
+        uint64_t hash0 = 0;
+        for (int threads = 1; threads <= 3; threads++) {
+#ifdef _OPENMP
+            const int nt = omp_get_max_threads();
+            omp_set_num_threads(threads);
+#endif
+            fk_halo_order o;
+            fk_error err = {0};
+            CHECK_MSG(fk_halo_order_build(N, grp, ids, NG, &o, &err) == FK_OK, "%s", err.msg);
+#ifdef _OPENMP
+            omp_set_num_threads(nt);
+#endif
+            CHECK(o.bad == 12345 && o.bad_group == NG + 2);
+            int ok = o.first[0] == 0;
+            uint64_t hash = 0, members = 0;
+            for (uint64_t i = 0; i < N; i++) members += grp[i] >= 1 && grp[i] <= NG;
+            ok &= o.first[NG] == members;
+            for (uint64_t g = 0; g < NG; g++)
+                for (uint64_t k = o.first[g]; k < o.first[g + 1]; k++) {
+                    const uint64_t i = fk_halo_order_at(&o, k);
+                    ok &= grp[i] == g + 1;
+                    if (k > o.first[g]) {
+                        const uint64_t p = fk_halo_order_at(&o, k - 1);
+                        ok &= ids[p] < ids[i] || (ids[p] == ids[i] && p < i);
+                    }
+                    hash = hash * 1000003 + i;
+                }
+            CHECK(ok);
+            if (threads == 1) hash0 = hash;
+            CHECK(hash == hash0);
+            fk_halo_order_free(&o);
+        }
+    }
+    free(ids), free(grp);
+}
+
 /* Every member's sum in ID order: the same stream permuted (as another
  * stream order, or another split into ranks, would bring its particles)
  * gives the same bytes in every column: properties, potential centres
@@ -1104,6 +1165,7 @@ int main(void)
     test_batches();
     test_large_group();
     test_id_sort();
+    test_order_ways();
     test_any_order();
     CHECK_DONE();
 }
