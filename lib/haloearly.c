@@ -64,7 +64,7 @@ int fk_halo_early_level_work(fk_halo_early *e, int k, const fk_halo_input *in, c
         L->found = 0;
         e->minima_failed = 1;
     }
-    L->secs_potential = tm.gather + tm.potential;
+    L->secs_potential = tm.gather + tm.potential, L->secs_minima = tm.potential;
     return FK_OK;
 }
 
@@ -110,7 +110,7 @@ static void *finder_loop(void *arg)
                                            k == 0 ? f->phi : NULL, &f->found, &tm, &err);
         pthread_mutex_lock(&f->mu);
         L->found = f->found, L->over = 1;
-        L->secs_potential = tm.gather + tm.potential;
+        L->secs_potential = tm.gather + tm.potential, L->secs_minima = tm.potential;
         if (st) e->minima_failed = 1;
         const int stop = f->stop || st;
         pthread_cond_broadcast(&f->cv);

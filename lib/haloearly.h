@@ -40,6 +40,7 @@ typedef struct fk_halo_early_level {
     uint64_t found;
     int bg, over;           /* found by the finder's thread; it is done with this level   */
     double secs_gather, secs_potential; /* the members'; the doubles and minima's        */
+    double secs_minima;                 /* of secs_potential, the minima's calls alone    */
 } fk_halo_early_level;
 
 typedef struct fk_halo_early {

@@ -435,8 +435,8 @@ int main(int argc, char **argv)
                       E->found, ng[k], E->secs_potential);
         if (await)
             prog_info("level %d: potentials on a thread of their own since the members were gathered: %" PRIu64
-                      " of %" PRIu64 " groups in %.3f s; %.3f s waited for them here", k, E->found, ng[k],
-                      E->secs_potential, tm.potential);
+                      " of %" PRIu64 " groups in %.3f s (the device's minima %.3f s); %.3f s waited for them here", k,
+                      E->found, ng[k], E->secs_potential, E->secs_minima, tm.potential);
         if (fk_hsin_set_hosts(&in, k, halos[k], ng[k], k ? ng[k - 1] : 0, &err)) prog_fail(&err);
         hs_blank_G(&o, halos[k], ng[k]);
         hs_masses_level(&o.m, &hin, k, halos[k], ng[k], &o.pot, in.snap.nsource, o.device == DEV_GPU);
