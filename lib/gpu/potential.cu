@@ -32,7 +32,9 @@
  * tolerance on one side.
  */
 
-#define FK_GPU_POT_EXACT 32768 /* groups up to this size are summed exactly */
+#ifndef FK_GPU_POT_EXACT
+#define FK_GPU_POT_EXACT 32768 /* groups up to this size are summed exactly (NVFLAGS=-DFK_GPU_POT_EXACT=N to try others) */
+#endif
 #define TPB 256                /* threads a block in the exact kernels */
 #define PLEAF 32               /* tree leaf: one warp of targets */
 #define CBATCH 32              /* candidates summed exactly per launch */
