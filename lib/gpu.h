@@ -131,7 +131,9 @@ int fk_gpu_link_brute(uint64_t n, const float *pos, const float *vel, const fk_l
  * members summed exactly, larger ones by a Barnes-Hut walk on the GPU tree
  * and exact candidates; with g->phi, every member's potential (those exact
  * sums, or the tree walk's) comes back too. times->link holds the potential
- * work. */
+ * work. fk_gpu_pot_bytes: the device memory for nmembers members of
+ * ngroups groups whose trees (the groups above the exact sums' limit
+ * walked at once) hold largest members in all. */
 uint64_t fk_gpu_pot_bytes(uint64_t nmembers, uint64_t ngroups, uint64_t largest);
 int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p, fk_pot_min *min, fk_gputimes *times,
                       fk_error *err);

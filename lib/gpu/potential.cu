@@ -25,7 +25,9 @@
  *     else it is opened; opened leaves are summed exactly); then the
  *     candidates, members whose tree potential is within tol |least| of the
  *     least (at most ncand, lowest first), are summed again exactly in
- *     batches with the stopping rule of potential.c.
+ *     batches with the stopping rule of potential.c. Up to TREE_THREADS
+ *     large groups at once, each on a host thread and stream of its own
+ *     (a group's round trips and candidates beside another's walk).
  * Every potential reported is an exact double sum. The member can differ
  * from the CPU's only where two members' exact potentials agree to within
  * the rounding of their sums, or where a tree error exceeds the documented
@@ -38,6 +40,7 @@
 #define TPB 256                /* threads a block in the exact kernels */
 #define PLEAF 32               /* tree leaf: one warp of targets */
 #define CBATCH 32              /* candidates summed exactly per launch */
+#define TREE_THREADS 8         /* large groups of one call at once, a host thread and stream each */
 
 /* ---- exact sums ---- */
 
@@ -629,7 +632,8 @@ extern "C" int fk_gpu_pot_tree(const fk_pot_members *g, const fk_pot_params *p, 
 
 extern "C" uint64_t fk_gpu_pot_bytes(uint64_t nmembers, uint64_t ngroups, uint64_t largest)
 {
-    /* members (x y z m phi), offsets, results, the largest tree group's scratch */
+    /* members (x y z m phi), offsets, results, the scratch of the tree groups
+     * at once (largest: their members) */
     return nmembers * 40 + ngroups * (8 + sizeof(fk_pot_min) + 8) + largest * 64 + (largest / 16 + 1) * 150 + 64;
 }
 
@@ -642,7 +646,6 @@ extern "C" int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p,
     const uint64_t ng = g->ngroups;
     if (ng && g->first[0] != 0) return fk_fail(err, FK_EINVAL, "the first group must start at member 0");
     const uint64_t exact_max = p->nexact > FK_GPU_POT_EXACT ? p->nexact : FK_GPU_POT_EXACT;
-    uint64_t largest = 0;
     std::vector<xjob> jobs;
     std::vector<uint64_t> exact_groups, tree_groups;
     for (uint64_t k = 0; k < ng; k++) {
@@ -655,13 +658,17 @@ extern "C" int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p,
             for (uint64_t t0 = 0; t0 < n; t0 += TPB) jobs.push_back(xjob{a, n, t0});
         } else {
             tree_groups.push_back(k);
-            largest = n > largest ? n : largest;
         }
     }
     const uint64_t nm = ng ? g->first[ng] : 0;
+    /* the large groups' trees, up to TREE_THREADS of them at once: at most
+     * that many of the largest, and no more than all of them */
+    const int nt = (int)std::min<size_t>(tree_groups.size(), TREE_THREADS);
+    uint64_t tree_members = 0;
+    for (int q = 0; q < nt; q++) tree_members += g->first[tree_groups[q] + 1] - g->first[tree_groups[q]];
     fk_gputimes tz;
     memset(&tz, 0, sizeof tz);
-    tz.bytes_needed = fk_gpu_pot_bytes(nm, ng, largest);
+    tz.bytes_needed = fk_gpu_pot_bytes(nm, ng, tree_members);
     if ((st = fk_gpu_reserve(tz.bytes_needed, err))) return st;
     dbuf<double> d_x, d_y, d_z, d_m, d_phi;
     dbuf<uint64_t> d_first, d_groups;
@@ -674,10 +681,10 @@ extern "C" int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p,
         return st;
     timer tm;
     if ((st = tm.mark(err))) return st;
-    FK_CU(cudaMemcpy(d_x.p, g->x, nm * 8, cudaMemcpyHostToDevice), err);
-    FK_CU(cudaMemcpy(d_y.p, g->y, nm * 8, cudaMemcpyHostToDevice), err);
-    FK_CU(cudaMemcpy(d_z.p, g->z, nm * 8, cudaMemcpyHostToDevice), err);
-    FK_CU(cudaMemcpy(d_m.p, g->m, nm * 8, cudaMemcpyHostToDevice), err);
+    /* through pinned staging on every core: the batch's doubles are pageable */
+    if ((st = fk_gpu_put(d_x.p, g->x, nm * 8, err)) || (st = fk_gpu_put(d_y.p, g->y, nm * 8, err)) ||
+        (st = fk_gpu_put(d_z.p, g->z, nm * 8, err)) || (st = fk_gpu_put(d_m.p, g->m, nm * 8, err)))
+        return st;
     FK_CU(cudaMemcpy(d_first.p, g->first, (ng + 1) * 8, cudaMemcpyHostToDevice), err);
     if (!exact_groups.empty())
         FK_CU(cudaMemcpy(d_groups.p, exact_groups.data(), exact_groups.size() * 8, cudaMemcpyHostToDevice), err);
@@ -694,17 +701,37 @@ extern "C" int fk_gpu_pot_minima(const fk_pot_groups *g, const fk_pot_params *p,
         FK_LAUNCHED("k_argmin", err);
     }
     std::vector<fk_pot_min> h(ng);
-    for (uint64_t k : tree_groups)
-        if ((st = tree_group(g->first[k], g->first[k + 1] - g->first[k], d_x.p, d_y.p, d_z.p, d_m.p, p, d_phi.p,
-                             &h[k], err)))
-            return st;
+    /* the large groups on host threads of their own, largest first: each
+     * thread's kernels on its own default stream, so that one group's walk
+     * runs beside another's round trips and candidates; each writes only its
+     * own members' phi and its h[k] (the exact kernels above, on this
+     * thread's stream, write other members'). The lowest group's failure is
+     * the one told. */
+    if (!tree_groups.empty()) {
+        const size_t nq = tree_groups.size();
+        std::vector<int> sts(nq, FK_OK);
+        std::vector<fk_error> errs(nq);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
+        for (size_t q = 0; q < nq; q++) {
+            const uint64_t k = tree_groups[q];
+            sts[q] = fk_gpu_use(&errs[q]);
+            if (sts[q] == FK_OK)
+                sts[q] = tree_group(g->first[k], g->first[k + 1] - g->first[k], d_x.p, d_y.p, d_z.p, d_m.p, p,
+                                    d_phi.p, &h[k], &errs[q]);
+        }
+        for (size_t q = 0; q < nq; q++)
+            if (sts[q]) {
+                *err = errs[q];
+                return sts[q];
+            }
+    }
     if ((st = tm.mark(err))) return st;
     if (ng) {
         std::vector<fk_pot_min> e(ng);
         FK_CU(cudaMemcpy(e.data(), d_min.p, ng * sizeof(fk_pot_min), cudaMemcpyDeviceToHost), err);
         for (uint64_t k : exact_groups) h[k] = e[k];
         memcpy(min, h.data(), ng * sizeof(fk_pot_min));
-        if (g->phi) FK_CU(cudaMemcpy(g->phi, d_phi.p, nm * 8, cudaMemcpyDeviceToHost), err);
+        if (g->phi && (st = fk_gpu_get(g->phi, d_phi.p, nm * 8, err))) return st;
     }
     if ((st = tm.mark(err))) return st;
     FK_CU(cudaDeviceSynchronize(), err);
