@@ -165,9 +165,13 @@ static void gpu_bench(const fk_treecat *a, const fk_treecat *b, long long repeat
     if (tread)
         printf("| read both catalogues (HDF5, with IDs) | %" PRIu64 " | %.4f | %.2f |\n", n, tread->best,
                tread->best / floor);
+    char how[48];
+    if (best.path == 2)
+        snprintf(how, sizeof how, "the hash join, %d passes", best.passes);
+    else
+        snprintf(how, sizeof how, "%s", best.path == 1 ? "the table" : "on the CPU");
     printf("| match on the GPU (%s; %" PRIu64 " links, %" PRIu64 " shared; the CPU's links) | %" PRIu64
-           " | %.4f | %.2f |\n", best.path == 1 ? "the table" : best.path == 2 ? "the sorts" : "on the CPU", ng, sg, n,
-           tmatch.best, tmatch.best / floor);
+           " | %.4f | %.2f |\n", how, ng, sg, n, tmatch.best, tmatch.best / floor);
     printf("| - its uploads and join / segmented sort / heads, links and their download | | %.4f / %.4f / %.4f | |\n",
            best.t_join, best.t_sort, best.t_links);
     printf("| match on the CPU (one run) | %" PRIu64 " | %.4f | %.2f |\n", n, tcpu, tcpu / floor);

@@ -24,8 +24,8 @@ static inline uint64_t fk_mtree_mix64(uint64_t x)
 
 /*
  * The matching is three data-parallel steps, each of which a GPU path
- * replaces one for one (CUB's radix sort, a merge or a scatter and gather,
- * a segmented sort and reduce):
+ * replaces one for one (a scatter and gather or a hash join, a segmented
+ * sort and reduce):
  *   1. the join on ID: when the IDs span at most 4 times the members
  *      (Gadget's 1..N; the span guessed from 2^16 IDs of each catalogue,
  *      read in full only when an ID lies beyond the guess), B's halos
@@ -61,7 +61,8 @@ static inline uint64_t fk_mtree_mix64(uint64_t x)
  * Step 2's sort: nothing when the shares come in order, an insertion sort
  * of a few, a stable distribution among up to 16 descendants, else qsort.
  * On the GPU (fk_mtree_match_gpu) all three run on the device
- * (gpu/tree_match.cu: a table indexed by ID or CUB's radix sorts, then
+ * (gpu/tree_match.cu: a table indexed by ID, or for scattered IDs a hash
+ * join in passes by buckets of the IDs' hash, then
  * CUB's segmented sort and a reduce a link, summed term by term in rank
  * order), and only the links come back: the same links, byte for byte.
  */
@@ -119,14 +120,15 @@ int fk_gpu_mtree_match(const fk_treecat *a, const uint64_t *at_a, const fk_treec
 
 /* What the last fk_gpu_mtree_match of the calling thread did (bench/treebench). */
 typedef struct fk_mtree_gpu_stats {
-    int path;                    /* 1 the table indexed by ID, 2 the sorts; 0 none (the CPU's) */
+    int path;                    /* 1 the table indexed by ID, 2 the hash join; 0 none (the CPU's) */
+    int passes;                  /* the hash join's passes over B (buckets of the IDs' hash)   */
     int segsort;                 /* 1 when the segmented sort ran (some halo's shares out of
                                     order), 0 when every halo's came sorted                 */
     uint64_t members;            /* na + nb                                                 */
     uint64_t up, down;           /* bytes host to device (IDs, halos' places), back (links) */
     uint64_t moved;              /* device memory bytes its kernels read and wrote, by
-                                    construction (CUB's sorts a read and a write of their
-                                    keys a pass; the segmented sort one)                    */
+                                    construction (the hash join's probes a slot and an ID a
+                                    member; the segmented sort a read and a write)          */
     uint64_t peak;               /* device bytes held at once, by construction (its buffers) */
     double t_join, t_sort, t_links; /* seconds: the uploads and the join, the segmented sort,
                                     the heads, links and their download                     */

@@ -1,10 +1,12 @@
-/* tree_match.cu - tree_match.c's matching on the GPU: the join (a table indexed by ID, or CUB's radix sorts), each earlier halo's shares sorted by descendant (CUB's segmented sort) and reduced there; only the links come back. */
+/* tree_match.cu - tree_match.c's matching on the GPU: the join (a table indexed by ID, or a hash join in passes), each earlier halo's shares sorted by descendant (CUB's segmented sort) and reduced there; only the links come back. */
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <omp.h>
+
+#include <vector>
 
 #include "clock.h"
 #include "common.cuh"
@@ -24,9 +26,21 @@
  *        each taking its table entry (atomicExch with MARK: a second taker
  *        is an ID twice in B) and writing its halo into that place's key.
  *        B's IDs beyond A's range are gathered and sorted to find an ID
- *        twice among them (more of them than a sixteenth of B: the sorts);
- *      sorts (scattered IDs): B's (ID, halo) and A's (ID, place) radix-
- *        sorted by CUB, each A key searched in B's (queries in order);
+ *        twice among them (more of them than a sixteenth of B: the hash);
+ *      hash (scattered IDs): A's IDs kept on the device, each A place a
+ *        4-byte claim (B halo, NONE), the IDs joined a pass at a time, a
+ *        pass a run of buckets of their hash (the top 12 bits of
+ *        MurmurHash3's finaliser; the runs as long as the memory below
+ *        allows, from each bucket's count of A's members, on the device,
+ *        and of B's, on the host): the pass's A members into an
+ *        open-addressing table of places (linear probing, load at most
+ *        3/4; a place found with its ID: an ID twice in A), then all of B
+ *        streamed through the bus a window at a time, its members of the
+ *        pass looking up their ID: a hit claims its place (atomicExch of
+ *        its halo: a claim there, an ID twice in B), a miss is listed;
+ *        then the pass's misses into the table, emptied, among themselves
+ *        (two of one ID: an ID twice among B's members outside A). Last,
+ *        A's IDs rewritten as the keys from the claims;
  *   2. each A halo's keys sorted (CUB's segmented sort, on batches of halos
  *      of about a quarter of the members; skipped when every halo's come in
  *      order): by B halo, then place, which is rank order;
@@ -44,8 +58,20 @@
  *          12.5 bytes a particle and the window for Gadget's IDs 1..N when
  *          every particle lies in a halo of each snapshot (na = nb = span),
  *          less when fewer do;
- *   sorts: max(8 na + 24 nb, 24 na + 12 nb) (B's pairs sorted, then A's
- *          beside them): 36 bytes a particle.
+ *   hash:  12 na (A's IDs, then the keys; the claims) + 8 w (B's window,
+ *          w = max(4096, min(2^25, max(na, nb) / 32)) IDs: a quarter of a
+ *          byte a particle) + 8 bytes a halo of A and of B + the largest
+ *          pass's table, 4 (n + n / 3 + 1) + 8 nb_p (n = max(na_p, nb_p):
+ *          the pass's members of A and B; the slots, B's misses): the
+ *          passes the fewest whose largest keeps the sum within 16 max(na,
+ *          nb) (4 or 5 when na = nb = N: a pass's table 13.3 N / P bytes,
+ *          3.75 N left for it), then the reduce's 10 na + na / 8 as the
+ *          table's: at most 16 bytes a particle of the larger catalogue
+ *          (past the fixed 32 KiB of counts and 4096 IDs of window, and
+ *          unless its halos' places take more than about 3: then at most
+ *          about 16 passes). Through the bus: A's IDs once, B's once a
+ *          pass (8 na + 8 P nb: 40 to 48 bytes a particle when na = nb);
+ *          on the host, B's IDs read once more for their counts.
  * The ledger below counts them as they come (fk_gpu_mtree_stats: peak).
  * An ID found twice in one catalogue (or nothing in A) sets *cpu and
  * returns no links: tree_match.c's CPU path then joins, and names it.
@@ -98,8 +124,9 @@ static uint64_t halo_of_host(const uint64_t *at, uint64_t nh, uint64_t q)
 
 /* ---- the members in place order, through the bus ---- */
 
-/* Places a pinned chunk, and B's a device window (2^25): or fewer, N, with
- * FOFKIT_GPU_TREE_CHUNK=N (the tests' small windows and chunks). */
+/* Places a pinned chunk, and B's a device window (the table's 2^25, the
+ * hash join's dflt): or fewer, N, with FOFKIT_GPU_TREE_CHUNK=N (the tests'
+ * small windows and chunks). */
 static uint64_t chunk_ids(uint64_t dflt)
 {
     const char *e = getenv("FOFKIT_GPU_TREE_CHUNK");
@@ -128,15 +155,17 @@ static void gather(const fk_treecat *c, const uint64_t *at, uint64_t q0, uint64_
 }
 
 /* Places [q0, q1) of c into d_dst on the calling thread's stream, through
- * the two pinned chunks (one filled while the other's DMA runs); returns
- * once the last chunk is queued. */
+ * the two pinned chunks (one filled while the other's DMA runs, from one
+ * call to the next too: a window of one chunk); returns once the last
+ * chunk is queued. */
 static int put_places(const fk_treecat *c, const uint64_t *at, uint64_t q0, uint64_t q1, int64_t *d_dst, fk_error *err)
 {
+    static thread_local uint64_t turn = 0; /* the chunk the next call fills first */
     fk_stages &s = fk_gpu_stages();
     int st = s.init(err);
     if (st) return st;
     const uint64_t per = chunk_ids(FK_GPU_STAGE / sizeof(int64_t));
-    for (uint64_t q = q0, k = 0; q < q1; q += per, k ^= 1) {
+    for (uint64_t q = q0, k = turn; q < q1; q += per, k ^= 1, turn = k) {
         const uint64_t len = q1 - q < per ? q1 - q : per;
         FK_CU(cudaEventSynchronize(s.ev[k]), err); /* its last chunk has left */
         gather(c, at, q, q + len, (int64_t *)s.at((int)k));
@@ -200,44 +229,152 @@ __global__ void k_probe(const uint64_t *w, uint64_t q0, uint64_t n, const uint64
     }
 }
 
-/* Each place's halo (B's values for its sort). */
-__global__ void k_halos(uint32_t *val, uint64_t n, const uint64_t *at, uint64_t nh)
-{
-    for (uint64_t q = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; q < n; q += (uint64_t)gridDim.x * blockDim.x)
-        val[q] = (uint32_t)halo_of(at, nh, q);
-}
-
-__global__ void k_iota(uint32_t *val, uint64_t n)
-{
-    for (uint64_t q = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; q < n; q += (uint64_t)gridDim.x * blockDim.x)
-        val[q] = (uint32_t)q;
-}
-
-__global__ void k_sub(uint64_t *v, uint64_t n, uint64_t lo)
-{
-    for (uint64_t q = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; q < n; q += (uint64_t)gridDim.x * blockDim.x)
-        v[q] -= lo;
-}
-
 __global__ void k_adjacent(const uint64_t *key, uint64_t n, int *dup)
 {
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x + 1; i < n; i += (uint64_t)gridDim.x * blockDim.x)
         if (key[i] == key[i - 1]) *dup = 1;
 }
 
-/* Each of A's sorted IDs searched in B's: its place's key gets the B halo. */
-__global__ void k_search(const uint64_t *ka, const uint32_t *va, uint64_t na, const uint64_t *kb, const uint32_t *vb,
-                         uint64_t nb, uint64_t *key)
+/* ---- the hash join (scattered IDs) ----
+ * An ID's hash: MurmurHash3's 64-bit finaliser (Appleby; a bijection, so that
+ * equal hashes are equal IDs), its top HBITS bits its bucket (a pass is a run
+ * of buckets), the rest its home slot in a pass's table (linear probing). */
+#define HBITS 12
+#define NBUCKET (1u << HBITS)
+#define EMPTY 0xffffffffu /* a slot with no reference (a place of A, or a miss of B: < 2^32 - 2) */
+
+__host__ __device__ __forceinline__ uint64_t id_hash(uint64_t x)
 {
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < na; i += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t k = ka[i];
-        uint64_t l = 0, h = nb;
-        while (l < h) {
-            const uint64_t m = l + (h - l) / 2;
-            if (kb[m] < k) l = m + 1; else h = m;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+__host__ __device__ __forceinline__ uint32_t bucket_of(uint64_t h)
+{
+    return (uint32_t)(h >> (64 - HBITS));
+}
+
+/* The slot in [0, cap) where an ID of hash h starts probing (the bits below its bucket's). */
+__device__ __forceinline__ uint64_t home_of(uint64_t h, uint64_t cap)
+{
+    return __umul64hi(h << HBITS, cap);
+}
+
+/* The members of v[0..n-1] a bucket, counted into cnt[NBUCKET]. */
+__global__ void k_hist(const uint64_t *v, uint64_t n, unsigned long long *cnt)
+{
+    __shared__ uint32_t c[NBUCKET];
+    for (unsigned k = threadIdx.x; k < NBUCKET; k += blockDim.x) c[k] = 0;
+    __syncthreads();
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        atomicAdd(&c[bucket_of(id_hash(v[i]))], 1u);
+    __syncthreads();
+    for (unsigned k = threadIdx.x; k < NBUCKET; k += blockDim.x)
+        if (c[k]) atomicAdd(&cnt[k], (unsigned long long)c[k]);
+}
+
+/* The pass's members of A (IDs ids[0..na-1], buckets [b0, b1)) into the
+ * table slot[0..cap-1] (EMPTY), each slot a place: a slot is only ever
+ * written once (EMPTY to a place, by atomicCAS), so that a slot read not
+ * EMPTY is final and two places of one ID meet on the slot where the first
+ * went: the second compares its ID there and sets *dup (an ID twice in A).
+ * *full: the table wrapped round (never, when sized from the counts). */
+__global__ void k_insert_a(const uint64_t *ids, uint64_t na, uint32_t b0, uint32_t b1, uint32_t *slot, uint64_t cap,
+                           int *dup, int *full)
+{
+    for (uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; p < na; p += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t v = ids[p], h = id_hash(v);
+        const uint32_t bk = bucket_of(h);
+        if (bk < b0 || bk >= b1) continue;
+        uint64_t s = home_of(h, cap);
+        for (uint64_t t = 0;; t++) {
+            if (t == cap) {
+                *full = 1;
+                break;
+            }
+            uint32_t r = ((volatile uint32_t *)slot)[s];
+            if (r == EMPTY) {
+                r = atomicCAS(&slot[s], EMPTY, (uint32_t)p);
+                if (r == EMPTY) break; /* p's slot */
+            }
+            if (ids[r] == v) { /* the slot of another place with p's ID */
+                *dup = 1;
+                break;
+            }
+            s = s + 1 == cap ? 0 : s + 1;
         }
-        if (l < nb && kb[l] == k) key[va[i]] = (uint64_t)vb[l] << 32 | va[i];
     }
+}
+
+/* B's window of places [q0, q0 + n) (IDs w), its members of the pass
+ * (buckets [b0, b1)) looked up in the table of A's (read only here): a hit
+ * claims its A place, writing its B halo into hal[place] (atomicExch: a
+ * claim found there, an ID twice in B, sets *dup); a miss is listed in
+ * miss (up to mcap, *nmiss of them) for k_insert_miss. */
+__global__ void k_probe_b(const uint64_t *w, uint64_t q0, uint64_t n, const uint64_t *at_b, uint64_t nhb,
+                          const uint64_t *ids, const uint32_t *slot, uint64_t cap, uint32_t b0, uint32_t b1,
+                          uint32_t *hal, uint64_t *miss, unsigned long long *nmiss, uint64_t mcap, int *dup, int *full)
+{
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t v = w[i], h = id_hash(v);
+        const uint32_t bk = bucket_of(h);
+        if (bk < b0 || bk >= b1) continue;
+        uint64_t s = home_of(h, cap);
+        for (uint64_t t = 0;; t++) {
+            const uint32_t r = t == cap ? EMPTY : slot[s];
+            if (r == EMPTY) { /* not in A (or the table full: listed, and *full) */
+                const unsigned long long k = atomicAdd(nmiss, 1ull);
+                if (k < mcap) miss[k] = v;
+                if (k >= mcap || t == cap) *full = 1;
+                break;
+            }
+            if (ids[r] == v) {
+                if (atomicExch(&hal[r], (uint32_t)halo_of(at_b, nhb, q0 + i)) != NONE) *dup = 1;
+                break;
+            }
+            s = s + 1 == cap ? 0 : s + 1;
+        }
+    }
+}
+
+/* The pass's misses of B (miss[0..*nmiss-1], at most mcap) into the table
+ * (EMPTY again), each slot an index into miss, as k_insert_a: two of one ID,
+ * an ID twice among B's members that are not in A, set *dup. */
+__global__ void k_insert_miss(const uint64_t *miss, const unsigned long long *nmiss, uint64_t mcap, uint32_t *slot,
+                              uint64_t cap, int *dup, int *full)
+{
+    const uint64_t nm = *nmiss < mcap ? *nmiss : mcap;
+    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nm; k += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t v = miss[k], h = id_hash(v);
+        uint64_t s = home_of(h, cap);
+        for (uint64_t t = 0;; t++) {
+            if (t == cap) {
+                *full = 1;
+                break;
+            }
+            uint32_t r = ((volatile uint32_t *)slot)[s];
+            if (r == EMPTY) {
+                r = atomicCAS(&slot[s], EMPTY, (uint32_t)k);
+                if (r == EMPTY) break;
+            }
+            if (miss[r] == v) {
+                *dup = 1;
+                break;
+            }
+            s = s + 1 == cap ? 0 : s + 1;
+        }
+    }
+}
+
+/* The keys from the claims, over A's IDs: key[p] = hal[p] << 32 | p. */
+__global__ void k_keys_of(uint64_t *key, const uint32_t *hal, uint64_t n)
+{
+    for (uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += (uint64_t)gridDim.x * blockDim.x)
+        key[p] = (uint64_t)hal[p] << 32 | p;
 }
 
 /* A bit at each non-empty halo's first place: where its segment starts. */
@@ -357,34 +494,6 @@ struct run {
     uint64_t up = 0, moved = 0, down = 0;
 };
 
-/* n records (key, val) sorted by key over bits bits (the result in k/v). */
-static int sort_pairs(run &r, dbuf<uint64_t> &k, dbuf<uint32_t> &v, uint64_t n, int bits, fk_error *err)
-{
-    if (n < 2) return FK_OK;
-    dbuf<uint64_t> k2;
-    dbuf<uint32_t> v2;
-    if (r.mem.get(k2, n, err) || r.mem.get(v2, n, err)) return FK_EDEVICE;
-    cub::DoubleBuffer<uint64_t> kd(k.p, k2.p);
-    cub::DoubleBuffer<uint32_t> vd(v.p, v2.p);
-    size_t bytes = 0;
-    FK_CU(cub::DeviceRadixSort::SortPairs(nullptr, bytes, kd, vd, (int64_t)n, 0, bits, cudaStreamPerThread), err);
-    dbuf<unsigned char> tmp;
-    if (r.mem.get(tmp, bytes, err)) return FK_EDEVICE;
-    FK_CU(cub::DeviceRadixSort::SortPairs(tmp.p, bytes, kd, vd, (int64_t)n, 0, bits, cudaStreamPerThread), err);
-    if (kd.Current() != k.p) std::swap(k.p, k2.p);
-    if (vd.Current() != v.p) std::swap(v.p, v2.p);
-    r.mem.put(tmp), r.mem.put(k2), r.mem.put(v2);
-    r.moved += (uint64_t)((bits + 7) / 8) * n * 24; /* a pass a byte: read and write keys and values */
-    return FK_OK;
-}
-
-static int bits_for(uint64_t maxkey)
-{
-    int b = 1;
-    while (b < 64 && (maxkey >> b)) b++;
-    return b;
-}
-
 static int flag_of(const dbuf<int> &f, int *v, fk_error *err)
 {
     FK_CU(cudaMemcpyAsync(v, f.p, sizeof(int), cudaMemcpyDeviceToHost, cudaStreamPerThread), err);
@@ -412,7 +521,7 @@ static int range_of(run &r, const uint64_t *v, uint64_t n, uint64_t *lo, uint64_
 
 /* Step 1 by the table: key (A's IDs on entry, na of them, IDs in [lo, hi])
  * rewritten as the keys. *redo: too many of B's IDs beyond A's range to
- * check here (the sorts then). */
+ * check here (the hash join then). */
 static int join_table(run &r, dbuf<uint64_t> &key, uint64_t na, uint64_t lo, uint64_t hi, const fk_treecat *b,
                       const uint64_t *at_b, const dbuf<uint64_t> &d_at_b, dbuf<int> &dup, int *redo, fk_error *err)
 {
@@ -466,49 +575,169 @@ static int join_table(run &r, dbuf<uint64_t> &key, uint64_t na, uint64_t lo, uin
     return FK_OK;
 }
 
-/* Step 1 by the sorts: key (A's IDs on entry, in [lo, hi]) rewritten as the keys. */
-static int join_sorts(run &r, dbuf<uint64_t> &key, uint64_t na, uint64_t lo, uint64_t hi, const fk_treecat *b,
-                      const uint64_t *at_b, const dbuf<uint64_t> &d_at_b, dbuf<int> &dup, fk_error *err)
+/* B's members a bucket (of its IDs' hashes), counted on every core: each
+ * thread a slice of places, as gather. */
+static void hist_host(const fk_treecat *c, const uint64_t *at, uint64_t *cnt)
 {
-    const uint64_t nb = at_b[b->nhalo];
-    dbuf<uint64_t> kb;
-    dbuf<uint32_t> vb;
-    if (r.mem.get(kb, nb, err)) return FK_EDEVICE;
-    if (put_places(b, at_b, 0, nb, (int64_t *)kb.p, err)) return FK_EDEVICE;
-    r.up += nb * 8;
-    uint64_t blo = NONE_KEY, bhi = 0;
-    if (nb && range_of(r, kb.p, nb, &blo, &bhi, err)) return FK_EDEVICE;
-    if (blo < lo) lo = blo;
-    if (bhi > hi) hi = bhi;
-    const int bits = bits_for(hi - lo);
-    if (r.mem.get(vb, nb, err)) return FK_EDEVICE;
-    k_sub<<<fk_grid(nb, 256), 256, 0, cudaStreamPerThread>>>(kb.p, nb, lo);
-    FK_LAUNCHED("k_sub", err);
-    k_halos<<<fk_grid(nb, 256), 256, 0, cudaStreamPerThread>>>(vb.p, nb, d_at_b.p, b->nhalo);
-    FK_LAUNCHED("k_halos", err);
-    r.moved += nb * 20;
-    if (sort_pairs(r, kb, vb, nb, bits, err)) return FK_EDEVICE;
-    k_adjacent<<<fk_grid(nb, 256), 256, 0, cudaStreamPerThread>>>(kb.p, nb, dup.p);
-    FK_LAUNCHED("k_adjacent", err);
-    dbuf<uint32_t> va;
-    if (r.mem.get(va, na, err)) return FK_EDEVICE;
-    k_sub<<<fk_grid(na, 256), 256, 0, cudaStreamPerThread>>>(key.p, na, lo);
-    FK_LAUNCHED("k_sub", err);
-    k_iota<<<fk_grid(na, 256), 256, 0, cudaStreamPerThread>>>(va.p, na);
-    FK_LAUNCHED("k_iota", err);
-    r.moved += nb * 16 + na * 20;
-    if (sort_pairs(r, key, va, na, bits, err)) return FK_EDEVICE;
-    k_adjacent<<<fk_grid(na, 256), 256, 0, cudaStreamPerThread>>>(key.p, na, dup.p);
-    FK_LAUNCHED("k_adjacent", err);
-    dbuf<uint64_t> out;
-    if (r.mem.get(out, na, err)) return FK_EDEVICE;
-    k_keys_init<<<fk_grid(na, 256), 256, 0, cudaStreamPerThread>>>(out.p, na);
-    FK_LAUNCHED("k_keys_init", err);
-    k_search<<<fk_grid(na, 256), 256, 0, cudaStreamPerThread>>>(key.p, va.p, na, kb.p, vb.p, nb, out.p);
-    FK_LAUNCHED("k_search", err);
-    r.moved += na * 16 + na * 28;
-    std::swap(key.p, out.p);
-    r.mem.put(out), r.mem.put(va), r.mem.put(kb), r.mem.put(vb);
+    const uint64_t n = at[c->nhalo];
+    memset(cnt, 0, NBUCKET * sizeof *cnt);
+#pragma omp parallel if (n >= 65536)
+    {
+        uint64_t mine[NBUCKET] = {0};
+        const uint64_t t = (uint64_t)omp_get_thread_num(), nt = (uint64_t)omp_get_num_threads();
+        const uint64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        uint64_t h = lo < hi ? halo_of_host(at, c->nhalo, lo) : 0;
+        for (uint64_t q = lo; q < hi; h++) {
+            const uint64_t end = at[h + 1] < hi ? at[h + 1] : hi;
+            if (end <= q) continue;
+            const int64_t *id = c->ids + c->first[h] + (q - at[h]);
+            for (; q < end; q++) mine[bucket_of(id_hash((uint64_t)*id++))]++;
+        }
+#pragma omp critical
+        for (unsigned k = 0; k < NBUCKET; k++) cnt[k] += mine[k];
+    }
+}
+
+/* A pass of the hash join: buckets [b0, b1), A's and B's members there. */
+struct pass {
+    uint32_t b0, b1;
+    uint64_t na, nb;
+};
+
+/* A pass's table: slots for the larger of its A's and B's members at a load
+ * of at most 3/4 (4 bytes each), then B's misses (8 bytes each): words of 8 bytes. */
+static uint64_t slots_for(const pass &p)
+{
+    const uint64_t n = p.na > p.nb ? p.na : p.nb;
+    return n + n / 3 + 1;
+}
+
+static uint64_t words_for(const pass &p)
+{
+    return (slots_for(p) + 1) / 2 + p.nb;
+}
+
+/* The passes: FOFKIT_GPU_TREE_PASSES=N (the tests' many passes) N runs of
+ * buckets of one length, else the fewest runs, each as long as its table
+ * keeps within budget bytes (greedy: a run ends where the next bucket would
+ * take it past; one bucket a run at least). */
+static std::vector<pass> plan(const uint64_t *ca, const uint64_t *cb, uint64_t budget)
+{
+    std::vector<pass> ps;
+    const char *e = getenv("FOFKIT_GPU_TREE_PASSES");
+    long long forced = e ? atoll(e) : 0;
+    if (forced > NBUCKET) forced = NBUCKET;
+    for (uint32_t b0 = 0, k = 0; b0 < NBUCKET; k++) {
+        pass p = {b0, b0, 0, 0};
+        const uint32_t end = forced > 0 ? (uint32_t)((uint64_t)NBUCKET * (k + 1) / (uint64_t)forced) : NBUCKET;
+        while (p.b1 < end) {
+            pass q = p;
+            q.na += ca[q.b1], q.nb += cb[q.b1], q.b1++;
+            if (forced <= 0 && p.b1 > p.b0 && words_for(q) * 8 > budget) break;
+            p = q;
+        }
+        ps.push_back(p);
+        b0 = p.b1;
+    }
+    return ps;
+}
+
+/* Step 1 by the hash join (scattered IDs): key (A's IDs on entry, na of
+ * them) rewritten as the keys. A's IDs stay on the device and each A place
+ * a 4-byte claim (its B halo, NONE); the IDs are joined a pass at a time,
+ * by buckets of their hash: the pass's A members into a table of places,
+ * then B streamed through the bus a window at a time, its members of the
+ * pass claiming their A places (or listed as misses), then the misses in
+ * the table (emptied) among themselves. *passes: how many. */
+static int join_hash(run &r, dbuf<uint64_t> &key, uint64_t na, const fk_treecat *b, const uint64_t *at_b,
+                     const dbuf<uint64_t> &d_at_b, dbuf<int> &dup, int *passes, fk_error *err)
+{
+    const uint64_t nb = at_b[b->nhalo], nmax = na > nb ? na : nb;
+    std::vector<uint64_t> ca(NBUCKET), cb(NBUCKET);
+    {
+        dbuf<unsigned long long> cnt;
+        if (r.mem.get(cnt, NBUCKET, err)) return FK_EDEVICE;
+        FK_CU(cudaMemsetAsync(cnt.p, 0, NBUCKET * sizeof(unsigned long long), cudaStreamPerThread), err);
+        unsigned g = fk_grid(na, 256);
+        k_hist<<<g < 1024 ? g : 1024, 256, 0, cudaStreamPerThread>>>(key.p, na, cnt.p);
+        FK_LAUNCHED("k_hist", err);
+        hist_host(b, at_b, cb.data()); /* while the device counts A's */
+        FK_CU(cudaMemcpyAsync(ca.data(), cnt.p, NBUCKET * sizeof(uint64_t), cudaMemcpyDeviceToHost, cudaStreamPerThread),
+              err);
+        FK_CU(cudaStreamSynchronize(cudaStreamPerThread), err);
+        r.mem.put(cnt);
+        r.moved += na * 8;
+        r.down += NBUCKET * 8;
+    }
+    dbuf<uint32_t> hal;
+    dbuf<uint64_t> win, tab;
+    dbuf<unsigned long long> nmiss;
+    dbuf<int> full;
+    uint64_t window = nmax / 32;
+    if (window > ((uint64_t)1 << 25)) window = (uint64_t)1 << 25;
+    if (window < 4096) window = 4096;
+    window = chunk_ids(window);
+    const uint64_t wn = nb < window ? nb : window;
+    if (r.mem.get(hal, na, err) || r.mem.get(win, wn, err) || r.mem.get(nmiss, 1, err) || r.mem.get(full, 1, err))
+        return FK_EDEVICE;
+    FK_CU(cudaMemsetAsync(hal.p, 0xff, na * 4, cudaStreamPerThread), err);
+    FK_CU(cudaMemsetAsync(full.p, 0, sizeof(int), cudaStreamPerThread), err);
+    r.moved += na * 4;
+    /* the passes: the table of each within 16 bytes a member of the larger
+     * catalogue, less what is held; at most about 16 passes when that is
+     * nothing (halos' places of many tiny halos) */
+    pass all = {0, NBUCKET, 0, 0};
+    for (unsigned k = 0; k < NBUCKET; k++) all.na += ca[k], all.nb += cb[k];
+    uint64_t budget = 16 * nmax > r.mem.cur ? 16 * nmax - r.mem.cur : 0;
+    if (budget < words_for(all) / 2) budget = words_for(all) / 2; /* a sixteenth of one pass's bytes */
+    const std::vector<pass> ps = plan(ca.data(), cb.data(), budget);
+    uint64_t words = 1;
+    for (const pass &p : ps)
+        if (words_for(p) > words) words = words_for(p);
+    if (r.mem.get(tab, words, err)) return FK_EDEVICE;
+    *passes = (int)ps.size();
+    for (const pass &p : ps) {
+        if (p.na + p.nb == 0) continue;
+        const uint64_t cap = slots_for(p);
+        uint32_t *slot = (uint32_t *)tab.p;
+        uint64_t *miss = tab.p + (cap + 1) / 2;
+        FK_CU(cudaMemsetAsync(slot, 0xff, cap * 4, cudaStreamPerThread), err);
+        r.moved += cap * 4;
+        if (p.na) {
+            k_insert_a<<<fk_grid(na, 256), 256, 0, cudaStreamPerThread>>>(key.p, na, p.b0, p.b1, slot, cap, dup.p,
+                                                                          full.p);
+            FK_LAUNCHED("k_insert_a", err);
+            r.moved += na * 8 + p.na * (4 + 8 + 4); /* A's IDs; a slot, an ID and the place a member */
+        }
+        if (p.nb) {
+            FK_CU(cudaMemsetAsync(nmiss.p, 0, sizeof(unsigned long long), cudaStreamPerThread), err);
+            for (uint64_t q = 0; q < nb; q += window) {
+                const uint64_t n = nb - q < window ? nb - q : window;
+                if (put_places(b, at_b, q, q + n, (int64_t *)win.p, err)) return FK_EDEVICE;
+                k_probe_b<<<fk_grid(n, 256), 256, 0, cudaStreamPerThread>>>(win.p, q, n, d_at_b.p, b->nhalo, key.p,
+                                                                            slot, cap, p.b0, p.b1, hal.p, miss,
+                                                                            nmiss.p, p.nb, dup.p, full.p);
+                FK_LAUNCHED("k_probe_b", err);
+            }
+            r.up += nb * 8;
+            r.moved += nb * (8 + 8) + p.nb * (4 + 8 + 4 + 8); /* the window in and out; a slot, an ID, a
+                                                                 claim or a miss a member */
+            FK_CU(cudaMemsetAsync(slot, 0xff, cap * 4, cudaStreamPerThread), err);
+            k_insert_miss<<<fk_grid(p.nb, 256), 256, 0, cudaStreamPerThread>>>(miss, nmiss.p, p.nb, slot, cap, dup.p,
+                                                                               full.p);
+            FK_LAUNCHED("k_insert_miss", err);
+            r.moved += cap * 4 + p.nb * (8 + 4 + 8);
+        }
+    }
+    k_keys_of<<<fk_grid(na, 256), 256, 0, cudaStreamPerThread>>>(key.p, hal.p, na);
+    FK_LAUNCHED("k_keys_of", err);
+    r.moved += na * (4 + 8);
+    int f = 0;
+    if (flag_of(full, &f, err)) return FK_EDEVICE;
+    r.mem.put(tab), r.mem.put(full), r.mem.put(nmiss), r.mem.put(win), r.mem.put(hal);
+    if (f)
+        return fk_fail(err, FK_EDEVICE, "the GPU's ID join overflowed its hash table, sized from its counts (%d passes)",
+                       (int)ps.size());
     return FK_OK;
 }
 
@@ -645,7 +874,7 @@ extern "C" int fk_gpu_mtree_match(const fk_treecat *a, const uint64_t *at_a, con
         return fk_fail(err, FK_EINVAL, "more than 2^32 - 3 members of one catalogue to match on the GPU");
     run r;
     int path = 1;
-    for (;;) { /* the table, or the sorts (path 2) */
+    for (;;) { /* the table, or the hash join (path 2) */
         r.mem.cur = 0; /* nothing held: the last try's buffers went with it */
         dbuf<uint64_t> d_at_a, d_at_b, key;
         dbuf<int> dup;
@@ -658,7 +887,7 @@ extern "C" int fk_gpu_mtree_match(const fk_treecat *a, const uint64_t *at_a, con
         /* A's IDs in place order, their range */
         if (r.mem.get(key, na, err) || put_places(a, at_a, 0, na, (int64_t *)key.p, err)) return FK_EDEVICE;
         r.up += na * 8;
-        uint64_t lo, hi;
+        uint64_t lo = 0, hi = 0;
         if (range_of(r, key.p, na, &lo, &hi, err)) return FK_EDEVICE;
         if (path == 1 && hi - lo >= 2 * (na + nb)) path = 2;
         int redo = 0, d = 0;
@@ -668,7 +897,7 @@ extern "C" int fk_gpu_mtree_match(const fk_treecat *a, const uint64_t *at_a, con
                 path = 2;
                 continue;
             }
-        } else if (join_sorts(r, key, na, lo, hi, b, at_b, d_at_b, dup, err))
+        } else if (join_hash(r, key, na, b, at_b, d_at_b, dup, &last.passes, err))
             return FK_EDEVICE;
         if (flag_of(dup, &d, err)) return FK_EDEVICE;
         const double t1 = fk_now();
