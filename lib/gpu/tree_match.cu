@@ -277,36 +277,44 @@ __global__ void k_hist(const uint64_t *v, uint64_t n, unsigned long long *cnt)
         if (c[k]) atomicAdd(&cnt[k], (unsigned long long)c[k]);
 }
 
+/* ID v (hash h) into the table slot[0..cap-1] as reference ref, its ID
+ * keys[ref]: a slot is only ever written once (EMPTY to a reference, by
+ * atomicCAS), so that a slot read not EMPTY is final and two references of
+ * one ID meet on the slot where the first went: the second compares its ID
+ * there and sets *dup. *full: the table wrapped round (never, when sized
+ * from the counts). */
+__device__ __forceinline__ void insert_ref(const uint64_t *keys, uint32_t ref, uint64_t v, uint64_t h, uint32_t *slot,
+                                           uint64_t cap, int *dup, int *full)
+{
+    uint64_t s = home_of(h, cap);
+    for (uint64_t t = 0;; t++) {
+        if (t == cap) {
+            *full = 1;
+            return;
+        }
+        uint32_t r = ((volatile uint32_t *)slot)[s];
+        if (r == EMPTY) {
+            r = atomicCAS(&slot[s], EMPTY, ref);
+            if (r == EMPTY) return; /* ref's slot */
+        }
+        if (keys[r] == v) { /* the slot of another reference with v */
+            *dup = 1;
+            return;
+        }
+        s = s + 1 == cap ? 0 : s + 1;
+    }
+}
+
 /* The pass's members of A (IDs ids[0..na-1], buckets [b0, b1)) into the
- * table slot[0..cap-1] (EMPTY), each slot a place: a slot is only ever
- * written once (EMPTY to a place, by atomicCAS), so that a slot read not
- * EMPTY is final and two places of one ID meet on the slot where the first
- * went: the second compares its ID there and sets *dup (an ID twice in A).
- * *full: the table wrapped round (never, when sized from the counts). */
+ * table (EMPTY), each slot a place: two places of one ID set *dup (an ID
+ * twice in A). */
 __global__ void k_insert_a(const uint64_t *ids, uint64_t na, uint32_t b0, uint32_t b1, uint32_t *slot, uint64_t cap,
                            int *dup, int *full)
 {
     for (uint64_t p = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; p < na; p += (uint64_t)gridDim.x * blockDim.x) {
         const uint64_t v = ids[p], h = id_hash(v);
         const uint32_t bk = bucket_of(h);
-        if (bk < b0 || bk >= b1) continue;
-        uint64_t s = home_of(h, cap);
-        for (uint64_t t = 0;; t++) {
-            if (t == cap) {
-                *full = 1;
-                break;
-            }
-            uint32_t r = ((volatile uint32_t *)slot)[s];
-            if (r == EMPTY) {
-                r = atomicCAS(&slot[s], EMPTY, (uint32_t)p);
-                if (r == EMPTY) break; /* p's slot */
-            }
-            if (ids[r] == v) { /* the slot of another place with p's ID */
-                *dup = 1;
-                break;
-            }
-            s = s + 1 == cap ? 0 : s + 1;
-        }
+        if (bk >= b0 && bk < b1) insert_ref(ids, (uint32_t)p, v, h, slot, cap, dup, full);
     }
 }
 
@@ -348,26 +356,8 @@ __global__ void k_insert_miss(const uint64_t *miss, const unsigned long long *nm
                               uint64_t cap, int *dup, int *full)
 {
     const uint64_t nm = *nmiss < mcap ? *nmiss : mcap;
-    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nm; k += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t v = miss[k], h = id_hash(v);
-        uint64_t s = home_of(h, cap);
-        for (uint64_t t = 0;; t++) {
-            if (t == cap) {
-                *full = 1;
-                break;
-            }
-            uint32_t r = ((volatile uint32_t *)slot)[s];
-            if (r == EMPTY) {
-                r = atomicCAS(&slot[s], EMPTY, (uint32_t)k);
-                if (r == EMPTY) break;
-            }
-            if (miss[r] == v) {
-                *dup = 1;
-                break;
-            }
-            s = s + 1 == cap ? 0 : s + 1;
-        }
-    }
+    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nm; k += (uint64_t)gridDim.x * blockDim.x)
+        insert_ref(miss, (uint32_t)k, miss[k], id_hash(miss[k]), slot, cap, dup, full);
 }
 
 /* The keys from the claims, over A's IDs: key[p] = hal[p] << 32 | p. */
