@@ -40,12 +40,15 @@ need_hdf5() {
     [ "$output" != "$NOHDF5" ] || skip "this build has no HDF5"
 }
 
-# Skips unless python3 imports every module named.
+# Skips unless python3 imports every module named (each tried once a file, py-MODULE.ok or
+# py-MODULE.no in $BATS_FILE_TMPDIR: yt takes seconds to import).
 need_python() {
-    local m
+    local m f
     command -v python3 >/dev/null || skip "no python3"
     for m in "$@"; do
-        python3 -c "import $m" 2>/dev/null || skip "python3 has no $m"
+        f=$BATS_FILE_TMPDIR/py-$m
+        [ -e "$f.ok" ] || [ -e "$f.no" ] || { python3 -c "import $m" 2>/dev/null && touch "$f.ok" || touch "$f.no"; }
+        [ -e "$f.ok" ] || skip "python3 has no $m"
     done
 }
 

@@ -23,11 +23,14 @@ setup() {
     cd "$BATS_FILE_TMPDIR" || return 1
 }
 
-# Skips unless the catalogues were made and python3 imports the modules named.
+# Skips unless the catalogues were made and python3 imports the modules named (each set tried
+# once a file, py-MODULE.ok or py-MODULE.no in $BATS_FILE_TMPDIR: yt takes seconds to import).
 need() {
+    local f=$BATS_FILE_TMPDIR/py-${1:-none}
     [ -f "$SNAP" ] || skip "no $SNAP"
     [ -s fof_subhalo_tab_001.0.hdf5 ] && [ -s c.txt ] || skip "this build reads or writes no HDF5"
-    python3 -c "import numpy, h5py${1:+, $1}" 2>/dev/null || skip "python3 has no numpy, h5py${1:+ or $1}"
+    [ -e "$f.ok" ] || [ -e "$f.no" ] || { python3 -c "import numpy, h5py${1:+, $1}" 2>/dev/null && touch "$f.ok" || touch "$f.no"; }
+    [ -e "$f.ok" ] || skip "python3 has no numpy, h5py${1:+ or $1}"
 }
 
 @test "the z = 3 catalogue: three groups, the frame in the text and in HDF5's Header" {

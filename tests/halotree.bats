@@ -54,6 +54,14 @@ need_series() {
     cp "$BATS_FILE_TMPDIR"/series/*.hdf5 .
 }
 
+# Whether python3 imports ytree (tried once a file, ytree.ok or ytree.no in $BATS_FILE_TMPDIR:
+# it takes seconds to import).
+has_ytree() {
+    local f=$BATS_FILE_TMPDIR/ytree
+    [ -e "$f.ok" ] || [ -e "$f.no" ] || { python3 -c 'import ytree' 2>/dev/null && touch "$f.ok" || touch "$f.no"; }
+    [ -e "$f.ok" ]
+}
+
 @test "--help and --version" {
     run -0 halotree --help
     [[ "${lines[0]}" == "Usage: halotree [OPTION]... EARLIER LATER..." ]]
@@ -270,7 +278,7 @@ for k in (1, 2):
 
 @test "series: ytree loads the tree, its main branch as fofkit's catalogues" {
     need_series
-    python3 -c 'import ytree' 2>/dev/null || skip "python3 has no ytree"
+    has_ytree || skip "python3 has no ytree"
     halotree -o tree_0_0_0.dat cat_000.hdf5 cat_001.hdf5 cat_002.hdf5 cat_003.hdf5 cat_004.hdf5
     run -0 python3 "$PY/treecheck.py" ytree tree_0_0_0.dat cat_00?.hdf5
     echo "$output"
@@ -304,18 +312,18 @@ print(a.size, same)'
     run -0 python3 "$PY/treecheck.py" deep tree_0_0_0.dat m2_00?.hdf5
     echo "$output"
     [[ "${lines[0]}" == "deep: the largest halo's tree holds halos of snapshots [0, 1, 2, 3, 4]; "*" main branches from z = 0 to z = 5.04, of halos [24, "* ]]
-    if python3 -c 'import ytree' 2>/dev/null; then
+    if has_ytree; then
         [[ "${lines[-1]}" == "ytree: halo 24's main branch over snapshots [4, 3, 2, 1, 0], z [0.   1.   2.02 3.   5.04]" ]]
     fi
 }
 
-# mpirun -n R halotree ARGS... writes what one process writes, for R in $RANKS (default 1 to 4).
-# Usage: [RANKS="2 3"] same_mpi ARGS...
+# mpirun -n R halotree ARGS... writes what one process writes, for R in $RANKS (default 1 to 4;
+# make test: 1, 3, 4, rank_counts). Usage: [RANKS="2 3"] same_mpi ARGS...
 same_mpi() {
     local R
     halotree "$@" -o one.out
     [ -s one.out ]
-    for R in ${RANKS:-1 2 3 4}; do
+    for R in ${RANKS:-$(rank_counts 1 2 3 4)}; do
         mpirun --oversubscribe -n "$R" halotree "$@" -o "r$R.out"
         cmp one.out "r$R.out" || { echo "$R ranks differ: halotree $*"; return 1; }
     done

@@ -221,7 +221,9 @@ pipeline_agrees() {
     need_mpi gadget2bin
     need_hdf5
     snapcopy --to=hdf5 --files=3 "$G4" split
-    pipeline_agrees "1 2 3 4" "hdf52bin --types=dark split.0.hdf5" "-b 0.2" 20
+    # make test: 1, 3 and 4 ranks (rank_counts): fewer ranks than files, as many, more; 2 ranks
+    # of 3 files in the next test
+    pipeline_agrees "$(rank_counts 1 2 3 4)" "hdf52bin --types=dark split.0.hdf5" "-b 0.2" 20
     # groups were found: 106 of 20 or more (hdf52bin.bats), numbered in the .grp
     [ "$(sort -u ref.grp | wc -l)" -gt 100 ]
 }

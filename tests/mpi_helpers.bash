@@ -4,6 +4,9 @@
 # the ptrace permission Open MPI's default one needs).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# ob1, the PML Open MPI selects here anyway (one node, no fabric): named, each rank skips probing
+# the others (cm's fabric MTLs, UCX), which took most of a small run's start, 0.4 s of 3 ranks'.
+export OMPI_MCA_pml=ob1
 
 # For setup_file: whether mpirun starts at all (a container may forbid what it needs), tried
 # once: mpirun.ok (or mpirun.err) in the file's directory. Not under the sanitizers (make
