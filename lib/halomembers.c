@@ -42,6 +42,28 @@ static void sorting_free(sorting *t)
     free(t->count), free(t->low);
 }
 
+/* The blocks' counts of each group (count[b * ng + g]) turned into their
+ * offsets from the group's start (the earlier blocks' members), and, with
+ * first (ng + 1 entries), the groups' offsets: first[g] the members of the
+ * groups before g. */
+static void block_offsets(uint32_t *count, uint64_t nb, uint64_t ng, uint64_t *first)
+{
+#pragma omp parallel for schedule(static)
+    for (uint64_t g = 0; g < ng; g++) {
+        uint64_t at = 0;
+        for (uint64_t b = 0; b < nb; b++) {
+            const uint32_t c = count[b * ng + g];
+            count[b * ng + g] = (uint32_t)at;
+            at += c;
+        }
+        if (first) first[g + 1] = at;
+    }
+    if (first) {
+        first[0] = 0;
+        for (uint64_t g = 0; g < ng; g++) first[g + 1] += first[g];
+    }
+}
+
 /* The counts, the blocks' offsets and, with first, the groups' offsets
  * from the counts (ng + 1). */
 static int count_members(sorting *t, const uint32_t *grp, uint64_t n, uint64_t ng, uint64_t *first)
@@ -73,21 +95,8 @@ static int count_members(sorting *t, const uint32_t *grp, uint64_t n, uint64_t n
                 }
             }
         }
-#pragma omp for schedule(static)
-        for (uint64_t g = 0; g < ng; g++) {
-            uint64_t at = 0;
-            for (uint64_t b = 0; b < nb; b++) {
-                uint32_t c = count[b * ng + g];
-                count[b * ng + g] = (uint32_t)at;
-                at += c;
-            }
-            if (first) first[g + 1] = at;
-        }
     }
-    if (first) {
-        first[0] = 0;
-        for (uint64_t g = 0; g < ng; g++) first[g + 1] += first[g];
-    }
+    block_offsets(count, nb, ng, first);
     return FK_OK;
 }
 
@@ -277,41 +286,24 @@ static int build_by_id(uint64_t n, const uint32_t *grp, const uint64_t *ids, uin
     }
     uint64_t *first = o->first;
     uint32_t *index = o->index;
-#pragma omp parallel
-    {
-#pragma omp for schedule(static, 1)
-        for (uint64_t b = 0; b < nb; b++) {
-            uint32_t *c = count + b * ng;
-            for (uint64_t g = 0; g < ng; g++) c[g] = 0;
-            const uint64_t end = span * (b + 1) / nb;
-            for (uint64_t j = span * b / nb; j < end; j++)
-                if (tab[j]) c[(tab[j] >> 32) - 1]++;
-        }
-#pragma omp for schedule(static)
-        for (uint64_t g = 0; g < ng; g++) {
-            uint64_t at = 0;
-            for (uint64_t b = 0; b < nb; b++) {
-                const uint32_t c = count[b * ng + g];
-                count[b * ng + g] = (uint32_t)at;
-                at += c;
+#pragma omp parallel for schedule(static, 1)
+    for (uint64_t b = 0; b < nb; b++) {
+        uint32_t *c = count + b * ng;
+        for (uint64_t g = 0; g < ng; g++) c[g] = 0;
+        const uint64_t end = span * (b + 1) / nb;
+        for (uint64_t j = span * b / nb; j < end; j++)
+            if (tab[j]) c[(tab[j] >> 32) - 1]++;
+    }
+    block_offsets(count, nb, ng, first);
+#pragma omp parallel for schedule(static, 1)
+    for (uint64_t b = 0; b < nb; b++) {
+        uint32_t *c = count + b * ng;
+        const uint64_t end = span * (b + 1) / nb;
+        for (uint64_t j = span * b / nb; j < end; j++)
+            if (tab[j]) {
+                const uint32_t g = (uint32_t)(tab[j] >> 32) - 1;
+                index[first[g] + c[g]++] = (uint32_t)tab[j];
             }
-            first[g + 1] = at;
-        }
-#pragma omp single
-        {
-            first[0] = 0;
-            for (uint64_t g = 0; g < ng; g++) first[g + 1] += first[g];
-        }
-#pragma omp for schedule(static, 1)
-        for (uint64_t b = 0; b < nb; b++) {
-            uint32_t *c = count + b * ng;
-            const uint64_t end = span * (b + 1) / nb;
-            for (uint64_t j = span * b / nb; j < end; j++)
-                if (tab[j]) {
-                    const uint32_t g = (uint32_t)(tab[j] >> 32) - 1;
-                    index[first[g] + c[g]++] = (uint32_t)tab[j];
-                }
-        }
     }
     free(tab), free(count);
     if (first[ng] != members) { /* an ID twice: one member hid another */
